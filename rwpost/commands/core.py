@@ -1,0 +1,65 @@
+"""Small commands about the toolkit itself: schemas and the label table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rwpost.errors import RwpostError
+
+console = Console()
+
+
+def schemas(
+    out: Path = typer.Option(Path("schemas"), "--dir", help="Folder of the JSON Schema files."),
+    check: bool = typer.Option(False, "--check", help="Fail if the files differ from the models."),
+) -> None:
+    """Write (or --check) the JSON Schemas of every record type.
+
+    Example: rwpost schemas --check
+    """
+    from rwpost.schemas import stale_schema_files, write_schema_files
+
+    if check:
+        stale = stale_schema_files(out)
+        if stale:
+            raise RwpostError(f"schemas out of date in {out}: {', '.join(stale)} (run: rwpost schemas)")
+        console.print(f"schemas in {out} match the models")
+        return
+    for path in write_schema_files(out):
+        console.print(f"wrote {path}")
+
+
+def labels(
+    ratings: list[str] = typer.Argument(None, help="Snopes ratings to map; none lists the whole table."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Map Snopes ratings to RW-Post labels (paper Table II).
+
+    Example: rwpost labels "Mostly False" "Labeled Satire"
+    """
+    from rwpost.labels import known_ratings, map_rating
+
+    if not ratings:
+        rows = known_ratings()
+    else:
+        rows = {}
+        for rating in ratings:
+            mapping = map_rating(rating)
+            rows[rating] = str(mapping.label) if mapping.label else f"excluded: {mapping.excluded_reason}"
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("rating", "RW-Post label")
+    for rating, label in rows.items():
+        table.add_row(rating, label)
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("schemas")(schemas)
+    app.command("labels")(labels)

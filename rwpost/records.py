@@ -1,0 +1,239 @@
+"""Typed records of every pipeline stage, under one schema version.
+
+Each stage reads and writes these models (JSONL or Parquet on disk); ``schemas/*.schema.json`` are
+generated from them by ``rwpost schemas --write`` and a test fails if the two drift apart.
+Every record carries ``id`` = :func:`rwpost.ids.record_id` of its fact-check article URL.
+"""
+
+from __future__ import annotations
+
+import builtins
+from datetime import date, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rwpost.labels import Label
+
+SCHEMA_VERSION = "1.0"
+"""Version of every record schema below; bump it when a field changes meaning or type."""
+
+LinkKind = Literal["image", "video", "webpage"]
+Subset = Literal["main", "challenging"]
+Split = Literal["dev", "test"]
+
+
+class Record(BaseModel):
+    """Base of all records: strict about unknown fields, carries the schema version."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_version: str = SCHEMA_VERSION
+
+
+# --- crawl ---------------------------------------------------------------------------------------
+
+
+class ImageFile(BaseModel):
+    """One downloaded image, content-addressed by its SHA-256."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    sha256: str | None = None
+    path: str | None = None
+    width: int | None = None
+    height: int | None = None
+    format: str | None = None
+    size_bytes: int | None = None
+    error: str | None = None
+
+
+class CrawledArticle(Record):
+    """One fetched fact-check page: parsed fields plus the verbatim HTML (gzip, by hash)."""
+
+    id: str
+    url: str = Field(description="canonical article URL")
+    fetched_url: str | None = Field(default=None, description="the URL actually fetched")
+    http_status: int
+    fetched_at: datetime
+    layout: str | None = Field(default=None, description="which page layout the parser recognised")
+    category: str | None = None
+    headline: str | None = None
+    claim: str | None = None
+    rating: str | None = Field(default=None, description="the Snopes rating, original wording")
+    date_published: datetime | None = None
+    date_modified: datetime | None = None
+    author: str | None = None
+    html_sha256: str | None = None
+    html_path: str | None = Field(default=None, description="gzip file of the verbatim HTML")
+    image_urls: list[str] = Field(default_factory=list)
+    images: list[ImageFile] = Field(default_factory=list)
+    parse_error: str | None = Field(default=None, description="why the page could not be parsed, if so")
+
+
+# --- reformat --------------------------------------------------------------------------------------
+
+
+class Link(BaseModel):
+    """One link of an article body, as numbered in the tagged text."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int
+    kind: LinkKind
+    url: str
+    anchor: str = ""
+    context: str = Field(default="", description="the sentence around the link")
+
+
+class TaggedArticle(Record):
+    """An article as text with tagged URLs (paper III-B.2) and the link table the tags refer to."""
+
+    id: str
+    news_url: str
+    headline: str | None = None
+    claim: str | None = None
+    rating: str | None = None
+    label: Label | None = None
+    category: str | None = None
+    claim_time: date | None = None
+    text: str
+    links: list[Link] = Field(default_factory=list)
+    word_count: int
+
+
+# --- extract ---------------------------------------------------------------------------------------
+
+
+class Post(BaseModel):
+    """The claim's original post as extracted from the article."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str | None = None
+    image_links: list[str] = Field(default_factory=list)
+    video_link: str | None = None
+    post_link: str | None = None
+
+
+class Evidence(BaseModel):
+    """One evidence item aligned with key points (paper III-B.3)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int
+    type: str = Field(description="modality as written, e.g. Text, Image, Video, Web Link, Text/Image")
+    description: str | None = None
+    content: str | None = None
+    source: str | None = None
+    url: str | None = None
+    key_point_ids: list[int] = Field(default_factory=list)
+
+
+class Provenance(BaseModel):
+    """Who produced a record's extracted fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: str = Field(description="'offline', 'llm' or 'released' (imported from the authors' release)")
+    model: str | None = None
+    prompt_version: str | None = None
+    source: str | None = Field(default=None, description="file the record was imported from, if any")
+
+
+class Extraction(Record):
+    """Post, rationale and evidence extracted from one tagged article."""
+
+    id: str
+    news_url: str
+    post: Post
+    reasoning_logic: str | None = None
+    key_points: list[str] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    hallucinated_urls: list[str] = Field(
+        default_factory=list, description="URLs the model returned that are not in the link table (dropped)"
+    )
+    provenance: Provenance
+
+
+# --- filter ----------------------------------------------------------------------------------------
+
+
+class Decision(Record):
+    """One filter's verdict on one record: a measurement, the verdict and why (STYLE.md 1 and 10)."""
+
+    id: str
+    filter: str
+    keep: bool
+    reason: str = ""
+    score: float | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class Reject(Record):
+    """A record set aside by a stage, kept with its data and the reason."""
+
+    id: str | None = None
+    stage: str
+    reason: str
+    source: str | None = None
+    line: int | None = None
+    data: dict[str, Any] | str | None = None
+
+
+# --- final sample ----------------------------------------------------------------------------------
+
+
+class Image(BaseModel):
+    """The post image: bytes (or a path to them) plus where it came from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bytes: builtins.bytes | None = None
+    path: str | None = None
+    link: str | None = None
+    sha256: str | None = None
+    width: int | None = None
+    height: int | None = None
+
+
+class Sample(Record):
+    """One RW-Post sample as published in the Parquet splits."""
+
+    id: str
+    claim: str
+    post_text: str | None = None
+    post_url: str | None = None
+    image: Image | None = None
+    video_link: str | None = None
+    label: Label | None = Field(default=None, description="RW-Post label; None when the rating is excluded")
+    label_original: str | None = Field(default=None, description="the rating as the source gave it")
+    category: str | None = None
+    claim_time: date | None = None
+    news_url: str
+    reasoning_logic: str | None = None
+    key_points: list[str] | None = None
+    evidence: list[Evidence] = Field(default_factory=list)
+    ocr: str | None = None
+    image_required: Literal["yes", "no", "uncertain"] | None = None
+    watermarked: bool | None = None
+    watermark_keywords: list[str] = Field(default_factory=list)
+    cluster_id: str | None = None
+    split: Split | None = None
+    subset: Subset | None = None
+    provenance: Provenance
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="source fields with no column of their own, kept for round trips"
+    )
+
+
+ALL_MODELS: dict[str, type[BaseModel]] = {
+    "crawled_article": CrawledArticle,
+    "tagged_article": TaggedArticle,
+    "extraction": Extraction,
+    "decision": Decision,
+    "reject": Reject,
+    "sample": Sample,
+}
+"""Every record type by schema file name (``schemas/<name>.schema.json``)."""
