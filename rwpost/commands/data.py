@@ -98,7 +98,48 @@ def export_released(
     console.print(f"wrote {len(rows)} records to {out}")
 
 
+def verify(version_dir: Path = typer.Argument(..., help="A dataset version folder.")) -> None:
+    """Check every split file against SHA256SUMS and the card's checksums.
+
+    Example: rwpost verify data/rwpost/v0.1.0
+    """
+    from rwpost.publish import verify_version
+
+    problems = verify_version(version_dir)
+    if problems:
+        raise RwpostError(f"{version_dir}: " + "; ".join(problems))
+    console.print(f"[green]{version_dir}: all checksums verify[/]")
+
+
+def diff(
+    old: Path = typer.Argument(..., help="Older version folder."),
+    new: Path = typer.Argument(..., help="Newer version folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List sample ids added, removed and changed between two dataset versions.
+
+    Example: rwpost diff data/rwpost/v0.1.0 data/rwpost/v0.2.0
+    """
+    from rwpost.publish import diff_versions
+
+    result = diff_versions(old, new)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    console.print(
+        f"added {len(result['added'])}, removed {len(result['removed'])}, changed {len(result['changed'])}"
+    )
+    for sid in result["added"]:
+        console.print(f"+ {sid}")
+    for sid in result["removed"]:
+        console.print(f"- {sid}")
+    for sid, fields in result["changed"].items():
+        console.print(f"~ {sid}: {', '.join(fields)}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("stats")(stats)
     app.command("import-released")(import_released)
     app.command("export-released")(export_released)
+    app.command("verify")(verify)
+    app.command("diff")(diff)
