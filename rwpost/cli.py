@@ -19,6 +19,7 @@ from rwpost.errors import RwpostError
 COMMAND_MODULES: tuple[str, ...] = (
     "rwpost.commands.core",
     "rwpost.commands.data",
+    "rwpost.commands.crawl",
 )
 """Modules whose ``register(app)`` adds subcommands, in the order ``--help`` lists them."""
 
