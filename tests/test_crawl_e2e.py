@@ -33,16 +33,15 @@ pytestmark = pytest.mark.slow
 
 
 def options(server: SampleServer, out: Path, **extra) -> CrawlOptions:
-    return CrawlOptions(
-        start_url=f"{server.base_url}/fact-check/",
-        out_dir=str(out),
-        since="any",
-        throttle=False,
-        allow_loopback=True,
-        contact="tests@rwpost.invalid",
-        progress_interval=0.5,
+    chosen = {
+        "since": "any",
+        "throttle": False,
+        "allow_loopback": True,
+        "contact": "tests@rwpost.invalid",
+        "progress_interval": 0.5,
         **extra,
-    )
+    }
+    return CrawlOptions(start_url=f"{server.base_url}/fact-check/", out_dir=str(out), **chosen)
 
 
 def read_store(out: Path) -> list[dict]:
@@ -235,3 +234,19 @@ def test_crawl_refuses_loopback_without_the_flag_and_real_web_without_contact(tm
                 start_url="http://127.0.0.1:9/", out_dir=str(tmp_path), allow_loopback=True, since="last year"
             )
         )
+
+
+def test_date_window_and_max_articles_limit_what_is_fetched(tmp_path):
+    with SampleServer(SITE) as server:
+        report = run_crawl(options(server, tmp_path / "window", since="2023-01-01", until="2023-12-31"))
+        fetched = set(article_requests(server))
+    dated = {g["page"] for g in GOLD.values() if g["date"] and "2023-01-01" <= g["date"] <= "2023-12-31"}
+    stored = {r["id"] for r in read_store(tmp_path / "window")}
+    assert {g["id"] for g in GOLD.values() if g["page"] in dated} <= stored
+    # an undated page cannot be placed outside the window, so it is kept
+    assert not [g for g in GOLD.values() if g["id"] in stored and g["date"] and g["page"] not in dated]
+    assert report["this_run"]["out_of_window"] > 0 and len(fetched) < len(GOLD)
+    with SampleServer(SITE) as server:
+        report = run_crawl(options(server, tmp_path / "five", max_articles=5))
+        assert len(set(article_requests(server))) == 5
+    assert report["store"]["articles"] == 5

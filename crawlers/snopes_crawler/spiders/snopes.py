@@ -131,7 +131,7 @@ class SnopesSpider(scrapy.Spider):
                     yield self.sitemap_request(url)
             elif is_article_url(url):
                 lastmod = parse_date(entry.get("lastmod"))
-                yield from self.consider(url, lastmod=lastmod, listed=lastmod.date() if lastmod else None)
+                yield from self.consider(url, lastmod=lastmod)
 
     def parse_listing(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
         self.count("listing_pages")
@@ -173,7 +173,11 @@ class SnopesSpider(scrapy.Spider):
                 self.scheduled.add(key)
                 self.count("skipped_stored")
                 return
-        if self.since and listed and listed < self.since:
+        # A listing shows the publication date; a sitemap's lastmod is at or after it, so an article
+        # modified before --since was also published before it.
+        earliest = listed or (lastmod.date() if lastmod else None)
+        too_old = bool(self.since and earliest and earliest < self.since)
+        if too_old or (self.until and listed and listed > self.until):
             self.count("out_of_window")
             return
         if self.article_budget_spent():
