@@ -228,6 +228,12 @@ def test_crawl_refuses_loopback_without_the_flag_and_real_web_without_contact(tm
         run_crawl(CrawlOptions(start_url="http://127.0.0.1:9/fact-check/", out_dir=str(tmp_path)))
     with pytest.raises(ConfigError, match="contact"):
         run_crawl(CrawlOptions(start_url="https://www.snopes.com/fact-check/", out_dir=str(tmp_path)))
+    with pytest.raises(ConfigError, match="no-throttle"):
+        run_crawl(
+            CrawlOptions(
+                start_url="https://www.snopes.com/", out_dir=str(tmp_path), contact="me@x.org", throttle=False
+            )
+        )
     with pytest.raises(ConfigError, match="since"):
         run_crawl(
             CrawlOptions(
