@@ -67,6 +67,7 @@ class SnopesSpider(scrapy.Spider):
         self.follow_categories = str(follow_categories).lower() in ("1", "true", "yes")
         self.store = ArticleStore(Path(out_dir))
         self.scheduled: set[str] = set()
+        self.skipped: set[str] = set()
         self.pages_seen: set[str] = set()
 
     def count(self, key: str, by: int = 1) -> None:
@@ -170,8 +171,10 @@ class SnopesSpider(scrapy.Spider):
             elif self.retry_failed and (stored.http_status >= 500 or stored.http_status == 0):
                 refetch = True
             else:
-                self.scheduled.add(key)
-                self.count("skipped_stored")
+                # Not marked as scheduled: the sitemap may still show a newer lastmod for it.
+                if key not in self.skipped:
+                    self.skipped.add(key)
+                    self.count("skipped_stored")
                 return
         # A listing shows the publication date; a sitemap's lastmod is at or after it, so an article
         # modified before --since was also published before it.
