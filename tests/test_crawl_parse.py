@@ -133,6 +133,22 @@ def test_listing_page_gives_articles_dates_next_page_and_categories():
     assert "http://127.0.0.1:8000/fact-check/category/politics/" in listing["categories"]
 
 
+def test_listing_reads_the_2020s_archive_card_markup():
+    # Markup of the live archive as public Snopes scrapers select it (div.article_wrapper cards,
+    # span.article_date beside the link, a.page-number.next); a hand-written snippet, not a saved page.
+    html = (
+        '<div id="article-list"><div class="article_wrapper">'
+        '<a class="outer_article_link_wrapper" href="https://www.snopes.com//fact-check/x-y/">'
+        '<h3 class="article_title">T</h3></a><span class="article_date">March 3, 2025</span></div></div>'
+        '<a class="page-number next" href="/fact-check/?pagenum=2">Next</a>'
+    )
+    listing = parse_listing(html, "https://www.snopes.com/fact-check/")
+    assert [(u, d.isoformat()) for u, d in listing["articles"]] == [
+        ("https://www.snopes.com//fact-check/x-y/", "2025-03-03")
+    ]
+    assert listing["next_page"] == "https://www.snopes.com/fact-check/?pagenum=2"
+
+
 @pytest.mark.parametrize(
     ("url", "allowed"),
     [

@@ -10,6 +10,7 @@ a hard kill while the queued requests did not.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -35,9 +36,9 @@ def _day(value: str | date | None) -> date | None:
 
 
 def article_request_url(url: str) -> str:
-    """Article URLs without query or fragment (tracking parameters make duplicates of one article)."""
+    """Article URLs without query, fragment or doubled slashes (listings write ``.com//fact-check``)."""
     parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    return urlunsplit((parts.scheme, parts.netloc, re.sub(r"/{2,}", "/", parts.path), "", ""))
 
 
 class SnopesSpider(scrapy.Spider):
