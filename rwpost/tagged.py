@@ -57,6 +57,13 @@ ARCHIVE_HOSTS += ("archive.md", "archive.vn", "archive.fo", "perma.cc", "ghostar
 VIDEO_HOSTS = ("youtube.com", "youtu.be", "youtube-nocookie.com", "tiktok.com", "vimeo.com", "rumble.com")
 VIDEO_HOSTS += ("dailymotion.com", "bitchute.com", "streamable.com", "twitch.tv")
 
+LEAD_IMAGE_SELECTORS: tuple[tuple[str, str], ...] = (
+    ("section.cover-wrapper img#cover-main", "section.cover-wrapper .article_img_desc"),  # 2022-2026
+    (".featured-media-wrapper figure.featured-media img", ".featured-media-wrapper figcaption"),  # 2019-2021
+)
+"""The article's lead image and its caption: outside the body container on Snopes, yet often the
+claim image itself, so it opens the tagged text as the first tag."""
+
 _TAG_RE = re.compile(r"\[(IMAGE|VIDEO|WEBPAGE) (\d+): [^\]\s]*\]")
 _SKIP_SCHEMES = ("mailto:", "javascript:", "tel:", "sms:", "data:", "about:")
 
@@ -343,6 +350,7 @@ def tag_html(html: str, base_url: str | None = None) -> TaggedText:
     if body is None:
         body, selector = _trafilatura_body(html), "trafilatura"
     builder = _Builder(base_url)
+    _tag_lead_image(soup, body, builder)
     if body is not None:
         _clean(body)
         builder.walk(body)
@@ -350,6 +358,22 @@ def tag_html(html: str, base_url: str | None = None) -> TaggedText:
     return TaggedText(
         text=text, links=_with_contexts(text, builder.links), word_count=count_words(text), body=selector
     )
+
+
+def _tag_lead_image(soup: BeautifulSoup, body: Tag | None, builder: _Builder) -> None:
+    for image_selector, caption_selector in LEAD_IMAGE_SELECTORS:
+        image = soup.select_one(image_selector)
+        if image is None or (body is not None and body in image.parents):
+            continue
+        src = _image_src(image)
+        if not src:
+            continue
+        builder.tag(src, str(image.get("alt") or ""))
+        caption = soup.select_one(caption_selector)
+        if caption is not None:
+            builder.parts.append(" " + caption.get_text(" ", strip=True))
+        builder.parts.append("\n\n")
+        return
 
 
 def _trafilatura_body(html: str) -> Tag | None:
