@@ -14,13 +14,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from html import unescape
 from urllib.parse import parse_qs, unquote, urljoin, urlsplit
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
 
-from rwpost.records import Link, LinkKind
+from rwpost.ids import record_id
+from rwpost.labels import map_rating
+from rwpost.records import CrawledArticle, Link, LinkKind, TaggedArticle
 
 BODY_SELECTORS: tuple[str, ...] = (
     "article#article-content",  # Snopes 2022-2026 layout (main#article_main)
@@ -64,7 +67,7 @@ LEAD_IMAGE_SELECTORS: tuple[tuple[str, str], ...] = (
 """The article's lead image and its caption: outside the body container on Snopes, yet often the
 claim image itself, so it opens the tagged text as the first tag."""
 
-_TAG_RE = re.compile(r"\[(IMAGE|VIDEO|WEBPAGE) (\d+): [^\]\s]*\]")
+TAG_RE = re.compile(r"\[(IMAGE|VIDEO|WEBPAGE) (\d+): [^\]\s]*\]")
 _SKIP_SCHEMES = ("mailto:", "javascript:", "tel:", "sms:", "data:", "about:")
 
 
@@ -264,7 +267,7 @@ def _normalise(text: str) -> str:
 
 def strip_tags(text: str) -> str:
     """The tagged text without its tags (what word counts and contexts are made of)."""
-    return re.sub(r"[ \t]{2,}", " ", _TAG_RE.sub("", text)).strip()
+    return re.sub(r"[ \t]{2,}", " ", TAG_RE.sub("", text)).strip()
 
 
 _BOUNDARY = re.compile(r"[.!?][\"”’)]*\s+|\n")
@@ -273,12 +276,12 @@ _ABBREVIATIONS = frozenset(
 )
 
 
-def _sentence_spans(text: str) -> list[tuple[int, int]]:
+def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Sentence spans of ``text``: split after . ! ? or a newline, not after abbreviations (U.S., Rep.)."""
     spans, start = [], 0
     for match in _BOUNDARY.finditer(text):
         if match.group().startswith("."):
-            word = re.search(r"(?:^|\s)([\w.]+)$", text[start : match.start()])
+            word = re.search(r"(?:^|[\s\"“(])([\w.]+)$", text[start : match.start()])
             token = word.group(1).lower() if word else ""
             if token in _ABBREVIATIONS or re.fullmatch(r"(\w\.)*\w", token) and len(token) <= 3:
                 continue
@@ -308,9 +311,9 @@ def _sentence_around(text: str, start: int, spans: list[tuple[int, int]]) -> str
 
 def _with_contexts(text: str, links: list[Link]) -> list[Link]:
     first: dict[int, re.Match[str]] = {}
-    for match in _TAG_RE.finditer(text):
+    for match in TAG_RE.finditer(text):
         first.setdefault(int(match.group(2)), match)
-    spans = _sentence_spans(text)
+    spans = sentence_spans(text)
     out = []
     for link in links:
         match = first.get(link.id)
@@ -467,3 +470,49 @@ def read_page_facts(html: str) -> PageFacts:
     if cover is not None and _image_src(cover):
         facts.image_urls.append(str(_image_src(cover)))
     return facts
+
+
+# --- the stage record ----------------------------------------------------------------------------
+
+
+def _day(value: object) -> date | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).date()
+    except ValueError:
+        return None
+
+
+def tag_article(html: str, news_url: str, crawled: CrawledArticle | None = None) -> TaggedArticle:
+    """The :class:`TaggedArticle` of one page: tagged body, link table, and the claim, rating, date and
+    category (from the crawl record when it has them, else read from the page itself).
+
+    An unknown rating raises :class:`~rwpost.errors.UnknownRatingError`; the stage rejects the record.
+    """
+    facts = read_page_facts(html)
+    tagged = tag_html(html, base_url=news_url)
+
+    def pick(name: str) -> object:
+        value = getattr(crawled, name, None) if crawled is not None else None
+        return value if value not in (None, "") else getattr(facts, name, None)
+
+    rating = pick("rating")
+    label = map_rating(str(rating)).label if rating else None
+    return TaggedArticle(
+        id=crawled.id if crawled is not None else record_id(news_url),
+        news_url=news_url,
+        headline=pick("headline"),
+        claim=pick("claim"),
+        rating=rating,
+        label=label,
+        category=pick("category"),
+        claim_time=_day(pick("date_published")),
+        text=tagged.text,
+        links=tagged.links,
+        word_count=tagged.word_count,
+    )
