@@ -154,7 +154,7 @@ def _resolve(url: str | None, base_url: str | None) -> str | None:
 
 def _image_src(img: Tag) -> str | None:
     """The real image URL of a possibly lazy-loaded ``<img>`` (``data-src``, ``data-lazy-src``, srcset)."""
-    for attr in ("data-src", "data-lazy-src", "data-original", "src"):
+    for attr in ("data-original-src", "data-src", "data-lazy-src", "data-original", "src"):
         value = img.get(attr)
         if isinstance(value, str) and value.strip() and not value.strip().startswith("data:"):
             return value
@@ -210,6 +210,7 @@ class _Builder:
         self.parts: list[str] = []
         self.by_url: dict[str, Link] = {}
         self.links: list[Link] = []
+        self.quote_depth = 0
 
     def tag(self, url: str | None, anchor: str = "") -> None:
         resolved = _resolve(url, self.base_url)
@@ -238,36 +239,43 @@ class _Builder:
                 continue
             block = name in BLOCK_TAGS
             if block:
-                self.parts.append("\n\n")
+                self.parts.append("\n\n> " if self.quote_depth or name == "blockquote" else "\n\n")
+            if name == "blockquote":
+                self.quote_depth += 1  # quoted text (often the post itself) is marked "> " as in Markdown
             if _is_embed(child):
                 if name == "blockquote":
                     self.walk(child)
                 self.tag(_embed_url(child))
             elif name == "a":
                 anchor = child.get_text(" ", strip=True)
-                self.walk(child)
+                if anchor != (child.get("href") or "").strip():  # a bare URL as anchor: the tag says it
+                    self.walk(child)
                 self.tag(child.get("href") if isinstance(child.get("href"), str) else None, anchor)
             elif name == "img":
                 src = _image_src(child)
                 self.tag(src, str(child.get("alt") or ""))
             else:
                 self.walk(child)
+            if name == "blockquote":
+                self.quote_depth -= 1
             if block:
-                self.parts.append("\n\n")
+                self.parts.append("\n\n> " if self.quote_depth else "\n\n")
 
 
 def _normalise(text: str) -> str:
     text = text.replace("\r", "").replace("\xa0", " ")
     text = re.sub(r"[ \t\f\v]+", " ", text)
     text = re.sub(r" *\n *", "\n", text)
+    text = re.sub(r"^>\s*$", "", text, flags=re.MULTILINE)  # empty quote lines
     text = re.sub(r"\n{3,}", "\n\n", text)
     text = re.sub(r"\] ([.,;:!?)])", r"]\1", text)  # tag then punctuation: no gap
     return text.strip()
 
 
 def strip_tags(text: str) -> str:
-    """The tagged text without its tags (what word counts and contexts are made of)."""
-    return re.sub(r"[ \t]{2,}", " ", TAG_RE.sub("", text)).strip()
+    """The tagged text without its tags and quote marks (what word counts and contexts are made of)."""
+    text = re.sub(r"^> ?", "", TAG_RE.sub("", text), flags=re.MULTILINE)
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 
 _BOUNDARY = re.compile(r"[.!?][\"”’)]*\s+|\n")
@@ -429,6 +437,19 @@ def _text(node: Tag | None) -> str | None:
     return text or None
 
 
+def _parse_shown_date(text: str | None) -> str | None:
+    """ISO date of a human-readable page date ("Published March 3, 2025", "30 September 2017")."""
+    if not text:
+        return None
+    text = re.sub(r"^(published|updated)\s*", "", text.strip(), flags=re.IGNORECASE)
+    for fmt in ("%B %d, %Y", "%d %B %Y", "%b %d, %Y", "%d %b %Y", "%Y-%m-%d"):
+        try:
+            return datetime.strptime(text, fmt).date().isoformat()
+        except ValueError:
+            continue
+    return None
+
+
 def read_page_facts(html: str) -> PageFacts:
     """Claim, rating, headline, date, category and lead images of a Snopes page (both layouts)."""
     soup = BeautifulSoup(html, "lxml")
@@ -462,6 +483,9 @@ def read_page_facts(html: str) -> PageFacts:
         if article is not None:
             cls = next(c for c in article.get("class", []) if c.startswith("fact_check_rating-"))
             facts.rating = cls.removeprefix("fact_check_rating-").replace("-", " ").title()
+    if facts.date_published is None:
+        shown = _text(soup.select_one("span.date-published, h3.publish_date, time[datetime]"))
+        facts.date_published = _parse_shown_date(shown)
     h1 = soup.select_one("section.title-container h1, header.post-header h1.title, h1")
     facts.headline = facts.headline or _text(h1)
     canonical = soup.select_one("link[rel=canonical]")

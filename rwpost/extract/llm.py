@@ -84,7 +84,10 @@ class LLMExtractor:
         }
         if task == "evidence":
             values["key_points"] = (
-                "\n".join(f"{i}. {kp.split('. ', 1)[-1] if kp[:1].isdigit() else kp}" for i, kp in enumerate(key_points, 1))
+                "\n".join(
+                    f"{i}. {kp.split('. ', 1)[-1] if kp[:1].isdigit() else kp}"
+                    for i, kp in enumerate(key_points, 1)
+                )
                 if key_points
                 else PLACEHOLDER_KEY_POINTS
             )
@@ -115,7 +118,9 @@ class LLMExtractor:
         return assemble(article, post.data, rationale.data, evidence.data, self.provenance())
 
     def _failure(self, article: TaggedArticle, result: LLMResult) -> ExtractionFailure:
-        return ExtractionFailure(article.id, result.task, result.error or "failed", list(result.raw_responses))
+        return ExtractionFailure(
+            article.id, result.task, result.error or "failed", list(result.raw_responses)
+        )
 
     def run(
         self,

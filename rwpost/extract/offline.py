@@ -5,7 +5,7 @@ backend (``Provenance.backend == "offline"``). The rules follow how Snopes artic
 
 - the **post** is described in the opening paragraphs: the first social-media or archive link there is
   the post link, images there (and the lead image) are the post's images, a video link there is its
-  video, and the first long quotation there is its text;
+  video, and the first block quotation (else the first long quotation) there is its text;
 - the **rationale** is in the conclusion: paragraphs that state the verdict ("we rated ...", "is
   false", the rating word) give the reasoning logic, and verdict plus evidence-bearing sentences give
   3-5 key points;
@@ -107,39 +107,60 @@ def extract_post(article: TaggedArticle) -> Post:
                 post_link = link.url
             if fallback_link is None and link.kind == "webpage" and not _on(link.url, ("snopes.com",)):
                 fallback_link = link.url
+        if text is None and paragraph.startswith(">"):
+            quoted = strip_tags(paragraph)
+            if len(quoted.split()) >= 6:
+                text = quoted  # a blockquote in the opening: the post as the article shows it
         if text is None:
             quote = _QUOTE.search(strip_tags(paragraph))
             if quote and len(quote.group(1).split()) >= 6:
                 text = quote.group(1).strip()
     return Post(
-        text=text, image_links=images, video_link=video_link, post_link=post_link or fallback_link or video_link
+        text=text,
+        image_links=images,
+        video_link=video_link,
+        post_link=post_link or fallback_link or video_link,
     )
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"\s+([.,;:!?)])", r"\1", strip_tags(text))).strip()
 
 
 def extract_rationale(article: TaggedArticle) -> tuple[str | None, list[str]]:
     """Reasoning logic from the verdict paragraphs, and 3-5 key points (verdict and evidence sentences)."""
-    paragraphs = [strip_tags(p) for p in _paragraphs(article.text)]
-    paragraphs = [re.sub(r"\s+([.,;:!?)])", r"\1", p) for p in paragraphs if len(p.split()) >= 4]
+    links = {link.id: link for link in article.links}
+    raw = _paragraphs(article.text)
+    if raw and _is_lead_image(raw[0], links):
+        raw = raw[1:]
+    paragraphs = [p for p in (_clean(p) for p in raw) if len(p.split()) >= 4]
     rating = (article.rating or "").lower()
     verdict = [
-        p for p in paragraphs if _VERDICT.search(p) or (rating and re.search(rf"\b{re.escape(rating)}\b", p.lower()))
+        p
+        for p in paragraphs
+        if _VERDICT.search(p) or (rating and re.search(rf"\b{re.escape(rating)}\b", p.lower()))
     ]
     chosen = verdict[:2] or paragraphs[-2:]
     reasoning = " ".join(chosen).strip() or None
     candidates: list[str] = []
     for paragraph in chosen:
         candidates.extend(s for s in _sentences(paragraph) if _VERDICT.search(s))
-    raw_paragraphs = _paragraphs(article.text)[1:]
-    links = {link.id: link for link in article.links}
-    for paragraph in raw_paragraphs[1:]:
+    for paragraph in raw[1:]:
         ids = _link_ids(paragraph)
-        if ids and not all(_on(links[i].url, SOCIAL_HOSTS + ARCHIVE_HOSTS) for i in ids):
-            for sentence in _sentences(paragraph):
-                if TAG_RE.search(sentence):
-                    candidates.append(re.sub(r"\s+([.,;:!?)])", r"\1", strip_tags(sentence)))
+        if not ids or all(_on(links[i].url, SOCIAL_HOSTS + ARCHIVE_HOSTS) for i in ids):
+            continue  # no link, or only the post and its captures: context, not findings
+        sentences = _sentences(paragraph)
+        for index, sentence in enumerate(sentences):
+            if TAG_RE.search(sentence):
+                text = _clean(sentence)
+                if len(text.split()) < 5 and index > 0:  # "(source [WEBPAGE 3: ...])." ends a finding
+                    text = _clean(sentences[index - 1] + " " + sentence)
+                candidates.append(text)
+    for paragraph in chosen:
+        candidates.extend(_sentences(paragraph))  # filler, so there are 3 when the article allows
     key_points: list[str] = []
     for sentence in candidates:
-        sentence = re.sub(r"\s+", " ", sentence).strip()
+        sentence = _clean(sentence)
         if len(sentence.split()) >= 5 and sentence not in key_points:
             key_points.append(sentence)
         if len(key_points) == 5:
@@ -151,12 +172,22 @@ _EVIDENCE_TYPE = {"image": "Image", "video": "Video", "webpage": "Text"}
 
 
 def extract_evidence(article: TaggedArticle, post: Post, key_points: list[str]) -> list[Evidence]:
-    """One evidence item per link that is not the post itself, aligned to the key point quoting it."""
+    """One evidence item per link cited as a finding, aligned to the key point quoting its sentence.
+
+    The post's own links and archive captures in the opening count as evidence only when the article
+    cites them again later (e.g. quoting the post's source as a finding).
+    """
+    links = {link.id: link for link in article.links}
+    raw = _paragraphs(article.text)
+    if raw and _is_lead_image(raw[0], links):
+        raw = raw[1:]
+    cited_later = {i for p in raw[OPENING_PARAGRAPHS:] for i in _link_ids(p)}
+    cited_later |= {i for p in raw[1:OPENING_PARAGRAPHS] if not p.startswith(">") for i in _link_ids(p)}
     post_urls = {post.post_link, post.video_link, *post.image_links}
     evidence: list[Evidence] = []
     for link in article.links:
-        if link.url in post_urls or _on(link.url, ARCHIVE_HOSTS):
-            continue  # the post, its images and captures of posts are context, not evidence
+        if link.id not in cited_later and (link.url in post_urls or _on(link.url, ARCHIVE_HOSTS)):
+            continue
         context = link.context or link.anchor or None
         aligned = [
             i for i, kp in enumerate(key_points, 1) if context and kp.split(". ", 1)[-1][:60] in context
