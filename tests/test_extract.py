@@ -332,6 +332,8 @@ def test_cli_reformat_then_extract_offline_then_dry_run(tmp_path, monkeypatch, c
                 "10",
                 "--model",
                 "gpt-4o",
+                "--cache",
+                str(tmp_path / "cache.sqlite"),
             ]
         )
         == 0
