@@ -354,9 +354,12 @@ def _clean(body: Tag) -> None:
                 node.decompose()
 
 
-def tag_html(html: str, base_url: str | None = None) -> TaggedText:
-    """Tag the main content of one page (the Snopes body container, else trafilatura's extraction)."""
-    soup = BeautifulSoup(html, "lxml")
+def tag_html(html: str, base_url: str | None = None, soup: BeautifulSoup | None = None) -> TaggedText:
+    """Tag the main content of one page (the Snopes body container, else trafilatura's extraction).
+
+    ``soup`` may be the page already parsed (it is modified: boilerplate is removed from it).
+    """
+    soup = soup if soup is not None else BeautifulSoup(html, "lxml")
     body, selector = find_body(soup)
     if body is None:
         body, selector = _trafilatura_body(html), "trafilatura"
@@ -450,9 +453,9 @@ def _parse_shown_date(text: str | None) -> str | None:
     return None
 
 
-def read_page_facts(html: str) -> PageFacts:
+def read_page_facts(html: str | BeautifulSoup) -> PageFacts:
     """Claim, rating, headline, date, category and lead images of a Snopes page (both layouts)."""
-    soup = BeautifulSoup(html, "lxml")
+    soup = html if isinstance(html, BeautifulSoup) else BeautifulSoup(html, "lxml")
     facts = PageFacts()
     for obj in _json_ld_objects(soup):
         kind = obj.get("@type")
@@ -518,8 +521,9 @@ def tag_article(html: str, news_url: str, crawled: CrawledArticle | None = None)
 
     An unknown rating raises :class:`~rwpost.errors.UnknownRatingError`; the stage rejects the record.
     """
-    facts = read_page_facts(html)
-    tagged = tag_html(html, base_url=news_url)
+    soup = BeautifulSoup(html, "lxml")
+    facts = read_page_facts(soup)  # before tag_html, which strips the claim box from the tree
+    tagged = tag_html(html, base_url=news_url, soup=soup)
 
     def pick(name: str) -> object:
         value = getattr(crawled, name, None) if crawled is not None else None
