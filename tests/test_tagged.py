@@ -75,7 +75,7 @@ def test_link_context_is_the_sentence_around_the_link():
 def test_embedded_tweet_box_becomes_a_tag():
     page = PAGES["house-resolution-piker-antisemitism"]
     tagged = tag_html(load_page(page, FIXTURES / "snopes_html"), page["url"])
-    assert "[WEBPAGE 4: https://twitter.com/i/status/2049614589759803735]" in tagged.text
+    assert "[WEBPAGE 5: https://twitter.com/i/status/2049614589759803735]" in tagged.text
 
 
 @pytest.mark.parametrize(
