@@ -1,38 +1,61 @@
 """DVC stage `filter`: size, image necessity, watermark and near-duplicate filters (paper III-A, III-C).
 
-Reads the tagged articles, the extractions and the crawl store; writes data/work/filter/
-{decisions,verdicts,rejects}.jsonl, funnel.json and the measurement cache. Thresholds come from the
-`filter:` section of params.yaml and nothing else.
-
-    python pipelines/filter.py --params params.yaml
+Reads the tagged articles, the extractions and the crawl store named in the `filter:` section of
+params.yaml; writes `decisions.jsonl`, `verdicts.jsonl`, `rejects.jsonl`, `funnel.json`,
+`summary.json` and the measurement cache under `filter.out`. With `filter.llm: true` the necessity
+and watermark filters also ask an LLM (Tables S2, S1) with the credentials from the environment
+(OPENAI_API_KEY, OPENAI_BASE_URL, RWPOST_LLM_MODEL); without it they run offline.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
+from typing import Any
 
-from rwpost.commands.filter import print_funnel, read_params
+from pipelines.common import section, stage_main
+from rwpost.commands.filter import print_funnel
+from rwpost.errors import ConfigError
 from rwpost.filters.stage import run_stage
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--params", type=Path, default=Path("params.yaml"))
-    parser.add_argument("--tagged", type=Path, default=Path("data/work/tagged/articles.jsonl"))
-    parser.add_argument("--extractions", type=Path, default=Path("data/work/extract/extractions.jsonl"))
-    parser.add_argument("--crawl", type=Path, default=Path("data/work/crawl/articles.jsonl"))
-    parser.add_argument("--crawl-root", type=Path, default=Path("data/work/crawl"))
-    parser.add_argument("--out", type=Path, default=Path("data/work/filter"))
-    args = parser.parse_args(argv)
-    params = read_params(args.params if args.params.exists() else None)
+def _judges(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
+    """LLM judges from the environment when ``filter.llm`` is on (the only place that reads it)."""
+    if not cfg.get("llm"):
+        return {}
+    from rwpost.filters.llm import client_judges
+    from rwpost.llm import LLMCache, LLMClient, settings_from_env
+
+    settings = settings_from_env()
+    if not settings.has_key and not settings.base_url:
+        raise ConfigError("filter.llm is true but OPENAI_API_KEY / OPENAI_BASE_URL are not set")
+    client = LLMClient(
+        model=settings.model,
+        base_url=settings.base_url,
+        api_key=settings.api_key,
+        cache=LLMCache(out / "cache" / "llm.sqlite"),
+        concurrency=settings.concurrency,
+        max_retries=settings.max_retries,
+        timeout_s=settings.timeout_s,
+    )
+    vision, text = client_judges(client)
+    return {"vision_judge": vision, "text_judge": text, "judge_id": settings.model}
+
+
+def run(params: dict[str, Any]) -> None:
+    cfg = section(params, "filter")
+    crawl = Path(cfg["crawl"])
+    out = Path(cfg["out"])
     result = run_stage(
-        args.tagged, args.extractions, args.crawl, args.out, params, crawl_root=args.crawl_root
+        cfg["tagged"],
+        cfg["extractions"],
+        crawl / "articles.jsonl",
+        out,
+        cfg,
+        crawl_root=crawl,
+        **_judges(cfg, out),
     )
     print_funnel(result.funnel())
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    stage_main(run, __doc__.splitlines()[0])

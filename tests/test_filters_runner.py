@@ -42,15 +42,21 @@ def _filters():
 
 def test_funnel_counts_each_drop_once_in_order(tmp_path: Path) -> None:
     result = run_filters(_candidates(tmp_path), _filters(), {}, progress=False)
-    funnel = result.funnel()
-    assert (funnel["input"], funnel["kept"]) == (6, 1)
-    steps = {s["filter"]: s for s in funnel["steps"]}
-    assert [s["filter"] for s in funnel["steps"]] == ["size", "necessity", "watermark", "neardup"]
+    funnel, totals = result.funnel(), result.totals()
+    assert (totals["input"], totals["kept"]) == (6, 1)
+    steps = {s["filter"]: s for s in funnel}
+    assert [s["step"] for s in funnel] == [
+        "filter: size",
+        "filter: necessity",
+        "filter: watermark",
+        "filter: neardup",
+    ]
     assert steps["size"]["reasons"] == {"too_short": 1, "too_long": 1, "image_too_small": 1}
     assert steps["necessity"]["reasons"] == {"image_required_no": 1}
     assert steps["watermark"]["reasons"] == {"watermark": 1}
-    assert steps["neardup"] == {**steps["neardup"], "entered": 1, "kept": 1, "dropped": 0}
-    assert sum(s["dropped"] for s in funnel["steps"]) == funnel["input"] - funnel["kept"]
+    assert steps["neardup"] == {**steps["neardup"], "in": 1, "out": 1, "removed": 0}
+    assert all(a["out"] == b["in"] for a, b in zip(funnel, funnel[1:], strict=False))
+    assert sum(s["removed"] for s in funnel) == totals["input"] - totals["kept"]
     verdicts = {v.id: v for v in result.verdicts}
     assert verdicts["rw-c"].dropped_by == "watermark" and verdicts["rw-c"].watermark_keywords == ["satire"]
     assert verdicts["rw-a"].keep and verdicts["rw-a"].cluster_id == "cl-rw-a"
@@ -65,7 +71,7 @@ def test_measure_all_decides_every_record_with_every_filter(tmp_path: Path) -> N
     later = [d for d in result.decisions if d.id == "rw-f" and d.filter == "watermark"][0]
     assert later.details["after_drop_by"] == "size" and later.details["matched_keywords"] == ["fake"]
     # the funnel is the same as without measure_all: later filters count only what reached them
-    assert result.funnel()["kept"] == 1
+    assert result.totals()["kept"] == 1
 
 
 def test_threshold_change_recomputes_nothing_expensive(tmp_path: Path) -> None:

@@ -96,9 +96,11 @@ def test_stage_writes_decisions_verdicts_funnel_and_rejects(tmp_path: Path) -> N
     ]
     assert main(args) == 0
     funnel = json.loads((out / "funnel.json").read_text())
-    assert (funnel["input"], funnel["kept"], funnel["rejected_input_lines"]) == (3, 1, 1)
-    assert funnel["steps"][0]["reasons"] == {"image_missing": 1, "too_short": 1}
-    assert funnel["params"]["watermark"] == {"require_isolated": True}
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["input"], summary["kept"], summary["rejected_input_lines"]) == (3, 1, 1)
+    assert summary["params"]["watermark"] == {"require_isolated": True}
+    assert funnel[0] == {**funnel[0], "step": "filter: size", "in": 3, "removed": 2, "out": 1}
+    assert funnel[0]["reasons"] == {"image_missing": 1, "too_short": 1}
     decisions = [Decision.model_validate(obj) for _n, obj in iter_jsonl(out / "decisions.jsonl")]
     assert {(d.id, d.filter) for d in decisions} >= {
         (ids["coffee"], f) for f in ("size", "necessity", "watermark", "neardup")
@@ -111,4 +113,4 @@ def test_stage_writes_decisions_verdicts_funnel_and_rejects(tmp_path: Path) -> N
     # a rerun measures nothing
     assert main(args) == 0
     again = json.loads((out / "funnel.json").read_text())
-    assert [s["measured"] for s in again["steps"]] == [0, 0, 0, 0]
+    assert [s["measured"] for s in again] == [0, 0, 0, 0]

@@ -37,24 +37,21 @@ def read_params(path: Path | None, section: str = "filter") -> dict[str, Any]:
     return value
 
 
-def print_funnel(funnel: dict[str, Any]) -> None:
-    """The funnel as a table: per filter in order, entered / kept / dropped and the reasons."""
-    table = Table(
-        "filter", "entered", "kept", "dropped", "why dropped", "measured", "cached", title="filter funnel"
-    )
-    for step in funnel["steps"]:
-        reasons = ", ".join(f"{k} {v}" for k, v in step["reasons"].items())
+def print_funnel(steps: list[dict[str, Any]]) -> None:
+    """The funnel as a table: per step in order, in / removed / out and the reasons."""
+    table = Table("step", "in", "removed", "out", "why removed", "measured", "cached", title="funnel")
+    for step in steps:
+        reasons = ", ".join(f"{k} {v}" for k, v in (step.get("reasons") or {}).items())
         table.add_row(
-            step["filter"],
-            str(step["entered"]),
-            str(step["kept"]),
-            str(step["dropped"]),
+            step["step"],
+            str(step["in"]),
+            str(step["removed"]),
+            str(step["out"]),
             reasons,
             str(step.get("measured", "")),
             str(step.get("from_cache", "")),
         )
     console.print(table)
-    console.print(f"input {funnel['input']} -> kept {funnel['kept']}")
 
 
 @filter_app.command("run")
@@ -80,12 +77,12 @@ def run(
     result = run_stage(
         tagged, extractions, crawl, out, read_params(params), crawl_root=crawl_root, progress=not as_json
     )
-    funnel = json.loads((out / "funnel.json").read_text(encoding="utf-8"))
     if as_json:
-        typer.echo(json.dumps(funnel, indent=2))
+        typer.echo(json.dumps({**result.totals(), "funnel": result.funnel()}, indent=2))
     else:
-        print_funnel(funnel)
-        console.print(f"wrote {out}/decisions.jsonl ({len(result.decisions)} decisions)")
+        print_funnel(result.funnel())
+        totals = result.totals()
+        console.print(f"{totals['input']} records -> {totals['kept']} kept; wrote {out}/decisions.jsonl")
 
 
 @filter_app.command("funnel")

@@ -66,3 +66,50 @@ def parse_necessity_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
     if value not in ("yes", "no", "uncertain"):
         raise RwpostError(f"necessity answer: 'image_required' must be yes/no/uncertain, found {value!r}")
     return {"image_required": value, "reason": str(answer.get("reason") or "")}
+
+
+def client_judges(client: Any) -> tuple[VisionJudge, TextJudge]:
+    """Judges backed by rwpost's LLM client (:class:`rwpost.llm.LLMClient`): Table S1 with the image,
+    Table S2 with the claim; answers are schema-checked (``schemas/llm/{watermark,necessity}``) and
+    cached by the client. A failed call raises :class:`RwpostError`, which the filters record."""
+    from rwpost.llm import ImageInput, LLMRequest, load_llm_schema
+
+    watermark_schema = load_llm_schema("watermark")
+    necessity_schema = load_llm_schema("necessity")
+    system = "Answer with one JSON object only, exactly in the output format the task gives."
+
+    def _ask(request: Any) -> Mapping[str, Any]:
+        [result] = client.run([request])
+        if not result.ok or result.data is None:
+            raise RwpostError(f"LLM {request.task} call for {request.key} failed: {result.error}")
+        return result.data
+
+    def vision(prompt: str, image: Path) -> Mapping[str, Any]:
+        picture = ImageInput.from_path(image)
+        return _ask(
+            LLMRequest(
+                key=picture.sha256,
+                task="watermark",
+                system=system,
+                user=prompt,
+                schema=watermark_schema,
+                schema_name="watermark",
+                prompt_version=f"watermark-s1-{prompt_version(prompt)}",
+                images=(picture,),
+            )
+        )
+
+    def text(prompt: str) -> Mapping[str, Any]:
+        return _ask(
+            LLMRequest(
+                key=prompt_version(prompt),
+                task="necessity",
+                system=system,
+                user=prompt,
+                schema=necessity_schema,
+                schema_name="necessity",
+                prompt_version=f"necessity-s2-{prompt_version(necessity_prompt('{claim}'))}",
+            )
+        )
+
+    return vision, text

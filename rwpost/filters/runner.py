@@ -61,26 +61,27 @@ class RunResult:
     verdicts: list[Verdict]
     steps: list[FunnelStep]
 
-    def funnel(self) -> dict[str, Any]:
-        """The funnel as JSON: totals and, in order, what each filter removed and why."""
-        total = len(self.verdicts)
-        return {
-            "input": total,
-            "kept": sum(v.keep for v in self.verdicts),
-            "steps": [
-                {
-                    "filter": s.filter,
-                    "version": s.version,
-                    "entered": s.entered,
-                    "kept": s.kept,
-                    "dropped": s.dropped,
-                    "reasons": dict(sorted(s.reasons.items())),
-                    "measured": s.measured,
-                    "from_cache": s.cached,
-                }
-                for s in self.steps
-            ],
-        }
+    def funnel(self) -> list[dict[str, Any]]:
+        """The funnel in the dataset card's shape: per filter in order, ``step``/``in``/``removed``/``out``
+        and ``reasons`` (what was dropped and why), plus the filter version and cache use."""
+        return [
+            {
+                "step": f"filter: {s.filter}",
+                "filter": s.filter,
+                "version": s.version,
+                "in": s.entered,
+                "removed": s.dropped,
+                "out": s.kept,
+                "reasons": dict(sorted(s.reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
+                "measured": s.measured,
+                "from_cache": s.cached,
+            }
+            for s in self.steps
+        ]
+
+    def totals(self) -> dict[str, int]:
+        """Records in and records kept by all filters."""
+        return {"input": len(self.verdicts), "kept": sum(v.keep for v in self.verdicts)}
 
 
 def _measure_all(

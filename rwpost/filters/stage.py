@@ -5,7 +5,9 @@ explicitly (the ``filter:`` section of params.yaml), nothing here reads configur
 
 Outputs under ``out_dir``: ``decisions.jsonl`` (one :class:`rwpost.records.Decision` per record and
 filter), ``verdicts.jsonl`` (one summary per record), ``funnel.json`` (counts in filter order),
-``rejects.jsonl`` (input lines that did not parse) and the measurement cache ``cache/``.
+``rejects.jsonl`` (input lines that did not parse), ``summary.json`` (totals and the thresholds used)
+and the measurement cache ``cache/``. ``funnel.json`` is a list of steps (``step``, ``in``,
+``removed``, ``out``, ``reasons``) that later stages extend and the dataset card prints.
 """
 
 from __future__ import annotations
@@ -93,10 +95,14 @@ def run_candidates(
     write_jsonl(out / "decisions.jsonl", result.decisions)
     write_jsonl(out / "verdicts.jsonl", result.verdicts)
     write_jsonl(out / "rejects.jsonl", rejects)
-    funnel = result.funnel()
-    funnel["rejected_input_lines"] = len(rejects)
-    funnel["params"] = {name: sections[name] for name in p["order"]}
-    write_json(out / "funnel.json", funnel)
+    write_json(out / "funnel.json", result.funnel())
+    summary = {
+        **result.totals(),
+        "rejected_input_lines": len(rejects),
+        "order": list(p["order"]),
+        "params": sections,
+    }
+    write_json(out / "summary.json", summary)
     return result
 
 
