@@ -114,3 +114,35 @@ def test_stage_writes_decisions_verdicts_funnel_and_rejects(tmp_path: Path) -> N
     assert main(args) == 0
     again = json.loads((out / "funnel.json").read_text())
     assert [s["measured"] for s in again] == [0, 0, 0, 0]
+
+
+def test_dvc_stage_reads_paths_and_thresholds_from_params(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    _write_stage_inputs(tmp_path)
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        "filter:\n"
+        f"  tagged: {tmp_path / 'tagged.jsonl'}\n"
+        f"  extractions: {tmp_path / 'extractions.jsonl'}\n"
+        f"  crawl: {tmp_path / 'crawl'}\n"
+        f"  out: {tmp_path / 'out'}\n"
+        "  order: [size, necessity]\n"
+        "  size: {min_words: 10}\n",
+        encoding="utf-8",
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pipelines.filter", "--params", str(params)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    funnel = json.loads((tmp_path / "out" / "funnel.json").read_text())
+    assert [s["step"] for s in funnel] == ["filter: size", "filter: necessity"]
+    assert funnel[0]["reasons"] == {"image_missing": 1}  # 30 words now passes min_words 10
