@@ -11,7 +11,7 @@ from PIL import Image
 from skimage import data as skdata
 
 from rwpost.filters.base import Candidate
-from rwpost.filters.hamming import BKTree, pairs_within
+from rwpost.filters.hamming import BKTree, pairs_between, pairs_within
 from rwpost.filters.neardup import NearDuplicateFilter, normalise_claim, text_pairs
 
 
@@ -56,6 +56,19 @@ def test_multi_index_hashing_agrees_with_brute_force(radius: int) -> None:
     values += values[:10]  # exact repeats share every block
     pairs = {tuple(p) for p in pairs_within(np.array(values, dtype=np.uint64), radius).tolist()}
     assert pairs == _brute_pairs(values, radius)
+
+
+def test_multi_index_lookup_between_two_sets_agrees_with_brute_force() -> None:
+    base = _hashes_with_near_copies(300, seed=5)
+    queries = [v ^ (1 << (i % 64)) ^ (1 << ((3 * i) % 64)) for i, v in enumerate(base[::3])] + [0, 2**64 - 1]
+    found = {
+        tuple(p)
+        for p in pairs_between(
+            np.array(queries, dtype=np.uint64), np.array(base, dtype=np.uint64), 8
+        ).tolist()
+    }
+    expected = {(i, j) for i, q in enumerate(queries) for j, b in enumerate(base) if (q ^ b).bit_count() <= 8}
+    assert found == expected and len(found) >= 100
 
 
 def _variants(tmp_path: Path, name: str, array: np.ndarray) -> list[Path]:
@@ -107,3 +120,22 @@ def test_near_identical_claims_cluster_without_images() -> None:
         "linked_by"
     ] == ["claim"]
     assert decisions["rw-3"].details["cluster_id"] == "cl-rw-3"
+
+
+def test_a_repost_with_a_caption_bar_joins_its_original(tmp_path: Path) -> None:
+    original = Image.fromarray(skdata.rocket())
+    bar = original.height // 5
+    repost = Image.new("RGB", (original.width, original.height + bar), "white")
+    repost.paste(original, (0, 0))
+    paths = [tmp_path / "original.png", tmp_path / "repost.jpg", tmp_path / "other.png"]
+    original.save(paths[0])
+    repost.save(paths[1], quality=80)
+    Image.fromarray(skdata.astronaut()).save(paths[2])
+    flt = NearDuplicateFilter()
+    measurements = {
+        f"rw-{i}": flt.measure(Candidate(id=f"rw-{i}", image_path=str(p))) for i, p in enumerate(paths)
+    }
+    with_crops = flt.decide_all(measurements, {})
+    assert with_crops["rw-1"].details["cluster_id"] == "cl-rw-0" != with_crops["rw-2"].details["cluster_id"]
+    without = flt.decide_all(measurements, {"caption_crops": False})
+    assert without["rw-1"].details["cluster_id"] == "cl-rw-1"

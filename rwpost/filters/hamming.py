@@ -118,6 +118,38 @@ def pairs_within(hashes: np.ndarray, radius: int, max_cells: int = 4_000_000) ->
     return np.unique(np.concatenate(found).astype(np.int64), axis=0)
 
 
+def pairs_between(
+    queries: np.ndarray, base: np.ndarray, radius: int, max_cells: int = 4_000_000
+) -> np.ndarray:
+    """All ``(query index, base index)`` pairs within ``radius`` (multi-index hashing, two sets).
+
+    Used to look extra hash variants of each image (e.g. with a caption bar cut off) up among the
+    whole-image hashes without indexing the variants against each other.
+    """
+    q = np.asarray(queries, dtype=np.uint64)
+    b = np.asarray(base, dtype=np.uint64)
+    found: list[np.ndarray] = []
+    for shift, width in _blocks(radius):
+        mask = np.uint64((1 << width) - 1)
+        q_keys = (q >> np.uint64(shift)) & mask
+        b_keys = (b >> np.uint64(shift)) & mask
+        q_order, b_order = np.argsort(q_keys, kind="stable"), np.argsort(b_keys, kind="stable")
+        q_sorted, b_sorted = q_keys[q_order], b_keys[b_order]
+        for key in np.intersect1d(q_sorted, b_sorted):
+            q_members = q_order[np.searchsorted(q_sorted, key) : np.searchsorted(q_sorted, key, side="right")]
+            b_members = b_order[np.searchsorted(b_sorted, key) : np.searchsorted(b_sorted, key, side="right")]
+            step = max(1, max_cells // len(b_members))
+            for slab in range(0, len(q_members), step):
+                rows = q_members[slab : slab + step]
+                distances = popcount64(q[rows][:, None] ^ b[b_members][None, :])
+                r, c = np.nonzero(distances <= radius)
+                if len(r):
+                    found.append(np.stack([rows[r], b_members[c]], axis=1))
+    if not found:
+        return np.zeros((0, 2), dtype=np.int64)
+    return np.unique(np.concatenate(found).astype(np.int64), axis=0)
+
+
 class UnionFind:
     """Disjoint sets over ``0..n-1`` (path halving, union by size)."""
 
