@@ -53,6 +53,10 @@ def test_every_table_s1_keyword_is_found(text: str, expected: set[str]) -> None:
         ("MOSTLY\nFALSE", {"mostly false", "false"}),  # phrase across a line break
         ("FAL SE", {"false"}),  # word split by OCR
         ("fAkE", {"fake"}),
+        ("MoatlyFalse", {"mostly false"}),  # run together and one letter misread
+        ("April Fools'Day", {"april fools day"}),  # space lost after the apostrophe
+        ("Rating: Composite Imag", {"composite image"}),  # last letter cut off at the image edge
+        ("Snopesrating:SATIRE", {"satire"}),
         ("  Unproven  ", {"unproven"}),
     ],
 )
@@ -75,6 +79,9 @@ def test_ocr_noise_case_and_spacing_are_tolerated(text: str, expected: set[str])
         "April 15, 2022",  # a date, not April Fools' Day
         "April fool",  # 'day' is required
         "mostly sunny and true",
+        "There is evidence",  # 'evidence' alone is not 'no evidence'
+        "the alter ego",  # 'alter' is two edits short of 'altered'
+        "fal mis sca",  # too little left of a cut-off word
         "",
     ],
 )
@@ -91,6 +98,7 @@ def test_thresholds_decide_which_matches_count() -> None:
     assert keywords_in(sentence, require_isolated=True) == set()
     assert keywords_in("Some caption here\nFALSE", require_isolated=True) == {"false"}
     assert keywords_in("FACT CHECK: FALSE", require_isolated=True) == {"false"}
+    assert keywords_in("Snopesrating:MostlyFalse", require_isolated=True) == {"mostly false"}
 
 
 def test_match_records_how_it_was_read() -> None:

@@ -5,11 +5,14 @@ Matching rules (each one is a decision, tested in ``tests/test_filters_keywords.
 * **Vocabulary**: Table S1's list, plus the Snopes rating spelling ``miscaption`` (paper Table II).
   ``April Fools' Day`` needs the word *day* ("April fool" alone is ordinary speech), in any apostrophe form.
 * **Case, spacing, punctuation**: case-insensitive; apostrophes dropped; letter-spaced words
-  (``F A K E``) are joined; a phrase may be written as one token (``MOSTLYFALSE``) or across a line break.
+  (``F A K E``) are joined; a phrase may be written as one token (``MOSTLYFALSE``, within one edit:
+  ``MoatlyFalse``), with a space lost (``April Fools'Day``) or across a line break. A one-word
+  keyword split by OCR (``FAL SE``) is joined only from short pieces and only exactly.
 * **OCR noise**: inside tokens that contain letters, ``0->o 1->l|i 5->s 3->e 4->a 7->t 8->b | $ @`` are
   mapped back; then a token may differ from a keyword by an edit distance of 1 (keywords of 5 to 8
   letters) or 2 (9 letters or more). Four-letter keywords (``fake``, ``scam``) must match exactly:
-  ``face``, ``fame``, ``lake``, ``scan``, ``scar`` are all one edit away.
+  ``face``, ``fame``, ``lake``, ``scan``, ``scar`` are all one edit away. A word cut off at the image
+  edge counts within the same limit if at least 4 letters remain (``Imag``, ``fals``).
 * **Whole words only**: a token that merely contains a keyword is another word and never matches:
   ``fakes``, ``faked``, ``falsehood``, ``falsely``, ``scampi``, ``scams``, ``satirical``, ``mixtures``,
   ``outdatedness``, ``unfake``. Inflections are out on purpose: a fact-check stamp is the bare label,
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 
 KEYWORDS: tuple[str, ...] = (
@@ -198,6 +201,16 @@ def _token_groups(text: str) -> list[list[_Token]]:
     return groups
 
 
+def _is_context(token: str) -> bool:
+    """True for label-context words, also run together by OCR (``Snopesrating``, ``FACTCHECK``)."""
+    if token in LABEL_CONTEXT:
+        return True
+    reachable = [True] + [False] * len(token)
+    for end in range(1, len(token) + 1):
+        reachable[end] = any(reachable[begin] and token[begin:end] in LABEL_CONTEXT for begin in range(end))
+    return len(token) > 0 and reachable[-1]
+
+
 def _word_match(token: str, word: str) -> int | None:
     """Edit distance if ``token`` reads as keyword word ``word`` under the rules, else None."""
     if token == word:
@@ -205,8 +218,10 @@ def _word_match(token: str, word: str) -> int | None:
     limit = _max_distance(word)
     if limit == 0 or token in NEAR_WORDS:
         return None
-    if token.startswith(word) or word.startswith(token):
-        return None  # a derivative (fakes, falsehood) or a cut-off word, not the label
+    if token.startswith(word):
+        return None  # a derivative (fakes, falsehood, satirical), not the label
+    if word.startswith(token) and len(token) < 4:
+        return None  # too little left of a cut-off word ("fal", "mis")
     distance = edit_distance(token, word, limit)
     return distance if distance <= limit else None
 
@@ -219,7 +234,7 @@ def find_keywords(text: str, keywords: Iterable[str] = KEYWORDS) -> list[Match]:
     for group in stream:
         line = group[0].line
         letters_per_line[line] = letters_per_line.get(line, 0) + sum(c.isalnum() for c in group[0].raw)
-        if group[0].raw.lower() in LABEL_CONTEXT:
+        if _is_context(group[0].raw.lower()):
             context_per_line[line] = context_per_line.get(line, 0) + len(group[0].raw)
     matches: dict[tuple[str, int], Match] = {}
     for keyword in keywords:
@@ -271,17 +286,54 @@ def _match_at(
                 how = tok_how
         if total >= 0:
             best = (total, how, used)
-    # a phrase written as one token (MOSTLYFALSE) or a word split in two by OCR (FAL SE)
-    if len(words) > 1:
-        for tok in stream[start]:
-            if tok.norm == joined:
-                return (0, "joined", [stream[start]])
-    elif best is None and start + 1 < len(stream):
-        for a in stream[start]:
-            for b in stream[start + 1]:
-                if a.line == b.line and len(a.norm) <= 4 and len(b.norm) <= 4 and a.norm + b.norm == joined:
-                    return (0, "joined", [stream[start], stream[start + 1]])
+    if best is not None and best[0] == 0:
+        return best
+    joined_match = _joined_at(stream, start, words, joined)
+    if joined_match is not None and (best is None or joined_match[0] < best[0]):
+        return joined_match
     return best
+
+
+def _joined_at(
+    stream: list[list[_Token]], start: int, words: list[str], joined: str
+) -> tuple[int, str, list[list[_Token]]] | None:
+    """A keyword whose spaces OCR lost or added: ``MOSTLYFALSE``, ``April FoolsDay``, ``FAL SE``.
+
+    The readings of 1 to ``len(words) + 1`` consecutive tokens on one line are concatenated and compared
+    with the keyword without spaces: exactly for a one-word keyword (whose pieces must be short, so two
+    ordinary words never join into a label), within one or two edits for a phrase.
+    """
+    # one edit for a run-together phrase (two from 12 letters), and never a dropped first letter:
+    # "evidence" alone must not read as "no evidence"
+    limit = (1 if len(joined) < 12 else 2) if len(words) > 1 else 0
+    best: tuple[int, str, list[list[_Token]]] | None = None
+    for count in range(1, len(words) + 2):
+        group = stream[start : start + count]
+        if len(group) < count or len({g[0].line for g in group}) > 1:
+            break
+        if len(words) == 1 and (count == 1 or any(len(g[0].raw) > 4 for g in group)):
+            continue
+        if count == len(words) and len(words) > 1:
+            continue  # the word-by-word reading already covers this split
+        for text in _concatenations(group):
+            if (
+                text in NEAR_WORDS
+                or (len(text) > len(joined) and text.startswith(joined))
+                or text[:1] != joined[:1]
+            ):
+                continue
+            distance = 0 if text == joined else edit_distance(text, joined, limit)
+            if distance <= limit and (best is None or distance < best[0]):
+                best = (distance, "joined", group)
+    return best
+
+
+def _concatenations(group: list[list[_Token]]) -> Iterator[str]:
+    """Every concatenation of one reading per token (at most a few: tokens have 1 to 3 readings)."""
+    texts = [""]
+    for readings in group:
+        texts = [t + r.norm for t in texts for r in readings][:27]
+    yield from texts
 
 
 def matched_keywords(
