@@ -108,3 +108,18 @@ def test_changed_image_content_is_measured_again(tmp_path: Path) -> None:
             progress=False,
         )
     assert (again.steps[0].measured, changed.steps[0].measured) == (0, 1)
+
+
+def test_necessity_keeps_only_yes_and_reads_yaml_booleans() -> None:
+    import yaml
+
+    flt = NecessityFilter()
+    yes = flt.measure(Candidate(id="a", claim="A photograph shows a dog."))
+    unsure = flt.measure(Candidate(id="b", claim="Thirty Marines were killed in a crash."))
+    said = flt.measure(Candidate(id="c", claim="The senator said taxes rose 40 percent."))
+    assert [m["image_required"] for m in (yes, unsure, said)] == ["yes", "uncertain", "no"]
+    params = yaml.safe_load("keep_answers: [yes]")  # unquoted: YAML 1.1 gives [True]
+    assert params == {"keep_answers": [True]}
+    assert flt.decide(yes, params).keep and not flt.decide(unsure, params).keep
+    assert flt.decide(unsure, {"keep_answers": ["yes", "uncertain"]}).keep
+    assert flt.decide(said, {}).reason == "image_required_no"

@@ -101,6 +101,10 @@ class NecessityFilter:
 
     def decide(self, measurement: Mapping[str, Any], params: Mapping[str, Any]) -> FilterDecision:
         p = {**DEFAULTS, **params}
+        # YAML 1.1 reads an unquoted yes / no as a boolean: accept both spellings
+        keep = {
+            {True: "yes", False: "no"}.get(a, a) if isinstance(a, bool) else str(a) for a in p["keep_answers"]
+        }
         answer = measurement.get("image_required", "uncertain")
         score = {"yes": 1.0, "uncertain": 0.5, "no": 0.0}.get(answer)
         details = {
@@ -108,6 +112,6 @@ class NecessityFilter:
             "why": measurement.get("reason", ""),
             "source": measurement.get("source"),
         }
-        if answer in p["keep_answers"]:
+        if answer in keep:
             return FilterDecision(keep=True, reason=KEEP, score=score, details=details)
         return FilterDecision(keep=False, reason=f"image_required_{answer}", score=score, details=details)
