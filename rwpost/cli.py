@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "rwpost.commands.data",
     "rwpost.commands.crawl",
     "rwpost.commands.extract",
+    "rwpost.commands.filter",
 )
 """Modules whose ``register(app)`` adds subcommands, in the order ``--help`` lists them."""
 
