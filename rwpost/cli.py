@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "rwpost.commands.core",
     "rwpost.commands.data",
     "rwpost.commands.crawl",
+    "rwpost.commands.evaluate",
 )
 """Modules whose ``register(app)`` adds subcommands, in the order ``--help`` lists them."""
 

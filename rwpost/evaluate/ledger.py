@@ -1,7 +1,7 @@
 """The ledger of a run: model and tool calls, tokens, latency, cost and cache hits, per sample and in total.
 
 Costs come from the call itself when the detector knows them, else from a price table keyed by model or
-tool name (``{"gpt-4o-mini": {"input_per_1m": 0.15, "output_per_1m": 0.6, "per_call": 0.0}}``, kept in
+tool name (``{"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6, "per_call": 0.0}}``, kept in
 params.yaml and passed in). A cached call costs nothing; a call with no price is counted as unpriced.
 """
 
@@ -25,8 +25,8 @@ def call_cost(call: Call, prices: PriceTable | None) -> float | None:
     if price is None:
         return None
     return (
-        call.tokens_in * float(price.get("input_per_1m", 0.0)) / 1e6
-        + call.tokens_out * float(price.get("output_per_1m", 0.0)) / 1e6
+        call.tokens_in * float(price.get("input_per_mtok", 0.0)) / 1e6
+        + call.tokens_out * float(price.get("output_per_mtok", 0.0)) / 1e6
         + float(price.get("per_call", 0.0))
     )
 

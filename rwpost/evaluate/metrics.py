@@ -152,7 +152,10 @@ def roc_auc_ovr(y_true: Sequence[str], proba: np.ndarray, classes: Sequence[str]
     if len(classes) == 2:
         positives = np.array([y == classes[0] for y in y_true])
         return float(roc_auc_score(positives, proba[:, 0]))
-    return float(roc_auc_score(list(y_true), proba, multi_class="ovr", labels=list(classes)))
+    order = sorted(range(len(classes)), key=lambda i: classes[i])  # scikit-learn wants sorted labels
+    return float(
+        roc_auc_score(list(y_true), proba[:, order], multi_class="ovr", labels=[classes[i] for i in order])
+    )
 
 
 def reliability_bins(

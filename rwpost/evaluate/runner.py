@@ -54,6 +54,8 @@ class RunSpec:
     name: str | None = None
     prices: PriceTable | None = None
     blocklist: BlockList = field(default_factory=BlockList)
+    secrets: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Extra detector arguments never written anywhere (API keys); not part of the run's identity."""
 
     @property
     def system(self) -> str:
@@ -210,7 +212,7 @@ def run(
     started = now()
     for repeat in range(spec.repeats):
         config = detector_config(spec, repeat)
-        detector = make(spec.detector, config)
+        detector = make(spec.detector, {**config, **spec.secrets})
         configs.append(detector.config())
         hashes.update(prompt_hashes(detector))
         device = getattr(detector, "device", device)
@@ -267,5 +269,6 @@ def spec_summary(spec: RunSpec) -> dict[str, Any]:
     """The spec as JSON-able data (the block list by size only)."""
     data = asdict(spec)
     data["blocklist"] = len(spec.blocklist.domains)
+    data.pop("secrets", None)
     data["setting"] = str(spec.setting)
     return data
