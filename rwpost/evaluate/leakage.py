@@ -58,6 +58,21 @@ FACT_CHECK_DOMAINS: frozenset[str] = frozenset(
 )
 """Fact-checking domains always blocked, on top of the released ``blocked_domains.txt``."""
 
+FACT_CHECK_SUBSTRINGS: tuple[str, ...] = (
+    "snopes",
+    "politifact",
+    "factcheck",
+    "truthorfiction",
+    "hoax-slayer",
+    "leadstories",
+    "opensecrets",
+    "fullfact",
+    "checkyourfact",
+    "realitycheck",
+    "fact-check",
+)
+"""URL substrings of fact-checking services (paper appendix S3, the authors' representative list)."""
+
 
 def normalize_domain(text: str) -> str:
     """Lower-case host without ``www.`` and port, from a domain or a URL."""
@@ -77,9 +92,11 @@ def load_blocked_domains(path: str | Path) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class BlockList:
-    """A set of blocked domains; a URL is blocked when its host is one of them or a subdomain."""
+    """Blocked domains and URL substrings: a URL is blocked when its host is one of the domains or a
+    subdomain of one, or when the URL contains one of the substrings (as the paper's filter does)."""
 
     domains: frozenset[str] = FACT_CHECK_DOMAINS
+    substrings: tuple[str, ...] = FACT_CHECK_SUBSTRINGS
 
     @classmethod
     def from_file(cls, path: str | Path | None) -> BlockList:
@@ -88,13 +105,16 @@ class BlockList:
         return cls(FACT_CHECK_DOMAINS | extra)
 
     def blocked_domain(self, url: str) -> str | None:
-        """The blocked domain ``url`` belongs to, or None."""
+        """The blocked domain ``url`` belongs to (or the host, if a blocked substring matched), or None."""
         host = normalize_domain(url)
         parts = host.split(".")
         for i in range(len(parts) - 1):
             candidate = ".".join(parts[i:])
             if candidate in self.domains:
                 return candidate
+        lowered = url.lower()
+        if any(sub in lowered for sub in self.substrings):
+            return host or lowered
         return None
 
 

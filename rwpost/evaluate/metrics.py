@@ -120,7 +120,7 @@ def per_class_scores(
 def confusion(y_true: Sequence[str], y_pred: Sequence[str], classes: Sequence[str]) -> dict[str, Any]:
     """Confusion matrix, rows gold and columns predicted; an ``Other`` column when some prediction is."""
     columns = list(classes) + ([OTHER] if OTHER in set(y_pred) else [])
-    matrix = confusion_matrix(y_true, y_pred, labels=columns)
+    matrix = confusion_matrix(y_true, y_pred, labels=columns)[: len(classes)]  # no gold is ever Other
     return {"labels": columns, "rows": "gold", "columns": "predicted", "matrix": matrix.tolist()}
 
 
