@@ -176,9 +176,9 @@ class PredictionsFileDetector:
         for s in samples:
             row = self._first.get(s.id)
             if row is None:
-                out.append(Prediction(id=s.id, error=f"no row for this sample in {self.path}"))
+                out.append(Prediction(id=s.id, error=f"no row in the predictions file ({self.path})"))
                 continue
-            error = None if row.label else f"{self.path}:{row.line}: unknown label {row.raw_label!r}"
+            error = None if row.label else f"unknown label ({row.raw_label!r}, {self.path}:{row.line})"
             out.append(
                 Prediction(
                     id=s.id,

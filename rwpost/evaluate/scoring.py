@@ -37,6 +37,11 @@ def all_views(
     }
 
 
+def _reason(error: str | None) -> str:
+    """The kind of an error message, without its details (for counting)."""
+    return (error or "no label and no reason given").split(" (")[0].split(":")[0]
+
+
 def primary_view(views: dict[str, dict[str, Any]]) -> str | None:
     """The first view of :data:`PRIMARY_ORDER` that has samples."""
     return next((name for name in PRIMARY_ORDER if views.get(name, {}).get("n")), None)
@@ -56,7 +61,7 @@ def score_run(
     views = all_views(samples, predictions, n_resamples=n_resamples, seed=seed)
     primary = primary_view(views)
     flags = audit(predictions, blocklist)
-    errors = Counter(p.error.split(":")[0] if p.error else "" for p in predictions if p.label is None)
+    errors = Counter(_reason(p.error) for p in predictions if p.label is None)
     result: dict[str, Any] = {
         "primary_view": primary,
         **({k: views[primary].get(k) for k in (*HEADLINE, "roc_auc_ovr", "ece")} if primary else {}),
