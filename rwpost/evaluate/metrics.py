@@ -124,24 +124,17 @@ def confusion(y_true: Sequence[str], y_pred: Sequence[str], classes: Sequence[st
     return {"labels": columns, "rows": "gold", "columns": "predicted", "matrix": matrix.tolist()}
 
 
-def class_probabilities(probabilities: Sequence[Mapping[str, float] | None], view: View) -> np.ndarray | None:
-    """Per-sample probabilities of the view's classes (labels summed into their class, renormalised).
-
-    None when any sample has no probabilities or no mass on the view's classes.
-    """
-    rows = []
-    for probs in probabilities:
-        if not probs:
-            return None
-        row = np.zeros(len(view.classes))
-        for label, p in probs.items():
-            cls = view.view_class(label)
-            if cls != OTHER:
-                row[view.classes.index(cls)] += float(p)
-        if row.sum() <= 0:
-            return None
-        rows.append(row / row.sum())
-    return np.vstack(rows) if rows else None
+def class_probabilities(probabilities: Mapping[str, float] | None, view: View) -> np.ndarray | None:
+    """One sample's probabilities of the view's classes (labels summed into their class, renormalised);
+    None when it has none, or no mass on the view's classes."""
+    if not probabilities:
+        return None
+    row = np.zeros(len(view.classes))
+    for label, p in probabilities.items():
+        cls = view.view_class(label)
+        if cls != OTHER:
+            row[view.classes.index(cls)] += float(p)
+    return row / row.sum() if row.sum() > 0 else None
 
 
 def roc_auc_ovr(y_true: Sequence[str], proba: np.ndarray, classes: Sequence[str]) -> float | None:
@@ -258,10 +251,15 @@ def view_metrics(
     out["per_class"] = per_class_scores(y_true, y_pred, view.classes)
     out["confusion_matrix"] = confusion(y_true, y_pred, view.classes)
     out["ci95"] = headline_intervals(y_true, y_pred, view.classes, n_resamples=n_resamples, seed=seed)
-    proba = class_probabilities([probabilities[i] for i in keep], view) if probabilities is not None else None
-    if proba is not None:
-        out["roc_auc_ovr"] = roc_auc_ovr(y_true, proba, view.classes)
-        bins = reliability_bins(y_true, proba, view.classes, n_bins=n_bins)
+    # Probability scores over the samples that have probabilities (a failed answer has none).
+    rows = [class_probabilities(probabilities[i], view) for i in keep] if probabilities is not None else []
+    scored = [j for j, row in enumerate(rows) if row is not None]
+    if scored:
+        proba = np.vstack([rows[j] for j in scored])
+        truth = [y_true[j] for j in scored]
+        out["n_with_probabilities"] = len(scored)
+        out["roc_auc_ovr"] = roc_auc_ovr(truth, proba, view.classes)
+        bins = reliability_bins(truth, proba, view.classes, n_bins=n_bins)
         out["ece"] = expected_calibration_error(bins)
         out["reliability"] = bins
     return out
