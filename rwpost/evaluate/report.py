@@ -39,10 +39,19 @@ def evaluate(
     data_info: dict[str, Any] | None = None,
     encode: Callable[[list[str]], np.ndarray] | None = None,
     progress: bool = False,
+    replace_different: bool = False,
 ) -> dict[str, Any]:
     """Run, score and report; returns the metrics written to ``<out_dir>/metrics.json``."""
     out = Path(out_dir)
-    result = run(samples, spec, out, train=train, data_info=data_info, progress=progress)
+    result = run(
+        samples,
+        spec,
+        out,
+        train=train,
+        data_info=data_info,
+        progress=progress,
+        replace_different=replace_different,
+    )
     return write_reports(samples, spec, result, out, encode=encode)
 
 

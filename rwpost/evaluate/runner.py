@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -158,18 +159,21 @@ def predict_all(
     return [_as_prediction(done[(repeat, s.id)]) for s in samples]
 
 
-def _claim_run(out_dir: Path, identity: dict[str, Any]) -> None:
-    """Write run.json, or check that the folder's existing run is this one."""
+def _claim_run(out_dir: Path, identity: dict[str, Any], replace_different: bool = False) -> None:
+    """Write run.json, or check that the folder's existing run is this one (or clear it, if asked)."""
     path = out_dir / RUN_FILE
     key = fingerprint(identity)
     if path.exists():
         existing = json.loads(path.read_text(encoding="utf-8"))
-        if existing.get("fingerprint") != key:
+        if existing.get("fingerprint") != key and replace_different:
+            shutil.rmtree(out_dir)
+        elif existing.get("fingerprint") != key:
             raise ConfigError(
                 f"{out_dir} holds a different run ({existing.get('identity')}); "
                 "use another --out folder or delete it"
             )
-        return
+        if path.exists():
+            return
     write_json(path, {"fingerprint": key, "identity": identity, "started": now()})
 
 
@@ -190,9 +194,14 @@ def run(
     train: Sequence[Sample] | None = None,
     data_info: dict[str, Any] | None = None,
     progress: bool = False,
+    replace_different: bool = False,
     make: Callable[[str, dict[str, Any]], Detector] = make_detector,
 ) -> RunResult:
-    """Run ``spec``'s detector on ``samples`` (training it on ``train`` first if it learns), resumably."""
+    """Run ``spec``'s detector on ``samples`` (training it on ``train`` first if it learns), resumably.
+
+    A folder holding a different run is an error, or is cleared with ``replace_different`` (for
+    pipeline stages, which own their output folders).
+    """
     out = Path(out_dir)
     if not samples:
         raise ConfigError("no samples to evaluate")
@@ -205,7 +214,7 @@ def run(
         "samples_sha256": ids_sha256([s.id for s in samples]),
         "train_sha256": ids_sha256([s.id for s in train]) if train else None,
     }
-    _claim_run(out, identity)
+    _claim_run(out, identity, replace_different)
     path = out / PREDICTIONS_FILE
     done = read_predictions(path)
     all_predictions, input_report, configs, hashes, device = [], None, [], {}, None
