@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "rwpost.commands.crawl",
     "rwpost.commands.extract",
     "rwpost.commands.filter",
+    "rwpost.commands.evaluate",
 )
 """Modules whose ``register(app)`` adds subcommands, in the order ``--help`` lists them."""
 
