@@ -134,3 +134,22 @@ def test_page_without_a_known_body_container_falls_back_to_trafilatura():
     tagged = tag_html(html, "https://example.com/page/")
     assert tagged.body == "trafilatura"
     assert [link.url for link in tagged.links] == ["https://example.org/source"]
+
+
+def test_sample_site_pages_keep_every_gold_link_and_no_boilerplate():
+    """On the 102 generated sample pages (nav, ads, share widgets, related lists around the body)."""
+    from rwpost.tagged import tag_article
+
+    site = Path(__file__).resolve().parents[1] / "data" / "sample" / "site"
+    gold = [json.loads(line) for line in (site / "gold.jsonl").read_text(encoding="utf-8").splitlines()]
+    for row in gold:
+        html = (site / row["page"].strip("/") / "index.html").read_text(encoding="utf-8")
+        article = tag_article(html, row["news_url"])
+        urls = {link.url for link in article.links}
+        expected = {
+            u for u in row["evidence_urls"] + [row["post_link"], row["image_link"]] if u and "://" in u
+        }
+        assert expected <= urls, f"{row['id']}: missing {expected - urls}"
+        stand_ins = {u for u in urls - expected if "/uploads/rw-" in u}  # generated images without a source
+        assert urls - expected - stand_ins == set(), f"{row['id']}: boilerplate {urls - expected - stand_ins}"
+        assert article.claim == row["claim"] and article.rating == row["rating"]
