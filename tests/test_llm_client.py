@@ -220,3 +220,25 @@ def test_cache_is_shared_safely_between_processes(tmp_path):
     cache = LLMCache(path)
     assert len(cache) == 120
     assert cache.get("a-5").answer == {"i": 5}, "the first writer of a key wins"
+
+
+def test_a_bad_request_unrelated_to_the_schema_fails_without_switching_mode():
+    with FakeLLMServer([Reply(status=400, error="maximum context length exceeded")]) as server:
+        client = make_client(server)
+        [result] = client.run([make_request()])
+        assert server.chat_requests == 1
+    assert not result.ok and "context length" in result.error
+    assert client.response_mode == "auto"
+
+
+def test_usage_is_estimated_when_the_server_reports_none():
+    class NoUsage(FakeLLMServer):
+        def _answer(self, body):
+            status, data, headers = super()._answer(body)
+            data.pop("usage", None)
+            return status, data, headers
+
+    with NoUsage(lambda body: Reply.answer(RATIONALE)) as server:
+        client = make_client(server)
+        [result] = client.run([make_request(user="x" * 400)])
+    assert result.ok and result.prompt_tokens >= 100 and result.completion_tokens > 0
