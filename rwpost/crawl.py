@@ -75,6 +75,10 @@ def validate_options(options: CrawlOptions) -> CrawlOptions:
         raise ConfigError(f"--start-url {options.start_url} is a loopback address: pass --allow-loopback")
     if not is_loopback_url(options.start_url) and not options.contact:
         raise ConfigError("--contact is required for a crawl of the real web (site operators must reach you)")
+    if not options.throttle and not is_loopback_url(options.start_url):
+        raise ConfigError(
+            "--no-throttle is only for loopback sites; a real site is crawled with AutoThrottle"
+        )
     options.since = _check_day("since", options.since)
     options.until = _check_day("until", options.until)
     if options.max_articles < 0:

@@ -326,7 +326,7 @@ def parse_article(html: str, url: str) -> dict[str, Any]:
 
 def is_article_url(url: str) -> bool:
     """True for fact-check article URLs (not listings, categories, ratings or tags)."""
-    return bool(ARTICLE_PATH.match(urlsplit(url).path))
+    return bool(ARTICLE_PATH.match(re.sub(r"/{2,}", "/", urlsplit(url).path)))
 
 
 def parse_listing(html: str, url: str) -> dict[str, Any]:
@@ -334,8 +334,9 @@ def parse_listing(html: str, url: str) -> dict[str, Any]:
     sel = Selector(text=html)
     articles: list[tuple[str, date | None]] = []
     seen: set[str] = set()
-    wrappers = sel.css("a.outer_article_link_wrapper, article.media-wrapper a, article.article_wrapper a")
-    for link in wrappers:
+    # 2020s listings: div.article_wrapper > a.outer_article_link_wrapper (+ h3.article_title,
+    # span.article_byline, span.article_date); WordPress-era listings: article.media-wrapper > a.
+    for link in sel.css("a.outer_article_link_wrapper, article.media-wrapper a"):
         href = link.attrib.get("href")
         if not href:
             continue
@@ -343,7 +344,11 @@ def parse_listing(html: str, url: str) -> dict[str, Any]:
         if absolute in seen:
             continue
         seen.add(absolute)
-        stamp = parse_date(link.css("time::attr(datetime)").get() or link.css(".article_date::text").get())
+        card = link.xpath("ancestor-or-self::*[contains(@class,'article_wrapper') or self::article][1]")
+        scope = card[0] if card else link
+        stamp = parse_date(
+            scope.css("time::attr(datetime)").get() or scope.css(".article_date::text, span.date::text").get()
+        )
         articles.append((absolute, stamp.date() if stamp else None))
     if not articles:  # unknown listing markup: every article-looking link on the page
         for href in sel.css("main a::attr(href), body a::attr(href)").getall():
@@ -351,7 +356,13 @@ def parse_listing(html: str, url: str) -> dict[str, Any]:
             if is_article_url(absolute) and absolute not in seen:
                 seen.add(absolute)
                 articles.append((absolute, None))
-    next_href = _first(sel, 'link[rel="next"]::attr(href)', "a.next-button::attr(href)", "a.next::attr(href)")
+    next_href = _first(
+        sel,
+        'link[rel="next"]::attr(href)',
+        "a.next-button::attr(href)",
+        "a.page-number.next::attr(href)",  # the 2020s archive: /fact-check/?pagenum=N
+        "a.next::attr(href)",
+    )
     categories = []
     for href in sel.css('a[href*="/fact-check/category/"]::attr(href)').getall():
         absolute = urljoin(url, href.strip())

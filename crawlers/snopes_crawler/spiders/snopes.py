@@ -10,6 +10,7 @@ a hard kill while the queued requests did not.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -35,9 +36,9 @@ def _day(value: str | date | None) -> date | None:
 
 
 def article_request_url(url: str) -> str:
-    """Article URLs without query or fragment (tracking parameters make duplicates of one article)."""
+    """Article URLs without query, fragment or doubled slashes (listings write ``.com//fact-check``)."""
     parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    return urlunsplit((parts.scheme, parts.netloc, re.sub(r"/{2,}", "/", parts.path), "", ""))
 
 
 class SnopesSpider(scrapy.Spider):
@@ -67,6 +68,7 @@ class SnopesSpider(scrapy.Spider):
         self.follow_categories = str(follow_categories).lower() in ("1", "true", "yes")
         self.store = ArticleStore(Path(out_dir))
         self.scheduled: set[str] = set()
+        self.skipped: set[str] = set()
         self.pages_seen: set[str] = set()
 
     def count(self, key: str, by: int = 1) -> None:
@@ -131,7 +133,7 @@ class SnopesSpider(scrapy.Spider):
                     yield self.sitemap_request(url)
             elif is_article_url(url):
                 lastmod = parse_date(entry.get("lastmod"))
-                yield from self.consider(url, lastmod=lastmod, listed=lastmod.date() if lastmod else None)
+                yield from self.consider(url, lastmod=lastmod)
 
     def parse_listing(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
         self.count("listing_pages")
@@ -170,10 +172,16 @@ class SnopesSpider(scrapy.Spider):
             elif self.retry_failed and (stored.http_status >= 500 or stored.http_status == 0):
                 refetch = True
             else:
-                self.scheduled.add(key)
-                self.count("skipped_stored")
+                # Not marked as scheduled: the sitemap may still show a newer lastmod for it.
+                if key not in self.skipped:
+                    self.skipped.add(key)
+                    self.count("skipped_stored")
                 return
-        if self.since and listed and listed < self.since:
+        # A listing shows the publication date; a sitemap's lastmod is at or after it, so an article
+        # modified before --since was also published before it.
+        earliest = listed or (lastmod.date() if lastmod else None)
+        too_old = bool(self.since and earliest and earliest < self.since)
+        if too_old or (self.until and listed and listed > self.until):
             self.count("out_of_window")
             return
         if self.article_budget_spent():
