@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from html import unescape
+from typing import Any
 from urllib.parse import parse_qs, unquote, urljoin, urlsplit
 
 from bs4 import BeautifulSoup, NavigableString, Tag
@@ -152,19 +154,32 @@ def _resolve(url: str | None, base_url: str | None) -> str | None:
     return url
 
 
-def _image_src(img: Tag) -> str | None:
-    """The real image URL of a possibly lazy-loaded ``<img>`` (``data-src``, ``data-lazy-src``, srcset)."""
-    for attr in ("data-original-src", "data-src", "data-lazy-src", "data-original", "src"):
-        value = img.get(attr)
+IMAGE_SRC_ATTRIBUTES: tuple[str, ...] = ("data-lazy-src", "data-src", "data-original", "src")
+"""Where an ``<img>`` keeps its real URL, lazy-load attributes first (the crawler uses the same order)."""
+IMAGE_SRCSET_ATTRIBUTES: tuple[str, ...] = ("data-lazy-srcset", "data-srcset", "srcset")
+
+
+def image_url_from_attrs(attrs: Mapping[str, Any]) -> str | None:
+    """The real image URL of a possibly lazy-loaded ``<img>`` from its attributes; data: URLs skipped.
+
+    Shared by the tagger and the crawler so the link the text gives is the one the crawler downloads.
+    """
+    for attr in IMAGE_SRC_ATTRIBUTES:
+        value = attrs.get(attr)
         if isinstance(value, str) and value.strip() and not value.strip().startswith("data:"):
-            return value
-    for attr in ("data-lazy-srcset", "data-srcset", "srcset"):
-        value = img.get(attr)
+            return value.strip()
+    for attr in IMAGE_SRCSET_ATTRIBUTES:
+        value = attrs.get(attr)
         if isinstance(value, str) and value.strip():
             candidates = [c.strip().split(" ")[0] for c in value.split(",") if c.strip()]
             if candidates:
                 return candidates[-1]
     return None
+
+
+def _image_src(img: Tag) -> str | None:
+    """The real image URL of an ``<img>`` element."""
+    return image_url_from_attrs(img.attrs)
 
 
 def _embed_url(node: Tag) -> str | None:

@@ -26,6 +26,8 @@ from urllib.parse import urljoin, urlsplit
 
 from parsel import Selector
 
+from rwpost.tagged import image_url_from_attrs
+
 LAYOUT_2020S = "snopes-2020s"
 LAYOUT_WORDPRESS = "snopes-wordpress-2017"
 LAYOUT_JSONLD = "jsonld-only"
@@ -175,12 +177,8 @@ def _body(sel: Selector, layout: str) -> Selector | None:
 
 
 def _image_src(img: Selector) -> str | None:
-    """The real image URL of an ``<img>``: lazy-load attributes first, data: placeholders skipped."""
-    for attr in ("data-lazy-src", "data-src", "src"):
-        value = _text(img.attrib.get(attr))
-        if value and not value.startswith("data:"):
-            return value
-    return None
+    """The real image URL of an ``<img>``, chosen exactly as the tagged text chooses it."""
+    return image_url_from_attrs(img.attrib)
 
 
 def _images(sel: Selector, body: Selector | None, url: str) -> list[str]:

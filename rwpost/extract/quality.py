@@ -74,7 +74,11 @@ def score(
             post_hits += _norm_url(outcome.post.post_link) == _norm_url(row["post_link"])
         if _norm_url(row.get("image_link")):
             image_total += 1
-            image_hits += _norm_url(row["image_link"]) in {_norm_url(u) for u in outcome.post.image_links}
+            # the site serves a generated stand-in for the gold image at image_path; either URL counts
+            found = {_norm_url(u) for u in outcome.post.image_links}
+            image_hits += _norm_url(row["image_link"]) in found or any(
+                (u or "").endswith("/" + row.get("image_path", "\0")) for u in found
+            )
         gold_urls = {u for u in (_norm_url(x) for x in row.get("evidence_urls") or []) if u}
         if gold_urls:
             predicted = {u for u in (_norm_url(e.url) for e in outcome.evidence) if u}
