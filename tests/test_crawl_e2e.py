@@ -186,32 +186,50 @@ def test_newer_sitemap_lastmod_refetches_only_that_article(crawled, tmp_path):
     assert len(ids) == len(set(ids)) == len(GOLD) + 8
 
 
+def start_slow_crawl(server: SampleServer, out: Path, lines: int) -> subprocess.Popen:
+    """Start a crawl child at one request per 50 ms; return once ``lines`` records are stored."""
+    config = crawl_command(options(server, out))
+    config_obj = json.loads(config[-1])
+    config_obj["settings"] = {"DOWNLOAD_DELAY": 0.05, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+    config[-1] = json.dumps(config_obj)
+    project = find_crawlers_dir()
+    child = subprocess.Popen(
+        config, cwd=project, env=crawl_env(project), stdout=subprocess.DEVNULL, start_new_session=True
+    )
+    store = out / "articles.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and child.poll() is None:
+        if store.exists() and len(store.read_text().splitlines()) >= lines:
+            break
+        time.sleep(0.05)
+    return child
+
+
+def test_stopped_crawl_resumes_its_queue_and_fetches_no_article_twice(crawled, tmp_path):
+    out = tmp_path / "stopped"
+    with SampleServer(SITE) as server:
+        child = start_slow_crawl(server, out, lines=20)
+        child.send_signal(signal.SIGTERM)  # Scrapy's graceful stop: the JOBDIR keeps the pending queue
+        assert child.wait(timeout=60) == 0
+        stopped_at = len(read_store(out))
+        assert stopped_at < len(GOLD)
+        report = run_crawl(options(server, out))
+        fetched = Counter(article_requests(server))
+    assert report["this_run"]["resumed_scheduled"] > 0
+    retried = {f"/fact-check/hostile-{name}/" for name in ("flaky", "busy", "loop", "loop-back")}
+    assert not [path for path, n in fetched.items() if n > 1 and path not in retried]
+    records = read_store(out)
+    assert len({r["id"] for r in records}) == len(records)
+    assert identities(records) == identities(read_store(crawled["out"]))
+
+
 def test_killed_crawl_restarts_to_the_same_set_without_duplicates(crawled, tmp_path):
     out = tmp_path / "killed"
     with SampleServer(SITE) as server:
-        slow = options(server, out)
-        slow.throttle = True
-        config = crawl_command(slow)
-        settings = {
-            "DOWNLOAD_DELAY": 0.05,
-            "AUTOTHROTTLE_ENABLED": False,
-            "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
-        }
-        config_obj = json.loads(config[-1])
-        config_obj["settings"] = settings
-        config[-1] = json.dumps(config_obj)
-        project = find_crawlers_dir()
-        child = subprocess.Popen(
-            config, cwd=project, env=crawl_env(project), stdout=subprocess.DEVNULL, start_new_session=True
-        )
-        store = out / "articles.jsonl"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if store.exists() and len(store.read_text().splitlines()) >= 30:
-                break
-            time.sleep(0.05)
+        child = start_slow_crawl(server, out, lines=30)
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
+        store = out / "articles.jsonl"
         killed_count = len(store.read_text().splitlines())
         assert 30 <= killed_count < len(GOLD)
         assert not (out / "report.json").exists()

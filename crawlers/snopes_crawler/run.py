@@ -20,7 +20,7 @@ from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 
 from snopes_crawler.spiders.snopes import SnopesSpider
-from snopes_crawler.store import JOB_DIR
+from snopes_crawler.store import JOB_DIR, REPORT_FILE
 
 RUNNING_MARKER = "RUNNING"
 
@@ -95,7 +95,12 @@ def run(config: dict[str, Any]) -> int:
         follow_categories=bool(config.get("follow_categories", True)),
     )
     process.start()
-    (out_dir / JOB_DIR / RUNNING_MARKER).unlink(missing_ok=True)
+    jobdir = out_dir / JOB_DIR
+    report = out_dir / REPORT_FILE
+    if report.exists() and json.loads(report.read_text(encoding="utf-8")).get("finish_reason") == "finished":
+        # A finished crawl leaves nothing to resume: the next run is a fresh incremental one.
+        (jobdir / "spider.state").unlink(missing_ok=True)
+    (jobdir / RUNNING_MARKER).unlink(missing_ok=True)
     return 0
 
 

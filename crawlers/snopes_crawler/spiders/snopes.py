@@ -77,6 +77,16 @@ class SnopesSpider(scrapy.Spider):
     # --- discovery --------------------------------------------------------------------------------
 
     async def start(self) -> AsyncIterator[Any]:
+        # With a JOBDIR, Scrapy keeps ``self.state`` across runs; it holds what an interrupted run had
+        # already scheduled (those requests come back from the saved queue, so they are not rescheduled).
+        state = getattr(self, "state", None)
+        if state is not None:
+            if "scheduled" in state:
+                self.scheduled |= set(state["scheduled"])
+                self.pages_seen |= set(state["pages_seen"])
+                self.count("resumed_scheduled", len(self.scheduled))
+            state["scheduled"] = self.scheduled
+            state["pages_seen"] = self.pages_seen
         root = urljoin(self.start_url, "/")
         if self.use_sitemap:
             yield scrapy.Request(
