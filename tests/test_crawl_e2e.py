@@ -276,3 +276,31 @@ def test_date_window_and_max_articles_limit_what_is_fetched(tmp_path):
         report = run_crawl(options(server, tmp_path / "five", max_articles=5))
         assert len(set(article_requests(server))) == 5
     assert report["store"]["articles"] == 5
+
+
+def test_cli_crawl_prints_a_json_report(tmp_path, capsys):
+    from rwpost.cli import main
+
+    with SampleServer(SITE) as server:
+        code = main(
+            [
+                "crawl",
+                "--start-url",
+                f"{server.base_url}/fact-check/",
+                "--out",
+                str(tmp_path / "cli"),
+                "--allow-loopback",
+                "--no-throttle",
+                "--since",
+                "any",
+                "--max-articles",
+                "3",
+                "--contact",
+                "tests@rwpost.invalid",
+                "--json",
+            ]
+        )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["store"]["articles"] == 3 and report["this_run"]["fetched"] == 3
+    assert main(["crawl", "--start-url", "http://127.0.0.1:9/", "--out", str(tmp_path / "x")]) == 2
