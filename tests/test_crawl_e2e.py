@@ -304,3 +304,29 @@ def test_cli_crawl_prints_a_json_report(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["store"]["articles"] == 3 and report["this_run"]["fetched"] == 3
     assert main(["crawl", "--start-url", "http://127.0.0.1:9/", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_dvc_stage_serves_the_bundled_site_and_crawls_it(tmp_path, capsys):
+    from pipelines.crawl import run
+
+    params = {
+        "crawl": {
+            "start_url": None,
+            "sample_site": str(SITE),
+            "out": str(tmp_path / "stage"),
+            "since": None,
+            "until": None,
+            "max_articles": 0,
+            "user_agent": None,
+            "contact": None,
+            "throttle": False,
+            "allow_loopback": False,
+            "download_images": False,
+            "max_image_bytes": 10485760,
+        }
+    }
+    run(params)
+    records = read_store(tmp_path / "stage")
+    assert {g["id"] for g in GOLD.values()} <= {r["id"] for r in records}
+    assert all(r["images"] == [] for r in records) and not (tmp_path / "stage" / "images").exists()
+    assert "crawl: 110 articles" in capsys.readouterr().out
