@@ -49,8 +49,9 @@ def read_store(out: Path) -> list[dict]:
 
 
 def identities(records: list[dict]) -> set[str]:
-    """Ids of fetched pages; pages that failed are stored under their URL, so compare those by path."""
-    return {r["id"] if r["http_status"] == 200 else urlsplit(r["url"]).path for r in records}
+    """Ids of parsed pages; pages without a canonical URL are stored under the (random-port) URL
+    they were fetched from, so compare those by path."""
+    return {urlsplit(r["url"]).path if r["url"].startswith("http://127.0.0.1") else r["id"] for r in records}
 
 
 def article_requests(server: SampleServer) -> list[str]:
@@ -125,6 +126,10 @@ def test_hostile_pages_end_in_the_store_with_reasons(crawled):
     assert at("/fact-check/hostile-gone/")["parse_error"] == "HTTP 404"
     assert "redirect loop" in at("/fact-check/hostile-loop/")["parse_error"]
     assert "too large" in at("/fact-check/hostile-huge/")["parse_error"]
+    binary = at("/fact-check/hostile-binary/")
+    assert binary["http_status"] == 200 and binary["parse_error"].startswith(
+        "not an HTML page (Content-Type image/png"
+    )
     for path in ("/fact-check/hostile-flaky/", "/fact-check/hostile-busy/"):
         assert at(path)["parse_error"] is None and at(path)["rating"] == "True"
     errors = [i["error"] for i in at("/fact-check/hostile-bad-image/")["images"]]
@@ -147,8 +152,8 @@ def test_progress_events_and_report_are_written(crawled):
     kinds = [e["event"] for e in crawled["events"]]
     assert kinds[0] == "started" and kinds[-1] == "done"
     report = json.loads((crawled["out"] / "report.json").read_text())
-    # 10 hostile paths: one robots-disallowed, one a duplicate of a real article
-    assert report["store"]["articles"] == len(GOLD) + 8
+    # 11 hostile paths: one robots-disallowed, one a duplicate of a real article
+    assert report["store"]["articles"] == len(GOLD) + 9
     assert report["this_run"]["duplicates"] == 1
     assert report["store"]["parsed_ok"] == len(GOLD) + 3
     assert "tests@rwpost.invalid" in report["settings"]["user_agent"]
@@ -162,7 +167,7 @@ def test_second_run_fetches_no_article_page_again(crawled, tmp_path):
         report = run_crawl(options(server, out))
         assert article_requests(server) == []
     assert report["this_run"]["fetched"] == 0
-    assert report["this_run"]["skipped_stored"] == len(GOLD) + 9  # the alias too
+    assert report["this_run"]["skipped_stored"] == len(GOLD) + 10  # the alias too
     assert sorted(before.splitlines()) == sorted((out / "articles.jsonl").read_text().splitlines())
 
 
@@ -183,7 +188,7 @@ def test_newer_sitemap_lastmod_refetches_only_that_article(crawled, tmp_path):
         assert article_requests(server) == [target["page"]]
     assert report["this_run"]["refetch_updated"] == 1
     ids = [r["id"] for r in read_store(out)]
-    assert len(ids) == len(set(ids)) == len(GOLD) + 8
+    assert len(ids) == len(set(ids)) == len(GOLD) + 9
 
 
 def start_slow_crawl(server: SampleServer, out: Path, lines: int) -> subprocess.Popen:
@@ -329,4 +334,4 @@ def test_dvc_stage_serves_the_bundled_site_and_crawls_it(tmp_path, capsys):
     records = read_store(tmp_path / "stage")
     assert {g["id"] for g in GOLD.values()} <= {r["id"] for r in records}
     assert all(r["images"] == [] for r in records) and not (tmp_path / "stage" / "images").exists()
-    assert "crawl: 110 articles" in capsys.readouterr().out
+    assert "crawl: 111 articles" in capsys.readouterr().out

@@ -215,7 +215,14 @@ class SnopesSpider(scrapy.Spider):
     def parse_article(self, response: scrapy.http.Response) -> Iterator[dict[str, Any]]:
         self.count("fetched")
         try:
-            parsed = parse_article(response.text, response.url)
+            if not isinstance(response, scrapy.http.TextResponse):
+                content_type = response.headers.get("Content-Type", b"").decode("latin-1") or "none"
+                parsed = {
+                    "canonical_url": response.url,
+                    "parse_error": f"not an HTML page (Content-Type {content_type})",
+                }
+            else:
+                parsed = parse_article(response.text, response.url)
         except Exception as exc:  # noqa: BLE001 (a page that breaks the parser is stored with the reason)
             parsed = {
                 "canonical_url": response.url,
