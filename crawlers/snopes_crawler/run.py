@@ -19,6 +19,7 @@ from typing import Any
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 
+from snopes_crawler.settings import USER_AGENT as DEFAULT_USER_AGENT
 from snopes_crawler.spiders.snopes import SnopesSpider
 from snopes_crawler.store import JOB_DIR, REPORT_FILE
 
@@ -27,7 +28,7 @@ RUNNING_MARKER = "RUNNING"
 
 def user_agent(base: str | None, contact: str | None) -> str:
     """The User-Agent: the project's crawler name plus the operator's contact."""
-    agent = base or "rwpost-crawler/0.1 (+https://github.com/rwpost/rwpost; research crawler for RW-Post)"
+    agent = base or DEFAULT_USER_AGENT
     return f"{agent} contact: {contact}" if contact and contact not in agent else agent
 
 

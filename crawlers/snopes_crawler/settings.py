@@ -4,12 +4,14 @@
 image limits); everything else is fixed here, read once at the edge (STYLE.md 4).
 """
 
+from rwpost import __version__
+
 BOT_NAME = "rwpost"
 SPIDER_MODULES = ["snopes_crawler.spiders"]
 NEWSPIDER_MODULE = "snopes_crawler.spiders"
 
 # Politeness. The User-Agent names the project and a contact (set per run by the runner).
-USER_AGENT = "rwpost-crawler/0.1 (+https://github.com/rwpost/rwpost; research crawler for RW-Post)"
+USER_AGENT = f"rwpost-crawler/{__version__} (research crawler for the RW-Post fact-checking dataset)"
 ROBOTSTXT_OBEY = True
 CONCURRENT_REQUESTS = 8
 CONCURRENT_REQUESTS_PER_DOMAIN = 2
