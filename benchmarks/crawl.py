@@ -28,6 +28,7 @@ RESULTS = ROOT / "benchmarks" / "results" / "crawl.json"
 
 def measure(pages: int) -> dict:
     """Crawl ``pages`` synthetic pages (plus the bundled sample's) once; returns the figures."""
+    load_before = round(os.getloadavg()[0], 2)  # the machine may be shared: record how busy it was
     with (
         tempfile.TemporaryDirectory(prefix="rwpost-crawl-bench-") as tmp,
         SampleServer(SITE, synthetic=pages) as server,
@@ -60,6 +61,8 @@ def measure(pages: int) -> dict:
         "machine": {
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
+            "load_average_1m_before": load_before,
+            "load_average_1m_after": round(os.getloadavg()[0], 2),
             "platform": platform.platform(),
         },
     }

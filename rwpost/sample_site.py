@@ -565,6 +565,7 @@ HOSTILE_PAGES: dict[str, str] = {
     "/fact-check/hostile-loop/": "redirect loop with /fact-check/hostile-loop-back/ (stored with the reason)",
     "/fact-check/hostile-huge/": "a page of about 6 MB (over the crawler's page size cap)",
     "/fact-check/hostile-bad-image/": "images: HTML served as image/jpeg, a decompression bomb, a file: URL",
+    "/fact-check/hostile-binary/": "an image where an article should be (stored with parse_error)",
     "/fact-check/hostile-alias/": "a copy of a real article (same canonical URL): dropped as a duplicate",
     "/private/hostile-disallowed/": "disallowed by robots.txt (never fetched)",
 }
@@ -634,6 +635,7 @@ def _hostile_pages(template: SiteArticle, categories: list[str]) -> tuple[dict[s
         "/fact-check/hostile-gone/",
         "/fact-check/hostile-loop/",
         "/fact-check/hostile-huge/",
+        "/fact-check/hostile-binary/",
         "/private/hostile-disallowed/",
     ):
         slug = path.rstrip("/").rsplit("/", 1)[-1]
@@ -862,6 +864,12 @@ class SampleServer:
             return 302, {"Location": "/fact-check/hostile-loop-back/"}, b""
         if path == "/fact-check/hostile-loop-back/":
             return 302, {"Location": "/fact-check/hostile-loop/"}, b""
+        if path == "/fact-check/hostile-binary/":
+            return (
+                200,
+                {"Content-Type": "image/png"},
+                (self.site_dir / "uploads" / "hostile-bomb.png").read_bytes(),
+            )
         if path == "/fact-check/hostile-huge/":
             return 200, {"Content-Type": _CONTENT_TYPES[".html"]}, self._huge_page()
         if self.synthetic and (path.startswith("/synthetic/") or path.startswith("/fact-check/synthetic-")):

@@ -49,8 +49,9 @@ def read_store(out: Path) -> list[dict]:
 
 
 def identities(records: list[dict]) -> set[str]:
-    """Ids of fetched pages; pages that failed are stored under their URL, so compare those by path."""
-    return {r["id"] if r["http_status"] == 200 else urlsplit(r["url"]).path for r in records}
+    """Ids of parsed pages; pages without a canonical URL are stored under the (random-port) URL
+    they were fetched from, so compare those by path."""
+    return {urlsplit(r["url"]).path if r["url"].startswith("http://127.0.0.1") else r["id"] for r in records}
 
 
 def article_requests(server: SampleServer) -> list[str]:
@@ -125,6 +126,10 @@ def test_hostile_pages_end_in_the_store_with_reasons(crawled):
     assert at("/fact-check/hostile-gone/")["parse_error"] == "HTTP 404"
     assert "redirect loop" in at("/fact-check/hostile-loop/")["parse_error"]
     assert "too large" in at("/fact-check/hostile-huge/")["parse_error"]
+    binary = at("/fact-check/hostile-binary/")
+    assert binary["http_status"] == 200 and binary["parse_error"].startswith(
+        "not an HTML page (Content-Type image/png"
+    )
     for path in ("/fact-check/hostile-flaky/", "/fact-check/hostile-busy/"):
         assert at(path)["parse_error"] is None and at(path)["rating"] == "True"
     errors = [i["error"] for i in at("/fact-check/hostile-bad-image/")["images"]]
@@ -147,8 +152,8 @@ def test_progress_events_and_report_are_written(crawled):
     kinds = [e["event"] for e in crawled["events"]]
     assert kinds[0] == "started" and kinds[-1] == "done"
     report = json.loads((crawled["out"] / "report.json").read_text())
-    # 10 hostile paths: one robots-disallowed, one a duplicate of a real article
-    assert report["store"]["articles"] == len(GOLD) + 8
+    # 11 hostile paths: one robots-disallowed, one a duplicate of a real article
+    assert report["store"]["articles"] == len(GOLD) + 9
     assert report["this_run"]["duplicates"] == 1
     assert report["store"]["parsed_ok"] == len(GOLD) + 3
     assert "tests@rwpost.invalid" in report["settings"]["user_agent"]
@@ -162,7 +167,7 @@ def test_second_run_fetches_no_article_page_again(crawled, tmp_path):
         report = run_crawl(options(server, out))
         assert article_requests(server) == []
     assert report["this_run"]["fetched"] == 0
-    assert report["this_run"]["skipped_stored"] == len(GOLD) + 9  # the alias too
+    assert report["this_run"]["skipped_stored"] == len(GOLD) + 10  # the alias too
     assert sorted(before.splitlines()) == sorted((out / "articles.jsonl").read_text().splitlines())
 
 
@@ -183,35 +188,53 @@ def test_newer_sitemap_lastmod_refetches_only_that_article(crawled, tmp_path):
         assert article_requests(server) == [target["page"]]
     assert report["this_run"]["refetch_updated"] == 1
     ids = [r["id"] for r in read_store(out)]
-    assert len(ids) == len(set(ids)) == len(GOLD) + 8
+    assert len(ids) == len(set(ids)) == len(GOLD) + 9
+
+
+def start_slow_crawl(server: SampleServer, out: Path, lines: int) -> subprocess.Popen:
+    """Start a crawl child at one request per 50 ms; return once ``lines`` records are stored."""
+    config = crawl_command(options(server, out))
+    config_obj = json.loads(config[-1])
+    config_obj["settings"] = {"DOWNLOAD_DELAY": 0.05, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+    config[-1] = json.dumps(config_obj)
+    project = find_crawlers_dir()
+    child = subprocess.Popen(
+        config, cwd=project, env=crawl_env(project), stdout=subprocess.DEVNULL, start_new_session=True
+    )
+    store = out / "articles.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and child.poll() is None:
+        if store.exists() and len(store.read_text().splitlines()) >= lines:
+            break
+        time.sleep(0.05)
+    return child
+
+
+def test_stopped_crawl_resumes_its_queue_and_fetches_no_article_twice(crawled, tmp_path):
+    out = tmp_path / "stopped"
+    with SampleServer(SITE) as server:
+        child = start_slow_crawl(server, out, lines=20)
+        child.send_signal(signal.SIGTERM)  # Scrapy's graceful stop: the JOBDIR keeps the pending queue
+        assert child.wait(timeout=60) == 0
+        stopped_at = len(read_store(out))
+        assert stopped_at < len(GOLD)
+        report = run_crawl(options(server, out))
+        fetched = Counter(article_requests(server))
+    assert report["this_run"]["resumed_scheduled"] > 0
+    retried = {f"/fact-check/hostile-{name}/" for name in ("flaky", "busy", "loop", "loop-back")}
+    assert not [path for path, n in fetched.items() if n > 1 and path not in retried]
+    records = read_store(out)
+    assert len({r["id"] for r in records}) == len(records)
+    assert identities(records) == identities(read_store(crawled["out"]))
 
 
 def test_killed_crawl_restarts_to_the_same_set_without_duplicates(crawled, tmp_path):
     out = tmp_path / "killed"
     with SampleServer(SITE) as server:
-        slow = options(server, out)
-        slow.throttle = True
-        config = crawl_command(slow)
-        settings = {
-            "DOWNLOAD_DELAY": 0.05,
-            "AUTOTHROTTLE_ENABLED": False,
-            "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
-        }
-        config_obj = json.loads(config[-1])
-        config_obj["settings"] = settings
-        config[-1] = json.dumps(config_obj)
-        project = find_crawlers_dir()
-        child = subprocess.Popen(
-            config, cwd=project, env=crawl_env(project), stdout=subprocess.DEVNULL, start_new_session=True
-        )
-        store = out / "articles.jsonl"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if store.exists() and len(store.read_text().splitlines()) >= 30:
-                break
-            time.sleep(0.05)
+        child = start_slow_crawl(server, out, lines=30)
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
+        store = out / "articles.jsonl"
         killed_count = len(store.read_text().splitlines())
         assert 30 <= killed_count < len(GOLD)
         assert not (out / "report.json").exists()
@@ -258,3 +281,57 @@ def test_date_window_and_max_articles_limit_what_is_fetched(tmp_path):
         report = run_crawl(options(server, tmp_path / "five", max_articles=5))
         assert len(set(article_requests(server))) == 5
     assert report["store"]["articles"] == 5
+
+
+def test_cli_crawl_prints_a_json_report(tmp_path, capsys):
+    from rwpost.cli import main
+
+    with SampleServer(SITE) as server:
+        code = main(
+            [
+                "crawl",
+                "--start-url",
+                f"{server.base_url}/fact-check/",
+                "--out",
+                str(tmp_path / "cli"),
+                "--allow-loopback",
+                "--no-throttle",
+                "--since",
+                "any",
+                "--max-articles",
+                "3",
+                "--contact",
+                "tests@rwpost.invalid",
+                "--json",
+            ]
+        )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["store"]["articles"] == 3 and report["this_run"]["fetched"] == 3
+    assert main(["crawl", "--start-url", "http://127.0.0.1:9/", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_dvc_stage_serves_the_bundled_site_and_crawls_it(tmp_path, capsys):
+    from pipelines.crawl import run
+
+    params = {
+        "crawl": {
+            "start_url": None,
+            "sample_site": str(SITE),
+            "out": str(tmp_path / "stage"),
+            "since": None,
+            "until": None,
+            "max_articles": 0,
+            "user_agent": None,
+            "contact": None,
+            "throttle": False,
+            "allow_loopback": False,
+            "download_images": False,
+            "max_image_bytes": 10485760,
+        }
+    }
+    run(params)
+    records = read_store(tmp_path / "stage")
+    assert {g["id"] for g in GOLD.values()} <= {r["id"] for r in records}
+    assert all(r["images"] == [] for r in records) and not (tmp_path / "stage" / "images").exists()
+    assert "crawl: 111 articles" in capsys.readouterr().out

@@ -18,7 +18,7 @@ from scrapy.exceptions import DropItem
 from rwpost.ids import record_id, sha256_bytes
 from rwpost.records import CrawledArticle, ImageFile
 from snopes_crawler.images import DEFAULT_MAX_PIXELS, ImageRefused, address_refusal, inspect_image
-from snopes_crawler.store import ArticleStore
+from snopes_crawler.store import ArticleStore, path_key
 
 logger = logging.getLogger(__name__)
 
@@ -129,6 +129,8 @@ class StorePipeline:
             raise DropItem(f"duplicate of {record.id} (canonical {record.url}) at {record.fetched_url}")
         store.add(record)
         self.written.add(record.id)
+        if path_key(item["requested_url"]) != path_key(item["fetched_url"]):
+            store.add_alias(item["requested_url"], record.id)  # a redirect: the listed URL is known too
         if item["kind"] == "failure":
             stats.inc_value("rwpost/stored_http_failures")
         elif record.parse_error:

@@ -19,15 +19,16 @@ from typing import Any
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 
+from snopes_crawler.settings import USER_AGENT as DEFAULT_USER_AGENT
 from snopes_crawler.spiders.snopes import SnopesSpider
-from snopes_crawler.store import JOB_DIR
+from snopes_crawler.store import JOB_DIR, REPORT_FILE
 
 RUNNING_MARKER = "RUNNING"
 
 
 def user_agent(base: str | None, contact: str | None) -> str:
     """The User-Agent: the project's crawler name plus the operator's contact."""
-    agent = base or "rwpost-crawler/0.1 (+https://github.com/rwpost/rwpost; research crawler for RW-Post)"
+    agent = base or DEFAULT_USER_AGENT
     return f"{agent} contact: {contact}" if contact and contact not in agent else agent
 
 
@@ -95,7 +96,12 @@ def run(config: dict[str, Any]) -> int:
         follow_categories=bool(config.get("follow_categories", True)),
     )
     process.start()
-    (out_dir / JOB_DIR / RUNNING_MARKER).unlink(missing_ok=True)
+    jobdir = out_dir / JOB_DIR
+    report = out_dir / REPORT_FILE
+    if report.exists() and json.loads(report.read_text(encoding="utf-8")).get("finish_reason") == "finished":
+        # A finished crawl leaves nothing to resume: the next run is a fresh incremental one.
+        (jobdir / "spider.state").unlink(missing_ok=True)
+    (jobdir / RUNNING_MARKER).unlink(missing_ok=True)
     return 0
 
 

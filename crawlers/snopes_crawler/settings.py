@@ -4,17 +4,19 @@
 image limits); everything else is fixed here, read once at the edge (STYLE.md 4).
 """
 
+from rwpost import __version__
+
 BOT_NAME = "rwpost"
 SPIDER_MODULES = ["snopes_crawler.spiders"]
 NEWSPIDER_MODULE = "snopes_crawler.spiders"
 
 # Politeness. The User-Agent names the project and a contact (set per run by the runner).
-USER_AGENT = "rwpost-crawler/0.1 (+https://github.com/rwpost/rwpost; research crawler for RW-Post)"
+USER_AGENT = f"rwpost-crawler/{__version__} (research crawler for the RW-Post fact-checking dataset)"
 ROBOTSTXT_OBEY = True
 CONCURRENT_REQUESTS = 8
 CONCURRENT_REQUESTS_PER_DOMAIN = 2
 DOWNLOAD_DELAY = 1.0
-RANDOMIZE_DOWNLOAD_DELAY = True
+# DOWNLOAD_DELAY is jittered by +-50% by default (DOWNLOAD_DELAY_JITTER), so requests do not beat a rhythm.
 AUTOTHROTTLE_ENABLED = True
 AUTOTHROTTLE_START_DELAY = 1.0
 AUTOTHROTTLE_MAX_DELAY = 60.0

@@ -77,6 +77,16 @@ class SnopesSpider(scrapy.Spider):
     # --- discovery --------------------------------------------------------------------------------
 
     async def start(self) -> AsyncIterator[Any]:
+        # With a JOBDIR, Scrapy keeps ``self.state`` across runs; it holds what an interrupted run had
+        # already scheduled (those requests come back from the saved queue, so they are not rescheduled).
+        state = getattr(self, "state", None)
+        if state is not None:
+            if "scheduled" in state:
+                self.scheduled |= set(state["scheduled"])
+                self.pages_seen |= set(state["pages_seen"])
+                self.count("resumed_scheduled", len(self.scheduled))
+            state["scheduled"] = self.scheduled
+            state["pages_seen"] = self.pages_seen
         root = urljoin(self.start_url, "/")
         if self.use_sitemap:
             yield scrapy.Request(
@@ -205,7 +215,14 @@ class SnopesSpider(scrapy.Spider):
     def parse_article(self, response: scrapy.http.Response) -> Iterator[dict[str, Any]]:
         self.count("fetched")
         try:
-            parsed = parse_article(response.text, response.url)
+            if not isinstance(response, scrapy.http.TextResponse):
+                content_type = response.headers.get("Content-Type", b"").decode("latin-1") or "none"
+                parsed = {
+                    "canonical_url": response.url,
+                    "parse_error": f"not an HTML page (Content-Type {content_type})",
+                }
+            else:
+                parsed = parse_article(response.text, response.url)
         except Exception as exc:  # noqa: BLE001 (a page that breaks the parser is stored with the reason)
             parsed = {
                 "canonical_url": response.url,
