@@ -1,6 +1,7 @@
 """The README's main job: `dvc repro` on a clean copy builds the splits, reruns nothing the second time,
 and reruns only downstream stages when a parameter changes."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -64,11 +65,17 @@ def test_repro_builds_loadable_verified_splits_then_does_nothing(checkout):
     assert "Running stage" not in again and "up to date" in again
 
 
-def test_changing_the_split_seed_reruns_only_downstream_stages(checkout):
+def test_changing_a_filter_threshold_reruns_only_downstream_stages_from_cache(checkout):
     params_path = checkout / "params.yaml"
     params = yaml.safe_load(params_path.read_text())
-    params["split"]["seed"] = int(params["split"]["seed"]) + 1
+    params["filter"]["neardup"]["text_jaccard"] = 0.9
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
     out = _run([sys.executable, "-m", "dvc", "repro"], checkout)
-    assert "Running stage 'split'" in out
-    assert "Running stage 'import'" not in out
+    assert "Running stage 'filter'" in out  # later stages rerun only if the filter's outputs changed
+    for stage in ("crawl", "reformat", "extract"):  # no crawl, no LLM call: extraction is not rerun
+        assert f"Running stage '{stage}'" not in out
+    funnel = json.loads((checkout / "data" / "work" / "filter" / "funnel.json").read_text())
+    assert sum(step["measured"] for step in funnel) == 0, "a threshold change must re-measure nothing"
+    assert sum(step["from_cache"] for step in funnel) > 0
+    card = (_version_dir(checkout) / "README.md").read_text()
+    assert "| filter: size |" in card and "| filter: watermark |" in card  # the funnel reaches the card

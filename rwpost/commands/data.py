@@ -108,7 +108,7 @@ def verify(version_dir: Path = typer.Argument(..., help="A dataset version folde
     problems = verify_version(version_dir)
     if problems:
         raise RwpostError(f"{version_dir}: " + "; ".join(problems))
-    console.print(f"[green]{version_dir}: all checksums verify[/]")
+    console.print(f"[green]{version_dir}: all checksums verify[/]", soft_wrap=True)
 
 
 def diff(
