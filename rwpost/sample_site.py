@@ -565,6 +565,7 @@ HOSTILE_PAGES: dict[str, str] = {
     "/fact-check/hostile-loop/": "redirect loop with /fact-check/hostile-loop-back/ (stored with the reason)",
     "/fact-check/hostile-huge/": "a page of about 6 MB (over the crawler's page size cap)",
     "/fact-check/hostile-bad-image/": "images: HTML served as image/jpeg, a decompression bomb, a file: URL",
+    "/fact-check/hostile-alias/": "a copy of a real article (same canonical URL): dropped as a duplicate",
     "/private/hostile-disallowed/": "disallowed by robots.txt (never fetched)",
 }
 """Hostile paths the listing links to, with what the crawler must do (also in ``hostile.json``)."""
@@ -625,7 +626,10 @@ def _hostile_pages(template: SiteArticle, categories: list[str]) -> tuple[dict[s
         '<section id="fact_check_rating_container">',
     )
     pages[bad.path] = page
-    listed.extend([missing, truncated, bad])
+    alias = _hostile_article("hostile-alias", template.rating, template)
+    render = render_2020s if template.layout == LAYOUT_2020S else render_wordpress
+    pages[alias.path] = render(template, categories, [])
+    listed.extend([missing, truncated, bad, alias])
     for path in (
         "/fact-check/hostile-gone/",
         "/fact-check/hostile-loop/",

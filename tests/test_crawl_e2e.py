@@ -147,7 +147,9 @@ def test_progress_events_and_report_are_written(crawled):
     kinds = [e["event"] for e in crawled["events"]]
     assert kinds[0] == "started" and kinds[-1] == "done"
     report = json.loads((crawled["out"] / "report.json").read_text())
-    assert report["store"]["articles"] == len(GOLD) + 8  # 9 hostile paths, one of them robots-disallowed
+    # 10 hostile paths: one robots-disallowed, one a duplicate of a real article
+    assert report["store"]["articles"] == len(GOLD) + 8
+    assert report["this_run"]["duplicates"] == 1
     assert report["store"]["parsed_ok"] == len(GOLD) + 3
     assert "tests@rwpost.invalid" in report["settings"]["user_agent"]
 
@@ -160,7 +162,7 @@ def test_second_run_fetches_no_article_page_again(crawled, tmp_path):
         report = run_crawl(options(server, out))
         assert article_requests(server) == []
     assert report["this_run"]["fetched"] == 0
-    assert report["this_run"]["skipped_stored"] == len(GOLD) + 8
+    assert report["this_run"]["skipped_stored"] == len(GOLD) + 9  # the alias too
     assert sorted(before.splitlines()) == sorted((out / "articles.jsonl").read_text().splitlines())
 
 

@@ -122,15 +122,11 @@ class StorePipeline:
         store: ArticleStore = self.crawler.spider.store  # type: ignore[union-attr]
         stats = self.crawler.stats
         record = self.to_record(item, store)
-        if record.id in self.written:
+        if record.id in self.written or (record.id in store.records and not item.get("refetch")):
+            # Another URL of an article already stored: remember the URL so no run fetches it again.
             stats.inc_value("rwpost/duplicates")
-            raise DropItem(
-                f"duplicate of {record.id} (canonical {record.url}), fetched from {record.fetched_url}"
-            )
-        existing = store.records.get(record.id)
-        if existing is not None and not item.get("refetch"):
-            stats.inc_value("rwpost/duplicates")
-            raise DropItem(f"duplicate of stored {record.id} (canonical {record.url})")
+            store.add_alias(item["requested_url"], record.id)
+            raise DropItem(f"duplicate of {record.id} (canonical {record.url}) at {record.fetched_url}")
         store.add(record)
         self.written.add(record.id)
         if item["kind"] == "failure":

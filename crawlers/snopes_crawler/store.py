@@ -3,7 +3,8 @@
 Records are appended one whole line at a time as they are crawled, so a killed crawl loses at most
 the line being written; opening the store drops such a torn last line and rewrites the file with one
 line per id (the last one wins, so a re-fetched updated article replaces the old record). The store is
-what makes a crawl resumable and incremental: the spider asks it which article paths it already holds.
+what makes a crawl resumable and incremental: the spider asks it which article paths it already holds
+(``aliases.jsonl`` remembers pages that turned out to be another URL of a stored article).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rwpost.records import CrawledArticle
 logger = logging.getLogger(__name__)
 
 ARTICLES_FILE = "articles.jsonl"
+ALIASES_FILE = "aliases.jsonl"
 HTML_DIR = "html"
 IMAGES_DIR = "images"
 REPORT_FILE = "report.json"
@@ -46,12 +48,20 @@ class ArticleStore:
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.articles_path = self.out_dir / ARTICLES_FILE
+        self.aliases_path = self.out_dir / ALIASES_FILE
         self.records: dict[str, CrawledArticle] = {}
         self.by_path: dict[str, str] = {}
         self.torn_lines = 0
         self._load()
 
     def _load(self) -> None:
+        if self.aliases_path.exists():
+            for line in self.aliases_path.read_text(encoding="utf-8").splitlines():
+                try:
+                    alias = json.loads(line)
+                    self.by_path[alias["path"]] = alias["id"]
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue  # a torn last line: the alias is simply learnt again
         if not self.articles_path.exists():
             return
         lines = self.articles_path.read_text(encoding="utf-8").splitlines()
@@ -111,6 +121,13 @@ class ArticleStore:
         """Append one record; it replaces a stored one with its id, or fetched from the same path."""
         append_jsonl(self.articles_path, record)
         self._index(record)
+
+    def add_alias(self, url: str, record_id: str) -> None:
+        """Remember that ``url`` is another address of a stored article (same canonical URL)."""
+        key = path_key(url)
+        if self.by_path.get(key) != record_id:
+            self.by_path[key] = record_id
+            append_jsonl(self.aliases_path, {"path": key, "id": record_id})
 
     def compact(self) -> None:
         """Rewrite ``articles.jsonl`` atomically with exactly one line per id."""
