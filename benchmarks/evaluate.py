@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -58,12 +59,12 @@ def runner_overhead(n: int, batch_size: int) -> dict:
 
     samples = _samples(n)
     with tempfile.TemporaryDirectory() as tmp:
-        spec = RunSpec("instant", batch_size=batch_size)
+        spec = RunSpec("benchmarks.evaluate:InstantDetector", batch_size=batch_size)
         began = time.perf_counter()
-        result = run(samples, spec, Path(tmp) / "run", make=lambda name, cfg: InstantDetector())
+        result = run(samples, spec, Path(tmp) / "run")
         run_s = time.perf_counter() - began
         began = time.perf_counter()
-        run(samples, spec, Path(tmp) / "run", make=lambda name, cfg: InstantDetector())
+        run(samples, spec, Path(tmp) / "run")
         resume_s = time.perf_counter() - began
         began = time.perf_counter()
         score_run(samples, result.predictions[0], blocklist=BlockList(), n_resamples=1000)
@@ -97,13 +98,13 @@ def embedding_throughput(n: int, device: str | None, batch_sizes: list[int]) -> 
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=2000, help="samples for the runner overhead")
     parser.add_argument("--embed-samples", type=int, default=1024, help="samples for embedding throughput")
     parser.add_argument("--batch-sizes", default="32,128", help="embedding batch sizes, comma-separated")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv or [])
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
@@ -138,4 +139,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

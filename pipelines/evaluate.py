@@ -3,7 +3,7 @@
 For each subset (main, challenging) every detector is trained on the ``train_split`` (dev) and scored
 on the ``test_split`` (test), in each of its settings; each run writes its folder
 ``<out>/<subset>/<detector>-<setting>/`` (metrics.json, report.md, plots, predictions), and the stage
-writes ``<out>/leaderboard/`` and ``<out>/summary.json`` (the DVC metrics file).
+writes ``<out>/leaderboard/`` and the ``summary`` file (headline scores per run, the DVC metrics file).
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def run(params: dict[str, Any]) -> None:
                 print(f"evaluate: {subset} {name}/{setting}: macro F1 {metrics.get('macro_f1')}")
     if run_dirs:
         write_leaderboard(run_dirs, out_root / "leaderboard")
-    write_json(out_root / "summary.json", summary)
+    write_json(Path(cfg.get("summary", f"{out_root}-summary.json")), summary)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ def test_stage_scores_each_detector_and_setting_and_writes_a_leaderboard(tmp_pat
         "dataset": {"root": str(tmp_path / "rwpost"), "version": "v9"},
         "evaluate": {
             "out": str(tmp_path / "reports"),
+            "summary": str(tmp_path / "summary.json"),
             "subsets": ["main"],
             "seed": 0,
             "bootstrap": 50,
@@ -48,7 +49,7 @@ def test_stage_scores_each_detector_and_setting_and_writes_a_leaderboard(tmp_pat
         text=True,
     )
     assert done.returncode == 0, done.stderr
-    summary = json.loads((tmp_path / "reports" / "summary.json").read_text())
+    summary = json.loads((tmp_path / "summary.json").read_text())
     assert set(summary["main"]) == {
         "majority/closed-book",
         "stratified/closed-book",

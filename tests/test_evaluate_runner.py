@@ -141,3 +141,37 @@ def test_unknown_detector_names_the_known_ones(tmp_path, data, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "unknown detector 'nope'" in err and "majority" in err and "embedding" in err
+
+
+def test_third_party_detectors_are_found_through_entry_points(tmp_path, monkeypatch, data):
+    """A package installed with an entry point in group rwpost.detectors (a real .dist-info folder)."""
+    dist = tmp_path / "site" / "my_agent-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: my-agent\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[rwpost.detectors]\nmy-agent = {DETECTOR}\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    from rwpost.evaluate.registry import available_detectors, make_detector
+
+    assert available_detectors()["my-agent"] == DETECTOR
+    detector = make_detector("my-agent", {"calls_log": str(tmp_path / "calls.log")})
+    assert detector.name == "counting"
+    out = tmp_path / "run"
+    code = main(
+        [
+            "evaluate",
+            "--data",
+            str(data),
+            "--detector",
+            "my-agent",
+            "--set",
+            f"calls_log={tmp_path / 'c'}",
+            "--out",
+            str(out),
+            "--bootstrap",
+            "0",
+            "--no-progress",
+            "--no-key-points",
+        ]
+    )
+    assert code == 0
+    assert json.loads((out / "manifest.json").read_text())["detector"] == "my-agent"

@@ -68,8 +68,8 @@ class SentenceEncoder:
     def count_tokens(self, texts: list[str]) -> list[int]:
         """Tokens per text as the model sees them (truncated to its maximum length)."""
         limit = self.model.max_seq_length
-        ids = self.model.tokenizer(texts, add_special_tokens=True, truncation=False)["input_ids"]
-        return [min(len(x), limit) for x in ids]
+        ids = self.model.tokenizer(texts, add_special_tokens=True, truncation=True, max_length=limit)
+        return [len(x) for x in ids["input_ids"]]
 
 
 @lru_cache(maxsize=4)

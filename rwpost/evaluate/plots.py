@@ -82,6 +82,8 @@ def cost_plot(rows: Sequence[dict[str, Any]], path: Path, metric: str = "macro_f
             continue
         ax.scatter([x], [y])
         ax.annotate(row["system"], (x, y), fontsize=8, xytext=(3, 3), textcoords="offset points")
+    costs = [row.get("cost_per_sample_usd") or 0.0 for row in rows]
+    ax.set_xlim(left=0.0, right=max(max(costs, default=0.0) * 1.15, 1e-4))
     ax.set_xlabel("cost per sample (USD)")
     ax.set_ylabel(metric)
     ax.set_title(f"cost vs {metric}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -34,7 +35,7 @@ from rwpost.evaluate.protocol import (
     prompt_hashes,
 )
 from rwpost.evaluate.registry import make_detector, resolve_detector
-from rwpost.io import append_jsonl, write_json, write_text
+from rwpost.io import write_json, write_text
 from rwpost.records import Sample
 
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -115,6 +116,16 @@ def read_predictions(path: Path) -> dict[tuple[int, str], dict[str, Any]]:
     return done
 
 
+def append_rows(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Append a batch of rows as JSON lines with one flush and fsync (a kill leaves at most one line
+    cut short, which :func:`read_predictions` removes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
 def _as_prediction(row: dict[str, Any]) -> Prediction:
     return Prediction.model_validate({k: v for k, v in row.items() if k not in ("repeat", "wall_s")})
 
@@ -148,13 +159,14 @@ def predict_all(
                 raise RwpostError(
                     f"detector {detector.name!r} answered for ids it was not given: {sorted(extra)}"
                 )
+            rows = []
             for s in batch:
-                pred = by_id.get(s.id) or Prediction(
-                    id=s.id, error=f"detector {detector.name!r} gave no answer"
-                )
-                row = {"repeat": repeat, "wall_s": wall, **pred.model_dump(mode="json")}
-                append_jsonl(path, row)
-                done[(repeat, s.id)] = row
+                missing = Prediction(id=s.id, error=f"detector {detector.name!r} gave no answer")
+                pred = by_id.get(s.id) or missing
+                rows.append({"repeat": repeat, "wall_s": wall, **pred.model_dump(mode="json")})
+            append_rows(path, rows)
+            for row in rows:
+                done[(repeat, row["id"])] = row
             bar.update(len(batch))
     return [_as_prediction(done[(repeat, s.id)]) for s in samples]
 

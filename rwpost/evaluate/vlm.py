@@ -117,6 +117,7 @@ class VLMDetector:
             seed=seed,
         )
         self.images_sent = 0
+        self.device = f"remote ({base_url or 'api.openai.com'})"
 
     def config(self) -> dict[str, Any]:
         return {
