@@ -16,7 +16,7 @@ from rich.console import Console
 
 from rwpost.errors import RwpostError
 
-COMMAND_MODULES: tuple[str, ...] = ("rwpost.commands.core",)
+COMMAND_MODULES: tuple[str, ...] = ("rwpost.commands.core", "rwpost.commands.annotate")
 """Modules whose ``register(app)`` adds subcommands, in the order ``--help`` lists them."""
 
 app = typer.Typer(

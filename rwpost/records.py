@@ -258,7 +258,9 @@ class ExplanationScore(Record):
     id: str
     annotator: str
     slot: int = Field(ge=1, le=3, description="the anonymised output id the annotator saw")
-    source: str = Field(description="who wrote the output (a detector name or 'gold'), unblinded after export")
+    source: str = Field(
+        description="who wrote the output (a detector name or 'gold'), unblinded after export"
+    )
     reasoning_hallucination: int = Field(ge=0, le=2)
     evidence_hallucination: int = Field(ge=0, le=2)
     label_justification: int = Field(ge=0, le=2)
@@ -271,8 +273,8 @@ class HumanVerdict(Record):
 
     id: str
     status: VerdictStatus = Field(
-        description="agreed: both annotators gave the same answers; adjudicated: resolved in the adjudication "
-        "project; disputed: waiting for adjudication; pending: fewer than two annotations yet"
+        description="agreed: both annotators gave the same answers; adjudicated: resolved in the "
+        "adjudication project; disputed: waiting for adjudication; pending: fewer than two annotations yet"
     )
     post_extraction: PostCheck | None = None
     image_role: ImageRole | None = None

@@ -41,6 +41,8 @@ class StatePaths:
     """Where the server keeps its environment, database, served files and credentials."""
 
     root: Path
+    data_dir: Path | None = None
+    """Database folder when not ``<root>/data``."""
 
     @property
     def venv(self) -> Path:
@@ -48,7 +50,7 @@ class StatePaths:
 
     @property
     def data(self) -> Path:
-        return self.root / "data"
+        return self.data_dir if self.data_dir is not None else self.root / "data"
 
     @property
     def files(self) -> Path:

@@ -99,7 +99,7 @@ def stand_in_image(record_id: str, claim: str, out_dir: Path, *, original: str |
 
     The picture says it is generated, so nobody mistakes it for the post's real image.
     """
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw, ImageFont
 
     path = Path(out_dir) / f"{record_id}.png"
     if path.exists():
@@ -107,11 +107,12 @@ def stand_in_image(record_id: str, claim: str, out_dir: Path, *, original: str |
     seed = int(sha256_bytes(record_id.encode())[:6], 16)
     picture = Image.new("RGB", (640, 400), (40 + seed % 80, 60 + seed % 50, 90 + seed % 60))
     draw = ImageDraw.Draw(picture)
-    draw.rectangle((0, 0, 639, 44), fill=(250, 220, 60))
-    draw.text((12, 14), "GENERATED STAND-IN IMAGE (not the post's image)", fill=(0, 0, 0))
-    draw.multiline_text((16, 70), textwrap.fill(claim, width=70), fill=(255, 255, 255), spacing=6)
+    big, small = ImageFont.load_default(size=24), ImageFont.load_default(size=14)
+    draw.rectangle((0, 0, 639, 48), fill=(250, 220, 60))
+    draw.text((12, 12), "GENERATED STAND-IN (not the post image)", fill=(0, 0, 0), font=big)
+    draw.multiline_text((16, 70), textwrap.fill(claim, width=46), fill=(255, 255, 255), spacing=8, font=big)
     if original:
-        draw.text((16, 370), textwrap.shorten(f"original: {original}", 100), fill=(230, 230, 230))
+        draw.text((16, 372), textwrap.shorten(f"original: {original}", 80), fill=(230, 230, 230), font=small)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp.png")
     picture.save(tmp, format="PNG")
