@@ -43,10 +43,12 @@ class StatePaths:
     root: Path
     data_dir: Path | None = None
     """Database folder when not ``<root>/data``."""
+    venv_dir: Path | None = None
+    """Label Studio's virtual environment when not ``<root>/venv`` (e.g. one shared by test runs)."""
 
     @property
     def venv(self) -> Path:
-        return self.root / "venv"
+        return self.venv_dir if self.venv_dir is not None else self.root / "venv"
 
     @property
     def data(self) -> Path:
@@ -298,7 +300,7 @@ def start_server(
     base_env: Mapping[str, str] | None = None,
 ) -> LabelStudioServer:
     """Start Label Studio on 127.0.0.1:``port`` and wait until it answers (first start runs migrations)."""
-    exe = exe or executable(paths.venv)
+    exe = (exe or executable(paths.venv)).absolute()
     if not exe.exists():
         raise LabelStudioError(f"{exe} not found: install Label Studio first (rwpost annotate serve does)")
     if port_in_use(port):

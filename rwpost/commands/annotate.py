@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -69,6 +70,9 @@ def serve(
     port: int = PORT,
     state: Path = STATE,
     data_dir: Path = typer.Option(None, "--data-dir", help="Database folder (default: <state>/data)."),
+    venv: Path = typer.Option(
+        None, "--venv", help="Label Studio's virtual environment (default: <state>/venv)."
+    ),
 ) -> None:
     """Start Label Studio on 127.0.0.1 (installed on first use into <state>/venv) until Ctrl-C.
 
@@ -79,7 +83,7 @@ def serve(
     """
     from rwpost.annotate.server import StatePaths, ensure_venv, resolve_credentials, start_server
 
-    paths = StatePaths(state, data_dir)
+    paths = StatePaths(state, data_dir, venv)
     exe = paths.venv / "bin" / "label-studio"
     if not exe.exists():
         console.print(f"installing Label Studio into {paths.venv} (first use, about a minute)...")
@@ -92,14 +96,20 @@ def serve(
     )
     console.print("starting Label Studio (the first start applies migrations, about 30 s)...")
     server = start_server(paths, creds, port=port, exe=exe)
-    console.print(f"\nLabel Studio is running at [bold]{server.url}[/] (loopback only)")
-    console.print(f"  log in as: {creds.email}")
+    console.print(f"\nLabel Studio is running at [bold]{server.url}[/] (loopback only)", soft_wrap=True)
+    console.print(f"  log in as: {creds.email}", soft_wrap=True)
     if creds.generated:
-        console.print(f"  password:  {creds.password}   (generated; saved in {paths.credentials}, mode 0600)")
+        console.print(
+            f"  password:  {creds.password}   (generated; saved in {paths.credentials}, mode 0600)",
+            soft_wrap=True,
+        )
     else:
         console.print(f"  password:  the one in LABEL_STUDIO_PASSWORD (or saved in {paths.credentials})")
-    console.print(f"  API token: saved in {paths.credentials} (push/pull read it from there)")
-    console.print(f"  server log: {paths.log}\nPress Ctrl-C to stop.")
+    console.print(f"  API token: saved in {paths.credentials} (push/pull read it from there)", soft_wrap=True)
+    console.print(f"  server log: {paths.log}\nPress Ctrl-C to stop.", soft_wrap=True)
+    # Ctrl-C and SIGTERM both stop the server (a shell's background job starts with SIGINT ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         while server.process.poll() is None:
             time.sleep(1)
