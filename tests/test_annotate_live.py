@@ -248,6 +248,27 @@ def _detector_output(sample: Sample, name: str) -> ExplanationOutput:
     )
 
 
+def _check_explanation_ui(live: Live, task_id: int, claim: str, tmp_path: Path) -> None:
+    from rwpost.annotate.screenshot import capture_task
+
+    project = sync.find_project(live.client, PROJECTS["explanation"].title)
+    folder = ROOT / "annotation" / "screenshots" if os.environ.get("RWPOST_UPDATE_SCREENSHOTS") else tmp_path
+    capture = capture_task(
+        live.url,
+        live.creds.email,
+        live.creds.password,
+        project.id,
+        task_id,
+        folder / "explanation-task.png",
+        wait_for="Label justification",
+    )
+    assert claim in capture.text
+    for text in ("Output 1", "Output 2", "Output 3", "0 none", "1 mild", "2 severe", "1 partial", "2 full"):
+        assert text in capture.text
+    assert "2 hallucinated" in capture.text
+    assert "agentfact" not in capture.text.lower() and "lemma" not in capture.text.lower()
+
+
 def test_explanation_scores_are_unblinded_and_reported(live, tmp_path):
     annotators = _annotator_clients(live)
     items = [
@@ -271,9 +292,10 @@ def test_explanation_scores_are_unblinded_and_reported(live, tmp_path):
     keys = {
         rid: {int(k): v for k, v in key.items()} for rid, key in json.loads(keys_path.read_text()).items()
     }
+    tasks = _tasks_by_record(live, "explanation")
+    _check_explanation_ui(live, tasks[items[0].id], items[0].claim, tmp_path)
     # What each annotator means to give each source; the annotator only sees slots 1-3.
     intended = {"gold": (0, 0, 0), "agentfact": (1, 0, 1), "lemma": (2, 1, 2)}
-    tasks = _tasks_by_record(live, "explanation")
     for email in ANNOTATORS[:2]:
         for rid, task_id in tasks.items():
             scores = {slot: intended[source] for slot, source in keys[rid].items()}

@@ -125,6 +125,11 @@ def stand_in_image(record_id: str, claim: str, out_dir: Path, *, original: str |
 _TAG = re.compile(r"\[(IMAGE|VIDEO|LINK|WEBPAGE|URL)\s*(\d+)(?::\s*([^\]\s]+))?\s*\]", re.IGNORECASE)
 
 
+def _is_web(url: object) -> bool:
+    """A link worth making clickable (the release writes missing URLs as the string "None")."""
+    return isinstance(url, str) and url.startswith(("http://", "https://"))
+
+
 def _anchor(url: str, text: str) -> str:
     return f'<a href="{html.escape(url, quote=True)}" target="_blank" rel="noopener noreferrer">{text}</a>'
 
@@ -152,7 +157,7 @@ def _evidence_html(evidence: list[Evidence]) -> str:
     for item in evidence:
         text = html.escape(item.content or item.description or "")
         source = html.escape(item.source or "")
-        link = f" ({_anchor(item.url, html.escape(item.url))})" if item.url else ""
+        link = f" ({_anchor(item.url, html.escape(item.url))})" if _is_web(item.url) else ""
         items.append(f"<li><b>{html.escape(item.type)}</b> {source}{link}: {text}</li>")
     return "<ol>" + "".join(items) + "</ol>" if items else "<p>(no evidence)</p>"
 
@@ -271,7 +276,7 @@ def output_html(output: ExplanationOutput) -> str:
             url = item.get("url")
             text = html.escape(str(item.get("content") or item.get("description") or ""))
             source = html.escape(str(item.get("source") or item.get("type") or ""))
-            link = f" ({_anchor(url, html.escape(url))})" if isinstance(url, str) and url else ""
+            link = f" ({_anchor(url, html.escape(url))})" if _is_web(url) else ""
             evidence.append(f"<li>{source}{link}: {text}</li>")
         else:
             evidence.append(f"<li>{html.escape(json.dumps(item, ensure_ascii=False))}</li>")
