@@ -7,7 +7,6 @@ through its invite link (the users API of the Community edition makes accounts w
 
 from __future__ import annotations
 
-import html
 import json
 import secrets
 from dataclasses import dataclass
@@ -37,8 +36,10 @@ def find_project(client: Any, title: str) -> Any | None:
 
 
 def guidelines_html(markdown: str) -> str:
-    """Guidelines text shown in Label Studio's instructions panel (kept verbatim, wrapped as text)."""
-    return f'<div style="white-space: pre-wrap">{html.escape(markdown)}</div>'
+    """Guidelines Markdown as the HTML of Label Studio's instructions panel (raw HTML in it is escaped)."""
+    from markdown_it import MarkdownIt  # installed with rich
+
+    return MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
 
 
 def ensure_project(
