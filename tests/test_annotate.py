@@ -312,7 +312,28 @@ def test_merge_lets_humans_override_the_model_and_keeps_every_sample():
     # Record 5: both say the image is only relevant -> the human decision drops it.
     decisions = {d.id: d for d in result.decisions}
     assert decisions[samples[5].id].keep is False
-    assert decisions[samples[5].id].details["overrides"] == "image_necessity"
+    assert decisions[samples[5].id].details["overrides"] == "necessity"
     assert sorted(result.disputed) == sorted(samples[i].id for i in DISPUTED_POSITIONS)
     assert merged[samples[3].id] == samples[3]  # disputed: untouched until adjudicated
     assert result.counts == {"agreed": 6, "disputed": 4, "dropped": 2, "kept": 4}
+
+
+def test_merge_stage_passes_samples_through_until_verdicts_exist_then_applies_them(tmp_path):
+    from pipelines.annotate_merge import run
+
+    params = {
+        "annotate": {
+            "samples": str(RELEASED),
+            "verdicts": str(tmp_path / "v.jsonl"),
+            "out": str(tmp_path / "o"),
+        }
+    }
+    assert run(params) == {"samples": 46, "verdicts": 0, "rejected_lines": 0, "not_annotated": 46}
+    tasks = _ten_tasks()
+    for task, sample in zip(tasks, list(read_samples(RELEASED))[:10], strict=True):
+        task["data"]["record_id"] = sample.id
+    verdicts = validation_verdicts(tasks, USERS, project="validation")
+    (tmp_path / "v.jsonl").write_text("".join(v.model_dump_json() + "\n" for v in verdicts))
+    summary = run(params)
+    assert summary["agreed"] == 6 and summary["disputed"] == 4 and summary["not_annotated"] == 36
+    assert len((tmp_path / "o" / "decisions.jsonl").read_text().splitlines()) == 6

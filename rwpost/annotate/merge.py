@@ -10,7 +10,8 @@ and *pending* with fewer than two annotations. Only agreed and adjudicated verdi
   correct leave it as it is (a missed link cannot be recovered from the verdict alone).
 
 Each applied verdict also becomes a ``Decision`` (filter ``human_validation``) whose ``details``
-name the model filter it overrides, so the split stage and the dataset card can count it.
+name the model filter it overrides (``necessity``, the image-necessity filter), so the split stage
+and the dataset card can count it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from rwpost.records import Decision, HumanVerdict, Sample, ValidationVerdict
 
 HUMAN_FILTER = "human_validation"
-OVERRIDES = "image_necessity"
+OVERRIDES = "necessity"
 """The model filter whose decision a human image-role verdict replaces (paper III-C)."""
 
 
