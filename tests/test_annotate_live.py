@@ -64,6 +64,7 @@ class Live:
     serve_output: str
     client: object
     samples: list[Sample]
+    annotators: dict[str, str]
 
 
 @pytest.fixture(scope="session")
@@ -96,6 +97,7 @@ def live(tmp_path_factory) -> Live:
             serve_output=out_path.read_text(errors="replace"),
             client=sync.connect(url, creds.token),
             samples=list(read_samples(RELEASED))[:10],
+            annotators={},
         )
     finally:
         serve.send_signal(signal.SIGTERM)
@@ -121,8 +123,8 @@ def _tasks_by_record(live: Live, key: str) -> dict[str, int]:
 
 
 def _annotator_clients(live: Live) -> dict[str, object]:
-    passwords = sync.ensure_annotators(live.client, live.url, list(ANNOTATORS), live.creds.annotators)
-    live.creds.annotators.update(passwords)
+    passwords = sync.ensure_annotators(live.client, live.url, list(ANNOTATORS), live.annotators)
+    live.annotators.update(passwords)
     return {
         email: sync.connect(live.url, sync.login_token(live.url, email, passwords[email]))
         for email in ANNOTATORS
@@ -335,3 +337,11 @@ def test_cli_pull_agreement_and_merge_write_their_files(live, tmp_path):
     assert rwpost_main([*args, "--out", str(merged_dir)]) == 0
     assert len((merged_dir / "samples.jsonl").read_text().splitlines()) == 46
     assert len((merged_dir / "decisions.jsonl").read_text().splitlines()) == 10
+    # push through the CLI: only the two new records are imported, a new annotator is signed up.
+    args = ["annotate", "push", str(RELEASED), "--limit", "12", "--annotators", "ann-c@rwpost.test", *common]
+    assert rwpost_main([*args, "--configs", str(CONFIGS), "--guidelines", str(GUIDELINES)]) == 0
+    assert len(_tasks_by_record(live, "validation")) == 12
+    saved = json.loads((live.state / "annotators.json").read_text())
+    assert list(saved) == ["ann-c@rwpost.test"]
+    assert stat.S_IMODE((live.state / "annotators.json").stat().st_mode) == 0o600
+    assert sync.login_token(live.url, "ann-c@rwpost.test", saved["ann-c@rwpost.test"])

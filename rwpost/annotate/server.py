@@ -64,6 +64,11 @@ class StatePaths:
         return self.root / "credentials.json"
 
     @property
+    def annotators(self) -> Path:
+        """Passwords of the annotator accounts rwpost signed up (0600)."""
+        return self.root / "annotators.json"
+
+    @property
     def log(self) -> Path:
         return self.root / "server.log"
 
@@ -76,8 +81,6 @@ class Credentials:
     password: str = field(repr=False)
     token: str = field(repr=False)
     generated: bool = False
-    annotators: dict[str, str] = field(default_factory=dict, repr=False)
-    """Annotator e-mail -> password, for accounts that ``sync.ensure_annotators`` signed up."""
 
 
 def executable(venv: Path) -> Path:
@@ -141,7 +144,6 @@ def load_credentials(path: Path) -> Credentials | None:
             password=admin["password"],
             token=admin["token"],
             generated=bool(admin.get("generated", False)),
-            annotators=dict(raw.get("annotators", {})),
         )
     except (KeyError, TypeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not a Label Studio credentials file ({exc})") from exc
@@ -155,7 +157,7 @@ def save_credentials(path: Path, creds: Credentials) -> None:
         "token": creds.token,
         "generated": creds.generated,
     }
-    _write_private_json(path, {"admin": admin, "annotators": creds.annotators})
+    _write_private_json(path, {"admin": admin})
 
 
 def resolve_credentials(
@@ -177,11 +179,25 @@ def resolve_credentials(
         password=password,
         token=token or (saved.token if saved else secrets.token_hex(20)),
         generated=generated,
-        annotators=saved.annotators if saved else {},
     )
     if saved != creds:
         save_credentials(path, creds)
     return creds
+
+
+def load_annotators(path: Path) -> dict[str, str]:
+    """Annotator e-mail -> password saved by :func:`save_annotators` (empty when none)."""
+    if not path.exists():
+        return {}
+    try:
+        return {str(k): str(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
+    except (AttributeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not an annotator password file ({exc})") from exc
+
+
+def save_annotators(path: Path, passwords: dict[str, str]) -> None:
+    """Store annotator passwords in a 0600 JSON file."""
+    _write_private_json(path, passwords)
 
 
 def server_env(

@@ -138,7 +138,7 @@ def push(
     Example: rwpost annotate push data/sample/released/rwpost_dev_main.head.jsonl --annotators a@x.org,b@x.org
     """
     from rwpost.annotate import sync, workflow
-    from rwpost.annotate.server import load_credentials, save_credentials
+    from rwpost.annotate.server import load_annotators, save_annotators
     from rwpost.annotate.sources import read_samples
     from rwpost.records import Reject
 
@@ -163,16 +163,12 @@ def push(
     console.print(table)
     emails = [e.strip() for e in annotators.split(",") if e.strip()]
     if emails:
-        creds = load_credentials(paths.credentials)
-        known = creds.annotators if creds else {}
+        known = load_annotators(paths.annotators)
         passwords = sync.ensure_annotators(client, url, emails, known)
-        if creds is not None and passwords != known:
-            from dataclasses import replace
-
-            save_credentials(paths.credentials, replace(creds, annotators=passwords))
-        console.print(
-            f"annotators ready: {', '.join(emails)} (passwords of new accounts saved in {paths.credentials})"
-        )
+        if passwords != known:
+            save_annotators(paths.annotators, passwords)
+        where = f"passwords saved in {paths.annotators}, mode 0600"
+        console.print(f"annotators ready: {', '.join(emails)} ({where})")
     if rejects:
         from rwpost.io import write_jsonl
 
