@@ -16,7 +16,15 @@ from rich.console import Console
 
 from rwpost.errors import RwpostError
 
-COMMAND_MODULES: tuple[str, ...] = ("rwpost.commands.core", "rwpost.commands.annotate")
+COMMAND_MODULES: tuple[str, ...] = (
+    "rwpost.commands.core",
+    "rwpost.commands.data",
+    "rwpost.commands.crawl",
+    "rwpost.commands.extract",
+    "rwpost.commands.filter",
+    "rwpost.commands.evaluate",
+    "rwpost.commands.annotate",
+)
 """Modules whose ``register(app)`` adds subcommands, in the order ``--help`` lists them."""
 
 app = typer.Typer(
@@ -47,23 +55,18 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args or os.environ.get("RWPOST_DEBUG") == "1"
     try:
-        app(args=args, standalone_mode=False)
+        app(args=args, prog_name="rwpost")  # standalone: click prints usage errors and exits itself
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except RwpostError as exc:
         if debug:
             raise
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         return exc.exit_code
-    except typer.Exit as exc:
-        return exc.exit_code
-    except (typer.Abort, KeyboardInterrupt):
+    except KeyboardInterrupt:
         err_console.print("aborted")
         return 130
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return exc.exit_code
+    except Exception as exc:
         if debug:
             raise
         err_console.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc} (rerun with --debug)")

@@ -165,6 +165,20 @@ def test_article_html_links_every_tag_by_its_link_table_id_and_escapes_text():
     assert "&lt;b&gt;post&lt;/b&gt;" in out
 
 
+def test_real_snopes_article_shows_every_link_of_its_table_as_a_clickable_link():
+    import html as html_lib
+    import re
+
+    from rwpost.tagged import tag_article
+
+    page = (ROOT / "tests" / "fixtures" / "snopes_html" / "robert-de-niro-trump-oscars.html").read_text()
+    article = tag_article(page, "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/")
+    out = article_html(article)
+    hrefs = {html_lib.unescape(h) for h in re.findall(r'<a href="([^"]+)" target="_blank"', out)}
+    assert article.links and {link.url for link in article.links} <= hrefs
+    assert "[IMAGE 1: https://" in html_lib.unescape(out)
+
+
 def test_blind_order_is_a_reproducible_permutation_that_varies_across_records():
     sources = ["agentfact", "gold", "lemma"]
     orders = {rid: tuple(blind_order(rid, sources, seed=13)) for rid in (f"rw-{i}" for i in range(30))}

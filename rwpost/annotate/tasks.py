@@ -143,7 +143,7 @@ def article_html(article: TaggedArticle) -> str:
         out.append(html.escape(article.text[pos : match.start()]))
         kind, number, inline_url = match.group(1).upper(), int(match.group(2)), match.group(3)
         url = urls.get(number) or inline_url
-        label = html.escape(f"[{kind} {number}]")
+        label = html.escape(f"[{kind} {number}: {url}]" if url else f"[{kind} {number}]")
         out.append(_anchor(url, label) if url else label)
         pos = match.end()
     out.append(html.escape(article.text[pos:]))

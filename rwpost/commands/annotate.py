@@ -127,6 +127,11 @@ def push(
         "", "--annotators", help="Comma-separated e-mails to sign up as annotators."
     ),
     limit: int = typer.Option(0, "--limit", help="Push only the first N records (0 = all)."),
+    articles: Path = typer.Option(
+        None,
+        "--articles",
+        help="Tagged articles JSONL (reformat stage) for the article panel; else URL only.",
+    ),
     state: Path = STATE,
     url: str = URL,
     port: int = PORT,
@@ -139,7 +144,7 @@ def push(
     """
     from rwpost.annotate import sync, workflow
     from rwpost.annotate.server import load_annotators, save_annotators
-    from rwpost.annotate.sources import read_samples
+    from rwpost.annotate.sources import read_articles, read_samples
     from rwpost.records import Reject
 
     client, url = _client(state, url, port)
@@ -149,7 +154,12 @@ def push(
         samples = samples[:limit]
     paths = _paths(state)
     result = workflow.push_validation(
-        client, samples, configs_dir=configs, files_root=paths.files, guidelines_dir=guidelines
+        client,
+        samples,
+        configs_dir=configs,
+        files_root=paths.files,
+        guidelines_dir=guidelines,
+        articles=read_articles(articles) if articles else None,
     )
     table = Table("project", "id", "created", "imported", "already there", "rejected lines")
     table.add_row(

@@ -1,0 +1,156 @@
+"""Join the stage outputs of one article into a published :class:`~rwpost.records.Sample`.
+
+Inputs per record id: the crawled page (images on disk), the tagged article (claim, rating, category,
+date), the extraction (post, rationale, evidence, provenance), the filter decisions (measurements and
+verdicts) and, optionally, human verdicts from annotation, which override model decisions. A record that
+any filter rejects, or that cannot be assembled, becomes a :class:`~rwpost.records.Reject` with its reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rwpost.errors import UnknownRatingError
+from rwpost.labels import map_rating
+from rwpost.records import CrawledArticle, Decision, Extraction, Image, Reject, Sample, TaggedArticle
+
+
+@dataclass
+class HumanVerdict:
+    """A human decision about one record that overrides the filters' verdict (annotation merge)."""
+
+    id: str
+    keep: bool
+    reason: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Assembly:
+    """What assembling produced: samples, rejects, and per-step counts for the funnel."""
+
+    samples: list[Sample]
+    rejects: list[Reject]
+    removed_by: Counter[str]
+
+
+def _post_image(extraction: Extraction, crawled: CrawledArticle | None, crawl_root: Path) -> Image | None:
+    """The first extracted post image that the crawl downloaded, with its bytes."""
+    if crawled is None:
+        return None
+    files = {f.url: f for f in crawled.images if f.sha256 and f.path}
+    for url in extraction.post.image_links:
+        found = files.get(url)
+        if found is None:
+            continue
+        path = crawl_root / found.path  # type: ignore[operator]
+        if not path.exists():
+            continue
+        return Image(
+            bytes=path.read_bytes(),
+            link=url,
+            sha256=found.sha256,
+            width=found.width,
+            height=found.height,
+        )
+    return None
+
+
+def _measurements(decisions: Iterable[Decision]) -> dict[str, Any]:
+    """Sample fields that filters measured (OCR text, watermark keywords, necessity, cluster id)."""
+    out: dict[str, Any] = {}
+    for decision in decisions:
+        details = decision.details
+        if "ocr_text" in details:
+            out["ocr"] = details["ocr_text"]
+        if "watermarked" in details:
+            out["watermarked"] = bool(details["watermarked"])
+            out["watermark_keywords"] = list(details.get("matched_keywords") or [])
+        if details.get("image_required") in ("yes", "no", "uncertain"):
+            out["image_required"] = details["image_required"]
+        if details.get("cluster_id"):
+            out["cluster_id"] = str(details["cluster_id"])
+    return out
+
+
+def _first_rejection(decisions: list[Decision], order: list[str]) -> Decision | None:
+    rank = {name: i for i, name in enumerate(order)}
+    failing = [d for d in decisions if not d.keep]
+    return min(failing, key=lambda d: rank.get(d.filter, len(rank))) if failing else None
+
+
+def assemble(
+    tagged: Iterable[TaggedArticle],
+    extractions: dict[str, Extraction],
+    crawled: dict[str, CrawledArticle],
+    decisions: dict[str, list[Decision]],
+    crawl_root: Path,
+    filter_order: list[str] | None = None,
+    verdicts: dict[str, HumanVerdict] | None = None,
+) -> Assembly:
+    """Build samples for every tagged article; everything not published is returned as a reject."""
+    samples: list[Sample] = []
+    rejects: list[Reject] = []
+    removed: Counter[str] = Counter()
+    order = filter_order or []
+    verdicts = verdicts or {}
+    for article in tagged:
+        extraction = extractions.get(article.id)
+        if extraction is None:
+            removed["extraction"] += 1
+            rejects.append(Reject(id=article.id, stage="assemble", reason="no extraction for this article"))
+            continue
+        try:
+            label = article.label or (map_rating(article.rating).label if article.rating else None)
+        except UnknownRatingError as exc:
+            removed["label mapping"] += 1
+            rejects.append(Reject(id=article.id, stage="assemble", reason=str(exc)))
+            continue
+        record_decisions = decisions.get(article.id, [])
+        verdict = verdicts.get(article.id)
+        failing = _first_rejection(record_decisions, order)
+        if verdict is not None and not verdict.keep:
+            removed["human validation"] += 1
+            rejects.append(Reject(id=article.id, stage="annotate", reason=verdict.reason))
+            continue
+        if failing is not None and verdict is None:
+            removed[failing.filter] += 1
+            rejects.append(
+                Reject(
+                    id=article.id,
+                    stage=f"filter:{failing.filter}",
+                    reason=failing.reason,
+                    data={"score": failing.score, "details": failing.details},
+                )
+            )
+            continue
+        sample = Sample(
+            id=article.id,
+            claim=article.claim or "",
+            post_text=extraction.post.text,
+            post_url=extraction.post.post_link,
+            image=_post_image(extraction, crawled.get(article.id), crawl_root),
+            video_link=extraction.post.video_link,
+            label=label,
+            label_original=article.rating,
+            category=article.category,
+            claim_time=article.claim_time,
+            news_url=article.news_url,
+            reasoning_logic=extraction.reasoning_logic,
+            key_points=extraction.key_points,
+            evidence=extraction.evidence,
+            provenance=extraction.provenance,
+            **_measurements(record_decisions),
+        )
+        if verdict is not None and verdict.fields:
+            sample = sample.model_copy(update=verdict.fields)
+        if not sample.claim:
+            removed["assemble"] += 1
+            rejects.append(Reject(id=article.id, stage="assemble", reason="the page gave no claim"))
+            continue
+        samples.append(sample)
+    return Assembly(samples=samples, rejects=rejects, removed_by=removed)

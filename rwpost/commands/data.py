@@ -1,0 +1,145 @@
+"""Commands over dataset files: statistics, import of the released format, diff and verify of versions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rwpost.errors import RwpostError
+
+console = Console()
+
+
+def _samples_of(path: Path):  # noqa: ANN202
+    """Samples of a file (released JSONL, Sample JSONL, Parquet) or of every split in a version folder."""
+    from rwpost.dataset import read_samples
+
+    if path.is_dir():
+        files = sorted(path.glob("*/*.parquet"))
+        if not files:
+            raise RwpostError(f"{path}: no <subset>/<split>.parquet files in this folder")
+        return [s for f in files for s in read_samples(f)]
+    return read_samples(path)
+
+
+def stats(
+    path: Path = typer.Argument(..., help="Released JSONL, Parquet split, or a dataset version folder."),
+    json_out: Path = typer.Option(None, "--json", help="Also write the statistics JSON here."),
+    out: Path = typer.Option(None, "--out", help="Folder for stats.json, stats.md and PNG plots."),
+    plots: bool = typer.Option(True, "--plots/--no-plots", help="Write PNG plots (with --out)."),
+) -> None:
+    """Print the paper's Figure 3 statistics (labels, ratings, categories, evidence, years).
+
+    Example: rwpost stats data/sample/released/rwpost_dev_main.head.jsonl --out reports/stats
+    """
+    from rwpost.io import write_json
+    from rwpost.stats import compute_stats, write_report
+
+    result = compute_stats(_samples_of(path))
+    for key, heading in (("labels", "RW-Post label"), ("ratings", "rating"), ("categories", "category")):
+        table = Table(heading, "count", title=f"{heading}s ({result['count']} samples)")
+        for name, count in result[key].items():
+            table.add_row(name, str(count))
+        console.print(table)
+    console.print(f"evidence items: {result['evidence_total']}; modalities: {result['evidence_modalities']}")
+    if json_out:
+        write_json(json_out, result)
+        console.print(f"wrote {json_out}")
+    if out:
+        for written in write_report(result, out, title=path.name, plots=plots):
+            console.print(f"wrote {written}")
+
+
+def import_released(
+    path: Path = typer.Argument(..., help="A released RW-Post JSONL file (flat or demo format)."),
+    out: Path = typer.Option(..., "--out", help="Parquet file to write."),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="Set malformed lines aside instead of stopping."),
+    rejects: Path = typer.Option(None, "--rejects", help="Rejects JSONL (default: <out>.rejects.jsonl)."),
+) -> None:
+    """Import the authors' released JSONL into our Parquet layout.
+
+    Example: rwpost import-released data/sample/released/rwpost_dev_main.head.jsonl --out dev.parquet
+    """
+    from rwpost.dataset import write_parquet
+    from rwpost.io import write_jsonl
+    from rwpost.rwpost_format import read_released
+
+    bad: list = [] if skip_bad else None  # type: ignore[assignment]
+    samples = read_released(path, rejects=bad)
+    count = write_parquet(out, samples)
+    console.print(f"wrote {count} samples to {out}")
+    if bad:
+        target = rejects or out.with_suffix(".rejects.jsonl")
+        write_jsonl(target, bad)
+        console.print(f"[yellow]set aside {len(bad)} malformed lines in {target}[/]")
+
+
+def export_released(
+    path: Path = typer.Argument(..., help="Parquet split or Sample JSONL."),
+    out: Path = typer.Option(..., "--out", help="JSONL file to write in the released layout."),
+    fmt: str = typer.Option(None, "--format", help="flat or demo (default: the layout each came from)."),
+) -> None:
+    """Export samples back to the authors' released JSONL layout.
+
+    Example: rwpost export-released data/rwpost/v1/main/test.parquet --out test.jsonl --format flat
+    """
+    from rwpost.dataset import read_samples
+    from rwpost.io import write_text
+    from rwpost.rwpost_format import export_released as export
+
+    if fmt not in (None, "flat", "demo"):
+        raise RwpostError(f"--format must be flat or demo, not {fmt!r}")
+    rows = export(read_samples(path), fmt)  # type: ignore[arg-type]
+    write_text(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    console.print(f"wrote {len(rows)} records to {out}")
+
+
+def verify(version_dir: Path = typer.Argument(..., help="A dataset version folder.")) -> None:
+    """Check every split file against SHA256SUMS and the card's checksums.
+
+    Example: rwpost verify data/rwpost/v0.1.0
+    """
+    from rwpost.publish import verify_version
+
+    problems = verify_version(version_dir)
+    if problems:
+        raise RwpostError(f"{version_dir}: " + "; ".join(problems))
+    console.print(f"[green]{version_dir}: all checksums verify[/]")
+
+
+def diff(
+    old: Path = typer.Argument(..., help="Older version folder."),
+    new: Path = typer.Argument(..., help="Newer version folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List sample ids added, removed and changed between two dataset versions.
+
+    Example: rwpost diff data/rwpost/v0.1.0 data/rwpost/v0.2.0
+    """
+    from rwpost.publish import diff_versions
+
+    result = diff_versions(old, new)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    console.print(
+        f"added {len(result['added'])}, removed {len(result['removed'])}, changed {len(result['changed'])}"
+    )
+    for sid in result["added"]:
+        console.print(f"+ {sid}")
+    for sid in result["removed"]:
+        console.print(f"- {sid}")
+    for sid, fields in result["changed"].items():
+        console.print(f"~ {sid}: {', '.join(fields)}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("stats")(stats)
+    app.command("import-released")(import_released)
+    app.command("export-released")(export_released)
+    app.command("verify")(verify)
+    app.command("diff")(diff)

@@ -1,0 +1,130 @@
+"""``rwpost filter``: run the quality filters, show a funnel, try the watermark keyword matcher."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rwpost.errors import ConfigError
+
+console = Console()
+filter_app = typer.Typer(
+    help="Quality filters (size, watermark, image necessity, near-duplicates) and their funnel.",
+    no_args_is_help=True,
+)
+
+
+def read_params(path: Path | None, section: str = "filter") -> dict[str, Any]:
+    """The ``section`` of a params.yaml (empty when no file is given)."""
+    if path is None:
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError as exc:
+        raise ConfigError(f"params file not found: {path}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+    value = data.get(section, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: section {section!r} must be a mapping, found {type(value).__name__}")
+    return value
+
+
+def print_funnel(steps: list[dict[str, Any]]) -> None:
+    """The funnel as a table: per step in order, in / removed / out and the reasons."""
+    table = Table("step", "in", "removed", "out", "why removed", "measured", "cached", title="funnel")
+    for step in steps:
+        reasons = ", ".join(f"{k} {v}" for k, v in (step.get("reasons") or {}).items())
+        table.add_row(
+            step["step"],
+            str(step["in"]),
+            str(step["removed"]),
+            str(step["out"]),
+            reasons,
+            str(step.get("measured", "")),
+            str(step.get("from_cache", "")),
+        )
+    console.print(table)
+
+
+@filter_app.command("run")
+def run(
+    tagged: Path = typer.Option(Path("data/work/tagged/articles.jsonl"), help="Tagged articles (JSONL)."),
+    extractions: Path = typer.Option(
+        Path("data/work/extract/extractions.jsonl"), help="Extractions (JSONL)."
+    ),
+    crawl: Path = typer.Option(Path("data/work/crawl/articles.jsonl"), help="Crawled articles (JSONL)."),
+    crawl_root: Path = typer.Option(
+        None, help="Folder image paths are relative to [default: the crawl file's]."
+    ),
+    out: Path = typer.Option(Path("data/work/filter"), help="Output folder."),
+    params: Path = typer.Option(None, help="params.yaml whose 'filter:' section sets thresholds."),
+    as_json: bool = typer.Option(False, "--json", help="Print the funnel as JSON."),
+) -> None:
+    """Run the filters in order; write decisions, verdicts, funnel and the measurement cache.
+
+    Example: rwpost filter run --params params.yaml --out data/work/filter
+    """
+    from rwpost.filters.stage import run_stage
+
+    result = run_stage(
+        tagged, extractions, crawl, out, read_params(params), crawl_root=crawl_root, progress=not as_json
+    )
+    if as_json:
+        typer.echo(json.dumps({**result.totals(), "funnel": result.funnel()}, indent=2))
+    else:
+        print_funnel(result.funnel())
+        totals = result.totals()
+        console.print(f"{totals['input']} records -> {totals['kept']} kept; wrote {out}/decisions.jsonl")
+
+
+@filter_app.command("funnel")
+def funnel(
+    path: Path = typer.Argument(Path("data/work/filter/funnel.json"), help="A funnel.json."),
+) -> None:
+    """Show a funnel written by a previous run.
+
+    Example: rwpost filter funnel data/work/filter/funnel.json
+    """
+    if not path.exists():
+        raise ConfigError(f"no funnel at {path} (run: rwpost filter run)")
+    print_funnel(json.loads(path.read_text(encoding="utf-8")))
+
+
+@filter_app.command("keywords")
+def keywords(
+    text: str = typer.Argument(..., help="OCR text to scan ('-' reads standard input)."),
+    max_distance: int = typer.Option(2, help="Largest edit distance that counts."),
+    require_isolated: bool = typer.Option(False, help="Count only labels that stand on their own line."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Show which fact-check label keywords (Table S1) an OCR text contains, and how they were read.
+
+    Example: rwpost filter keywords "FACT CHECK: MOSTLY FALSE"
+    """
+    import sys
+
+    from rwpost.filters.keywords import find_keywords, matched_keywords
+
+    body = sys.stdin.read() if text == "-" else text
+    found = matched_keywords(
+        find_keywords(body), max_distance=max_distance, require_isolated=require_isolated
+    )
+    if as_json:
+        typer.echo(json.dumps([m.to_dict() for m in found], indent=2))
+        return
+    table = Table("keyword", "as read", "how", "distance", "isolated")
+    for m in found:
+        table.add_row(m.keyword, m.found, m.how, str(m.distance), "yes" if m.isolated else "no")
+    console.print(table if found else "no watermark keywords")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(filter_app, name="filter")

@@ -1,0 +1,110 @@
+"""Label-watermark filter (paper III-C, Table S1): drop images stamped with a fact-check verdict.
+
+Measure: the image's OCR text (local rapidocr, or the OCR text the record already carries), and
+optionally a vision LLM's Table S1 answer. Decide: keyword matching (:mod:`rwpost.filters.keywords`)
+under the thresholds in params, combined with the LLM answer when there is one. Matching lives in
+``decide`` because it is cheap: improving the matcher never re-runs OCR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rwpost.errors import RwpostError
+from rwpost.filters.base import KEEP, Candidate, FilterDecision, content_key, image_inputs
+from rwpost.filters.images import ImageUnavailable
+from rwpost.filters.keywords import find_keywords, matched_keywords
+from rwpost.filters.llm import VisionJudge, parse_watermark_answer, prompt_version, watermark_prompt
+from rwpost.filters.ocr import engine_version, ocr_image
+
+DEFAULTS: dict[str, Any] = {
+    "max_distance": 2,
+    "require_isolated": False,
+    "min_confidence": 0.5,
+    "combine": "either",
+}
+"""``combine``: how OCR keywords and the LLM answer make the verdict: ocr | llm | either | both."""
+
+
+class WatermarkFilter:
+    """OCR (+ optional vision LLM) -> watermark keywords -> drop if the image carries a verdict label."""
+
+    name: ClassVar[str] = "watermark"
+
+    def __init__(
+        self, *, use_given_ocr: bool = True, judge: VisionJudge | None = None, judge_id: str | None = None
+    ) -> None:
+        """``use_given_ocr``: trust OCR text already on the record instead of reading the image again;
+        ``judge``: a vision LLM callable (see :mod:`rwpost.filters.llm`), ``judge_id`` its model name."""
+        self.use_given_ocr = use_given_ocr
+        self.judge = judge
+        self.prompt = watermark_prompt()
+        llm = f"+llm:{judge_id or 'judge'}:{prompt_version(self.prompt)}" if judge else ""
+        self.version = f"1+rapidocr-{engine_version()}{llm}"
+
+    def input_key(self, candidate: Candidate) -> str:
+        given = candidate.ocr_text if self.use_given_ocr else None
+        return content_key({"ocr_text": given, **image_inputs(candidate)})
+
+    def measure(self, candidate: Candidate) -> dict[str, Any]:
+        out: dict[str, Any] = {"ocr_source": "none", "ocr_text": "", "ocr_lines": [], "llm": None}
+        if self.use_given_ocr and candidate.ocr_text is not None:
+            out.update(ocr_source="given", ocr_text=candidate.ocr_text)
+        elif candidate.image_path and Path(candidate.image_path).is_file():
+            try:
+                lines = ocr_image(candidate.image_path)
+            except ImageUnavailable as exc:
+                out["error"] = f"{exc.status}: {exc}"
+            else:
+                out.update(
+                    ocr_source="rapidocr", ocr_lines=lines, ocr_text="\n".join(x["text"] for x in lines)
+                )
+        else:
+            out["error"] = "no image file"
+        if self.judge is not None and candidate.image_path and Path(candidate.image_path).is_file():
+            try:
+                out["llm"] = parse_watermark_answer(self.judge(self.prompt, Path(candidate.image_path)))
+            except RwpostError as exc:
+                out["llm"] = {"error": str(exc)}
+        return out
+
+    def decide(self, measurement: Mapping[str, Any], params: Mapping[str, Any]) -> FilterDecision:
+        p = {**DEFAULTS, **params}
+        lines = measurement.get("ocr_lines") or []
+        if lines:
+            text = "\n".join(x["text"] for x in lines if x.get("confidence", 1.0) >= p["min_confidence"])
+        else:
+            text = measurement.get("ocr_text") or ""
+        counted = matched_keywords(
+            find_keywords(text), max_distance=p["max_distance"], require_isolated=p["require_isolated"]
+        )
+        keywords = sorted({m.keyword for m in counted})
+        by_ocr = bool(keywords)
+        llm = measurement.get("llm") or {}
+        by_llm = bool(llm.get("watermarked")) if "watermarked" in llm else None
+        combine = p["combine"] if by_llm is not None else "ocr"
+        marked = {
+            "ocr": by_ocr,
+            "llm": bool(by_llm),
+            "either": by_ocr or bool(by_llm),
+            "both": by_ocr and bool(by_llm),
+        }[combine]
+        details = {
+            "watermarked": marked,
+            "matched_keywords": keywords,
+            "matches": [m.to_dict() for m in counted],
+            "ocr_text": measurement.get("ocr_text", ""),
+            "ocr_source": measurement.get("ocr_source"),
+            "llm": measurement.get("llm"),
+            "combine": combine,
+        }
+        if measurement.get("error"):
+            details["error"] = measurement["error"]
+        if marked:
+            why = f"keywords {', '.join(keywords)}" if by_ocr else f"LLM: {llm.get('reason', '')}"
+            return FilterDecision(
+                keep=False, reason="watermark", score=len(keywords), details={**details, "why": why}
+            )
+        return FilterDecision(keep=True, reason=KEEP, score=len(keywords), details=details)

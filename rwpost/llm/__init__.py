@@ -1,0 +1,64 @@
+"""An OpenAI-compatible LLM client for structured (JSON Schema) answers, cached, concurrent and costed.
+
+Works with any server speaking the chat completions API (OpenAI, vLLM, Ollama, llama.cpp). Library
+code passes ``base_url`` and ``api_key`` explicitly; only the CLI and pipeline stages read them from
+the environment, with :func:`settings_from_env` (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``RWPOST_LLM_MODEL``, ``RWPOST_LLM_CONCURRENCY``, ``RWPOST_LLM_TIMEOUT``, ``RWPOST_LLM_MAX_RETRIES``).
+
+Example::
+
+    from rwpost.llm import ImageInput, LLMCache, LLMClient, LLMRequest, Price, load_llm_schema
+
+    client = LLMClient(
+        model="gpt-4o-mini",
+        base_url="http://127.0.0.1:8000/v1",     # None = api.openai.com
+        api_key=key,                             # from the edge, never logged
+        cache=LLMCache("data/work/llm-cache.sqlite"),
+        concurrency=8,
+        prices={"gpt-4o-mini": Price(input_per_mtok=0.15, output_per_mtok=0.60)},
+    )
+    request = LLMRequest(
+        key="rw-0123456789abcdef",               # the record the call is for
+        task="post",                             # groups tokens and cost in the report
+        system="You extract ...",
+        user="Article: ...",
+        schema=load_llm_schema("post"),          # schemas/llm/post.schema.json
+        schema_name="post",
+        prompt_version="post-v1",
+        images=(ImageInput.from_path("claim.jpg"),),   # sent as a data URL, cached by hash
+    )
+    [result] = client.run([request])             # or: await client.complete(request)
+    if result.ok:
+        answer = result.data                     # dict valid against the schema
+    else:
+        reject(result.error, result.raw_responses)
+    client.write_report("cost.json")             # tokens, calls, cache hits, cost per task
+    print(client.estimate([request]))            # --dry-run: tokens and cost without calling
+
+For tests and offline reports, :mod:`rwpost.llm.testing` has a scripted OpenAI-compatible server.
+"""
+
+from rwpost.llm.cache import CachedAnswer, LLMCache, cache_key
+from rwpost.llm.client import LLMCallError, LLMClient, estimate_tokens, parse_answer
+from rwpost.llm.config import LLMSettings, settings_from_env
+from rwpost.llm.schemas import load_llm_schema
+from rwpost.llm.types import ImageInput, LLMRequest, LLMResult, Price, PriceTable, Usage
+
+__all__ = [
+    "CachedAnswer",
+    "ImageInput",
+    "LLMCache",
+    "LLMCallError",
+    "LLMClient",
+    "LLMRequest",
+    "LLMResult",
+    "LLMSettings",
+    "Price",
+    "PriceTable",
+    "Usage",
+    "cache_key",
+    "estimate_tokens",
+    "load_llm_schema",
+    "parse_answer",
+    "settings_from_env",
+]

@@ -1,0 +1,405 @@
+"""The OpenAI-compatible client: structured answers, bounded concurrency, retries, cache, cost.
+
+It speaks the chat completions API through the ``openai`` SDK to any compatible server (OpenAI, vLLM,
+Ollama, llama.cpp). Credentials are explicit arguments; only the edges read them from the environment
+(:func:`rwpost.llm.config.settings_from_env`). See the package docstring for an example.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import jsonschema
+import openai
+from openai import AsyncOpenAI
+
+from rwpost.errors import ConfigError
+from rwpost.io import write_json
+from rwpost.llm.cache import LLMCache, cache_key
+from rwpost.llm.schemas import for_response_format
+from rwpost.llm.types import LLMRequest, LLMResult, PriceTable, Usage
+
+ResponseMode = Literal["auto", "json_schema", "json_object"]
+
+IMAGE_TOKENS_ESTIMATE = 765
+"""Tokens one image costs a GPT-4o-class model at high detail (512px tiles: 85 + 4 x 170)."""
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+class LLMCallError(Exception):
+    """A call that failed at the transport level after every retry (or with a non-retryable status)."""
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (4 characters a token), enough for a ``--dry-run`` budget."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def parse_answer(content: str | None, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The JSON object in ``content`` if it satisfies ``schema``, else ``(None, what is wrong)``."""
+    if not content or not content.strip():
+        return None, "empty answer"
+    text = content.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+    if not isinstance(data, dict):
+        return None, f"expected a JSON object, found {type(data).__name__}"
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        return None, f"does not match the schema at {where}: {error.message}"
+    return data, ""
+
+
+def _retry_after_seconds(exc: Exception) -> float | None:
+    """The server's Retry-After (seconds, milliseconds or an HTTP date), if it sent one."""
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    headers = response.headers
+    if "retry-after-ms" in headers:
+        try:
+            return float(headers["retry-after-ms"]) / 1000.0
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value)
+        return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+def _is_retryable(exc: Exception) -> bool:
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+    return False
+
+
+class LLMClient:
+    """Asks an OpenAI-compatible server for JSON answers that satisfy a JSON Schema.
+
+    - at most ``concurrency`` HTTP requests in flight (an ``asyncio.Semaphore``, not held while
+      backing off);
+    - 429, 5xx, 408/409, timeouts and connection errors are retried up to ``max_retries`` times with
+      exponential backoff and jitter, waiting at least the server's ``Retry-After``;
+    - an answer that is not JSON or does not satisfy the schema is asked again ``invalid_retries``
+      times, then the result comes back with ``ok=False`` and every raw reply, for a rejects file;
+    - validated answers go to the :class:`LLMCache`, so a rerun makes no HTTP call;
+    - ``response_mode="auto"`` uses ``response_format=json_schema`` and falls back for good to
+      ``json_object`` (schema written into the system prompt) when the server refuses it;
+    - tokens and cost (from ``prices``) are counted per task; :meth:`report` returns them.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        cache: LLMCache | None = None,
+        concurrency: int = 8,
+        max_retries: int = 6,
+        invalid_retries: int = 2,
+        timeout_s: float = 60.0,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        prices: PriceTable | None = None,
+        response_mode: ResponseMode = "auto",
+        seed: int | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ConfigError(f"LLM concurrency must be at least 1, got {concurrency}")
+        self.model = model
+        self.base_url = base_url
+        self._api_key = api_key
+        self.cache = cache
+        self.concurrency = concurrency
+        self.max_retries = max_retries
+        self.invalid_retries = invalid_retries
+        self.timeout_s = timeout_s
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self.prices = dict(prices or {})
+        self.response_mode: ResponseMode = response_mode
+        self.usage: dict[str, Usage] = {}
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._rng = random.Random(seed)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sdk: AsyncOpenAI | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"LLMClient(model={self.model!r}, base_url={self.base_url!r}, concurrency={self.concurrency})"
+
+    # --- public API ------------------------------------------------------------------------------
+
+    async def complete(self, request: LLMRequest) -> LLMResult:
+        """Answer one request (from the cache when possible); never raises for a bad reply."""
+        key = cache_key(self.model, request)
+        usage = self._usage(request.task)
+        usage.requests += 1
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                usage.cache_hits += 1
+                return LLMResult(
+                    key=request.key,
+                    task=request.task,
+                    cache_key=key,
+                    ok=True,
+                    data=hit.answer,
+                    raw=hit.raw,
+                    cached=True,
+                    prompt_tokens=hit.prompt_tokens,
+                    completion_tokens=hit.completion_tokens,
+                )
+        result = LLMResult(key=request.key, task=request.task, cache_key=key, ok=False)
+        problem = ""
+        for _ in range(self.invalid_retries + 1):
+            try:
+                content, prompt_tokens, completion_tokens, attempts = await self._call(request)
+            except LLMCallError as exc:
+                usage.failures += 1
+                result.error = str(exc)
+                result.raw = result.raw_responses[-1] if result.raw_responses else None
+                return result
+            result.attempts += attempts
+            result.prompt_tokens += prompt_tokens
+            result.completion_tokens += completion_tokens
+            usage.prompt_tokens += prompt_tokens
+            usage.completion_tokens += completion_tokens
+            usage.cost_usd += self._cost(prompt_tokens, completion_tokens)
+            result.raw_responses.append(content or "")
+            data, problem = parse_answer(content, request.schema)
+            if data is not None:
+                result.ok, result.data, result.raw = True, data, content
+                if self.cache is not None:
+                    self.cache.put(
+                        key,
+                        model=self.model,
+                        request=request,
+                        answer=data,
+                        raw=content or "",
+                        prompt_tokens=result.prompt_tokens,
+                        completion_tokens=result.completion_tokens,
+                    )
+                return result
+        usage.failures += 1
+        result.raw = result.raw_responses[-1] if result.raw_responses else None
+        result.error = f"invalid answer after {self.invalid_retries + 1} attempts: {problem}"
+        return result
+
+    async def complete_many(
+        self,
+        requests: Iterable[LLMRequest],
+        on_result: Callable[[LLMResult], None] | None = None,
+    ) -> list[LLMResult]:
+        """Answer many requests concurrently (bounded); results in request order.
+
+        ``on_result`` is called as each one finishes (in completion order), e.g. to append it to a
+        resumable output file.
+        """
+
+        async def one(request: LLMRequest) -> LLMResult:
+            result = await self.complete(request)
+            if on_result is not None:
+                on_result(result)
+            return result
+
+        return list(await asyncio.gather(*(one(r) for r in requests)))
+
+    def run(
+        self, requests: Sequence[LLMRequest], on_result: Callable[[LLMResult], None] | None = None
+    ) -> list[LLMResult]:
+        """Synchronous :meth:`complete_many` in a fresh event loop (closes its connections at the end)."""
+
+        async def main() -> list[LLMResult]:
+            try:
+                return await self.complete_many(requests, on_result)
+            finally:
+                await self.aclose()
+
+        return asyncio.run(main())
+
+    def estimate(self, requests: Iterable[LLMRequest], completion_tokens: int = 400) -> dict[str, Any]:
+        """A ``--dry-run`` budget: estimated tokens and cost of the requests the cache cannot answer."""
+        tasks: dict[str, dict[str, Any]] = {}
+        for request in requests:
+            row = tasks.setdefault(
+                request.task, {"requests": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
+            )
+            row["requests"] += 1
+            if self.cache is not None and cache_key(self.model, request) in self.cache:
+                row["cached"] += 1
+                continue
+            row["prompt_tokens"] += (
+                estimate_tokens(request.system) + estimate_tokens(request.user) + 8
+            ) + IMAGE_TOKENS_ESTIMATE * len(request.images)
+            row["completion_tokens"] += request.max_tokens or completion_tokens
+        total = {"requests": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        for row in tasks.values():
+            row["cost_usd"] = round(self._cost(row["prompt_tokens"], row["completion_tokens"]), 6)
+            for name in total:
+                total[name] += row[name]
+        total["cost_usd"] = round(self._cost(total["prompt_tokens"], total["completion_tokens"]), 6)
+        return {
+            "model": self.model,
+            "priced": self.model in self.prices,
+            "method": "4 characters per token, images 765 tokens, answers at most max_tokens or "
+            f"{completion_tokens}",
+            "tasks": tasks,
+            "total": total,
+        }
+
+    def report(self) -> dict[str, Any]:
+        """Tokens, calls, cache hits, failures and cost per task and in total (no credentials)."""
+        total = Usage()
+        for usage in self.usage.values():
+            total.add(usage)
+        price = self.prices.get(self.model)
+        return {
+            "model": self.model,
+            "price_per_mtok": None
+            if price is None
+            else {"input": price.input_per_mtok, "output": price.output_per_mtok},
+            "response_mode": self.response_mode,
+            "tasks": {task: usage.as_dict() for task, usage in sorted(self.usage.items())},
+            "total": total.as_dict(),
+            "max_in_flight": self.max_in_flight,
+        }
+
+    def write_report(self, path: str | Path) -> None:
+        """Write :meth:`report` as JSON, atomically."""
+        write_json(path, self.report())
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections of the current event loop."""
+        if self._sdk is not None:
+            await self._sdk.close()
+        self._sdk, self._semaphore, self._loop = None, None, None
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # --- internals -------------------------------------------------------------------------------
+
+    def _usage(self, task: str) -> Usage:
+        return self.usage.setdefault(task, Usage())
+
+    def _cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        price = self.prices.get(self.model)
+        return price.cost(prompt_tokens, completion_tokens) if price else 0.0
+
+    def _bind(self) -> tuple[AsyncOpenAI, asyncio.Semaphore]:
+        """The SDK client and semaphore of the running loop (each ``asyncio.run`` gets fresh ones)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._sdk is None or self._semaphore is None:
+            self._loop = loop
+            self._sdk = AsyncOpenAI(
+                api_key=self._api_key or "no-key",
+                base_url=self.base_url,
+                timeout=self.timeout_s,
+                max_retries=0,  # retries are ours: backoff with jitter, Retry-After, counted
+            )
+            self._semaphore = asyncio.Semaphore(self.concurrency)
+        return self._sdk, self._semaphore
+
+    def _messages(self, request: LLMRequest, mode: ResponseMode) -> list[dict[str, Any]]:
+        system = request.system
+        if mode == "json_object":
+            schema = json.dumps(for_response_format(request.schema), ensure_ascii=False)
+            system = f"{system}\n\nAnswer with one JSON object that satisfies this JSON Schema:\n{schema}"
+        if request.images:
+            user: Any = [{"type": "text", "text": request.user}] + [
+                {"type": "image_url", "image_url": {"url": image.data_url()}} for image in request.images
+            ]
+        else:
+            user = request.user
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def _response_format(self, request: LLMRequest, mode: ResponseMode) -> dict[str, Any]:
+        if mode == "json_object":
+            return {"type": "json_object"}
+        return {
+            "type": "json_schema",
+            "json_schema": {
+                "name": request.schema_name,
+                "schema": for_response_format(request.schema),
+                "strict": False,
+            },
+        }
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        ceiling = min(self.backoff_max_s, self.backoff_base_s * (2**attempt))
+        delay = self._rng.uniform(ceiling / 2, ceiling)  # "equal jitter": spread, but never near zero
+        if retry_after is not None:
+            delay = max(delay, retry_after)  # the server knows better than our schedule
+        return delay
+
+    async def _call(self, request: LLMRequest) -> tuple[str | None, int, int, int]:
+        """One answer from the server: (content, prompt tokens, completion tokens, HTTP attempts)."""
+        sdk, semaphore = self._bind()
+        usage = self._usage(request.task)
+        attempt = 0
+        while True:
+            mode: ResponseMode = "json_schema" if self.response_mode == "auto" else self.response_mode
+            kwargs: dict[str, Any] = {
+                "model": self.model,
+                "messages": self._messages(request, mode),
+                "response_format": self._response_format(request, mode),
+                "temperature": request.temperature,
+            }
+            if request.max_tokens is not None:
+                kwargs["max_tokens"] = request.max_tokens
+            try:
+                async with semaphore:
+                    self.in_flight += 1
+                    self.max_in_flight = max(self.max_in_flight, self.in_flight)
+                    usage.http_calls += 1
+                    try:
+                        response = await sdk.chat.completions.create(**kwargs)
+                    finally:
+                        self.in_flight -= 1
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if self.response_mode == "auto" and mode == "json_schema":
+                    self.response_mode = "json_object"  # the server lacks json_schema support
+                    continue
+                raise LLMCallError(f"{request.key}: server refused the request: {exc}") from exc
+            except openai.APIError as exc:
+                if not _is_retryable(exc) or attempt >= self.max_retries:
+                    raise LLMCallError(
+                        f"{request.key}: {type(exc).__name__} after {attempt + 1} attempt(s): {exc}"
+                    ) from exc
+                await asyncio.sleep(self._backoff(attempt, _retry_after_seconds(exc)))
+                attempt += 1
+                continue
+            choice = response.choices[0] if response.choices else None
+            content = choice.message.content if choice is not None else None
+            if choice is not None and choice.finish_reason == "length":
+                content = content or ""  # truncated JSON fails validation and is asked again
+            prompt_tokens = getattr(response.usage, "prompt_tokens", None) or 0
+            completion_tokens = getattr(response.usage, "completion_tokens", None) or 0
+            return content, prompt_tokens, completion_tokens, attempt + 1

@@ -1,0 +1,63 @@
+"""LLM connection settings, read from the environment at the edges only (CLI and pipeline stages).
+
+Library code receives an :class:`LLMSettings` (or plain arguments); it never reads the environment
+itself. The API key is never printed: it is excluded from ``repr`` and from :meth:`LLMSettings.public`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rwpost.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Where and how to call an OpenAI-compatible server."""
+
+    model: str
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    concurrency: int = 8
+    timeout_s: float = 60.0
+    max_retries: int = 6
+
+    @property
+    def has_key(self) -> bool:
+        return bool(self.api_key)
+
+    def public(self) -> dict[str, object]:
+        """The settings safe to write into reports (no key)."""
+        return {
+            "model": self.model,
+            "base_url": self.base_url,
+            "concurrency": self.concurrency,
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+        }
+
+
+def settings_from_env(
+    environ: Mapping[str, str] | None = None,
+    *,
+    model: str | None = None,
+    concurrency: int | None = None,
+    default_model: str = "gpt-4o-mini",
+) -> LLMSettings:
+    """Settings from ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` and ``RWPOST_LLM_MODEL`` /
+    ``RWPOST_LLM_CONCURRENCY`` / ``RWPOST_LLM_TIMEOUT`` / ``RWPOST_LLM_MAX_RETRIES``; explicit
+    arguments win over the environment. Call this at an edge (CLI, ``pipelines/``), nowhere else."""
+    env = os.environ if environ is None else environ
+    try:
+        return LLMSettings(
+            model=model or env.get("RWPOST_LLM_MODEL") or default_model,
+            base_url=env.get("OPENAI_BASE_URL") or None,
+            api_key=env.get("OPENAI_API_KEY") or None,
+            concurrency=concurrency or int(env.get("RWPOST_LLM_CONCURRENCY", "8")),
+            timeout_s=float(env.get("RWPOST_LLM_TIMEOUT", "60")),
+            max_retries=int(env.get("RWPOST_LLM_MAX_RETRIES", "6")),
+        )
+    except ValueError as exc:
+        raise ConfigError(f"bad RWPOST_LLM_* setting in the environment: {exc}") from exc

@@ -1,0 +1,300 @@
+"""A small OpenAI-compatible server on 127.0.0.1 for tests, benchmarks and offline reports.
+
+It speaks real HTTP (``/v1/chat/completions`` and ``/v1/models``) from a background thread and
+answers from a script: a queue of :class:`Reply` objects or a function of the request body. Replies
+can be slow, rate limited (429 with ``Retry-After``), server errors, invalid JSON or long enough to
+time the client out. The server counts requests and the most it ever had in flight.
+
+:class:`Recorder` wraps a responder and writes each answer to a JSONL file keyed by
+:func:`request_hash`; :class:`Replayer` answers from such a file, so a report can be rebuilt from
+recorded answers without any model::
+
+    from rwpost.llm.testing import FakeLLMServer, Reply
+
+    with FakeLLMServer([Reply.rate_limited(retry_after=0.1), Reply.answer({"ok": True})]) as server:
+        client = LLMClient(model="test-model", base_url=server.base_url, api_key="test")
+        ...
+        assert server.chat_requests == 2
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+Responder = Callable[[dict[str, Any]], "Reply"]
+"""A function from the JSON body of a chat completions request to the reply."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted reply: an assistant message, or an HTTP error, after an optional delay."""
+
+    status: int = 200
+    content: str | None = None
+    delay_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+    finish_reason: str = "stop"
+
+    @classmethod
+    def answer(cls, obj: Any, delay_s: float = 0.0) -> Reply:
+        """A valid answer: ``obj`` as JSON in the assistant message."""
+        return cls(content=json.dumps(obj, ensure_ascii=False), delay_s=delay_s)
+
+    @classmethod
+    def text(cls, content: str, delay_s: float = 0.0) -> Reply:
+        """An assistant message with exactly this text (e.g. invalid JSON)."""
+        return cls(content=content, delay_s=delay_s)
+
+    @classmethod
+    def rate_limited(cls, retry_after: float | None = 0.0) -> Reply:
+        """HTTP 429, with a ``Retry-After`` header in seconds unless ``retry_after`` is None."""
+        headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
+        return cls(status=429, headers=headers, error="rate limit reached (scripted)")
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> Reply:
+        """An HTTP 5xx."""
+        return cls(status=status, error=f"server error {status} (scripted)")
+
+    def slow(self, delay_s: float) -> Reply:
+        """The same reply after ``delay_s`` seconds (longer than the client timeout = a timeout)."""
+        return replace(self, delay_s=delay_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Reply:
+        return cls(**data)
+
+
+def message_text(body: dict[str, Any], role: str) -> str:
+    """The text of the first message with ``role`` in a request body (image parts left out)."""
+    for message in body.get("messages", []):
+        if message.get("role") == role:
+            content = message.get("content")
+            if isinstance(content, list):
+                return "\n".join(part.get("text", "") for part in content if part.get("type") == "text")
+            return content or ""
+    return ""
+
+
+def request_hash(body: dict[str, Any]) -> str:
+    """SHA-256 of what determines an answer: model and messages (image data URLs included)."""
+    key = {"model": body.get("model"), "messages": body.get("messages")}
+    text = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ScriptedResponder:
+    """Replies from a queue, in order; when it runs out, from ``then`` (or a 500 saying so)."""
+
+    def __init__(self, replies: Iterable[Reply], then: Responder | None = None) -> None:
+        self._queue: deque[Reply] = deque(replies)
+        self._then = then
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+        if self._then is not None:
+            return self._then(body)
+        return Reply(status=500, error="script exhausted")
+
+
+class Recorder:
+    """Wraps a responder and appends each reply to a JSONL file, keyed by :func:`request_hash`."""
+
+    def __init__(self, responder: Responder, path: str | Path) -> None:
+        self.responder = responder
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        reply = self.responder(body)
+        if reply.status == 200:
+            row = {"request_hash": request_hash(body), "model": body.get("model"), "reply": reply.to_dict()}
+            with self._lock, open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+        return reply
+
+
+class Replayer:
+    """Answers from a file written by :class:`Recorder`; an unknown request gets HTTP 404."""
+
+    def __init__(self, path: str | Path, delay_s: float = 0.0) -> None:
+        self.replies: dict[str, Reply] = {}
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    row = json.loads(line)
+                    self.replies[row["request_hash"]] = Reply.from_dict(row["reply"])
+        self.delay_s = delay_s
+        self.misses = 0
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        reply = self.replies.get(request_hash(body))
+        if reply is None:
+            self.misses += 1
+            return Reply(status=404, error=f"no recorded answer for request {request_hash(body)[:12]}")
+        return reply.slow(self.delay_s) if self.delay_s else reply
+
+
+class FakeLLMServer:
+    """An OpenAI-compatible HTTP server on 127.0.0.1 answering from a script (a context manager).
+
+    ``responder`` is a list of replies (served in order) or a function of the request body.
+    ``latency_s`` is added to every chat reply. With ``json_schema_supported=False`` a request with
+    ``response_format.type == "json_schema"`` gets HTTP 400, as from servers without that feature.
+    """
+
+    def __init__(
+        self,
+        responder: Responder | Iterable[Reply],
+        *,
+        latency_s: float = 0.0,
+        models: tuple[str, ...] = ("test-model",),
+        json_schema_supported: bool = True,
+    ) -> None:
+        self.responder: Responder = responder if callable(responder) else ScriptedResponder(responder)
+        self.latency_s = latency_s
+        self.models = models
+        self.json_schema_supported = json_schema_supported
+        self.requests: list[dict[str, Any]] = []
+        self.chat_requests = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.status_counts: dict[int, int] = {}
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The ``base_url`` to give an OpenAI client (ends in ``/v1``)."""
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def start(self) -> FakeLLMServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+                if self.path.rstrip("/").endswith("/v1/models"):
+                    data = {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}
+                    self._send(200, data)
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                try:
+                    body = json.loads(raw)
+                except json.JSONDecodeError:
+                    self._send(400, {"error": {"message": "request body is not JSON"}})
+                    return
+                with server._lock:
+                    server.chat_requests += 1
+                    server.requests.append(body)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    status, data, headers = server._answer(body)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+                        server.status_counts[status] = server.status_counts.get(status, 0) + 1
+                self._send(status, data, headers)
+
+            def _send(self, status: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                payload = json.dumps(data).encode("utf-8")
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a scripted timeout)
+
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        httpd.daemon_threads = True
+        httpd.block_on_close = False
+        self._httpd = httpd
+        self._thread = threading.Thread(target=httpd.serve_forever, name="fake-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        response_format = body.get("response_format") or {}
+        if not self.json_schema_supported and response_format.get("type") == "json_schema":
+            return 400, {"error": {"message": "response_format json_schema is not supported"}}, {}
+        reply = self.responder(body)
+        delay = reply.delay_s + self.latency_s
+        if delay > 0:
+            time.sleep(delay)
+        if reply.status != 200:
+            error = {
+                "message": reply.error or f"HTTP {reply.status}",
+                "type": "scripted",
+                "code": reply.status,
+            }
+            return reply.status, {"error": error}, dict(reply.headers)
+        prompt_chars = sum(len(json.dumps(m.get("content"))) for m in body.get("messages", []))
+        prompt_tokens = max(1, prompt_chars // 4)
+        completion_tokens = max(1, len(reply.content or "") // 4)
+        data = {
+            "id": f"chatcmpl-{request_hash(body)[:16]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", ""),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.content},
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+        return 200, data, dict(reply.headers)

@@ -1,0 +1,272 @@
+"""A published dataset version: Parquet splits, the dataset card, checksums, verification and diffs.
+
+Layout of ``data/rwpost/<version>/``::
+
+    README.md                 dataset card (YAML ``configs`` so ``datasets.load_dataset(<folder>)`` works)
+    main/dev.parquet  main/test.parquet  challenging/dev.parquet  challenging/test.parquet
+    SHA256SUMS                checksums of every Parquet file (``sha256sum -c`` format)
+    manifest.json             counts, checksums, build metadata (what the card is rendered from)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rwpost.dataset import read_parquet, write_parquet
+from rwpost.errors import RwpostError
+from rwpost.io import write_json, write_text
+from rwpost.labels import CHALLENGING_LABELS, MAIN_LABELS
+from rwpost.records import SCHEMA_VERSION, Sample
+
+SUBSETS: dict[str, tuple[str, ...]] = {
+    "main": tuple(str(label) for label in MAIN_LABELS),
+    "challenging": tuple(str(label) for label in CHALLENGING_LABELS),
+}
+SPLITS = ("dev", "test")
+
+
+@dataclass
+class BuildInfo:
+    """What the card says about how a version was built (all from params and stage reports)."""
+
+    version: str
+    source: str
+    extractor_backend: str
+    extractor_model: str | None = None
+    prompt_version: str | None = None
+    date_window: tuple[str | None, str | None] = (None, None)
+    seed: int = 0
+    ratio: float = 4.29
+    funnel: list[dict[str, Any]] = field(default_factory=list)
+    generated_notes: list[str] = field(default_factory=list)
+    license_note: str = ""
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file, streamed."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_version(samples: list[Sample], out_dir: Path, info: BuildInfo) -> dict[str, Any]:
+    """Write the four split files, SHA256SUMS, manifest.json and the card; returns the manifest."""
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    checksums: dict[str, str] = {}
+    for subset in SUBSETS:
+        counts[subset] = {}
+        for split in SPLITS:
+            rows = sorted((s for s in samples if s.subset == subset and s.split == split), key=lambda s: s.id)
+            rel = f"{subset}/{split}.parquet"
+            write_parquet(out_dir / rel, rows)
+            checksums[rel] = sha256_file(out_dir / rel)
+            counts[subset][split] = dict(sorted(Counter(str(s.label) for s in rows).items()))
+    manifest = {
+        "name": "RW-Post",
+        "version": info.version,
+        "schema_version": SCHEMA_VERSION,
+        "source": info.source,
+        "extractor": {
+            "backend": info.extractor_backend,
+            "model": info.extractor_model,
+            "prompt_version": info.prompt_version,
+        },
+        "date_window": list(info.date_window),
+        "split": {"seed": info.seed, "dev_test_ratio": f"1:{info.ratio}"},
+        "counts": counts,
+        "funnel": info.funnel,
+        "checksums": checksums,
+        "categories": dict(sorted(Counter(s.category or "unknown" for s in samples).items())),
+    }
+    write_text(
+        out_dir / "SHA256SUMS", "".join(f"{digest}  {rel}\n" for rel, digest in sorted(checksums.items()))
+    )
+    write_json(out_dir / "manifest.json", manifest)
+    write_text(out_dir / "README.md", render_card(manifest, info))
+    return manifest
+
+
+def _card_yaml(manifest: dict[str, Any]) -> str:
+    configs = []
+    for subset in SUBSETS:
+        configs.append(
+            {
+                "config_name": subset,
+                "data_files": [{"split": split, "path": f"{subset}/{split}.parquet"} for split in SPLITS],
+                **({"default": True} if subset == "main" else {}),
+            }
+        )
+    meta = {
+        "pretty_name": "RW-Post",
+        "license": "other",
+        "license_name": "rw-post-research-noncommercial",
+        "language": ["en"],
+        "task_categories": ["image-text-to-text", "text-classification"],
+        "tags": ["fact-checking", "misinformation", "multimodal", "snopes"],
+        "configs": configs,
+    }
+    return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+
+
+def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
+    """The dataset card (README.md) of a version, rendered from its manifest."""
+    lines = ["---", _card_yaml(manifest).rstrip(), "---", "", f"# RW-Post {manifest['version']}", ""]
+    lines += [
+        "A real-world multimodal fact-checking dataset built from Snopes fact-check articles "
+        "(Xu et al., *Multimodal Fact-Checking: An Agent-based Approach*, 2025), rebuilt with the "
+        "rwpost toolkit. Each sample links a claim to its original post (text, image, "
+        "video, link), the fact-checker's reasoning and key points, and evidence with source URLs.",
+        "",
+        "## Load",
+        "",
+        "```python",
+        "import datasets, rwpost",
+        f'ds = datasets.load_dataset("data/rwpost/{manifest["version"]}", "main", split="test")',
+        f'ds = rwpost.load("{manifest["version"]}", subset="main", split="test")',
+        "```",
+        "",
+        "## How this version was built",
+        "",
+        f"- Source: {manifest['source']}",
+        f"- Extractor backend: **{info.extractor_backend}**"
+        + (f", model `{info.extractor_model}`" if info.extractor_model else "")
+        + (f", prompt version `{info.prompt_version}`" if info.prompt_version else ""),
+        f"- Source date window: {info.date_window[0] or 'any'} to {info.date_window[1] or 'today'}",
+        f"- Splits: dev : test = 1 : {info.ratio} per label (paper section III), stratified by label and "
+        f"category, near-duplicate clusters kept on one side, seed {info.seed}",
+        f"- Record schema version: {manifest['schema_version']}",
+        "",
+    ]
+    if info.generated_notes:
+        lines += (
+            ["### What is generated, not real", ""] + [f"- {note}" for note in info.generated_notes] + [""]
+        )
+    lines += [
+        "## Counts",
+        "",
+        "| set | split | " + " | ".join(_all_labels()) + " | total |",
+        "|---|---|" + "---:|" * (len(_all_labels()) + 1),
+    ]
+    for subset, splits in manifest["counts"].items():
+        for split, labels in splits.items():
+            cells = [str(labels.get(lab, 0)) for lab in _all_labels()]
+            lines.append(f"| {subset} | {split} | " + " | ".join(cells) + f" | {sum(labels.values())} |")
+    lines.append("")
+    if info.funnel:
+        lines += [
+            "## Filter funnel",
+            "",
+            "| step | in | removed | out | main reasons |",
+            "|---|---:|---:|---:|---|",
+        ]
+        for step in info.funnel:
+            reasons = ", ".join(f"{k} ({v})" for k, v in list((step.get("reasons") or {}).items())[:3])
+            lines.append(f"| {step['step']} | {step['in']} | {step['removed']} | {step['out']} | {reasons} |")
+        lines.append("")
+    lines += ["## Features", "", "| column | type |", "|---|---|"]
+    from rwpost.dataset import features
+
+    for name, feature in features().items():
+        lines.append(f"| `{name}` | {_feature_type(feature)} |")
+    lines += ["", "## Categories", "", "| category | samples |", "|---|---:|"]
+    lines += [f"| {cat} | {n} |" for cat, n in manifest["categories"].items()]
+    lines += ["", "## Checksums (SHA-256)", "", "| file | sha256 |", "|---|---|"]
+    lines += [f"| `{rel}` | `{digest}` |" for rel, digest in sorted(manifest["checksums"].items())]
+    lines += [
+        "",
+        "Verify with `rwpost verify <this folder>` or `sha256sum -c SHA256SUMS`.",
+        "",
+        "## Licence and usage",
+        "",
+        info.license_note or _DEFAULT_LICENSE,
+        "",
+    ]
+    return "\n".join(lines)
+
+
+_DEFAULT_LICENSE = (
+    "Research and non-commercial use only; cite the RW-Post paper (Xu et al., 2025, arXiv:2512.22933). "
+    "Claims, ratings and texts derive from Snopes articles, which remain the property of their copyright "
+    "holders; images belong to their owners. Do not use for harassment, surveillance, automated "
+    "misinformation generation or resale. In open-web evaluation, block fact-checking domains and "
+    "evidence dated after `claim_time` to avoid label leakage."
+)
+
+
+def _all_labels() -> list[str]:
+    return [lab for labels in SUBSETS.values() for lab in labels]
+
+
+def _feature_type(feature: Any) -> str:
+    name = type(feature).__name__
+    if name == "Value":
+        return feature.dtype
+    if isinstance(feature, dict):
+        return "struct{" + ", ".join(feature) + "}"
+    return name
+
+
+def verify_version(version_dir: Path) -> list[str]:
+    """Problems found checking every file against SHA256SUMS and the card (empty list: all good)."""
+    sums = version_dir / "SHA256SUMS"
+    if not sums.exists():
+        return [f"{sums}: missing"]
+    problems = []
+    card = (
+        (version_dir / "README.md").read_text(encoding="utf-8")
+        if (version_dir / "README.md").exists()
+        else ""
+    )
+    for line in sums.read_text(encoding="utf-8").splitlines():
+        digest, rel = line.split(None, 1)
+        rel = rel.strip()
+        path = version_dir / rel
+        if not path.exists():
+            problems.append(f"{rel}: missing")
+        elif sha256_file(path) != digest:
+            problems.append(f"{rel}: checksum mismatch")
+        if digest not in card:
+            problems.append(f"{rel}: checksum not in README.md card")
+    return problems
+
+
+def _row_digest(sample: Sample) -> str:
+    payload = sample.model_dump(mode="json", exclude={"image"})
+    payload["image_sha"] = (
+        hashlib.sha256(sample.image.bytes).hexdigest() if sample.image and sample.image.bytes else None
+    )
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def load_version_samples(version_dir: Path) -> dict[str, Sample]:
+    """Every sample of a version folder by id."""
+    files = sorted(version_dir.glob("*/*.parquet"))
+    if not files:
+        raise RwpostError(f"{version_dir}: no <subset>/<split>.parquet files")
+    return {s.id: s for f in files for s in read_parquet(f)}
+
+
+def diff_versions(old_dir: Path, new_dir: Path) -> dict[str, Any]:
+    """Sample ids added, removed and changed (with the changed fields) between two versions."""
+    old, new = load_version_samples(old_dir), load_version_samples(new_dir)
+    changed = {}
+    for sid in sorted(old.keys() & new.keys()):
+        if _row_digest(old[sid]) != _row_digest(new[sid]):
+            a, b = old[sid].model_dump(), new[sid].model_dump()
+            changed[sid] = sorted(k for k in a if a[k] != b[k])
+    return {
+        "old": str(old_dir),
+        "new": str(new_dir),
+        "added": sorted(new.keys() - old.keys()),
+        "removed": sorted(old.keys() - new.keys()),
+        "changed": changed,
+    }

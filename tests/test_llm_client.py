@@ -1,0 +1,195 @@
+"""The LLM client against a real OpenAI-compatible HTTP server on 127.0.0.1 (rwpost.llm.testing)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rwpost.llm import ImageInput, LLMCache, LLMClient, LLMRequest, Price, load_llm_schema
+from rwpost.llm.testing import FakeLLMServer, Recorder, Replayer, Reply, message_text
+
+RATIONALE = {"reasoning_logic": "The photo predates the event.", "key_points": ["1. a", "2. b", "3. c"]}
+
+
+def make_request(key: str = "rw-1", user: str = "article text", **kw) -> LLMRequest:
+    return LLMRequest(
+        key=key,
+        task="rationale",
+        system="Extract the rationale.",
+        user=user,
+        schema=load_llm_schema("rationale"),
+        schema_name="rationale",
+        prompt_version="rationale-test",
+        **kw,
+    )
+
+
+def make_client(server: FakeLLMServer, **kw) -> LLMClient:
+    options = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "timeout_s": 5.0, "seed": 0}
+    options.update(kw)
+    return LLMClient(model="test-model", base_url=server.base_url, api_key="test-key", **options)
+
+
+def test_rerun_is_served_entirely_from_cache_with_zero_http_calls(tmp_path):
+    requests = [make_request(f"rw-{i}", user=f"article {i}") for i in range(5)]
+    with FakeLLMServer(lambda body: Reply.answer(RATIONALE)) as server:
+        first = make_client(server, cache=LLMCache(tmp_path / "cache.sqlite")).run(requests)
+        assert server.chat_requests == 5
+        rerun_client = make_client(server, cache=LLMCache(tmp_path / "cache.sqlite"))
+        again = rerun_client.run(requests)
+        assert server.chat_requests == 5, "the rerun made HTTP calls"
+    assert [r.data for r in again] == [r.data for r in first]
+    assert all(r.cached for r in again)
+    assert rerun_client.report()["total"]["cache_hits"] == 5
+    assert rerun_client.report()["total"]["http_calls"] == 0
+
+
+def test_cache_key_changes_with_prompt_version_and_image_bytes(tmp_path):
+    cache = LLMCache(tmp_path / "cache.sqlite")
+    with FakeLLMServer(lambda body: Reply.answer(RATIONALE)) as server:
+        client = make_client(server, cache=cache)
+        client.run([make_request(images=(ImageInput(b"one", "image/png"),))])
+        client.run([make_request(images=(ImageInput(b"one", "image/png"),))])
+        assert server.chat_requests == 1
+        client.run([make_request(images=(ImageInput(b"two", "image/png"),))])
+        assert server.chat_requests == 2
+        bumped = LLMRequest(**{**make_request().__dict__, "prompt_version": "rationale-test-2"})
+        client.run([bumped])
+        assert server.chat_requests == 3
+        image_part = server.requests[0]["messages"][1]["content"][1]
+        assert image_part["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_429_storm_ends_in_success_within_the_concurrency_bound(tmp_path):
+    state = {"n": 0}
+
+    def storm(body):
+        state["n"] += 1
+        if state["n"] <= 40:
+            return Reply.rate_limited(retry_after=0.01).slow(0.005)
+        return Reply.answer(RATIONALE, delay_s=0.01)
+
+    requests = [make_request(f"rw-{i}", user=f"article {i}") for i in range(20)]
+    with FakeLLMServer(storm) as server:
+        client = make_client(server, concurrency=4, max_retries=20)
+        results = client.run(requests)
+        assert server.status_counts[429] == 40
+        assert server.max_in_flight <= 4
+    assert all(r.ok for r in results)
+    assert client.max_in_flight <= 4
+
+
+def test_retry_after_header_is_honoured(tmp_path):
+    replies = [Reply.rate_limited(retry_after=0.3), Reply.answer(RATIONALE)]
+    with FakeLLMServer(replies) as server:
+        client = make_client(server, backoff_base_s=0.001, backoff_max_s=0.001)
+        import time
+
+        started = time.monotonic()
+        [result] = client.run([make_request()])
+        waited = time.monotonic() - started
+    assert result.ok and result.attempts == 2
+    assert waited >= 0.3  # a lower bound set by the server, not a speed assertion
+
+
+def test_server_errors_and_timeouts_are_retried(tmp_path):
+    replies = [Reply.server_error(503), Reply.answer(RATIONALE).slow(2.0), Reply.answer(RATIONALE)]
+    with FakeLLMServer(replies) as server:
+        [result] = make_client(server, timeout_s=0.5).run([make_request()])
+    assert result.ok
+    assert result.attempts == 3
+
+
+def test_invalid_json_twice_then_valid_succeeds():
+    replies = [Reply.text("{not json"), Reply.answer({"reasoning_logic": 3}), Reply.answer(RATIONALE)]
+    with FakeLLMServer(replies) as server:
+        client = make_client(server)
+        [result] = client.run([make_request()])
+        assert server.chat_requests == 3
+    assert result.ok and result.data == RATIONALE
+    assert result.raw_responses[:2] == ["{not json", '{"reasoning_logic": 3}']
+
+
+def test_invalid_forever_sets_the_record_aside_with_its_raw_response(tmp_path):
+    cache = LLMCache(tmp_path / "cache.sqlite")
+    with FakeLLMServer(lambda body: Reply.text("Sorry, I cannot help.")) as server:
+        client = make_client(server, cache=cache, invalid_retries=2)
+        [result] = client.run([make_request()])
+        assert server.chat_requests == 3
+    assert not result.ok
+    assert result.raw == "Sorry, I cannot help."
+    assert result.raw_responses == ["Sorry, I cannot help."] * 3
+    assert "not valid JSON" in result.error
+    assert len(cache) == 0, "an invalid answer must never be cached"
+    assert client.report()["tasks"]["rationale"]["failures"] == 1
+
+
+def test_falls_back_to_json_object_mode_when_json_schema_is_refused():
+    with FakeLLMServer(lambda body: Reply.answer(RATIONALE), json_schema_supported=False) as server:
+        client = make_client(server)
+        [result] = client.run([make_request()])
+        assert result.ok
+        last = server.requests[-1]
+        assert last["response_format"] == {"type": "json_object"}
+        assert '"key_points"' in message_text(last, "system"), "the schema must be in the prompt"
+        assert client.response_mode == "json_object"
+
+
+def test_fenced_json_answers_are_accepted():
+    with FakeLLMServer([Reply.text("```json\n" + json.dumps(RATIONALE) + "\n```")]) as server:
+        [result] = make_client(server).run([make_request()])
+    assert result.ok and result.data == RATIONALE
+
+
+def test_non_retryable_status_fails_without_retrying():
+    with FakeLLMServer([Reply(status=401, error="bad key")]) as server:
+        [result] = make_client(server).run([make_request()])
+        assert server.chat_requests == 1
+    assert not result.ok and "AuthenticationError" in result.error
+
+
+def test_tokens_and_cost_are_accounted_per_task():
+    with FakeLLMServer(lambda body: Reply.answer(RATIONALE)) as server:
+        client = make_client(server, prices={"test-model": Price(1.0, 2.0)})
+        client.run([make_request("a", user="x"), make_request("b", user="y")])
+    report = client.report()
+    task = report["tasks"]["rationale"]
+    assert task["requests"] == 2 and task["http_calls"] == 2
+    assert task["prompt_tokens"] > 0 and task["completion_tokens"] > 0
+    expected = (task["prompt_tokens"] * 1.0 + task["completion_tokens"] * 2.0) / 1e6
+    assert task["cost_usd"] == pytest.approx(expected, abs=1e-6)
+    assert "test-key" not in json.dumps(report) and "test-key" not in repr(client)
+
+
+def test_dry_run_estimate_makes_no_calls_and_skips_cached(tmp_path):
+    cache = LLMCache(tmp_path / "cache.sqlite")
+    with FakeLLMServer(lambda body: Reply.answer(RATIONALE)) as server:
+        client = make_client(server, cache=cache, prices={"test-model": Price(1.0, 1.0)})
+        client.run([make_request("a", user="cached one")])
+        estimate = client.estimate([make_request("a", user="cached one"), make_request("b", user="new")])
+        assert server.chat_requests == 1
+    row = estimate["tasks"]["rationale"]
+    assert row["requests"] == 2 and row["cached"] == 1
+    assert row["prompt_tokens"] > 0 and estimate["total"]["cost_usd"] > 0
+
+
+def test_record_then_replay_answers_without_the_original_responder(tmp_path):
+    recording = tmp_path / "answers.jsonl"
+    requests = [make_request(f"rw-{i}", user=f"article {i}") for i in range(3)]
+    with FakeLLMServer(Recorder(lambda body: Reply.answer(RATIONALE), recording)) as server:
+        recorded = make_client(server).run(requests)
+    replayer = Replayer(recording)
+    with FakeLLMServer(replayer) as server:
+        replayed = make_client(server).run(requests)
+        [missing] = make_client(server).run([make_request("rw-x", user="never recorded")])
+    assert [r.data for r in replayed] == [r.data for r in recorded]
+    assert not missing.ok and replayer.misses == 1
+
+
+def test_models_endpoint_lists_models():
+    import httpx
+
+    with FakeLLMServer([], models=("a", "b")) as server:
+        data = httpx.get(server.base_url + "/models").json()
+    assert [m["id"] for m in data["data"]] == ["a", "b"]

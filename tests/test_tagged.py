@@ -1,0 +1,136 @@
+"""Tagged text on real Snopes pages (golden tests, STYLE.md 12) and link typing rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rwpost.tagged import count_words, link_kind, read_page_facts, strip_tags, tag_html
+from rwpost.tagged_eval import evaluate, load_page, score_page
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GOLDEN = json.loads((FIXTURES / "tagged" / "golden.json").read_text(encoding="utf-8"))
+PAGES = {page["name"]: page for page in GOLDEN["pages"]}
+
+
+@pytest.fixture(scope="module", params=sorted(PAGES))
+def scored(request):
+    page = PAGES[request.param]
+    tagged = tag_html(load_page(page, FIXTURES / "snopes_html"), page["url"])
+    return page, tagged, score_page(page, tagged)
+
+
+def test_every_body_link_is_tagged_with_the_right_kind_in_reading_order(scored):
+    page, tagged, score = scored
+    assert score.missing == []
+    assert score.wrong_kind == []
+    assert score.in_order
+    assert [link.url for link in tagged.links] == [url for _, url in page["must_have"]]
+
+
+def test_no_navigation_ad_bio_or_related_link_is_tagged(scored):
+    _, _, score = scored
+    assert score.forbidden_found == []
+    assert score.extra == []
+
+
+def test_body_text_is_kept_and_boilerplate_text_is_dropped(scored):
+    _, _, score = scored
+    assert score.texts_missing == []
+    assert score.texts_forbidden == []
+
+
+def test_tags_in_text_match_the_link_table(scored):
+    _, tagged, _ = scored
+    for link in tagged.links:
+        assert f"[{link.kind.upper()} {link.id}: " in tagged.text
+    assert [link.id for link in tagged.links] == list(range(1, len(tagged.links) + 1))
+
+
+def test_word_count_excludes_tags(scored):
+    _, tagged, _ = scored
+    assert tagged.word_count == count_words(tagged.text)
+    assert "WEBPAGE" not in strip_tags(tagged.text)
+    assert tagged.word_count == len(strip_tags(tagged.text).split()) or tagged.word_count > 100
+
+
+def test_golden_set_scores_full_precision_and_recall():
+    scores = evaluate(FIXTURES / "tagged" / "golden.json", FIXTURES / "snopes_html")
+    assert all(s.precision == 1.0 and s.recall == 1.0 for s in scores)
+
+
+def test_link_context_is_the_sentence_around_the_link():
+    page = PAGES["robert-de-niro-trump-oscars"]
+    tagged = tag_html(load_page(page, FIXTURES / "snopes_html"), page["url"])
+    tiktok = next(link for link in tagged.links if "tiktok.com" in link.url)
+    assert tiktok.anchor == "clip"
+    assert tiktok.context.startswith("One TikTok user posted a clip (archived) showing the Hollywood star")
+    embed = next(link for link in tagged.links if "/embed/" in link.url)
+    assert embed.kind == "video"
+    assert "published on YouTube" in embed.context  # a standalone player: the sentence introducing it
+
+
+def test_embedded_tweet_box_becomes_a_tag():
+    page = PAGES["house-resolution-piker-antisemitism"]
+    tagged = tag_html(load_page(page, FIXTURES / "snopes_html"), page["url"])
+    assert "[WEBPAGE 5: https://twitter.com/i/status/2049614589759803735]" in tagged.text
+
+
+@pytest.mark.parametrize(
+    ("url", "kind"),
+    [
+        ("https://www.youtube.com/watch?v=1zNr8Pf1QkY", "video"),
+        ("https://youtu.be/abc", "video"),
+        ("https://www.tiktok.com/@user/video/7477409691056950574", "video"),
+        ("https://vimeo.com/12345", "video"),
+        ("https://www.instagram.com/reel/Cabc/", "video"),
+        ("https://www.instagram.com/p/DXw34faDgEt/", "webpage"),
+        ("https://www.facebook.com/anonews.co/videos/1982299498448266/?hc_ref=x", "video"),
+        ("https://www.facebook.com/photo.php?fbid=1", "webpage"),
+        ("https://x.com/sot6ixtv/status/1896415374754918673", "webpage"),
+        ("https://web.archive.org/web/2019/https://example.com/photo.jpg", "webpage"),
+        ("https://archive.ph/IZsNO", "webpage"),
+        ("https://www.snopes.com/uploads/2017/09/Patriot-Voice-Kirkmere-Picture.jpg", "image"),
+        (
+            "https://mediaproxy.snopes.com/width/600/https://media.snopes.com/2023/06/reddit-quaker.png",
+            "image",
+        ),
+        ("https://media-proxy.snopes.com/width/600?url=https://media.snopes.com/2024/02/sign.png", "image"),
+        ("https://pbs.twimg.com/media/abc?format=jpg&name=small", "image"),
+        ("https://example.com/clip.MP4", "video"),
+        ("https://lawler.house.gov/uploadedfiles/pikerowens-final-text.pdf", "webpage"),
+    ],
+)
+def test_link_kind_by_extension_and_known_hosts(url, kind):
+    assert link_kind(url) == kind
+
+
+def test_page_facts_give_claim_and_rating_on_real_pages():
+    facts = read_page_facts(load_page(PAGES["robert-de-niro-trump-oscars"], FIXTURES / "snopes_html"))
+    assert facts.claim == (
+        'A video authentically shows actor Robert De Niro saying "F*** Trump" '
+        "during his Oscars speech in 2025."
+    )
+    assert facts.rating == "Miscaptioned"
+    facts = read_page_facts(load_page(PAGES["house-resolution-piker-antisemitism"], FIXTURES / "snopes_html"))
+    assert facts.rating == "Mostly True"
+    assert facts.claim.startswith(
+        "On April 30, 2026, a bipartisan group of legislators introduced a resolution"
+    )
+    facts = read_page_facts(load_page(PAGES["quaden-bayles-suicide-hoax"], FIXTURES / "snopes_html"))
+    assert facts.rating == "False"  # the 2019-2021 layout
+    assert facts.claim == "The BBC reported in February 2020 that Quaden Bayles had committed suicide."
+
+
+def test_page_without_a_known_body_container_falls_back_to_trafilatura():
+    paragraph = "This is the article body with plenty of words so that extraction keeps it. " * 6
+    html = (
+        "<html><body><nav><a href='/menu'>Menu</a></nav><div class='main'>"
+        f"<p>{paragraph}<a href='https://example.org/source'>source</a></p><p>{paragraph}</p></div>"
+        "<footer><a href='/privacy'>Privacy</a></footer></body></html>"
+    )
+    tagged = tag_html(html, "https://example.com/page/")
+    assert tagged.body == "trafilatura"
+    assert [link.url for link in tagged.links] == ["https://example.org/source"]
