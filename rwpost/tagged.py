@@ -145,8 +145,8 @@ def _resolve(url: str | None, base_url: str | None) -> str | None:
         return None
     if url.startswith("//"):
         url = "https:" + url
-    if base_url:
-        url = urljoin(base_url, url)
+    if base_url and not url.lower().startswith(("http://", "https://")):
+        url = urljoin(base_url, url)  # absolute URLs stay exactly as written
     if not url.lower().startswith(("http://", "https://")):
         return None
     return url
