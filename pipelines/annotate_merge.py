@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 
 from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
+from rwpost.annotate.report import post_link_rates
 from rwpost.annotate.sources import read_samples
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import iter_jsonl, write_json, write_jsonl
@@ -45,6 +46,7 @@ def run(params: dict) -> dict:
     write_jsonl(out / "rejects.jsonl", rejects)
     summary = {"samples": len(result.samples), "verdicts": len(verdicts), "rejected_lines": len(rejects)}
     summary.update(result.counts)
+    summary["post_link"] = post_link_rates(human, samples)
     write_json(out / "summary.json", summary)
     return summary
 

@@ -332,6 +332,27 @@ def test_merge_lets_humans_override_the_model_and_keeps_every_sample():
     assert result.counts == {"agreed": 6, "disputed": 4, "dropped": 2, "kept": 4}
 
 
+def test_post_link_rates_count_link_containing_and_link_absent_articles_as_the_paper_does():
+    from rwpost.annotate.report import post_link_rates
+
+    samples = list(read_samples(RELEASED))[:10]
+    samples = [
+        s.model_copy(update={"post_url": None if i in (2, 8) else "https://x.example/p"})
+        for i, s in enumerate(samples)
+    ]
+    tasks = _ten_tasks()
+    for task, sample in zip(tasks, samples, strict=True):
+        task["data"]["record_id"] = sample.id
+    verdicts = validation_verdicts(tasks, USERS, project="validation")
+    judge = _export_task(99, samples[8].id, [(500, 13, validation_result("false_positive", "necessary"))])
+    verdicts += validation_verdicts([judge], USERS, project="adjudication", adjudicated=True)
+    rates = post_link_rates(resolve_verdicts(verdicts), samples)
+    # Final: 0,1 correct with a link; 2 correct without; 5,6 missing; 7 incorrect; 8 false positive.
+    assert (rates["link_containing"], rates["link_absent"]) == (5, 2)
+    assert rates["correct_rate"] == pytest.approx(2 / 5)
+    assert rates["false_positive_rate"] == pytest.approx(1 / 2)
+
+
 def test_merge_stage_passes_samples_through_until_verdicts_exist_then_applies_them(tmp_path):
     from pipelines.annotate_merge import run
 
@@ -342,7 +363,10 @@ def test_merge_stage_passes_samples_through_until_verdicts_exist_then_applies_th
             "out": str(tmp_path / "o"),
         }
     }
-    assert run(params) == {"samples": 46, "verdicts": 0, "rejected_lines": 0, "not_annotated": 46}
+    summary = run(params)
+    assert summary["post_link"]["link_containing"] == 0
+    del summary["post_link"]
+    assert summary == {"samples": 46, "verdicts": 0, "rejected_lines": 0, "not_annotated": 46}
     tasks = _ten_tasks()
     for task, sample in zip(tasks, list(read_samples(RELEASED))[:10], strict=True):
         task["data"]["record_id"] = sample.id

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from rwpost.annotate.agreement import validation_agreement
 from rwpost.annotate.explanations import explanation_markdown, explanation_report
 from rwpost.annotate.merge import resolve_verdicts
-from rwpost.records import ExplanationScore, ValidationVerdict
+from rwpost.records import ExplanationScore, HumanVerdict, Sample, ValidationVerdict
 
 
 def annotation_report(
@@ -72,3 +72,30 @@ def report_markdown(report: dict) -> str:
     if report.get("explanations"):
         lines += ["## Explanation evaluation", "", explanation_markdown(report["explanations"])]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def post_link_rates(verdicts: Sequence[HumanVerdict], samples: Sequence[Sample]) -> dict:
+    """Paper III-D's post-link figures over final verdicts, from the samples as extracted (before merge).
+
+    An article contains a post link when the extraction was judged correct *with* a link, missing or
+    incorrect; it has none when judged false positive or correct *without* a link. The paper reports the
+    correct share of the first group (76.39%) and the false-positive share of the second (14.29%).
+    """
+    has_link = {s.id: bool(s.post_url) for s in samples}
+    counts: Counter[str] = Counter()
+    for v in verdicts:
+        if v.status not in ("agreed", "adjudicated") or v.post_extraction is None or v.id not in has_link:
+            continue
+        if v.post_extraction == "correct":
+            counts["correct_with_link" if has_link[v.id] else "correct_without_link"] += 1
+        else:
+            counts[v.post_extraction] += 1
+    containing = counts["correct_with_link"] + counts["missing"] + counts["incorrect"]
+    absent = counts["false_positive"] + counts["correct_without_link"]
+    return {
+        "link_containing": containing,
+        "link_absent": absent,
+        "correct_rate": counts["correct_with_link"] / containing if containing else None,
+        "false_positive_rate": counts["false_positive"] / absent if absent else None,
+        "counts": dict(sorted(counts.items())),
+    }

@@ -353,8 +353,9 @@ def merge(
     Example: rwpost annotate merge data/sample/released/rwpost_dev_main.head.jsonl
     """
     from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
+    from rwpost.annotate.report import post_link_rates
     from rwpost.annotate.sources import read_samples
-    from rwpost.io import iter_jsonl, write_jsonl
+    from rwpost.io import iter_jsonl, write_json, write_jsonl
     from rwpost.records import Reject, ValidationVerdict
 
     rejects: list[Reject] = []
@@ -365,11 +366,22 @@ def merge(
     write_jsonl(out / "decisions.jsonl", result.decisions)
     write_jsonl(out / "disputed.jsonl", [v for v in human if v.status == "disputed"])
     write_jsonl(out / "rejects.jsonl", rejects)
+    rates = post_link_rates(human, samples)
+    write_json(out / "summary.json", {**result.counts, "post_link": rates})
     table = Table("outcome", "records")
     for key, value in result.counts.items():
         table.add_row(key, str(value))
     console.print(table)
-    console.print(f"wrote {out}/samples.jsonl, decisions.jsonl, disputed.jsonl")
+    pct = {
+        k: "n/a" if rates[k] is None else f"{100 * rates[k]:.2f}%"
+        for k in ("correct_rate", "false_positive_rate")
+    }
+    console.print(
+        f"post links: correct in {pct['correct_rate']} of {rates['link_containing']} link-containing "
+        f"articles, false positives in {pct['false_positive_rate']} of {rates['link_absent']} link-absent "
+        "ones (paper III-D)"
+    )
+    console.print(f"wrote {out}/samples.jsonl, decisions.jsonl, disputed.jsonl, summary.json")
 
 
 def register(app: typer.Typer) -> None:
