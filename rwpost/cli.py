@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "rwpost.commands.extract",
     "rwpost.commands.filter",
     "rwpost.commands.evaluate",
+    "rwpost.commands.annotate",
 )
 """Modules whose ``register(app)`` adds subcommands, in the order ``--help`` lists them."""
 

@@ -254,6 +254,60 @@ class Sample(Record):
     )
 
 
+# --- annotate (human validation, paper III-D and V-D) --------------------------------------------
+
+PostCheck = Literal["correct", "missing", "incorrect", "false_positive"]
+"""Human judgement of the extracted post link (paper III-D)."""
+ImageRole = Literal["necessary", "relevant", "irrelevant"]
+"""Human judgement of the post image's role for the claim (paper III-D, Figure 2)."""
+VerdictStatus = Literal["agreed", "adjudicated", "disputed", "pending"]
+
+
+class ValidationVerdict(Record):
+    """One annotator's judgement of one record's extracted post and image, as exported from Label Studio."""
+
+    id: str
+    annotator: str = Field(description="the annotator's Label Studio e-mail")
+    post_extraction: PostCheck | None = None
+    image_role: ImageRole | None = None
+    note: str = ""
+    adjudicated: bool = Field(default=False, description="True when given in the adjudication project")
+    project: str
+    task_id: int
+    annotation_id: int
+    updated_at: datetime | None = None
+
+
+class ExplanationScore(Record):
+    """One annotator's scores of one explanation: 0 = no error .. 2 = severe (paper V-D, Tables S3-S5)."""
+
+    id: str
+    annotator: str
+    slot: int = Field(ge=1, le=3, description="the anonymised output id the annotator saw")
+    source: str = Field(
+        description="who wrote the output (a detector name or 'gold'), unblinded after export"
+    )
+    reasoning_hallucination: int = Field(ge=0, le=2)
+    evidence_hallucination: int = Field(ge=0, le=2)
+    label_justification: int = Field(ge=0, le=2)
+    task_id: int
+    annotation_id: int
+
+
+class HumanVerdict(Record):
+    """The human verdict on one record after two annotators (and adjudication where they disagreed)."""
+
+    id: str
+    status: VerdictStatus = Field(
+        description="agreed: both annotators gave the same answers; adjudicated: resolved in the "
+        "adjudication project; disputed: waiting for adjudication; pending: fewer than two annotations yet"
+    )
+    post_extraction: PostCheck | None = None
+    image_role: ImageRole | None = None
+    annotators: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
 ALL_MODELS: dict[str, type[BaseModel]] = {
     "crawled_article": CrawledArticle,
     "tagged_article": TaggedArticle,
@@ -261,5 +315,8 @@ ALL_MODELS: dict[str, type[BaseModel]] = {
     "decision": Decision,
     "reject": Reject,
     "sample": Sample,
+    "validation_verdict": ValidationVerdict,
+    "explanation_score": ExplanationScore,
+    "human_verdict": HumanVerdict,
 }
 """Every record type by schema file name (``schemas/<name>.schema.json``)."""

@@ -1,0 +1,388 @@
+"""``rwpost annotate ...``: human validation in a local Label Studio (paper III-D and V-D).
+
+The edge of the annotation tools: reads environment variables (credentials) and paths, then calls
+``rwpost.annotate``. The labeling configs and guidelines are files of the build project
+(``annotation/configs``, ``annotation/guidelines``), passed by path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rwpost.errors import ConfigError
+
+console = Console()
+annotate_app = typer.Typer(
+    help="Human validation in Label Studio: serve, push tasks, pull verdicts, agreement, merge.\n\n"
+    "Example: rwpost annotate serve   (then, in another shell)   rwpost annotate push "
+    "data/sample/released/rwpost_dev_main.head.jsonl --annotators a@example.org,b@example.org",
+    no_args_is_help=True,
+)
+
+STATE = typer.Option(
+    Path("state/label-studio"), "--state", help="Label Studio state folder (venv, data, files)."
+)
+URL = typer.Option("", "--url", help="Label Studio URL (default: http://127.0.0.1:<port of serve>).")
+PORT = typer.Option(8080, "--port", help="Loopback port of the server.")
+CONFIGS = typer.Option(
+    Path("annotation/configs"), "--configs", help="Folder of the labeling config XML files."
+)
+GUIDELINES = typer.Option(
+    Path("annotation/guidelines"), "--guidelines", help="Folder of the guideline files."
+)
+OUT = typer.Option(Path("state/label-studio/export"), "--out", help="Folder for exported records.")
+
+
+def _paths(state: Path):
+    from rwpost.annotate.server import StatePaths
+
+    return StatePaths(state)
+
+
+def _client(state: Path, url: str, port: int):
+    """An SDK client: token from LABEL_STUDIO_API_KEY, else the saved admin credentials."""
+    from rwpost.annotate import sync
+    from rwpost.annotate.server import load_credentials
+
+    url = url or f"http://127.0.0.1:{port}"
+    token = os.environ.get("LABEL_STUDIO_API_KEY")
+    if not token:
+        creds = load_credentials(_paths(state).credentials)
+        if creds is None:
+            raise ConfigError(
+                "no Label Studio token: set LABEL_STUDIO_API_KEY or start the server with "
+                f"rwpost annotate serve (which saves credentials in {_paths(state).credentials})"
+            )
+        token = creds.token
+    return sync.connect(url, token), url
+
+
+@annotate_app.command("serve")
+def serve(
+    port: int = PORT,
+    state: Path = STATE,
+    data_dir: Path = typer.Option(None, "--data-dir", help="Database folder (default: <state>/data)."),
+    venv: Path = typer.Option(
+        None, "--venv", help="Label Studio's virtual environment (default: <state>/venv)."
+    ),
+) -> None:
+    """Start Label Studio on 127.0.0.1 (installed on first use into <state>/venv) until Ctrl-C.
+
+    Log in with LABEL_STUDIO_USERNAME / LABEL_STUDIO_PASSWORD if you set them; otherwise a password is
+    generated once and saved (mode 0600) in <state>/credentials.json.
+
+    Example: rwpost annotate serve --port 8080
+    """
+    from rwpost.annotate.server import StatePaths, ensure_venv, resolve_credentials, start_server
+
+    paths = StatePaths(state, data_dir, venv)
+    exe = paths.venv / "bin" / "label-studio"
+    if not exe.exists():
+        console.print(f"installing Label Studio into {paths.venv} (first use, about a minute)...")
+    exe = ensure_venv(paths.venv)
+    creds = resolve_credentials(
+        paths.credentials,
+        email=os.environ.get("LABEL_STUDIO_USERNAME"),
+        password=os.environ.get("LABEL_STUDIO_PASSWORD"),
+        token=os.environ.get("LABEL_STUDIO_USER_TOKEN"),
+    )
+    console.print("starting Label Studio (the first start applies migrations, about 30 s)...")
+    server = start_server(paths, creds, port=port, exe=exe)
+    console.print(f"\nLabel Studio is running at [bold]{server.url}[/] (loopback only)", soft_wrap=True)
+    console.print(f"  log in as: {creds.email}", soft_wrap=True)
+    if creds.generated:
+        console.print(
+            f"  password:  {creds.password}   (generated; saved in {paths.credentials}, mode 0600)",
+            soft_wrap=True,
+        )
+    else:
+        console.print(f"  password:  the one in LABEL_STUDIO_PASSWORD (or saved in {paths.credentials})")
+    console.print(f"  API token: saved in {paths.credentials} (push/pull read it from there)", soft_wrap=True)
+    console.print(f"  server log: {paths.log}\nPress Ctrl-C to stop.", soft_wrap=True)
+    # Ctrl-C and SIGTERM both stop the server (a shell's background job starts with SIGINT ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        while server.process.poll() is None:
+            time.sleep(1)
+        raise ConfigError(f"Label Studio stopped with code {server.process.returncode}; see {paths.log}")
+    except KeyboardInterrupt:
+        console.print("stopping Label Studio...")
+    finally:
+        server.stop()
+
+
+@annotate_app.command("push")
+def push(
+    records: Path = typer.Argument(..., help="JSONL of Sample records or released RW-Post records."),
+    annotators: str = typer.Option(
+        "", "--annotators", help="Comma-separated e-mails to sign up as annotators."
+    ),
+    limit: int = typer.Option(0, "--limit", help="Push only the first N records (0 = all)."),
+    articles: Path = typer.Option(
+        None,
+        "--articles",
+        help="Tagged articles JSONL (reformat stage) for the article panel; else URL only.",
+    ),
+    state: Path = STATE,
+    url: str = URL,
+    port: int = PORT,
+    configs: Path = CONFIGS,
+    guidelines: Path = GUIDELINES,
+) -> None:
+    """Create the validation project (once) and import one task per record not already there.
+
+    Example: rwpost annotate push data/sample/released/rwpost_dev_main.head.jsonl --annotators a@x.org,b@x.org
+    """
+    from rwpost.annotate import sync, workflow
+    from rwpost.annotate.server import load_annotators, save_annotators
+    from rwpost.annotate.sources import read_articles, read_samples
+    from rwpost.records import Reject
+
+    client, url = _client(state, url, port)
+    rejects: list[Reject] = []
+    samples = list(read_samples(records, rejects))
+    if limit:
+        samples = samples[:limit]
+    paths = _paths(state)
+    result = workflow.push_validation(
+        client,
+        samples,
+        configs_dir=configs,
+        files_root=paths.files,
+        guidelines_dir=guidelines,
+        articles=read_articles(articles) if articles else None,
+    )
+    table = Table("project", "id", "created", "imported", "already there", "rejected lines")
+    table.add_row(
+        "validation",
+        str(result.project_id),
+        str(result.project_created),
+        str(result.imported),
+        str(result.already_there),
+        str(len(rejects)),
+    )
+    console.print(table)
+    emails = [e.strip() for e in annotators.split(",") if e.strip()]
+    if emails:
+        known = load_annotators(paths.annotators)
+        passwords = sync.ensure_annotators(client, url, emails, known)
+        if passwords != known:
+            save_annotators(paths.annotators, passwords)
+        where = f"passwords saved in {paths.annotators}, mode 0600"
+        console.print(f"annotators ready: {', '.join(emails)} ({where})")
+    if rejects:
+        from rwpost.io import write_jsonl
+
+        write_jsonl(paths.root / "push_rejects.jsonl", rejects)
+        console.print(f"{len(rejects)} bad lines set aside in {paths.root / 'push_rejects.jsonl'}")
+
+
+@annotate_app.command("push-explanations")
+def push_explanations(
+    items: Path = typer.Argument(
+        ..., help="JSONL of ExplanationItem: id, claim, post_text, image_path, outputs."
+    ),
+    seed: int = typer.Option(13, "--seed", help="Seed of the per-task random order of the three outputs."),
+    keys: Path = typer.Option(
+        Path("state/label-studio/explanation_keys.json"), "--keys", help="Where the unblinding keys are kept."
+    ),
+    state: Path = STATE,
+    url: str = URL,
+    port: int = PORT,
+    configs: Path = CONFIGS,
+    guidelines: Path = GUIDELINES,
+) -> None:
+    """Import blinded explanation triples (two detectors + gold) into the explanation project.
+
+    Example: rwpost annotate push-explanations reports/explanations.jsonl --seed 13
+    """
+    from rwpost.annotate import workflow
+    from rwpost.annotate.tasks import ExplanationItem
+    from rwpost.io import iter_jsonl, write_json
+
+    client, _ = _client(state, url, port)
+    loaded = [ExplanationItem.model_validate(row) for _line, row in iter_jsonl(items)]
+    result, new_keys = workflow.push_explanations(
+        client,
+        loaded,
+        configs_dir=configs,
+        files_root=_paths(state).files,
+        seed=seed,
+        guidelines_dir=guidelines,
+    )
+    merged = json.loads(keys.read_text(encoding="utf-8")) if keys.exists() else {}
+    merged.update({rid: {str(k): v for k, v in key.items()} for rid, key in new_keys.items()})
+    write_json(keys, merged)
+    console.print(
+        f"explanation project {result.project_id}: {result.imported} imported, "
+        f"{result.already_there} already there; keys in {keys} (keep them away from annotators)"
+    )
+
+
+def _load_keys(path: Path) -> dict[str, dict[int, str]]:
+    if not path.exists():
+        return {}
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return {rid: {int(slot): src for slot, src in key.items()} for rid, key in raw.items()}
+
+
+@annotate_app.command("pull")
+def pull(
+    out: Path = OUT,
+    keys: Path = typer.Option(Path("state/label-studio/explanation_keys.json"), "--keys"),
+    state: Path = STATE,
+    url: str = URL,
+    port: int = PORT,
+) -> None:
+    """Export annotations as typed records: validation_verdicts.jsonl, explanation_scores.jsonl, rejects.
+
+    Example: rwpost annotate pull --out state/label-studio/export
+    """
+    from rwpost.annotate import workflow
+    from rwpost.annotate.merge import resolve_verdicts
+    from rwpost.io import write_jsonl
+    from rwpost.records import Reject
+
+    client, _ = _client(state, url, port)
+    rejects: list[Reject] = []
+    verdicts = workflow.pull_validation(client, rejects)
+    scores = workflow.pull_explanations(client, _load_keys(keys), rejects)
+    human = resolve_verdicts(verdicts)
+    write_jsonl(out / "validation_verdicts.jsonl", verdicts)
+    write_jsonl(out / "human_verdicts.jsonl", human)
+    write_jsonl(out / "explanation_scores.jsonl", scores)
+    write_jsonl(out / "rejects.jsonl", rejects)
+    table = Table("file", "records")
+    for name, rows in (
+        ("validation_verdicts.jsonl", verdicts),
+        ("human_verdicts.jsonl", human),
+        ("explanation_scores.jsonl", scores),
+        ("rejects.jsonl", rejects),
+    ):
+        table.add_row(str(out / name), str(len(rows)))
+    console.print(table)
+
+
+@annotate_app.command("adjudicate")
+def adjudicate(
+    verdicts: Path = typer.Option(Path("state/label-studio/export/validation_verdicts.jsonl"), "--verdicts"),
+    state: Path = STATE,
+    url: str = URL,
+    port: int = PORT,
+    configs: Path = CONFIGS,
+    guidelines: Path = GUIDELINES,
+) -> None:
+    """Send records whose two annotators disagreed to the adjudication project (one adjudicator each).
+
+    Example: rwpost annotate pull && rwpost annotate adjudicate
+    """
+    from rwpost.annotate import workflow
+    from rwpost.io import iter_jsonl
+    from rwpost.records import ValidationVerdict
+
+    client, _ = _client(state, url, port)
+    loaded = [ValidationVerdict.model_validate(row) for _line, row in iter_jsonl(verdicts)]
+    result = workflow.push_adjudication(
+        client, loaded, configs_dir=configs, files_root=_paths(state).files, guidelines_dir=guidelines
+    )
+    console.print(
+        f"adjudication project {result.project_id}: {result.imported} disputed records imported, "
+        f"{result.already_there} already there"
+    )
+
+
+@annotate_app.command("agreement")
+def agreement(
+    verdicts: Path = typer.Option(Path("state/label-studio/export/validation_verdicts.jsonl"), "--verdicts"),
+    scores: Path = typer.Option(Path("state/label-studio/export/explanation_scores.jsonl"), "--scores"),
+    compare: str = typer.Option("", "--compare", help="Two sources to compare, e.g. agentfact,lemma."),
+    out: Path = typer.Option(Path("reports/annotation"), "--out", help="Folder of agreement.{json,md}."),
+    resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples."),
+    as_json: bool = typer.Option(False, "--json", help="Print the JSON report."),
+) -> None:
+    """Cohen's kappa and Krippendorff's alpha per question; explanation scores as in paper Table IV.
+
+    Example: rwpost annotate agreement --compare agentfact,lemma
+    """
+    from rwpost.annotate.report import annotation_report, report_markdown
+    from rwpost.io import iter_jsonl, write_json, write_text
+    from rwpost.records import ExplanationScore, ValidationVerdict
+
+    loaded_v = (
+        [ValidationVerdict.model_validate(r) for _l, r in iter_jsonl(verdicts)] if verdicts.exists() else []
+    )
+    loaded_s = [ExplanationScore.model_validate(r) for _l, r in iter_jsonl(scores)] if scores.exists() else []
+    if not loaded_v and not loaded_s:
+        raise ConfigError(
+            f"nothing to measure: neither {verdicts} nor {scores} has records (run rwpost annotate pull)"
+        )
+    pair = tuple(x.strip() for x in compare.split(",")) if compare else None
+    if pair is not None and len(pair) != 2:
+        raise ConfigError(f"--compare takes two source names separated by a comma, got {compare!r}")
+    report = annotation_report(loaded_v, loaded_s, compare=pair, resamples=resamples)
+    write_json(out / "agreement.json", report)
+    write_text(out / "agreement.md", report_markdown(report))
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+    else:
+        console.print(report_markdown(report))
+        console.print(f"wrote {out / 'agreement.json'} and {out / 'agreement.md'}")
+
+
+@annotate_app.command("merge")
+def merge(
+    records: Path = typer.Argument(..., help="JSONL of Sample records (or released records) to update."),
+    verdicts: Path = typer.Option(Path("state/label-studio/export/validation_verdicts.jsonl"), "--verdicts"),
+    out: Path = typer.Option(
+        Path("state/label-studio/merged"), "--out", help="Folder of the merged outputs."
+    ),
+) -> None:
+    """Apply agreed and adjudicated human verdicts to samples (they override the model's decisions).
+
+    Writes samples.jsonl, decisions.jsonl (filter human_validation) and disputed.jsonl.
+
+    Example: rwpost annotate merge data/sample/released/rwpost_dev_main.head.jsonl
+    """
+    from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
+    from rwpost.annotate.report import post_link_rates
+    from rwpost.annotate.sources import read_samples
+    from rwpost.io import iter_jsonl, write_json, write_jsonl
+    from rwpost.records import Reject, ValidationVerdict
+
+    rejects: list[Reject] = []
+    samples = list(read_samples(records, rejects))
+    human = resolve_verdicts(ValidationVerdict.model_validate(r) for _l, r in iter_jsonl(verdicts))
+    result = merge_verdicts(samples, human)
+    write_jsonl(out / "samples.jsonl", result.samples)
+    write_jsonl(out / "decisions.jsonl", result.decisions)
+    write_jsonl(out / "disputed.jsonl", [v for v in human if v.status == "disputed"])
+    write_jsonl(out / "rejects.jsonl", rejects)
+    rates = post_link_rates(human, samples)
+    write_json(out / "summary.json", {**result.counts, "post_link": rates})
+    table = Table("outcome", "records")
+    for key, value in result.counts.items():
+        table.add_row(key, str(value))
+    console.print(table)
+    pct = {
+        k: "n/a" if rates[k] is None else f"{100 * rates[k]:.2f}%"
+        for k in ("correct_rate", "false_positive_rate")
+    }
+    console.print(
+        f"post links: correct in {pct['correct_rate']} of {rates['link_containing']} link-containing "
+        f"articles, false positives in {pct['false_positive_rate']} of {rates['link_absent']} link-absent "
+        "ones (paper III-D)"
+    )
+    console.print(f"wrote {out}/samples.jsonl, decisions.jsonl, disputed.jsonl, summary.json")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(annotate_app, name="annotate")
