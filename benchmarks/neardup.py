@@ -199,9 +199,11 @@ def timing_section(sizes: list[int], bk_full_max: int, bk_sample: int) -> list[d
             f"r{i:06d}": {"claim_norm": "", "phash": f"{int(p):016x}", "dhash": f"{int(d):016x}"}
             for i, (p, d) in enumerate(zip(ph, dh, strict=True))
         }
-        started = time.perf_counter()
-        pairs = pairs_within(dh, DEFAULTS["dhash_radius"])
-        mih_seconds = time.perf_counter() - started
+        mih_seconds = float("inf")
+        for _ in range(3):  # best of three: the machine is shared
+            started = time.perf_counter()
+            pairs = pairs_within(dh, DEFAULTS["dhash_radius"])
+            mih_seconds = min(mih_seconds, time.perf_counter() - started)
         started = time.perf_counter()
         decisions = flt.decide_all(measurements, {})
         end_to_end = time.perf_counter() - started
@@ -210,7 +212,7 @@ def timing_section(sizes: list[int], bk_full_max: int, bk_sample: int) -> list[d
             "hashes": n,
             "dhash_radius": DEFAULTS["dhash_radius"],
             "pairs_found": int(len(pairs)),
-            "mih_pairs_seconds": round(mih_seconds, 3),
+            "mih_pairs_seconds_best_of_3": round(mih_seconds, 3),
             "decide_all_seconds": round(end_to_end, 3),
             "clusters": clusters,
         }
@@ -237,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--bk-full-max", type=int, default=10_000, help="largest size the BK-tree queries in full"
     )
-    parser.add_argument("--bk-sample", type=int, default=2_000, help="queries timed above that size")
+    parser.add_argument("--bk-sample", type=int, default=500, help="queries timed above that size")
     parser.add_argument("--out", type=Path, default=RESULTS / "neardup.json")
     args = parser.parse_args(argv)
     report = {
