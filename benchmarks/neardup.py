@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import io
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -241,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--bk-sample", type=int, default=500, help="queries timed above that size")
     parser.add_argument("--out", type=Path, default=RESULTS / "neardup.json")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv or [])  # `python -m benchmarks` calls main() with no arguments
     report = {
         "machine": {
             "python": platform.python_version(),
@@ -257,4 +258,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))
