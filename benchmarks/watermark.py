@@ -19,6 +19,7 @@ Writes ``benchmarks/results/watermark.json``.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 import time
@@ -59,6 +60,10 @@ ORDINARY = [
     "The fixture list", "Is this fake? Share!", "Not fake news, look",
 ]  # fmt: skip
 TRAP_PHRASES = {"Is this fake? Share!", "Not fake news, look"}  # keyword in ordinary speech
+STEMS = (
+    "fake", "false", "scam", "satir", "mislead", "altered", "mixture", "outdated", "unproven",
+    "evidence", "miscaption", "misattribut", "composite", "attribution", "mostly", "april fool",
+)  # fmt: skip
 SIZES = {"small": 0.05, "medium": 0.09, "large": 0.15}
 ANGLES = [0, 15, -30, 45]
 FONTS = ["pil-default", "DejaVuSans-Bold", "DejaVuSerif"]
@@ -224,6 +229,24 @@ def real_ocr_section() -> dict[str, Any]:
                     )
             per_config.append({"config": config, "flagged": len(hits), "hits": hits})
         out[field] = per_config
+        # where a keyword's letters occur inside the text but the matcher (rightly or not) said no
+        refused = []
+        stems = STEMS
+        for r in rows:
+            text = r[field] or ""
+            found = {m.keyword for m in find_keywords(text)}
+            for stem in stems:
+                for hit in re.finditer(stem, text, flags=re.IGNORECASE):
+                    if not any(stem in k.replace(" ", "") for k in found):
+                        refused.append(
+                            {
+                                "file": r["file"],
+                                "line": r["line"],
+                                "stem": stem,
+                                "context": text[max(0, hit.start() - 30) : hit.end() + 30],
+                            }
+                        )
+        out[f"{field}_keyword_letters_not_matched"] = refused
     return out
 
 
