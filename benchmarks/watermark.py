@@ -250,7 +250,7 @@ def real_ocr_section() -> dict[str, Any]:
     return out
 
 
-def contact_sheet(paths: list[Path], target: Path, columns: int = 6, cell: int = 220) -> None:
+def contact_sheet(paths: list[Path], target: Path, columns: int = 6, cell: int = 147) -> None:
     """A grid of thumbnails of some rendered samples, to see what the detector was given."""
     rows = (len(paths) + columns - 1) // columns
     sheet = Image.new("RGB", (columns * cell, rows * cell), "white")
@@ -259,7 +259,7 @@ def contact_sheet(paths: list[Path], target: Path, columns: int = 6, cell: int =
         thumb.thumbnail((cell - 6, cell - 6))
         sheet.paste(thumb, ((i % columns) * cell + 3, (i // columns) * cell + 3))
     target.parent.mkdir(parents=True, exist_ok=True)
-    sheet.save(target)
+    sheet.quantize(128).save(target, optimize=True)  # small enough to keep in git
 
 
 def rendered_section(limit: int | None, cache_dir: Path, sheet: Path | None = None) -> dict[str, Any]:
