@@ -50,6 +50,9 @@ _A = _rng.integers(1, _PRIME, size=_PERMUTATIONS, dtype=np.uint64)
 _B = _rng.integers(0, _PRIME, size=_PERMUTATIONS, dtype=np.uint64)
 
 
+HASH_SIDE = 512
+"""Images are shrunk to fit HASH_SIDE x HASH_SIDE before hashing: the same hashes, several times faster."""
+
 CAPTION_CROPS: dict[str, tuple[str, float]] = {
     "top85": ("top", 0.85),
     "top70": ("top", 0.70),
@@ -63,6 +66,7 @@ caption bar of 10-35% of its height matches its original through one of them."""
 def image_hashes(path: str) -> dict[str, Any]:
     """pHash and dHash (hex) of an image decoded to RGB, and of its caption crops; raises ImageUnavailable."""
     image = open_rgb(path)
+    image.thumbnail((HASH_SIDE, HASH_SIDE), Image.Resampling.BILINEAR)  # hashes look at 32x32 anyway
     out: dict[str, Any] = {
         "phash": str(imagehash.phash(image)),
         "dhash": str(imagehash.dhash(image)),
@@ -197,7 +201,7 @@ class NearDuplicateFilter:
     """Cluster near-duplicate images and claims; record the cluster id (drop extras only if asked)."""
 
     name: ClassVar[str] = "neardup"
-    version = f"3+imagehash-{imagehash.__version__}"
+    version = f"4+imagehash-{imagehash.__version__}"
 
     def input_key(self, candidate: Candidate) -> str:
         return content_key({"claim": candidate.claim, **image_inputs(candidate)})
