@@ -42,12 +42,11 @@ def _post_image(extraction: Extraction, crawled: CrawledArticle | None, crawl_ro
     """The first extracted post image that the crawl downloaded, with its bytes."""
     if crawled is None:
         return None
-    files = {f.url: f for f in crawled.images if f.sha256 and f.path}
     for url in extraction.post.image_links:
-        found = files.get(url)
-        if found is None:
+        found = crawled.image_for(url)
+        if found is None or not found.sha256 or not found.path:
             continue
-        path = crawl_root / found.path  # type: ignore[operator]
+        path = crawl_root / found.path
         if not path.exists():
             continue
         return Image(

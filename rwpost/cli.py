@@ -20,7 +20,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "rwpost.commands.core",
     "rwpost.commands.data",
     "rwpost.commands.crawl",
+    "rwpost.commands.extract",
     "rwpost.commands.filter",
+    "rwpost.commands.evaluate",
 )
 """Modules whose ``register(app)`` adds subcommands, in the order ``--help`` lists them."""
 

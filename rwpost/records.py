@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 from datetime import date, datetime
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -70,6 +71,31 @@ class CrawledArticle(Record):
     image_urls: list[str] = Field(default_factory=list)
     images: list[ImageFile] = Field(default_factory=list)
     parse_error: str | None = Field(default=None, description="why the page could not be parsed, if so")
+
+    def image_for(self, link: str) -> ImageFile | None:
+        """The downloaded image of a link as the tagged text gives it, or None.
+
+        The tagged text resolves relative links against the canonical URL, while the crawler downloads
+        them from the host the page was fetched from (a mirror, such as the loopback sample site). A link
+        matches an image by URL, ignoring scheme, query and fragment, or by the same path on that host.
+        """
+        wanted = _url_key(link)
+        fetched_host = urlsplit(self.fetched_url or self.url).netloc.lower()
+        canonical_host = urlsplit(self.url).netloc.lower()
+        for image in self.images:
+            key = _url_key(image.url)
+            if key == wanted:
+                return image
+            parts = urlsplit(image.url)
+            if parts.netloc.lower() == fetched_host and _url_key(f"//{canonical_host}{parts.path}") == wanted:
+                return image
+        return None
+
+
+def _url_key(url: str) -> str:
+    """Loose URL identity: no scheme, query or fragment, host lower-cased, no trailing slash."""
+    parts = urlsplit(url.strip() if "://" in url else "//" + url.strip().lstrip("/"))
+    return f"{parts.netloc.lower()}{parts.path}".rstrip("/")
 
 
 # --- reformat --------------------------------------------------------------------------------------
@@ -186,9 +212,9 @@ class Reject(Record):
 
 
 class Image(BaseModel):
-    """The post image: bytes (or a path to them) plus where it came from."""
+    """The post image: bytes (or a path to them) plus where it came from (bytes are base64 in JSON)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", ser_json_bytes="base64", val_json_bytes="base64")
 
     bytes: builtins.bytes | None = None
     path: str | None = None

@@ -565,6 +565,8 @@ HOSTILE_PAGES: dict[str, str] = {
     "/fact-check/hostile-loop/": "redirect loop with /fact-check/hostile-loop-back/ (stored with the reason)",
     "/fact-check/hostile-huge/": "a page of about 6 MB (over the crawler's page size cap)",
     "/fact-check/hostile-bad-image/": "images: HTML served as image/jpeg, a decompression bomb, a file: URL",
+    "/fact-check/hostile-binary/": "an image where an article should be (stored with parse_error)",
+    "/fact-check/hostile-alias/": "a copy of a real article (same canonical URL): dropped as a duplicate",
     "/private/hostile-disallowed/": "disallowed by robots.txt (never fetched)",
 }
 """Hostile paths the listing links to, with what the crawler must do (also in ``hostile.json``)."""
@@ -625,11 +627,15 @@ def _hostile_pages(template: SiteArticle, categories: list[str]) -> tuple[dict[s
         '<section id="fact_check_rating_container">',
     )
     pages[bad.path] = page
-    listed.extend([missing, truncated, bad])
+    alias = _hostile_article("hostile-alias", template.rating, template)
+    render = render_2020s if template.layout == LAYOUT_2020S else render_wordpress
+    pages[alias.path] = render(template, categories, [])
+    listed.extend([missing, truncated, bad, alias])
     for path in (
         "/fact-check/hostile-gone/",
         "/fact-check/hostile-loop/",
         "/fact-check/hostile-huge/",
+        "/fact-check/hostile-binary/",
         "/private/hostile-disallowed/",
     ):
         slug = path.rstrip("/").rsplit("/", 1)[-1]
@@ -776,6 +782,21 @@ _CONTENT_TYPES = {
 }
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up early (a crawler refusing a huge page, a killed crawl) is not an error."""
+
+    # socketserver's default backlog of 5 drops connection attempts of a parallel crawler, which then
+    # wait out TCP's SYN retransmission (1 s, 3 s, 7 s): a queue this deep keeps loopback crawls fast.
+    request_queue_size = 256
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class SampleServer:
     """A threaded HTTP server for the sample site on 127.0.0.1, with the hostile behaviours built in.
 
@@ -798,7 +819,7 @@ class SampleServer:
         self._hits: dict[str, int] = {}
         self._lock = threading.Lock()
         self._template: str | None = None
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
+        self.httpd = _QuietServer(("127.0.0.1", port), self._handler_class())
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -843,6 +864,12 @@ class SampleServer:
             return 302, {"Location": "/fact-check/hostile-loop-back/"}, b""
         if path == "/fact-check/hostile-loop-back/":
             return 302, {"Location": "/fact-check/hostile-loop/"}, b""
+        if path == "/fact-check/hostile-binary/":
+            return (
+                200,
+                {"Content-Type": "image/png"},
+                (self.site_dir / "uploads" / "hostile-bomb.png").read_bytes(),
+            )
         if path == "/fact-check/hostile-huge/":
             return 200, {"Content-Type": _CONTENT_TYPES[".html"]}, self._huge_page()
         if self.synthetic and (path.startswith("/synthetic/") or path.startswith("/fact-check/synthetic-")):

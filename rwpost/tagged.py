@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from html import unescape
+from typing import Any
 from urllib.parse import parse_qs, unquote, urljoin, urlsplit
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
 
-from rwpost.records import Link, LinkKind
+from rwpost.ids import record_id
+from rwpost.labels import map_rating
+from rwpost.records import CrawledArticle, Link, LinkKind, TaggedArticle
 
 BODY_SELECTORS: tuple[str, ...] = (
     "article#article-content",  # Snopes 2022-2026 layout (main#article_main)
@@ -57,7 +62,14 @@ ARCHIVE_HOSTS += ("archive.md", "archive.vn", "archive.fo", "perma.cc", "ghostar
 VIDEO_HOSTS = ("youtube.com", "youtu.be", "youtube-nocookie.com", "tiktok.com", "vimeo.com", "rumble.com")
 VIDEO_HOSTS += ("dailymotion.com", "bitchute.com", "streamable.com", "twitch.tv")
 
-_TAG_RE = re.compile(r"\[(IMAGE|VIDEO|WEBPAGE) (\d+): [^\]\s]*\]")
+LEAD_IMAGE_SELECTORS: tuple[tuple[str, str], ...] = (
+    ("section.cover-wrapper img#cover-main", "section.cover-wrapper .article_img_desc"),  # 2022-2026
+    (".featured-media-wrapper figure.featured-media img", ".featured-media-wrapper figcaption"),  # 2019-2021
+)
+"""The article's lead image and its caption: outside the body container on Snopes, yet often the
+claim image itself, so it opens the tagged text as the first tag."""
+
+TAG_RE = re.compile(r"\[(IMAGE|VIDEO|WEBPAGE) (\d+): [^\]\s]*\]")
 _SKIP_SCHEMES = ("mailto:", "javascript:", "tel:", "sms:", "data:", "about:")
 
 
@@ -135,26 +147,39 @@ def _resolve(url: str | None, base_url: str | None) -> str | None:
         return None
     if url.startswith("//"):
         url = "https:" + url
-    if base_url:
-        url = urljoin(base_url, url)
+    if base_url and not url.lower().startswith(("http://", "https://")):
+        url = urljoin(base_url, url)  # absolute URLs stay exactly as written
     if not url.lower().startswith(("http://", "https://")):
         return None
     return url
 
 
-def _image_src(img: Tag) -> str | None:
-    """The real image URL of a possibly lazy-loaded ``<img>`` (``data-src``, ``data-lazy-src``, srcset)."""
-    for attr in ("data-src", "data-lazy-src", "data-original", "src"):
-        value = img.get(attr)
+IMAGE_SRC_ATTRIBUTES: tuple[str, ...] = ("data-lazy-src", "data-src", "data-original", "src")
+"""Where an ``<img>`` keeps its real URL, lazy-load attributes first (the crawler uses the same order)."""
+IMAGE_SRCSET_ATTRIBUTES: tuple[str, ...] = ("data-lazy-srcset", "data-srcset", "srcset")
+
+
+def image_url_from_attrs(attrs: Mapping[str, Any]) -> str | None:
+    """The real image URL of a possibly lazy-loaded ``<img>`` from its attributes; data: URLs skipped.
+
+    Shared by the tagger and the crawler so the link the text gives is the one the crawler downloads.
+    """
+    for attr in IMAGE_SRC_ATTRIBUTES:
+        value = attrs.get(attr)
         if isinstance(value, str) and value.strip() and not value.strip().startswith("data:"):
-            return value
-    for attr in ("data-lazy-srcset", "data-srcset", "srcset"):
-        value = img.get(attr)
+            return value.strip()
+    for attr in IMAGE_SRCSET_ATTRIBUTES:
+        value = attrs.get(attr)
         if isinstance(value, str) and value.strip():
             candidates = [c.strip().split(" ")[0] for c in value.split(",") if c.strip()]
             if candidates:
                 return candidates[-1]
     return None
+
+
+def _image_src(img: Tag) -> str | None:
+    """The real image URL of an ``<img>`` element."""
+    return image_url_from_attrs(img.attrs)
 
 
 def _embed_url(node: Tag) -> str | None:
@@ -200,6 +225,7 @@ class _Builder:
         self.parts: list[str] = []
         self.by_url: dict[str, Link] = {}
         self.links: list[Link] = []
+        self.quote_depth = 0
 
     def tag(self, url: str | None, anchor: str = "") -> None:
         resolved = _resolve(url, self.base_url)
@@ -228,36 +254,43 @@ class _Builder:
                 continue
             block = name in BLOCK_TAGS
             if block:
-                self.parts.append("\n\n")
+                self.parts.append("\n\n> " if self.quote_depth or name == "blockquote" else "\n\n")
+            if name == "blockquote":
+                self.quote_depth += 1  # quoted text (often the post itself) is marked "> " as in Markdown
             if _is_embed(child):
                 if name == "blockquote":
                     self.walk(child)
                 self.tag(_embed_url(child))
             elif name == "a":
                 anchor = child.get_text(" ", strip=True)
-                self.walk(child)
+                if anchor != (child.get("href") or "").strip():  # a bare URL as anchor: the tag says it
+                    self.walk(child)
                 self.tag(child.get("href") if isinstance(child.get("href"), str) else None, anchor)
             elif name == "img":
                 src = _image_src(child)
                 self.tag(src, str(child.get("alt") or ""))
             else:
                 self.walk(child)
+            if name == "blockquote":
+                self.quote_depth -= 1
             if block:
-                self.parts.append("\n\n")
+                self.parts.append("\n\n> " if self.quote_depth else "\n\n")
 
 
 def _normalise(text: str) -> str:
     text = text.replace("\r", "").replace("\xa0", " ")
     text = re.sub(r"[ \t\f\v]+", " ", text)
     text = re.sub(r" *\n *", "\n", text)
+    text = re.sub(r"^>\s*$", "", text, flags=re.MULTILINE)  # empty quote lines
     text = re.sub(r"\n{3,}", "\n\n", text)
     text = re.sub(r"\] ([.,;:!?)])", r"]\1", text)  # tag then punctuation: no gap
     return text.strip()
 
 
 def strip_tags(text: str) -> str:
-    """The tagged text without its tags (what word counts and contexts are made of)."""
-    return re.sub(r"[ \t]{2,}", " ", _TAG_RE.sub("", text)).strip()
+    """The tagged text without its tags and quote marks (what word counts and contexts are made of)."""
+    text = re.sub(r"^> ?", "", TAG_RE.sub("", text), flags=re.MULTILINE)
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 
 _BOUNDARY = re.compile(r"[.!?][\"”’)]*\s+|\n")
@@ -266,12 +299,12 @@ _ABBREVIATIONS = frozenset(
 )
 
 
-def _sentence_spans(text: str) -> list[tuple[int, int]]:
+def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Sentence spans of ``text``: split after . ! ? or a newline, not after abbreviations (U.S., Rep.)."""
     spans, start = [], 0
     for match in _BOUNDARY.finditer(text):
         if match.group().startswith("."):
-            word = re.search(r"(?:^|\s)([\w.]+)$", text[start : match.start()])
+            word = re.search(r"(?:^|[\s\"“(])([\w.]+)$", text[start : match.start()])
             token = word.group(1).lower() if word else ""
             if token in _ABBREVIATIONS or re.fullmatch(r"(\w\.)*\w", token) and len(token) <= 3:
                 continue
@@ -301,9 +334,9 @@ def _sentence_around(text: str, start: int, spans: list[tuple[int, int]]) -> str
 
 def _with_contexts(text: str, links: list[Link]) -> list[Link]:
     first: dict[int, re.Match[str]] = {}
-    for match in _TAG_RE.finditer(text):
+    for match in TAG_RE.finditer(text):
         first.setdefault(int(match.group(2)), match)
-    spans = _sentence_spans(text)
+    spans = sentence_spans(text)
     out = []
     for link in links:
         match = first.get(link.id)
@@ -336,13 +369,17 @@ def _clean(body: Tag) -> None:
                 node.decompose()
 
 
-def tag_html(html: str, base_url: str | None = None) -> TaggedText:
-    """Tag the main content of one page (the Snopes body container, else trafilatura's extraction)."""
-    soup = BeautifulSoup(html, "lxml")
+def tag_html(html: str, base_url: str | None = None, soup: BeautifulSoup | None = None) -> TaggedText:
+    """Tag the main content of one page (the Snopes body container, else trafilatura's extraction).
+
+    ``soup`` may be the page already parsed (it is modified: boilerplate is removed from it).
+    """
+    soup = soup if soup is not None else BeautifulSoup(html, "lxml")
     body, selector = find_body(soup)
     if body is None:
         body, selector = _trafilatura_body(html), "trafilatura"
     builder = _Builder(base_url)
+    _tag_lead_image(soup, body, builder)
     if body is not None:
         _clean(body)
         builder.walk(body)
@@ -350,6 +387,22 @@ def tag_html(html: str, base_url: str | None = None) -> TaggedText:
     return TaggedText(
         text=text, links=_with_contexts(text, builder.links), word_count=count_words(text), body=selector
     )
+
+
+def _tag_lead_image(soup: BeautifulSoup, body: Tag | None, builder: _Builder) -> None:
+    for image_selector, caption_selector in LEAD_IMAGE_SELECTORS:
+        image = soup.select_one(image_selector)
+        if image is None or (body is not None and body in image.parents):
+            continue
+        src = _image_src(image)
+        if not src:
+            continue
+        builder.tag(src, str(image.get("alt") or ""))
+        caption = soup.select_one(caption_selector)
+        if caption is not None:
+            builder.parts.append(" " + caption.get_text(" ", strip=True))
+        builder.parts.append("\n\n")
+        return
 
 
 def _trafilatura_body(html: str) -> Tag | None:
@@ -402,9 +455,22 @@ def _text(node: Tag | None) -> str | None:
     return text or None
 
 
-def read_page_facts(html: str) -> PageFacts:
+def _parse_shown_date(text: str | None) -> str | None:
+    """ISO date of a human-readable page date ("Published March 3, 2025", "30 September 2017")."""
+    if not text:
+        return None
+    text = re.sub(r"^(published|updated)\s*", "", text.strip(), flags=re.IGNORECASE)
+    for fmt in ("%B %d, %Y", "%d %B %Y", "%b %d, %Y", "%d %b %Y", "%Y-%m-%d"):
+        try:
+            return datetime.strptime(text, fmt).date().isoformat()
+        except ValueError:
+            continue
+    return None
+
+
+def read_page_facts(html: str | BeautifulSoup) -> PageFacts:
     """Claim, rating, headline, date, category and lead images of a Snopes page (both layouts)."""
-    soup = BeautifulSoup(html, "lxml")
+    soup = html if isinstance(html, BeautifulSoup) else BeautifulSoup(html, "lxml")
     facts = PageFacts()
     for obj in _json_ld_objects(soup):
         kind = obj.get("@type")
@@ -435,6 +501,9 @@ def read_page_facts(html: str) -> PageFacts:
         if article is not None:
             cls = next(c for c in article.get("class", []) if c.startswith("fact_check_rating-"))
             facts.rating = cls.removeprefix("fact_check_rating-").replace("-", " ").title()
+    if facts.date_published is None:
+        shown = _text(soup.select_one("span.date-published, h3.publish_date, time[datetime]"))
+        facts.date_published = _parse_shown_date(shown)
     h1 = soup.select_one("section.title-container h1, header.post-header h1.title, h1")
     facts.headline = facts.headline or _text(h1)
     canonical = soup.select_one("link[rel=canonical]")
@@ -443,3 +512,50 @@ def read_page_facts(html: str) -> PageFacts:
     if cover is not None and _image_src(cover):
         facts.image_urls.append(str(_image_src(cover)))
     return facts
+
+
+# --- the stage record ----------------------------------------------------------------------------
+
+
+def _day(value: object) -> date | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).date()
+    except ValueError:
+        return None
+
+
+def tag_article(html: str, news_url: str, crawled: CrawledArticle | None = None) -> TaggedArticle:
+    """The :class:`TaggedArticle` of one page: tagged body, link table, and the claim, rating, date and
+    category (from the crawl record when it has them, else read from the page itself).
+
+    An unknown rating raises :class:`~rwpost.errors.UnknownRatingError`; the stage rejects the record.
+    """
+    soup = BeautifulSoup(html, "lxml")
+    facts = read_page_facts(soup)  # before tag_html, which strips the claim box from the tree
+    tagged = tag_html(html, base_url=news_url, soup=soup)
+
+    def pick(name: str) -> object:
+        value = getattr(crawled, name, None) if crawled is not None else None
+        return value if value not in (None, "") else getattr(facts, name, None)
+
+    rating = pick("rating")
+    label = map_rating(str(rating)).label if rating else None
+    return TaggedArticle(
+        id=crawled.id if crawled is not None else record_id(news_url),
+        news_url=news_url,
+        headline=pick("headline"),
+        claim=pick("claim"),
+        rating=rating,
+        label=label,
+        category=pick("category"),
+        claim_time=_day(pick("date_published")),
+        text=tagged.text,
+        links=tagged.links,
+        word_count=tagged.word_count,
+    )

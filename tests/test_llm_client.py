@@ -193,3 +193,52 @@ def test_models_endpoint_lists_models():
     with FakeLLMServer([], models=("a", "b")) as server:
         data = httpx.get(server.base_url + "/models").json()
     assert [m["id"] for m in data["data"]] == ["a", "b"]
+
+
+def test_cache_is_shared_safely_between_processes(tmp_path):
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from rwpost.llm import LLMCache, LLMRequest, load_llm_schema\n"
+        "cache = LLMCache(sys.argv[1])\n"
+        "schema = load_llm_schema('rationale')\n"
+        "for i in range(60):\n"
+        "    r = LLMRequest(key=str(i), task='t', system='s', user=str(i), schema=schema,\n"
+        "                   schema_name='rationale', prompt_version='v')\n"
+        "    cache.put(f'{sys.argv[2]}-{i % 40}', model='m', request=r, answer={'i': i}, raw='{}',\n"
+        "              prompt_tokens=1, completion_tokens=1)\n"
+    )
+    path = tmp_path / "shared.sqlite"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(path), name], stderr=subprocess.PIPE)
+        for name in ("a", "b", "c")
+    ]
+    errors = [p.communicate()[1].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], errors
+    cache = LLMCache(path)
+    assert len(cache) == 120
+    assert cache.get("a-5").answer == {"i": 5}, "the first writer of a key wins"
+
+
+def test_a_bad_request_unrelated_to_the_schema_fails_without_switching_mode():
+    with FakeLLMServer([Reply(status=400, error="maximum context length exceeded")]) as server:
+        client = make_client(server)
+        [result] = client.run([make_request()])
+        assert server.chat_requests == 1
+    assert not result.ok and "context length" in result.error
+    assert client.response_mode == "auto"
+
+
+def test_usage_is_estimated_when_the_server_reports_none():
+    class NoUsage(FakeLLMServer):
+        def _answer(self, body):
+            status, data, headers = super()._answer(body)
+            data.pop("usage", None)
+            return status, data, headers
+
+    with NoUsage(lambda body: Reply.answer(RATIONALE)) as server:
+        client = make_client(server)
+        [result] = client.run([make_request(user="x" * 400)])
+    assert result.ok and result.prompt_tokens >= 100 and result.completion_tokens > 0

@@ -75,7 +75,7 @@ def test_link_context_is_the_sentence_around_the_link():
 def test_embedded_tweet_box_becomes_a_tag():
     page = PAGES["house-resolution-piker-antisemitism"]
     tagged = tag_html(load_page(page, FIXTURES / "snopes_html"), page["url"])
-    assert "[WEBPAGE 4: https://twitter.com/i/status/2049614589759803735]" in tagged.text
+    assert "[WEBPAGE 5: https://twitter.com/i/status/2049614589759803735]" in tagged.text
 
 
 @pytest.mark.parametrize(
@@ -134,3 +134,46 @@ def test_page_without_a_known_body_container_falls_back_to_trafilatura():
     tagged = tag_html(html, "https://example.com/page/")
     assert tagged.body == "trafilatura"
     assert [link.url for link in tagged.links] == ["https://example.org/source"]
+
+
+def test_sample_site_pages_keep_every_gold_link_and_no_boilerplate():
+    """On the 102 generated sample pages (nav, ads, share widgets, related lists around the body)."""
+    from rwpost.tagged import tag_article
+
+    site = Path(__file__).resolve().parents[1] / "data" / "sample" / "site"
+    gold = [json.loads(line) for line in (site / "gold.jsonl").read_text(encoding="utf-8").splitlines()]
+    for row in gold:
+        html = (site / row["page"].strip("/") / "index.html").read_text(encoding="utf-8")
+        article = tag_article(html, row["news_url"])
+        urls = {link.url for link in article.links}
+        expected = {u for u in row["evidence_urls"] + [row["post_link"]] if u and "://" in u}
+        assert expected <= urls, f"{row['id']}: missing {expected - urls}"
+        # the post image is the site's served stand-in, the same URL the crawler downloads
+        assert any(u.endswith("/" + row["image_path"]) for u in urls), f"{row['id']}: no post image"
+        stand_ins = {u for u in urls - expected if "/uploads/rw-" in u}  # generated images without a source
+        assert urls - expected - stand_ins == set(), f"{row['id']}: boilerplate {urls - expected - stand_ins}"
+        assert article.claim == row["claim"] and article.rating == row["rating"]
+
+
+def test_embedded_posts_and_players_become_tags_in_place():
+    html = """<html><body><article id="article-content">
+    <p>First the post:</p>
+    <blockquote class="twitter-tweet"><p>Look at this <a href="https://t.co/abc">pic.twitter.com/abc</a></p>
+      &mdash; Someone (@someone) <a href="https://twitter.com/someone/status/123">May 1, 2020</a></blockquote>
+    <blockquote class="instagram-media" data-instgrm-permalink="https://www.instagram.com/reel/Cxyz/"></blockquote>
+    <blockquote class="tiktok-embed" cite="https://www.tiktok.com/@u/video/42"><section>clip</section></blockquote>
+    <div class="embed_container"><iframe data-src="https://player.vimeo.com/video/99"></iframe></div>
+    <video src="/media/clip.mp4"></video>
+    <p>Then an image <img data-src="https://media.snopes.com/2020/05/a.png" src="data:image/gif;base64,"></p>
+    </article></body></html>"""
+    tagged = tag_html(html, "https://www.snopes.com/fact-check/x/")
+    assert [(link.kind, link.url) for link in tagged.links] == [
+        ("webpage", "https://t.co/abc"),
+        ("webpage", "https://twitter.com/someone/status/123"),
+        ("video", "https://www.instagram.com/reel/Cxyz/"),
+        ("video", "https://www.tiktok.com/@u/video/42"),
+        ("video", "https://player.vimeo.com/video/99"),
+        ("video", "https://www.snopes.com/media/clip.mp4"),
+        ("image", "https://media.snopes.com/2020/05/a.png"),
+    ]
+    assert "> Look at this" in tagged.text  # quoted posts are marked as quotes

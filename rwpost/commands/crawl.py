@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.table import Table
+
+from rwpost.crawl import DEFAULT_SINCE
 
 console = Console()
 sample_app = typer.Typer(help="Build or serve the local Snopes-like sample site.", no_args_is_help=True)
@@ -46,5 +50,97 @@ def sample_serve(
     serve_site(site, port=port, synthetic=synthetic)
 
 
+def crawl(
+    start_url: str = typer.Option(
+        ..., "--start-url", help="Listing page to start from (archive or category)."
+    ),
+    out: Path = typer.Option(
+        ..., "--out", help="Output folder (articles.jsonl, html/, images/, report.json)."
+    ),
+    max_articles: int = typer.Option(0, "--max-articles", help="Fetch at most N articles (0: no limit)."),
+    since: str = typer.Option(DEFAULT_SINCE, "--since", help="Earliest publication date kept ('any': none)."),
+    until: str = typer.Option(None, "--until", help="Latest publication date kept (default: no limit)."),
+    allow_loopback: bool = typer.Option(
+        False, "--allow-loopback", help="Allow 127.0.0.1 pages and images (the local sample site)."
+    ),
+    user_agent: str = typer.Option(None, "--user-agent", help="User-Agent (default names rwpost's crawler)."),
+    contact: str = typer.Option(None, "--contact", help="Contact (e-mail or URL) sent in the User-Agent."),
+    throttle: bool = typer.Option(True, "--throttle/--no-throttle", help="AutoThrottle and delays (polite)."),
+    resume: bool = typer.Option(
+        True,
+        "--resume/--no-resume",
+        help="Continue the Scrapy queue of a stopped run (stored pages are skipped).",
+    ),
+    retry_failed: bool = typer.Option(
+        False, "--retry-failed", help="Fetch again pages stored with 5xx/network errors."
+    ),
+    images: bool = typer.Option(True, "--images/--no-images", help="Download article images."),
+    max_image_bytes: int = typer.Option(10 * 1024 * 1024, "--max-image-bytes", help="Size cap per image."),
+    crawlers_dir: Path = typer.Option(
+        None, "--crawlers-dir", help="The Scrapy project (default ./crawlers)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the crawl report as JSON."),
+) -> None:
+    """Crawl a Snopes-like site with Scrapy (in a subprocess): polite, resumable and incremental.
+
+    Example: rwpost crawl --start-url http://127.0.0.1:8000/fact-check/ --out data/work/crawl --allow-loopback
+    """
+    from rich.live import Live
+
+    from rwpost.crawl import CrawlOptions, run_crawl
+
+    options = CrawlOptions(
+        start_url=start_url,
+        out_dir=str(out),
+        since=since,
+        until=until,
+        max_articles=max_articles,
+        user_agent=user_agent,
+        contact=contact,
+        throttle=throttle,
+        allow_loopback=allow_loopback,
+        download_images=images,
+        max_image_bytes=max_image_bytes,
+        resume=resume,
+        retry_failed=retry_failed,
+    )
+    progress_console = Console(stderr=True)
+    with Live(console=progress_console, transient=True, refresh_per_second=4) as live:
+
+        def show(event: dict) -> None:
+            if event.get("event") == "notice":
+                progress_console.print(f"[yellow]{event.get('message')}[/]")
+                return
+            live.update(
+                f"found {event.get('found', 0)}  fetched {event.get('fetched', 0)}  "
+                f"failed {event.get('failed', 0)}  skipped (stored) {event.get('skipped_stored', 0)}  "
+                f"images {event.get('images_ok', 0)}  {event.get('rate_per_s', 0)} pages/s"
+            )
+
+        report = run_crawl(options, crawlers_dir=crawlers_dir, on_event=show)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    print_report(report, out)
+
+
+def print_report(report: dict, out: Path) -> None:
+    """The crawl report as two small tables: this run's counts and the store's totals."""
+    run_table = Table("this run", "count", title=f"crawl of {report['settings']['start_url']}")
+    for key, value in report["this_run"].items():
+        if value:
+            run_table.add_row(key, str(value))
+    console.print(run_table)
+    store_table = Table("store", "count", title=str(out))
+    for key, value in report["store"].items():
+        store_table.add_row(key, str(value))
+    console.print(store_table)
+    console.print(
+        f"{report['finish_reason']} in {report['elapsed_s']} s, {report['pages_per_s']} pages/s, "
+        f"peak RSS {report['peak_rss_mb']} MB; report: {out / 'report.json'}"
+    )
+
+
 def register(app: typer.Typer) -> None:
+    app.command("crawl")(crawl)
     app.add_typer(sample_app, name="sample")

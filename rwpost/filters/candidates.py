@@ -39,13 +39,6 @@ def _read(path: str | Path, model: type[BaseModel], rejects: list[Reject]) -> It
             )
 
 
-def _url_key(url: str) -> str:
-    """Loose URL identity for matching post image links to crawled images (scheme and query ignored)."""
-    text = url.strip()
-    text = text.split("://", 1)[-1]
-    return text.split("?", 1)[0].split("#", 1)[0].rstrip("/").lower()
-
-
 def _file_sha256(path: Path) -> str | None:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -102,9 +95,8 @@ def _find_image(links: Iterable[str], article: CrawledArticle | None) -> ImageFi
     """The crawled file of the first post image link that the crawl holds."""
     if article is None:
         return None
-    by_url = {_url_key(image.url): image for image in article.images}
     for link in links:
-        if (image := by_url.get(_url_key(link))) is not None:
+        if (image := article.image_for(link)) is not None:
             return image
     return None
 

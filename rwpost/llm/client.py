@@ -86,6 +86,14 @@ def _retry_after_seconds(exc: Exception) -> float | None:
         return max(0.0, when.timestamp() - time.time()) if when else None
 
 
+_SCHEMA_REFUSAL = ("response_format", "json_schema", "schema", "guided", "structured")
+
+
+def _refuses_schema(exc: Exception) -> bool:
+    """Whether a 400/422 is the server refusing ``response_format=json_schema`` (not e.g. a long prompt)."""
+    return any(word in str(exc).lower() for word in _SCHEMA_REFUSAL)
+
+
 def _is_retryable(exc: Exception) -> bool:
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
         return True
@@ -384,7 +392,7 @@ class LLMClient:
                     finally:
                         self.in_flight -= 1
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if self.response_mode == "auto" and mode == "json_schema":
+                if self.response_mode == "auto" and mode == "json_schema" and _refuses_schema(exc):
                     self.response_mode = "json_object"  # the server lacks json_schema support
                     continue
                 raise LLMCallError(f"{request.key}: server refused the request: {exc}") from exc
@@ -400,6 +408,10 @@ class LLMClient:
             content = choice.message.content if choice is not None else None
             if choice is not None and choice.finish_reason == "length":
                 content = content or ""  # truncated JSON fails validation and is asked again
-            prompt_tokens = getattr(response.usage, "prompt_tokens", None) or 0
-            completion_tokens = getattr(response.usage, "completion_tokens", None) or 0
+            prompt_tokens = getattr(response.usage, "prompt_tokens", None)
+            completion_tokens = getattr(response.usage, "completion_tokens", None)
+            if prompt_tokens is None or completion_tokens is None:  # a server that reports no usage
+                prompt_tokens = estimate_tokens(request.system + request.user)
+                prompt_tokens += IMAGE_TOKENS_ESTIMATE * len(request.images)
+                completion_tokens = estimate_tokens(content or "")
             return content, prompt_tokens, completion_tokens, attempt + 1

@@ -1,0 +1,141 @@
+"""Evaluation speed: runner overhead per sample, scoring time, embedding-detector throughput.
+
+    python -m benchmarks.evaluate [--samples 2000] [--embed-samples 1024] [--device cuda]
+
+Prints the device and writes ``benchmarks/results/evaluate-<device>.json``. The runner overhead is
+measured with a detector that answers instantly, so what is timed is blinding, batching, the flushed
+append of every prediction and the resume bookkeeping. Samples are generated from the released dev
+records (their text repeated), so the text lengths are real.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+RELEASED = Path(__file__).resolve().parents[1] / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
+
+
+class InstantDetector:
+    """Answers False at once: isolates the runner's own cost."""
+
+    name = "instant"
+
+    def config(self) -> dict:
+        return {}
+
+    def predict(self, samples, setting):
+        from rwpost.evaluate.protocol import Prediction
+        from rwpost.labels import Label
+
+        return [Prediction(id=s.id, label=Label.FALSE) for s in samples]
+
+
+def _samples(n: int) -> list:
+    """``n`` samples cycling through the released records, each with its own id."""
+    from rwpost.ids import record_id
+    from rwpost.rwpost_format import read_released
+
+    base = read_released(RELEASED)
+    out = []
+    for i in range(n):
+        s = base[i % len(base)]
+        url = f"{s.news_url.rstrip('/')}-copy-{i}/"
+        out.append(s.model_copy(update={"id": record_id(url), "news_url": url}))
+    return out
+
+
+def runner_overhead(n: int, batch_size: int) -> dict:
+    from rwpost.evaluate.leakage import BlockList
+    from rwpost.evaluate.runner import RunSpec, run
+    from rwpost.evaluate.scoring import score_run
+
+    samples = _samples(n)
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = RunSpec("instant", batch_size=batch_size)
+        began = time.perf_counter()
+        result = run(samples, spec, Path(tmp) / "run", make=lambda name, cfg: InstantDetector())
+        run_s = time.perf_counter() - began
+        began = time.perf_counter()
+        run(samples, spec, Path(tmp) / "run", make=lambda name, cfg: InstantDetector())
+        resume_s = time.perf_counter() - began
+        began = time.perf_counter()
+        score_run(samples, result.predictions[0], blocklist=BlockList(), n_resamples=1000)
+        score_s = time.perf_counter() - began
+    return {
+        "samples": n,
+        "batch_size": batch_size,
+        "run_s": run_s,
+        "overhead_ms_per_sample": 1000 * run_s / n,
+        "resume_scan_ms_per_sample": 1000 * resume_s / n,
+        "scoring_s_with_1000_bootstrap": score_s,
+    }
+
+
+def embedding_throughput(n: int, device: str | None, batch_sizes: list[int]) -> dict:
+    from rwpost.evaluate.embedding import EmbeddingDetector, pick_device
+    from rwpost.evaluate.protocol import Setting, blind
+
+    samples = _samples(n)
+    train = [blind(s, Setting.CLOSED_BOOK, keep_label=True) for s in samples[:46]]
+    test = [blind(s, Setting.CLOSED_BOOK) for s in samples]
+    out = {"device": pick_device(device), "samples": n, "by_batch_size": {}}
+    for batch_size in batch_sizes:
+        detector = EmbeddingDetector(device=device, batch_size=batch_size)
+        detector.fit(train, Setting.CLOSED_BOOK)
+        detector.predict(test[:batch_size], Setting.CLOSED_BOOK)  # warm-up
+        began = time.perf_counter()
+        detector.predict(test, Setting.CLOSED_BOOK)
+        seconds = time.perf_counter() - began
+        out["by_batch_size"][str(batch_size)] = {"seconds": seconds, "samples_per_s": n / seconds}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=2000, help="samples for the runner overhead")
+    parser.add_argument("--embed-samples", type=int, default=1024, help="samples for embedding throughput")
+    parser.add_argument("--batch-sizes", default="32,128", help="embedding batch sizes, comma-separated")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+
+    from rwpost.evaluate.embedding import pick_device
+
+    device = pick_device(args.device)
+    gpu = torch.cuda.get_device_name(0) if device == "cuda" else None
+    print(f"device: {device}" + (f" ({gpu})" if gpu else f" ({platform.processor() or platform.machine()})"))
+    print(f"torch threads: {torch.get_num_threads()}, cpu count: {os.cpu_count()}")
+    runner = runner_overhead(args.samples, 16)
+    print(
+        f"runner overhead: {runner['overhead_ms_per_sample']:.3f} ms/sample over {args.samples} samples "
+        f"(resume scan {runner['resume_scan_ms_per_sample']:.3f} ms/sample); "
+        f"scoring with 1000 bootstrap resamples: {runner['scoring_s_with_1000_bootstrap']:.1f} s"
+    )
+    batch_sizes = [int(x) for x in args.batch_sizes.split(",")]
+    embedding = embedding_throughput(args.embed_samples, device, batch_sizes)
+    for batch_size, row in embedding["by_batch_size"].items():
+        print(f"embedding detector ({device}, batch {batch_size}): {row['samples_per_s']:.1f} samples/s")
+    result = {
+        "device": device,
+        "gpu": gpu,
+        "torch_threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "runner": runner,
+        "embedding": embedding,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"evaluate-{device}.json"
+    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

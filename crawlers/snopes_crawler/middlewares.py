@@ -1,0 +1,88 @@
+"""Downloader middlewares: retries with exponential backoff that honour ``Retry-After``.
+
+Scrapy's RetryMiddleware re-queues a failed request at once. For a site under load (429) or failing
+(5xx) that is impolite, so this subclass attaches a delay to the retried request: the server's
+``Retry-After`` (seconds or an HTTP date) when given, else ``RETRY_BACKOFF_BASE * 2**attempt``, capped
+by ``RETRY_BACKOFF_MAX``. :class:`DelayMiddleware` then waits that long before sending it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+from scrapy import Request
+from scrapy.downloadermiddlewares.retry import RetryMiddleware
+from scrapy.http import Response
+from scrapy.utils.response import response_status_message
+
+logger = logging.getLogger(__name__)
+
+DELAY_META = "rwpost_delay"
+
+
+def retry_after_seconds(value: str | bytes | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header value (delta-seconds or HTTP-date), None if absent."""
+    if value is None:
+        return None
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    text = text.strip()
+    if not text:
+        return None
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+class BackoffRetryMiddleware(RetryMiddleware):
+    """RetryMiddleware whose retries wait (Retry-After, else exponential backoff) before going out."""
+
+    def __init__(self, settings) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(settings)
+        self.backoff_base = settings.getfloat("RETRY_BACKOFF_BASE", 1.0)
+        self.backoff_max = settings.getfloat("RETRY_BACKOFF_MAX", 60.0)
+
+    def _delay(self, request: Request, retry_after: float | None) -> float:
+        attempt = request.meta.get("retry_times", 0)
+        backoff = self.backoff_base * (2**attempt)
+        return min(self.backoff_max, max(backoff, retry_after or 0.0))
+
+    def process_response(self, request: Request, response: Response, spider=None):  # type: ignore[no-untyped-def]
+        if request.meta.get("dont_retry", False) or response.status not in self.retry_http_codes:
+            return response
+        retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+        delay = self._delay(request, retry_after)
+        new_request = self._retry(request, response_status_message(response.status))
+        if new_request is None:
+            return response
+        new_request.meta[DELAY_META] = delay
+        self.crawler.stats.inc_value("rwpost/retries")
+        if retry_after is not None:
+            self.crawler.stats.inc_value("rwpost/retry_after_honoured")
+        logger.info("retrying %s in %.1fs (HTTP %d)", request.url, delay, response.status)
+        return new_request
+
+    def process_exception(self, request: Request, exception: Exception, spider=None):  # type: ignore[no-untyped-def]
+        new_request = super().process_exception(request, exception)
+        if isinstance(new_request, Request):
+            new_request.meta[DELAY_META] = self._delay(request, None)
+            self.crawler.stats.inc_value("rwpost/retries")
+        return new_request
+
+
+class DelayMiddleware:
+    """Waits the delay a retried request carries before it goes to the downloader."""
+
+    async def process_request(self, request: Request, spider=None) -> None:  # type: ignore[no-untyped-def]
+        delay = request.meta.pop(DELAY_META, None)
+        if delay:
+            await asyncio.sleep(float(delay))
+        return None

@@ -1,0 +1,59 @@
+"""Scrapy settings of the rwpost crawler: polite by default (robots.txt, AutoThrottle, one site slot).
+
+``snopes_crawler.run`` overrides the few that a run chooses (output folder, User-Agent, throttling,
+image limits); everything else is fixed here, read once at the edge (STYLE.md 4).
+"""
+
+from rwpost import __version__
+
+BOT_NAME = "rwpost"
+SPIDER_MODULES = ["snopes_crawler.spiders"]
+NEWSPIDER_MODULE = "snopes_crawler.spiders"
+
+# Politeness. The User-Agent names the project and a contact (set per run by the runner).
+USER_AGENT = f"rwpost-crawler/{__version__} (research crawler for the RW-Post fact-checking dataset)"
+ROBOTSTXT_OBEY = True
+CONCURRENT_REQUESTS = 8
+CONCURRENT_REQUESTS_PER_DOMAIN = 2
+DOWNLOAD_DELAY = 1.0
+# DOWNLOAD_DELAY is jittered by +-50% by default (DOWNLOAD_DELAY_JITTER), so requests do not beat a rhythm.
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 1.0
+AUTOTHROTTLE_MAX_DELAY = 60.0
+AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
+COOKIES_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+
+# Robustness: retries with backoff honouring Retry-After, bounded redirects, size and time caps.
+RETRY_ENABLED = True
+RETRY_TIMES = 4
+RETRY_HTTP_CODES = [429, 500, 502, 503, 504, 522, 524, 408]
+RETRY_BACKOFF_BASE = 1.0
+RETRY_BACKOFF_MAX = 120.0
+REDIRECT_MAX_TIMES = 5
+DOWNLOAD_TIMEOUT = 30
+DOWNLOAD_MAXSIZE = 5 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
+
+DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "snopes_crawler.middlewares.BackoffRetryMiddleware": 550,
+    "snopes_crawler.middlewares.DelayMiddleware": 50,
+}
+ITEM_PIPELINES = {
+    "snopes_crawler.pipelines.ImagesPipeline": 300,
+    "snopes_crawler.pipelines.StorePipeline": 800,
+}
+EXTENSIONS = {
+    "snopes_crawler.extensions.CrawlReport": 500,
+}
+
+# rwpost's own settings (the runner sets them from its arguments).
+RWPOST_DOWNLOAD_IMAGES = True
+RWPOST_ALLOW_LOOPBACK = False
+RWPOST_MAX_IMAGE_BYTES = 10 * 1024 * 1024
+RWPOST_MAX_IMAGE_PIXELS = 50_000_000
+RWPOST_PROGRESS_INTERVAL = 2.0
+
+LOG_LEVEL = "INFO"
+FEED_EXPORT_ENCODING = "utf-8"

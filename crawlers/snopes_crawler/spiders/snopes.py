@@ -1,0 +1,286 @@
+"""The Snopes spider: discovers fact-check articles from listings and sitemaps and fetches each once.
+
+It stays thin (STYLE.md 3): callbacks hand HTML to the pure functions of ``snopes_crawler.parse`` and
+yield items; images, validation and storage happen in the item pipelines. Discovery consults the store
+so a rerun fetches only what is new, what failed transiently (with ``retry_failed``) or what the
+sitemap says changed since it was stored (``lastmod`` newer than the stored ``date_modified``).
+Every request is deduplicated here rather than by Scrapy's dupefilter, whose seen-file would survive
+a hard kill while the queued requests did not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import scrapy
+from scrapy.exceptions import IgnoreRequest
+from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.sitemap import Sitemap
+from twisted.python.failure import Failure
+
+from snopes_crawler.parse import is_article_url, parse_article, parse_date, parse_listing
+from snopes_crawler.store import ArticleStore, path_key
+
+
+def _day(value: str | date | None) -> date | None:
+    if value is None or value == "" or isinstance(value, date):
+        return value or None
+    if str(value).lower() in ("any", "none", "null"):
+        return None
+    return date.fromisoformat(str(value))
+
+
+def article_request_url(url: str) -> str:
+    """Article URLs without query, fragment or doubled slashes (listings write ``.com//fact-check``)."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, re.sub(r"/{2,}", "/", parts.path), "", ""))
+
+
+class SnopesSpider(scrapy.Spider):
+    """Crawl a Snopes-like site from ``start_url`` (an archive or category listing, or the home page)."""
+
+    name = "snopes"
+
+    def __init__(
+        self,
+        start_url: str,
+        out_dir: str,
+        since: str | None = None,
+        until: str | None = None,
+        max_articles: int | str = 0,
+        retry_failed: bool | str = False,
+        use_sitemap: bool | str = True,
+        follow_categories: bool | str = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.start_url = start_url
+        self.since = _day(since)
+        self.until = _day(until)
+        self.max_articles = int(max_articles or 0)
+        self.retry_failed = str(retry_failed).lower() in ("1", "true", "yes")
+        self.use_sitemap = str(use_sitemap).lower() in ("1", "true", "yes")
+        self.follow_categories = str(follow_categories).lower() in ("1", "true", "yes")
+        self.store = ArticleStore(Path(out_dir))
+        self.scheduled: set[str] = set()
+        self.skipped: set[str] = set()
+        self.pages_seen: set[str] = set()
+
+    def count(self, key: str, by: int = 1) -> None:
+        self.crawler.stats.inc_value(f"rwpost/{key}", by)
+
+    # --- discovery --------------------------------------------------------------------------------
+
+    async def start(self) -> AsyncIterator[Any]:
+        # With a JOBDIR, Scrapy keeps ``self.state`` across runs; it holds what an interrupted run had
+        # already scheduled (those requests come back from the saved queue, so they are not rescheduled).
+        state = getattr(self, "state", None)
+        if state is not None:
+            if "scheduled" in state:
+                self.scheduled |= set(state["scheduled"])
+                self.pages_seen |= set(state["pages_seen"])
+                self.count("resumed_scheduled", len(self.scheduled))
+            state["scheduled"] = self.scheduled
+            state["pages_seen"] = self.pages_seen
+        root = urljoin(self.start_url, "/")
+        if self.use_sitemap:
+            yield scrapy.Request(
+                urljoin(root, "/robots.txt"),
+                callback=self.parse_robots,
+                errback=self.ignore_failure,
+                dont_filter=True,
+                priority=20,
+                meta={"dont_retry": True, "handle_httpstatus_all": True},
+            )
+        for request in self.listing_request(self.start_url):
+            yield request
+
+    def listing_request(self, url: str) -> Iterator[scrapy.Request]:
+        if url in self.pages_seen:
+            return
+        self.pages_seen.add(url)
+        yield scrapy.Request(
+            url, callback=self.parse_listing, errback=self.listing_failed, dont_filter=True, priority=10
+        )
+
+    def parse_robots(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
+        sitemaps = []
+        if response.status == 200:
+            for line in response.text.splitlines():
+                key, _, value = line.partition(":")
+                if key.strip().lower() == "sitemap" and value.strip():
+                    sitemaps.append(urljoin(response.url, value.strip()))
+        if not sitemaps:
+            sitemaps = [urljoin(response.url, "/sitemap.xml")]
+        for url in sitemaps:
+            yield self.sitemap_request(url)
+
+    def sitemap_request(self, url: str) -> scrapy.Request:
+        self.pages_seen.add(url)
+        return scrapy.Request(
+            url, callback=self.parse_sitemap, errback=self.ignore_failure, dont_filter=True, priority=15
+        )
+
+    def parse_sitemap(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
+        self.count("sitemaps")
+        try:
+            sitemap = Sitemap(response.body)
+        except Exception:  # noqa: BLE001 (lxml raises several types on a non-XML body)
+            self.logger.warning("not a sitemap: %s", response.url)
+            return
+        for entry in sitemap:
+            loc = entry.get("loc")
+            if not loc:
+                continue
+            url = urljoin(response.url, loc)
+            if sitemap.type == "sitemapindex":
+                if url not in self.pages_seen:
+                    yield self.sitemap_request(url)
+            elif is_article_url(url):
+                lastmod = parse_date(entry.get("lastmod"))
+                yield from self.consider(url, lastmod=lastmod)
+
+    def parse_listing(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
+        self.count("listing_pages")
+        listing = parse_listing(response.text, response.url)
+        listed_dates = []
+        for url, listed in listing["articles"]:
+            listed_dates.append(listed)
+            yield from self.consider(url, listed=listed)
+        # Listings are newest first: once a whole page is older than --since, later pages are too.
+        all_old = bool(listed_dates) and all(
+            d is not None and self.since and d < self.since for d in listed_dates
+        )
+        if listing["next_page"] and not all_old and not self.article_budget_spent():
+            yield from self.listing_request(listing["next_page"])
+        if self.follow_categories and not self.article_budget_spent():
+            for url in listing["categories"]:
+                yield from self.listing_request(url)
+
+    def article_budget_spent(self) -> bool:
+        return bool(self.max_articles) and len(self.scheduled) >= self.max_articles
+
+    def consider(
+        self, url: str, *, lastmod: datetime | None = None, listed: date | None = None
+    ) -> Iterator[scrapy.Request]:
+        """Schedule one discovered article unless it is stored, out of the window or over budget."""
+        url = article_request_url(url)
+        key = path_key(url)
+        if key in self.scheduled:
+            return
+        stored = self.store.get_by_url(url)
+        refetch = False
+        if stored is not None:
+            stamp = stored.date_modified or stored.date_published
+            if lastmod is not None and stamp is not None and lastmod > _aware(stamp):
+                refetch = True
+            elif self.retry_failed and (stored.http_status >= 500 or stored.http_status == 0):
+                refetch = True
+            else:
+                # Not marked as scheduled: the sitemap may still show a newer lastmod for it.
+                if key not in self.skipped:
+                    self.skipped.add(key)
+                    self.count("skipped_stored")
+                return
+        # A listing shows the publication date; a sitemap's lastmod is at or after it, so an article
+        # modified before --since was also published before it.
+        earliest = listed or (lastmod.date() if lastmod else None)
+        too_old = bool(self.since and earliest and earliest < self.since)
+        if too_old or (self.until and listed and listed > self.until):
+            self.count("out_of_window")
+            return
+        if self.article_budget_spent():
+            self.count("over_max_articles")
+            return
+        self.scheduled.add(key)
+        self.count("found")
+        if refetch:
+            self.count("refetch_updated")
+        yield scrapy.Request(
+            url,
+            callback=self.parse_article,
+            errback=self.article_failed,
+            dont_filter=True,
+            priority=1,
+            meta={"rwpost_kind": "article", "rwpost_refetch": refetch},
+        )
+
+    # --- articles ---------------------------------------------------------------------------------
+
+    def parse_article(self, response: scrapy.http.Response) -> Iterator[dict[str, Any]]:
+        self.count("fetched")
+        try:
+            if not isinstance(response, scrapy.http.TextResponse):
+                content_type = response.headers.get("Content-Type", b"").decode("latin-1") or "none"
+                parsed = {
+                    "canonical_url": response.url,
+                    "parse_error": f"not an HTML page (Content-Type {content_type})",
+                }
+            else:
+                parsed = parse_article(response.text, response.url)
+        except Exception as exc:  # noqa: BLE001 (a page that breaks the parser is stored with the reason)
+            parsed = {
+                "canonical_url": response.url,
+                "parse_error": f"parser crashed: {type(exc).__name__}: {exc}",
+            }
+        published = parsed.get("date_published")
+        if published is not None and not self.in_window(published.date()):
+            self.count("out_of_window")
+            return
+        yield {
+            "kind": "article",
+            "fetched_url": response.url,
+            "requested_url": response.request.url if response.request else response.url,
+            "http_status": response.status,
+            "body": response.body,
+            "parsed": parsed,
+            "refetch": bool(response.meta.get("rwpost_refetch")),
+        }
+
+    def in_window(self, day: date) -> bool:
+        return not ((self.since and day < self.since) or (self.until and day > self.until))
+
+    def article_failed(self, failure: Failure) -> Iterator[dict[str, Any]]:
+        request = failure.request  # type: ignore[attr-defined]
+        url = (request.meta.get("redirect_urls") or [request.url])[0]
+        status = 0
+        if failure.check(IgnoreRequest) and "max redirections" in str(failure.value):
+            chain = " -> ".join(
+                urlsplit(u).path for u in [*request.meta.get("redirect_urls", []), request.url]
+            )
+            reason = f"redirect loop: {failure.getErrorMessage()} ({chain})"
+        elif failure.check(HttpError):
+            status = failure.value.response.status
+            reason = f"HTTP {status}"
+        elif failure.check(IgnoreRequest) and "robots.txt" in str(failure.value):
+            self.count("robots_forbidden")
+            return
+        else:
+            reason = f"{failure.type.__name__}: {failure.getErrorMessage()}"
+            if "max size" in reason:
+                reason = f"response too large: {failure.getErrorMessage()}"
+        self.count("failed")
+        self.logger.warning("article failed: %s (%s)", url, reason)
+        yield {
+            "kind": "failure",
+            "fetched_url": url,
+            "requested_url": url,
+            "http_status": status,
+            "reason": reason,
+        }
+
+    def listing_failed(self, failure: Failure) -> None:
+        self.count("listing_failed")
+        self.logger.warning("listing failed: %s (%s)", failure.request.url, failure.getErrorMessage())  # type: ignore[attr-defined]
+
+    def ignore_failure(self, failure: Failure) -> None:
+        self.logger.info("optional page failed: %s (%s)", failure.request.url, failure.getErrorMessage())  # type: ignore[attr-defined]
+
+
+def _aware(stamp: datetime) -> datetime:
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)

@@ -1,0 +1,119 @@
+"""``rwpost reformat`` (HTML -> text with tagged URLs) and ``rwpost extract`` (post, rationale, evidence)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+console = Console()
+
+
+def reformat(
+    crawl_dir: Path = typer.Option(
+        Path("data/work/crawl"), "--in", help="Crawl store: articles.jsonl + html/<sha>.html.gz."
+    ),
+    out: Path = typer.Option(Path("data/work/tagged"), "--out", help="Output folder."),
+    min_words: int = typer.Option(1, "--min-words", help="Reject bodies with fewer words."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Turn crawled pages into text with tagged URLs and a link table (paper III-B.2).
+
+    Example: rwpost reformat --in data/work/crawl --out data/work/tagged
+    """
+    from rwpost.extract.stages import reformat_store
+
+    report = reformat_store(crawl_dir, out, min_words=min_words)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    console.print(f"{report['kept']} tagged articles -> {out / 'articles.jsonl'}")
+    for reason, count in sorted(report["rejected"].items()):
+        console.print(f"  rejected ({reason}): {count}")
+
+
+def extract(
+    in_path: Path = typer.Option(
+        Path("data/work/tagged/articles.jsonl"), "--in", help="Tagged articles (JSONL)."
+    ),
+    out: Path = typer.Option(Path("data/work/extract"), "--out", help="Output folder."),
+    backend: str = typer.Option(
+        "auto", "--backend", help="offline | llm | auto (llm when OPENAI_API_KEY is set, else offline)."
+    ),
+    model: str = typer.Option(None, "--model", help="LLM model (default: RWPOST_LLM_MODEL or gpt-4o-mini)."),
+    concurrency: int = typer.Option(None, "--concurrency", help="LLM requests in flight (default 8)."),
+    cache: Path = typer.Option(Path("data/cache/llm.sqlite"), "--cache", help="LLM answer cache (sqlite)."),
+    price_in: float = typer.Option(None, "--price-in", help="USD per million input tokens of --model."),
+    price_out: float = typer.Option(None, "--price-out", help="USD per million output tokens of --model."),
+    limit: int = typer.Option(None, "--limit", help="Extract at most N new articles."),
+    retry_rejects: bool = typer.Option(False, "--retry-rejects", help="Try set-aside articles again."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Estimate tokens and cost; call nothing."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Extract post, rationale and evidence from tagged articles (paper III-B.3); resumable.
+
+    Reads OPENAI_API_KEY / OPENAI_BASE_URL / RWPOST_LLM_* from the environment for the llm backend.
+
+    Example: rwpost extract --in data/work/tagged/articles.jsonl --out data/work/extract --backend offline
+    """
+    from rwpost.extract.llm import LLMExtractor
+    from rwpost.extract.stages import extract_tagged, make_extractor, read_tagged
+    from rwpost.llm import Price, settings_from_env
+
+    settings = settings_from_env(model=model, concurrency=concurrency)
+    prices = {}
+    if price_in is not None and price_out is not None:
+        prices[settings.model] = Price(price_in, price_out)
+    if dry_run and backend == "auto":
+        backend = "llm"  # a dry run is about what the LLM would cost
+    if dry_run and not settings.has_key and not settings.base_url:
+        settings = dataclasses.replace(settings, base_url="http://127.0.0.1:9/v1")  # never called
+    extractor = make_extractor(backend, settings, cache_path=cache, prices=prices)
+    if dry_run:
+        if not isinstance(extractor, LLMExtractor):
+            raise typer.BadParameter("--dry-run estimates the llm backend; the offline backend costs nothing")
+        articles = list(read_tagged(in_path, rejects=[]))
+        if limit is not None:
+            articles = articles[:limit]
+        estimate = extractor.estimate(articles)
+        if as_json:
+            typer.echo(json.dumps(estimate, indent=2))
+            return
+        _print_usage("dry run (estimate, nothing called)", estimate["tasks"], estimate["total"])
+        return
+    total = sum(1 for _ in open(in_path, encoding="utf-8")) if in_path.exists() else 0
+    with Progress(console=console, transient=True) as bar:
+        task = bar.add_task(f"extract ({extractor.backend})", total=total)
+        report = extract_tagged(
+            in_path,
+            out,
+            extractor,
+            limit=limit,
+            retry_rejects=retry_rejects,
+            progress=lambda n: bar.advance(task, n),
+        )
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    console.print(f"backend {report['backend']} ({report['prompt_version']}): {report['counts']}")
+    if report.get("tasks"):
+        _print_usage(f"LLM usage ({report['model']})", report["tasks"], report["total"])
+    console.print(f"outputs in {out} (extractions.jsonl, rejects.jsonl, cost.json)")
+
+
+def _print_usage(title: str, tasks: dict, total: dict) -> None:
+    columns = [c for c in total if c != "cost_usd"] + ["cost_usd"]
+    table = Table(*(["task"] + columns), title=title)
+    for name, row in list(tasks.items()) + [("total", total)]:
+        table.add_row(name, *(str(row.get(c, "")) for c in columns))
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("reformat")(reformat)
+    app.command("extract")(extract)

@@ -1,0 +1,90 @@
+"""Scores broken down by sample properties (paper section V and Fig. S1's difficulty buckets)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sklearn.metrics import accuracy_score, f1_score
+
+from rwpost.labels import Label
+from rwpost.records import Sample
+
+DIFFICULTY_BUCKETS: tuple[tuple[str, int, int], ...] = (
+    ("0", 0, 0),
+    ("1-3", 1, 3),
+    ("4-6", 4, 6),
+    ("7-8", 7, 8),
+    ("9+", 9, 10**9),
+)
+"""Claim difficulty by number of gold evidence items (paper Fig. S1: 1-3, 4-6, 7-8, 9+)."""
+
+_MODALITIES = (
+    ("image", "Image"),
+    ("video", "Video"),
+    ("link", "Web link"),
+    ("web", "Web link"),
+    ("text", "Text"),
+)
+
+
+def difficulty(sample: Sample) -> str:
+    """The difficulty bucket of a sample by its number of gold evidence items."""
+    n = len(sample.evidence)
+    return next(name for name, low, high in DIFFICULTY_BUCKETS if low <= n <= high)
+
+
+def evidence_modalities(sample: Sample) -> list[str]:
+    """The modalities of a sample's gold evidence (a sample with Text and Image evidence is in both)."""
+    found = set()
+    for item in sample.evidence:
+        kind = (item.type or "").lower()
+        matched = {name for key, name in _MODALITIES if key in kind}
+        found |= matched or {item.type or "unknown"}
+    return sorted(found) or ["none"]
+
+
+def _one(value: object) -> Callable[[Sample], list[str]]:
+    return lambda s: [str(value(s)) if value(s) is not None else "unknown"]  # type: ignore[operator]
+
+
+DIMENSIONS: dict[str, Callable[[Sample], list[str]]] = {
+    "label": _one(lambda s: s.label),
+    "category": _one(lambda s: s.category),
+    "claim_year": _one(lambda s: s.claim_time.year if s.claim_time else None),
+    "evidence_modality": evidence_modalities,
+    "image_required": _one(lambda s: s.image_required),
+    "difficulty": lambda s: [difficulty(s)],
+}
+"""Breakdown dimensions: each maps a sample to the groups it belongs to."""
+
+
+def group_scores(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
+    """Accuracy and macro/weighted F1 of one group, over the gold labels present in it (scikit-learn)."""
+    labels = sorted(set(gold))
+    return {
+        "n": len(gold),
+        "accuracy": float(accuracy_score(gold, predicted)),
+        "macro_f1": float(f1_score(gold, predicted, labels=labels, average="macro", zero_division=0)),
+        "weighted_f1": float(f1_score(gold, predicted, labels=labels, average="weighted", zero_division=0)),
+    }
+
+
+def breakdowns(samples: Sequence[Sample], predicted: Sequence[Label | None]) -> dict[str, dict[str, Any]]:
+    """Scores per group of every dimension, over the labelled samples; groups sorted by name."""
+    out: dict[str, dict[str, Any]] = {}
+    for dimension, groups_of in DIMENSIONS.items():
+        members: dict[str, list[int]] = {}
+        for i, sample in enumerate(samples):
+            if sample.label is None:
+                continue
+            for group in groups_of(sample):
+                members.setdefault(group, []).append(i)
+        out[dimension] = {
+            group: group_scores(
+                [str(samples[i].label) for i in idx],
+                [str(predicted[i]) if predicted[i] is not None else "Other" for i in idx],
+            )
+            for group, idx in sorted(members.items())
+        }
+    return out

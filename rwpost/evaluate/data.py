@@ -1,0 +1,79 @@
+"""Evaluation inputs from files: the samples to score, the training part, and what identifies them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rwpost.errors import ConfigError
+from rwpost.evaluate.manifest import file_sha256
+from rwpost.evaluate.runner import split_train_test
+from rwpost.records import Sample
+
+
+@dataclass
+class EvalData:
+    """Samples to score, optional training samples, and their provenance for the manifest."""
+
+    test: list[Sample]
+    train: list[Sample] | None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _labelled(samples: list[Sample]) -> tuple[list[Sample], int]:
+    kept = [s for s in samples if s.label is not None]
+    return kept, len(samples) - len(kept)
+
+
+def load_eval_data(
+    data: str | Path,
+    *,
+    train: str | Path | None = None,
+    train_fraction: float | None = None,
+    seed: int = 0,
+) -> EvalData:
+    """Read ``data`` (released JSONL, Sample JSONL or Parquet split); train from ``train`` or a seeded
+    ``train_fraction`` of ``data``. Samples with no RW-Post label (excluded ratings such as satire)
+    cannot be scored: they are left out and counted in ``info``."""
+    from rwpost.dataset import read_samples
+
+    if train is not None and train_fraction is not None:
+        raise ConfigError("give either --train or --train-fraction, not both")
+    samples, unlabelled = _labelled(read_samples(data))
+    info: dict[str, Any] = {"path": str(data), "sha256": file_sha256(data), "excluded_unlabelled": unlabelled}
+    train_samples = None
+    if train is not None:
+        train_samples, train_unlabelled = _labelled(read_samples(train))
+        info["train"] = {
+            "path": str(train),
+            "sha256": file_sha256(train),
+            "excluded_unlabelled": train_unlabelled,
+        }
+        overlap = {s.id for s in samples} & {s.id for s in train_samples}
+        if overlap:
+            raise ConfigError(
+                f"{len(overlap)} samples are in both --data and --train, e.g. {sorted(overlap)[0]}"
+            )
+    elif train_fraction is not None:
+        train_samples, samples, how = split_train_test(samples, train_fraction, seed)
+        info["train"] = {"split_of_data": how, "fraction": train_fraction}
+    if not samples:
+        raise ConfigError(f"{data}: no labelled samples to evaluate")
+    return EvalData(samples, train_samples, info)
+
+
+def lazy_encoder(
+    model_path: str | None = None, device: str | None = None
+) -> Callable[[list[str]], np.ndarray]:
+    """An embedding function that loads the local sentence model only when first called."""
+
+    def encode(texts: list[str]) -> np.ndarray:
+        from rwpost.evaluate.embedding import shared_encoder
+
+        return shared_encoder(model_path, device)(texts)
+
+    return encode

@@ -1,0 +1,146 @@
+"""Explanation quality: evidence URLs against the gold evidence, key-point coverage, and the paired
+explanations file for human evaluation (paper section V-C, Table IV).
+
+The paired explanations JSONL has one line per sample::
+
+    {"id": ..., "claim": ..., "post_text": ..., "image_link": ..., "gold_label": "False",
+     "outputs": [{"system": "gold", "label": ..., "explanation": ..., "evidence_urls": [...]},
+                 {"system": "<run name>", "label": ..., "explanation": ..., "evidence_urls": [...]}]}
+
+The gold output's explanation is the sample's reasoning logic followed by its key points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+from sklearn.metrics.pairwise import cosine_similarity
+
+from rwpost.evaluate.protocol import Prediction
+from rwpost.records import Sample
+
+GOLD_SYSTEM = "gold"
+
+
+def normalize_evidence_url(url: str) -> str:
+    """A URL as compared with the gold: lower-case host without ``www.``, no fragment or end slash."""
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower()
+    host = host[4:] if host.startswith("www.") else host
+    return urlunsplit(("https", host, parts.path.rstrip("/"), parts.query, ""))
+
+
+def gold_urls(sample: Sample) -> set[str]:
+    """The normalised URLs of a sample's gold evidence."""
+    return {normalize_evidence_url(e.url) for e in sample.evidence if e.url}
+
+
+def evidence_url_scores(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, Any]:
+    """Precision and recall of cited evidence URLs against the gold evidence URLs.
+
+    Macro: the mean per-sample precision (over samples citing at least one URL) and recall (over samples
+    with gold URLs). Micro: over all cited and gold URLs pooled.
+    """
+    precisions, recalls = [], []
+    hits = cited_total = gold_total = 0
+    for sample, pred in zip(samples, predictions, strict=True):
+        gold = gold_urls(sample)
+        cited = {normalize_evidence_url(u) for u in pred.evidence_urls if u}
+        found = len(gold & cited)
+        hits, cited_total, gold_total = hits + found, cited_total + len(cited), gold_total + len(gold)
+        if cited:
+            precisions.append(found / len(cited))
+        if gold:
+            recalls.append(found / len(gold))
+    return {
+        "samples_citing": len(precisions),
+        "samples_with_gold_urls": len(recalls),
+        "macro_precision": float(np.mean(precisions)) if precisions else None,
+        "macro_recall": float(np.mean(recalls)) if recalls else None,
+        "micro_precision": hits / cited_total if cited_total else None,
+        "micro_recall": hits / gold_total if gold_total else None,
+    }
+
+
+def key_point_coverage(
+    samples: Sequence[Sample],
+    predictions: Sequence[Prediction],
+    encode: Callable[[list[str]], np.ndarray],
+    *,
+    threshold: float = 0.5,
+) -> dict[str, Any]:
+    """How well explanations cover the gold key points: cosine similarity of the explanation's embedding
+    to each key point's; a key point is covered at or above ``threshold``."""
+    pairs = [
+        (p.explanation, s.key_points)
+        for s, p in zip(samples, predictions, strict=True)
+        if p.explanation and s.key_points
+    ]
+    if not pairs:
+        return {"samples": 0, "threshold": threshold, "mean_similarity": None, "coverage": None}
+    explanations = encode([e for e, _ in pairs])
+    points = encode([k for _, kps in pairs for k in kps])
+    sims, start = [], 0
+    for i, (_, kps) in enumerate(pairs):
+        sims.append(cosine_similarity(explanations[i : i + 1], points[start : start + len(kps)])[0])
+        start += len(kps)
+    flat = np.concatenate(sims)
+    return {
+        "samples": len(pairs),
+        "threshold": threshold,
+        "mean_similarity": float(flat.mean()),
+        "coverage": float(np.mean([(s >= threshold).mean() for s in sims])),
+    }
+
+
+def gold_output(sample: Sample) -> dict[str, Any]:
+    """The gold explanation of a sample, as one output of the paired file."""
+    parts = [sample.reasoning_logic or ""] + [f"- {k}" for k in sample.key_points or []]
+    return {
+        "system": GOLD_SYSTEM,
+        "label": str(sample.label) if sample.label else None,
+        "explanation": "\n".join(p for p in parts if p).strip() or None,
+        "evidence_urls": [e.url for e in sample.evidence if e.url],
+    }
+
+
+def paired_explanations(
+    samples: Sequence[Sample], predictions: Sequence[Prediction], system: str
+) -> list[dict[str, Any]]:
+    """One row per sample: the claim and post, the gold output and this system's output."""
+    rows = []
+    for s, p in zip(samples, predictions, strict=True):
+        rows.append(
+            {
+                "id": s.id,
+                "claim": s.claim,
+                "post_text": s.post_text,
+                "image_link": s.image.link if s.image else None,
+                "news_url": s.news_url,
+                "gold_label": str(s.label) if s.label else None,
+                "outputs": [
+                    gold_output(s),
+                    {
+                        "system": system,
+                        "label": str(p.label) if p.label else None,
+                        "explanation": p.explanation,
+                        "evidence_urls": list(p.evidence_urls),
+                    },
+                ],
+            }
+        )
+    return rows
+
+
+def merge_paired_explanations(runs: Iterable[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Merge several runs' paired rows by id: the gold output once, then every system's, in run order."""
+    merged: dict[str, dict[str, Any]] = {}
+    for rows in runs:
+        for row in rows:
+            target = merged.setdefault(row["id"], {**row, "outputs": []})
+            seen = {o["system"] for o in target["outputs"]}
+            target["outputs"].extend(o for o in row["outputs"] if o["system"] not in seen)
+    return list(merged.values())

@@ -1,0 +1,217 @@
+"""Leakage safety for the open-web setting: no fact-check verdicts, nothing published after the claim.
+
+Two parts. :class:`GuardedWeb` wraps any search and fetch functions a detector uses: results from
+fact-checking domains and results dated after the sample's ``claim_time`` never reach the detector, and
+what was dropped is counted. :func:`audit` checks every prediction afterwards: a prediction that cites
+evidence from a blocked domain is flagged, and the report gives metrics with and without flagged ones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from rwpost.errors import ConfigError
+from rwpost.evaluate.protocol import Prediction
+
+FACT_CHECK_DOMAINS: frozenset[str] = frozenset(
+    {
+        # the Snopes family: the source of RW-Post's labels
+        "snopes.com",
+        "snopes.org",
+        "snopes.net",
+        "snopes.io",
+        "snopesmedia.com",
+        # other fact-checkers whose verdicts would give the answer away
+        "politifact.com",
+        "factcheck.org",
+        "fullfact.org",
+        "leadstories.com",
+        "truthorfiction.com",
+        "checkyourfact.com",
+        "factcheck.afp.com",
+        "hoax-slayer.net",
+        "hoax-slayer.com",
+        "mediabiasfactcheck.com",
+        "healthfeedback.org",
+        "sciencefeedback.co",
+        "climatefeedback.org",
+        "boomlive.in",
+        "altnews.in",
+        "factly.in",
+        "newschecker.in",
+        "vishvasnews.com",
+        "misbar.com",
+        "maldita.es",
+        "newtral.es",
+        "correctiv.org",
+        "teyit.org",
+        "africacheck.org",
+        "aosfatos.org",
+        "chequeado.com",
+    }
+)
+"""Fact-checking domains always blocked, on top of the released ``blocked_domains.txt``."""
+
+FACT_CHECK_SUBSTRINGS: tuple[str, ...] = (
+    "snopes",
+    "politifact",
+    "factcheck",
+    "truthorfiction",
+    "hoax-slayer",
+    "leadstories",
+    "opensecrets",
+    "fullfact",
+    "checkyourfact",
+    "realitycheck",
+    "fact-check",
+)
+"""URL substrings of fact-checking services (paper appendix S3, the authors' representative list)."""
+
+
+def normalize_domain(text: str) -> str:
+    """Lower-case host without ``www.`` and port, from a domain or a URL."""
+    value = text.strip().lower()
+    host = urlsplit(value if "://" in value else f"//{value}").hostname or ""
+    return host[4:] if host.startswith("www.") else host
+
+
+def load_blocked_domains(path: str | Path) -> frozenset[str]:
+    """The domains of a block list file (one per line, ``#`` comments), normalised."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError as exc:
+        raise ConfigError(f"blocked domains file not found: {path}") from exc
+    return frozenset(d for d in (normalize_domain(x.split("#")[0]) for x in lines) if d)
+
+
+@dataclass(frozen=True)
+class BlockList:
+    """Blocked domains and URL substrings: a URL is blocked when its host is one of the domains or a
+    subdomain of one, or when the URL contains one of the substrings (as the paper's filter does)."""
+
+    domains: frozenset[str] = FACT_CHECK_DOMAINS
+    substrings: tuple[str, ...] = FACT_CHECK_SUBSTRINGS
+
+    @classmethod
+    def from_file(cls, path: str | Path | None) -> BlockList:
+        """The built-in fact-checkers plus the domains of ``path`` (if given)."""
+        extra = load_blocked_domains(path) if path else frozenset()
+        return cls(FACT_CHECK_DOMAINS | extra)
+
+    def blocked_domain(self, url: str) -> str | None:
+        """The blocked domain ``url`` belongs to (or the host, if a blocked substring matched), or None."""
+        host = normalize_domain(url)
+        parts = host.split(".")
+        for i in range(len(parts) - 1):
+            candidate = ".".join(parts[i:])
+            if candidate in self.domains:
+                return candidate
+        lowered = url.lower()
+        if any(sub in lowered for sub in self.substrings):
+            return host or lowered
+        return None
+
+
+@dataclass
+class SearchResult:
+    """One web search result as a detector's search tool returns it."""
+
+    url: str
+    title: str = ""
+    snippet: str = ""
+    published: date | datetime | None = None
+
+
+@dataclass
+class GuardStats:
+    """What the guard let through and what it dropped, and why."""
+
+    searches: int = 0
+    fetches: int = 0
+    results_kept: int = 0
+    dropped_blocked: Counter[str] = field(default_factory=Counter)
+    dropped_after_claim_time: int = 0
+    undated_kept: int = 0
+    fetches_refused: int = 0
+
+
+class GuardedWeb:
+    """Search and fetch for open-web detectors, minus fact-checking domains and post-claim results.
+
+    ``search(query)`` must return :class:`SearchResult` items; ``fetch(url)`` anything. Undated results
+    are kept (most pages carry no date) and counted, so a report can say how many could not be checked.
+    """
+
+    def __init__(
+        self,
+        search: Callable[[str], Iterable[SearchResult]],
+        fetch: Callable[[str], object] | None = None,
+        *,
+        blocklist: BlockList | None = None,
+    ) -> None:
+        self._search = search
+        self._fetch = fetch
+        self.blocklist = blocklist or BlockList()
+        self.stats = GuardStats()
+
+    def search(self, query: str, claim_time: date | None) -> list[SearchResult]:
+        """Results of ``query`` that are neither from a blocked domain nor dated after ``claim_time``."""
+        self.stats.searches += 1
+        kept = []
+        for result in self._search(query):
+            domain = self.blocklist.blocked_domain(result.url)
+            if domain:
+                self.stats.dropped_blocked[domain] += 1
+                continue
+            published = result.published
+            if published is None:
+                self.stats.undated_kept += 1
+            elif claim_time is not None:
+                day = published.date() if isinstance(published, datetime) else published
+                if day > claim_time:
+                    self.stats.dropped_after_claim_time += 1
+                    continue
+            kept.append(result)
+        self.stats.results_kept += len(kept)
+        return kept
+
+    def fetch(self, url: str) -> object:
+        """The page at ``url``; a blocked domain raises :class:`ConfigError` instead of being fetched."""
+        if self._fetch is None:
+            raise ConfigError("this GuardedWeb was built without a fetch function")
+        domain = self.blocklist.blocked_domain(url)
+        if domain:
+            self.stats.fetches_refused += 1
+            raise ConfigError(f"refusing to fetch {url}: {domain} is a blocked fact-checking domain")
+        self.stats.fetches += 1
+        return self._fetch(url)
+
+
+_URL_IN_TEXT = re.compile(r"https?://[^\s)\]>\"']+")
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A prediction citing evidence from blocked domains."""
+
+    id: str
+    urls: tuple[str, ...]
+    domains: tuple[str, ...]
+
+
+def audit(predictions: Sequence[Prediction], blocklist: BlockList) -> dict[str, Flag]:
+    """Every prediction whose evidence URLs (or explanation text) cite a blocked domain, by sample id."""
+    flags: dict[str, Flag] = {}
+    for p in predictions:
+        cited = list(p.evidence_urls) + _URL_IN_TEXT.findall(p.explanation or "")
+        hits = [(u, blocklist.blocked_domain(u)) for u in cited]
+        hits = [(u, d) for u, d in hits if d]
+        if hits:
+            flags[p.id] = Flag(p.id, tuple(u for u, _ in hits), tuple(sorted({d for _, d in hits})))
+    return flags

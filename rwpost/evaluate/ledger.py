@@ -1,0 +1,84 @@
+"""The ledger of a run: model and tool calls, tokens, latency, cost and cache hits, per sample and in total.
+
+Costs come from the call itself when the detector knows them, else from a price table keyed by model or
+tool name (``{"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6, "per_call": 0.0}}``, kept in
+params.yaml and passed in). A cached call costs nothing; a call with no price is counted as unpriced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rwpost.evaluate.protocol import Call, Prediction
+
+PriceTable = Mapping[str, Mapping[str, float]]
+
+
+def call_cost(call: Call, prices: PriceTable | None) -> float | None:
+    """The cost of one call in USD, or None when neither the call nor the price table gives it."""
+    if call.cost_usd is not None:
+        return call.cost_usd
+    if call.cached:
+        return 0.0
+    price = (prices or {}).get(call.name)
+    if price is None:
+        return None
+    return (
+        call.tokens_in * float(price.get("input_per_mtok", 0.0)) / 1e6
+        + call.tokens_out * float(price.get("output_per_mtok", 0.0)) / 1e6
+        + float(price.get("per_call", 0.0))
+    )
+
+
+def _empty() -> dict[str, Any]:
+    return {
+        "calls": 0,
+        "model_calls": 0,
+        "tool_calls": 0,
+        "tokens_in": 0,
+        "tokens_out": 0,
+        "latency_s": 0.0,
+        "cost_usd": 0.0,
+        "unpriced_calls": 0,
+        "cache_hits": 0,
+    }
+
+
+def _add(total: dict[str, Any], call: Call, cost: float | None) -> None:
+    total["calls"] += 1
+    total["model_calls" if call.kind == "model" else "tool_calls"] += 1
+    total["tokens_in"] += call.tokens_in
+    total["tokens_out"] += call.tokens_out
+    total["latency_s"] += call.latency_s
+    total["cache_hits"] += int(call.cached)
+    if cost is None:
+        total["unpriced_calls"] += 1
+    else:
+        total["cost_usd"] += cost
+
+
+def sample_ledger(prediction: Prediction, prices: PriceTable | None) -> dict[str, Any]:
+    """Totals of one sample's calls."""
+    total = _empty()
+    for call in prediction.calls:
+        _add(total, call, call_cost(call, prices))
+    return total
+
+
+def run_ledger(predictions: Sequence[Prediction], prices: PriceTable | None) -> dict[str, Any]:
+    """Totals over a run, per call name, and means per sample."""
+    total = _empty()
+    by_name: dict[str, dict[str, Any]] = {}
+    for prediction in predictions:
+        for call in prediction.calls:
+            cost = call_cost(call, prices)
+            _add(total, call, cost)
+            _add(by_name.setdefault(call.name, _empty()), call, cost)
+    n = max(len(predictions), 1)
+    total["samples"] = len(predictions)
+    total["by_name"] = by_name
+    total["per_sample"] = {
+        k: total[k] / n for k in ("calls", "tokens_in", "tokens_out", "latency_s", "cost_usd")
+    }
+    return total

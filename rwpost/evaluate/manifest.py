@@ -1,0 +1,66 @@
+"""The run manifest: enough to tell what was run, on what, with which code (STYLE.md 11)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import rwpost
+
+
+def code_version() -> str:
+    """``git describe --always --dirty --tags`` of the rwpost checkout, else the package version."""
+    root = Path(rwpost.__file__).resolve().parents[1]
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "describe", "--always", "--dirty", "--tags"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        return f"{rwpost.__version__}+git.{out.stdout.strip()}"
+    except (OSError, subprocess.SubprocessError):
+        return rwpost.__version__
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def ids_sha256(ids: list[str]) -> str:
+    """SHA-256 of a sorted id list: identifies a set of samples independent of file format."""
+    return hashlib.sha256("\n".join(sorted(ids)).encode("utf-8")).hexdigest()
+
+
+def fingerprint(obj: Any) -> str:
+    """A short stable hash of a JSON-able object (run identity for resume)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
+
+
+def environment() -> dict[str, Any]:
+    """Python, platform and, if torch is already imported, the accelerator."""
+    env: dict[str, Any] = {"python": sys.version.split()[0], "platform": platform.platform()}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        env["torch"] = torch.__version__
+        env["cuda_available"] = bool(torch.cuda.is_available())
+        if torch.cuda.is_available():
+            env["cuda_device"] = torch.cuda.get_device_name(0)
+    return env
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601."""
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,192 @@
+"""Score any external system (AgentFact, DEFAME, T2Agent...) from a file of its predictions.
+
+A JSONL or CSV file with one row per sample: ``id`` (or ``news_url``, the fact-check article URL the
+id is computed from), ``label`` and optionally ``probabilities`` (a JSON object label -> probability, or
+``prob_<Label>`` CSV columns), ``explanation`` and ``evidence_urls`` (a JSON list, or URLs separated by
+whitespace or ``;`` in CSV). Nothing is silently dropped: rows with unknown ids or labels, duplicate
+ids and samples with no row are all listed in :meth:`PredictionsFileDetector.check`'s report; a sample
+with no usable row gets a prediction with no label (scored as wrong, with the reason).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rwpost.errors import RecordError, RwpostError
+from rwpost.evaluate.protocol import Prediction, Setting
+from rwpost.ids import record_id
+from rwpost.io import iter_jsonl
+from rwpost.labels import Label
+from rwpost.records import Sample
+
+_LABELS = {label.value.lower(): label for label in Label}
+
+
+def parse_label(value: Any) -> Label | None:
+    """An RW-Post label from its name in any letter case (``FALSE``, ``false``, ``False``); else None."""
+    return _LABELS.get(str(value).strip().lower()) if value is not None else None
+
+
+@dataclass
+class Row:
+    """One parsed row of a predictions file, with where it came from."""
+
+    line: int
+    id: str
+    raw_label: Any
+    label: Label | None
+    probabilities: dict[Label, float] | None = None
+    explanation: str | None = None
+    evidence_urls: list[str] = field(default_factory=list)
+
+
+def _urls(value: Any) -> list[str]:
+    if value in (None, ""):
+        return []
+    if isinstance(value, list):
+        return [str(u) for u in value if u]
+    text = str(value).strip()
+    if text.startswith("["):
+        return [str(u) for u in json.loads(text) if u]
+    return [u for u in text.replace(";", " ").split() if u]
+
+
+def _probabilities(data: dict[str, Any], where: str) -> dict[Label, float] | None:
+    raw = data.get("probabilities")
+    if isinstance(raw, str) and raw.strip():
+        raw = json.loads(raw)
+    if not raw:
+        raw = {k[len("prob_") :]: v for k, v in data.items() if k.startswith("prob_") and v not in (None, "")}
+    if not raw:
+        return None
+    out = {}
+    for name, p in raw.items():
+        label = parse_label(name)
+        if label is None:
+            raise ValueError(f"{where}: unknown label {name!r} in probabilities")
+        out[label] = float(p)
+    return out
+
+
+def _row(data: dict[str, Any], line: int, source: str) -> Row:
+    where = f"{source}:{line}"
+    rid = (data.get("id") or "").strip() if isinstance(data.get("id"), str) else data.get("id")
+    if not rid and data.get("news_url"):
+        rid = record_id(str(data["news_url"]))
+    if not rid:
+        raise ValueError(f"{where}: row has neither 'id' nor 'news_url'")
+    explanation = data.get("explanation")
+    return Row(
+        line=line,
+        id=str(rid),
+        raw_label=data.get("label"),
+        label=parse_label(data.get("label")),
+        probabilities=_probabilities(data, where),
+        explanation=str(explanation) if explanation not in (None, "") else None,
+        evidence_urls=_urls(data.get("evidence_urls")),
+    )
+
+
+def read_prediction_rows(path: str | Path) -> tuple[list[Row], list[dict[str, Any]]]:
+    """Every row of a JSONL or CSV predictions file, and the rows that could not be read (with why)."""
+    source = str(path)
+    if not Path(path).exists():
+        raise RecordError("predictions file not found", source=source)
+    if Path(path).suffix.lower() == ".csv":
+        with open(path, encoding="utf-8", newline="") as handle:
+            items = list(enumerate(csv.DictReader(handle), start=2))
+    else:
+        items = list(iter_jsonl(path))
+    rows, bad = [], []
+    for line, data in items:
+        try:
+            if not isinstance(data, dict):
+                raise ValueError(f"{source}:{line}: expected an object, found {type(data).__name__}")
+            rows.append(_row(data, line, source))
+        except (ValueError, TypeError, json.JSONDecodeError) as exc:
+            bad.append({"line": line, "reason": str(exc)})
+    return rows, bad
+
+
+class PredictionsFileDetector:
+    """A detector that reads its answers from a file instead of computing them.
+
+    With ``strict=True`` any problem in the file (bad row, unknown id or label, duplicate, missing
+    sample) is an error; otherwise the problems are reported and the run goes on.
+    """
+
+    name = "predictions"
+
+    def __init__(self, path: str | Path, strict: bool = False, system: str | None = None) -> None:
+        self.path = Path(path)
+        self.strict = strict
+        self.system = system or self.path.stem
+        self.rows, self.bad_rows = read_prediction_rows(self.path)
+        self._first: dict[str, Row] = {}
+        for row in self.rows:
+            self._first.setdefault(row.id, row)
+
+    def config(self) -> dict[str, Any]:
+        from rwpost.ids import sha256_bytes
+
+        return {"path": str(self.path), "sha256": sha256_bytes(self.path.read_bytes()), "system": self.system}
+
+    def check(self, samples: Sequence[Sample]) -> dict[str, Any]:
+        """Problems of the file against the evaluated samples; raises in strict mode if there are any."""
+        wanted = {s.id for s in samples}
+        lines: dict[str, list[Row]] = {}
+        for row in self.rows:
+            lines.setdefault(row.id, []).append(row)
+        duplicates = [
+            {
+                "id": rid,
+                "lines": [r.line for r in rs],
+                "labels": [r.raw_label for r in rs],
+                "conflicting": len({r.raw_label for r in rs}) > 1,
+                "used_line": rs[0].line,
+            }
+            for rid, rs in lines.items()
+            if len(rs) > 1
+        ]
+        report = {
+            "path": str(self.path),
+            "rows": len(self.rows) + len(self.bad_rows),
+            "bad_rows": self.bad_rows,
+            "unknown_ids": [{"line": r.line, "id": r.id} for r in self.rows if r.id not in wanted],
+            "missing_ids": sorted(wanted - set(lines)),
+            "duplicate_ids": duplicates,
+            "unknown_labels": [
+                {"line": r.line, "id": r.id, "label": r.raw_label} for r in self.rows if r.label is None
+            ],
+        }
+        problems = {k: len(v) for k, v in report.items() if isinstance(v, list) and v}
+        report["problems"] = problems
+        if self.strict and problems:
+            summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in problems.items())
+            raise RwpostError(f"{self.path}: {summary} (see the report, or drop --strict to score anyway)")
+        return report
+
+    def predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
+        out = []
+        for s in samples:
+            row = self._first.get(s.id)
+            if row is None:
+                out.append(Prediction(id=s.id, error=f"no row in the predictions file ({self.path})"))
+                continue
+            error = None if row.label else f"unknown label ({row.raw_label!r}, {self.path}:{row.line})"
+            out.append(
+                Prediction(
+                    id=s.id,
+                    label=row.label,
+                    probabilities=row.probabilities,
+                    explanation=row.explanation,
+                    evidence_urls=row.evidence_urls,
+                    error=error,
+                )
+            )
+        return out

@@ -1,0 +1,77 @@
+"""Detectors by name: the built-ins, third-party entry points (group ``rwpost.detectors``), or
+``module:attribute`` for a class not installed as a package.
+
+A third-party package adds a detector with, in its ``pyproject.toml``::
+
+    [project.entry-points."rwpost.detectors"]
+    my-agent = "my_package.detector:MyAgent"
+
+The named object is called with the detector's configuration as keyword arguments.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any
+
+from rwpost.errors import ConfigError
+from rwpost.evaluate.protocol import Detector
+
+ENTRY_POINT_GROUP = "rwpost.detectors"
+
+BUILTIN: dict[str, str] = {
+    "majority": "rwpost.evaluate.baselines:MajorityClass",
+    "stratified": "rwpost.evaluate.baselines:StratifiedRandom",
+    "category-prior": "rwpost.evaluate.baselines:CategoryPrior",
+    "embedding": "rwpost.evaluate.embedding:EmbeddingDetector",
+    "predictions": "rwpost.evaluate.predictions_file:PredictionsFileDetector",
+    "vlm": "rwpost.evaluate.vlm:VLMDetector",
+}
+"""Built-in detectors, by name, as ``module:attribute`` (imported only when used)."""
+
+
+def _import(target: str, name: str) -> Callable[..., Detector]:
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        return getattr(module, attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"detector {name!r}: cannot import {target!r} ({exc})") from exc
+
+
+def available_detectors() -> dict[str, str]:
+    """Every detector name that resolves without a ``module:attribute`` spec, with its target."""
+    found = dict(BUILTIN)
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(point.name, point.value)
+    return found
+
+
+def resolve_detector(name: str) -> Callable[..., Detector]:
+    """The factory of detector ``name``: built-in, entry point, or ``module:attribute``."""
+    if name in BUILTIN:
+        return _import(BUILTIN[name], name)
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.name == name:
+            try:
+                return point.load()
+            except Exception as exc:  # a broken third-party package: say which one
+                raise ConfigError(f"detector {name!r}: entry point {point.value!r} failed: {exc}") from exc
+    if ":" in name:
+        return _import(name, name)
+    known = ", ".join(sorted(available_detectors()))
+    raise ConfigError(f"unknown detector {name!r}; known: {known} (or give module:Class)")
+
+
+def make_detector(name: str, config: dict[str, Any] | None = None) -> Detector:
+    """Build detector ``name`` with ``config`` as keyword arguments; check it follows the protocol."""
+    factory = resolve_detector(name)
+    try:
+        detector = factory(**(config or {}))
+    except TypeError as exc:
+        raise ConfigError(f"detector {name!r}: bad configuration {config!r} ({exc})") from exc
+    if not isinstance(detector, Detector):
+        raise ConfigError(f"detector {name!r} does not follow the protocol (needs name, config(), predict())")
+    return detector

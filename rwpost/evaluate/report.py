@@ -1,0 +1,222 @@
+"""Run a detector and write its reports: metrics JSON, Markdown, per-sample scores, plots, manifest.
+
+Files in the run folder::
+
+    run.json                what the run is (a restart must match it)
+    predictions.jsonl       every answer, appended as it comes (resume point)
+    metrics.json            headline keys (accuracy, macro_f1, weighted_f1, ...) + views, breakdowns,
+                            ledger, audit, explanations, repeats
+    manifest.json           code version, data checksum, detector config, prompt hashes, seed, device
+    scored.jsonl            per sample: gold, predicted, correct, flagged, ledger
+    explanations.jsonl      paired explanations (gold + this system) for human evaluation
+    input_report.json       problems found in the detector's inputs (predictions files)
+    report.md, plots/*.png
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rwpost.evaluate.explanations import paired_explanations
+from rwpost.evaluate.metrics import HEADLINE
+from rwpost.evaluate.plots import category_plot, confusion_plot, reliability_plot
+from rwpost.evaluate.runner import RunResult, RunSpec, run
+from rwpost.evaluate.scoring import repeat_spread, score_run, scored_rows
+from rwpost.io import write_json, write_jsonl, write_text
+from rwpost.records import Sample
+
+
+def evaluate(
+    samples: Sequence[Sample],
+    spec: RunSpec,
+    out_dir: str | Path,
+    *,
+    train: Sequence[Sample] | None = None,
+    data_info: dict[str, Any] | None = None,
+    encode: Callable[[list[str]], np.ndarray] | None = None,
+    progress: bool = False,
+    replace_different: bool = False,
+) -> dict[str, Any]:
+    """Run, score and report; returns the metrics written to ``<out_dir>/metrics.json``."""
+    out = Path(out_dir)
+    result = run(
+        samples,
+        spec,
+        out,
+        train=train,
+        data_info=data_info,
+        progress=progress,
+        replace_different=replace_different,
+    )
+    return write_reports(samples, spec, result, out, encode=encode)
+
+
+def write_reports(
+    samples: Sequence[Sample],
+    spec: RunSpec,
+    result: RunResult,
+    out: Path,
+    *,
+    encode: Callable[[list[str]], np.ndarray] | None = None,
+) -> dict[str, Any]:
+    """Score every repeat and write the run folder's reports."""
+    runs = [
+        score_run(
+            samples,
+            preds,
+            blocklist=spec.blocklist,
+            prices=spec.prices,
+            n_resamples=spec.n_resamples,
+            seed=spec.seed,
+            encode=encode if i == 0 else None,
+        )
+        for i, preds in enumerate(result.predictions)
+    ]
+    metrics = {"system": spec.system, "detector": spec.detector, "setting": str(spec.setting), **runs[0]}
+    if len(runs) > 1:
+        metrics["repeats"] = {"n": len(runs), "headline": repeat_spread(runs)}
+    if result.input_report is not None:
+        metrics["input_problems"] = result.input_report.get("problems", {})
+        write_json(out / "input_report.json", result.input_report)
+    first = result.predictions[0]
+    write_json(out / "metrics.json", metrics)
+    write_json(out / "manifest.json", result.manifest)
+    write_jsonl(
+        out / "scored.jsonl", scored_rows(samples, first, set(runs[0]["audit"]["flagged_ids"]), spec.prices)
+    )
+    write_jsonl(out / "explanations.jsonl", paired_explanations(samples, first, spec.system))
+    plots = write_plots(metrics, out / "plots")
+    write_text(out / "report.md", markdown(metrics, result.manifest, plots))
+    return metrics
+
+
+def write_plots(metrics: dict[str, Any], folder: Path) -> list[Path]:
+    """Confusion matrix and reliability diagram of each non-empty view, F1 per category."""
+    paths = []
+    for name, view in metrics["views"].items():
+        if not view.get("n"):
+            continue
+        paths.append(confusion_plot(view, folder / f"confusion_{name}.png", f"{metrics['system']}: {name}"))
+        if view.get("reliability"):
+            paths.append(
+                reliability_plot(
+                    view["reliability"], folder / f"reliability_{name}.png", f"{name} calibration"
+                )
+            )
+    categories = metrics["breakdowns"].get("category")
+    if categories:
+        paths.append(
+            category_plot(categories, folder / "category_f1.png", f"{metrics['system']}: F1 per category")
+        )
+    return paths
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _ci(view: dict[str, Any], key: str) -> str:
+    ci = (view.get("ci95") or {}).get(key)
+    return f"{view[key]:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else _fmt(view.get(key))
+
+
+def markdown(metrics: dict[str, Any], manifest: dict[str, Any], plots: Sequence[Path]) -> str:
+    """The human-readable report of one run."""
+    data = manifest["data"]
+    lines = [
+        f"# {metrics['system']}",
+        "",
+        f"Detector `{metrics['detector']}`, setting **{metrics['setting']}**, "
+        f"{metrics['n_samples']} samples, seed {manifest['seed']}, code {manifest['code_version']}, "
+        f"device {manifest['device']}.",
+        f"Data: {data.get('path', '-')} (sha256 {str(data.get('sha256', '-'))[:12]}).",
+        "",
+        "## Scores (95% bootstrap intervals)",
+        "",
+        "| view | n | " + " | ".join(HEADLINE) + " | ROC-AUC | ECE |",
+        "|---|---|" + "---|" * (len(HEADLINE) + 2),
+    ]
+    for name, view in metrics["views"].items():
+        if view.get("n"):
+            cells = " | ".join(_ci(view, k) for k in HEADLINE)
+            calibration = f"{_fmt(view.get('roc_auc_ovr'))} | {_fmt(view.get('ece'))}"
+            lines.append(f"| {name} | {view['n']} | {cells} | {calibration} |")
+    primary = metrics.get("primary_view")
+    if primary:
+        view = metrics["views"][primary]
+        lines += [
+            "",
+            f"## Per class ({primary})",
+            "",
+            "| class | precision | recall | F1 | support |",
+            "|---|---|---|---|---|",
+        ]
+        for cls, s in view["per_class"].items():
+            lines.append(
+                f"| {cls} | {s['precision']:.3f} | {s['recall']:.3f} | {s['f1']:.3f} | {s['support']} |"
+            )
+        cm = view["confusion_matrix"]
+        lines += [
+            "",
+            "Confusion matrix (rows gold, columns predicted):",
+            "",
+            "| | " + " | ".join(cm["labels"]) + " |",
+        ]
+        lines.append("|---|" + "---|" * len(cm["labels"]))
+        for label, row in zip(cm["labels"], cm["matrix"], strict=False):
+            lines.append(f"| {label} | " + " | ".join(str(v) for v in row) + " |")
+    if "repeats" in metrics:
+        lines += [
+            "",
+            f"## Repeats ({metrics['repeats']['n']})",
+            "",
+            "| metric | mean | std | min | max |",
+            "|---|---|---|---|---|",
+        ]
+        for key, s in metrics["repeats"]["headline"].items():
+            lines.append(f"| {key} | {s['mean']:.3f} | {s['std']:.3f} | {s['min']:.3f} | {s['max']:.3f} |")
+    lines += ["", "## Breakdowns", ""]
+    for dimension, groups in metrics["breakdowns"].items():
+        lines += [f"**{dimension}**", "", "| group | n | accuracy | macro F1 |", "|---|---|---|---|"]
+        for group, s in groups.items():
+            lines.append(f"| {group} | {s['n']} | {s['accuracy']:.3f} | {s['macro_f1']:.3f} |")
+        lines.append("")
+    cov, ledger, audit = metrics["coverage"], metrics["ledger"], metrics["audit"]
+    lines += [
+        "## Coverage, ledger, audit",
+        "",
+        f"- predictions with a label: {cov['predicted']} of {metrics['n_samples']}; "
+        f"without: {cov['no_label']} {cov['no_label_reasons'] or ''}",
+        f"- calls {ledger['calls']} (model {ledger['model_calls']}, tool {ledger['tool_calls']}), tokens in "
+        f"{ledger['tokens_in']} / out {ledger['tokens_out']}, latency {ledger['latency_s']:.2f}s, "
+        f"cost ${ledger['cost_usd']:.4f} ({ledger['unpriced_calls']} unpriced), "
+        f"cache hits {ledger['cache_hits']}",
+        f"- leakage audit: {audit['flagged']} predictions cite a blocked domain {audit['domains'] or ''}",
+    ]
+    if audit.get("excluding_flagged"):
+        ex = audit["excluding_flagged"]
+        lines.append("  - excluding them: " + ", ".join(f"{k} {_fmt(ex.get(k))}" for k in HEADLINE))
+    urls = metrics["explanations"]["evidence_urls"]
+    lines.append(
+        f"- evidence URLs vs gold: macro precision {_fmt(urls['macro_precision'])}, macro recall "
+        f"{_fmt(urls['macro_recall'])} ({urls['samples_citing']} samples cite URLs)"
+    )
+    kp = metrics["explanations"].get("key_points")
+    if kp:
+        lines.append(
+            f"- key-point coverage: {_fmt(kp['coverage'])} at cosine >= {kp['threshold']} "
+            f"(mean similarity {_fmt(kp['mean_similarity'])}, {kp['samples']} samples)"
+        )
+    if metrics.get("input_problems"):
+        lines.append(f"- input problems (see input_report.json): {metrics['input_problems']}")
+    if plots:
+        lines += ["", "## Plots", ""] + [f"![{p.stem}](plots/{p.name})" for p in plots]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,283 @@
+"""The runner: feed blinded samples to a detector in batches, keep every answer, resume after a kill.
+
+Predictions are appended to ``<out>/predictions.jsonl`` one flushed line per sample, so a killed run
+restarted with the same arguments skips every sample already answered (no model call is repeated).
+``<out>/run.json`` records what the run is; a restart with different arguments into the same folder is
+refused rather than mixing two runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from rwpost.errors import ConfigError, RecordError, RwpostError
+from rwpost.evaluate.leakage import BlockList
+from rwpost.evaluate.ledger import PriceTable
+from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids_sha256, now
+from rwpost.evaluate.protocol import (
+    CheckingDetector,
+    Detector,
+    Prediction,
+    Setting,
+    TrainableDetector,
+    blind,
+    prompt_hashes,
+)
+from rwpost.evaluate.registry import make_detector, resolve_detector
+from rwpost.io import append_jsonl, write_json, write_text
+from rwpost.records import Sample
+
+PREDICTIONS_FILE = "predictions.jsonl"
+RUN_FILE = "run.json"
+
+
+@dataclass
+class RunSpec:
+    """What to run: detector, its configuration, the setting, seeds and scoring options."""
+
+    detector: str
+    config: dict[str, Any] = field(default_factory=dict)
+    setting: Setting = Setting.CLOSED_BOOK
+    seed: int = 0
+    repeats: int = 1
+    batch_size: int = 16
+    n_resamples: int = 1000
+    name: str | None = None
+    prices: PriceTable | None = None
+    blocklist: BlockList = field(default_factory=BlockList)
+    secrets: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Extra detector arguments never written anywhere (API keys); not part of the run's identity."""
+
+    @property
+    def system(self) -> str:
+        """The run's name in reports and the paired explanations file."""
+        return self.name or f"{self.detector}/{self.setting}"
+
+
+def split_train_test(
+    samples: Sequence[Sample], fraction: float, seed: int
+) -> tuple[list[Sample], list[Sample], str]:
+    """A seeded split into train (``fraction``) and test, stratified by label when every label allows it."""
+    from sklearn.model_selection import train_test_split
+
+    if not 0 < fraction < 1:
+        raise ConfigError(f"--train-fraction must be between 0 and 1, got {fraction}")
+    labels = [str(s.label) for s in samples]
+    try:
+        train, test = train_test_split(list(samples), train_size=fraction, random_state=seed, stratify=labels)
+        how = "stratified by label"
+    except ValueError:  # a label with a single sample cannot be stratified
+        train, test = train_test_split(list(samples), train_size=fraction, random_state=seed)
+        how = "random (a label is too rare to stratify)"
+    return train, test, f"{len(train)} of {len(samples)} samples, seed {seed}, {how}"
+
+
+def detector_config(spec: RunSpec, repeat: int) -> dict[str, Any]:
+    """The detector's keyword arguments for one repeat: the seed is ``spec.seed + repeat`` if it takes one."""
+    config = dict(spec.config)
+    try:
+        takes_seed = "seed" in inspect.signature(resolve_detector(spec.detector)).parameters
+    except (TypeError, ValueError):
+        takes_seed = False
+    if takes_seed:
+        config["seed"] = int(config.get("seed", spec.seed)) + repeat
+    return config
+
+
+def read_predictions(path: Path) -> dict[tuple[int, str], dict[str, Any]]:
+    """Predictions already written, by ``(repeat, id)``; a last line cut short by a kill is removed."""
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    done: dict[tuple[int, str], dict[str, Any]] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number == len(lines) and not line.endswith("\n"):
+                write_text(path, "".join(lines[:-1]))  # the write a kill interrupted: redo that sample
+                break
+            raise RecordError(f"not valid JSON ({exc.msg})", source=str(path), line=number) from exc
+        done[(int(row["repeat"]), row["id"])] = row
+    return done
+
+
+def _as_prediction(row: dict[str, Any]) -> Prediction:
+    return Prediction.model_validate({k: v for k, v in row.items() if k not in ("repeat", "wall_s")})
+
+
+def predict_all(
+    detector: Detector,
+    samples: Sequence[Sample],
+    setting: Setting,
+    path: Path,
+    *,
+    repeat: int = 0,
+    batch_size: int = 16,
+    progress: bool = False,
+    done: dict[tuple[int, str], dict[str, Any]] | None = None,
+) -> list[Prediction]:
+    """Predictions for every sample, in sample order: read from ``path`` if there, else asked and appended."""
+    done = read_predictions(path) if done is None else done
+    todo = [s for s in samples if (repeat, s.id) not in done]
+    bar = tqdm(
+        total=len(samples), initial=len(samples) - len(todo), disable=not progress, desc=f"repeat {repeat}"
+    )
+    with bar:
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start : start + batch_size]
+            began = time.perf_counter()
+            answers = detector.predict([blind(s, setting) for s in batch], setting)
+            wall = (time.perf_counter() - began) / len(batch)
+            by_id = {p.id: p for p in answers}
+            extra = set(by_id) - {s.id for s in batch}
+            if extra:
+                raise RwpostError(
+                    f"detector {detector.name!r} answered for ids it was not given: {sorted(extra)}"
+                )
+            for s in batch:
+                pred = by_id.get(s.id) or Prediction(
+                    id=s.id, error=f"detector {detector.name!r} gave no answer"
+                )
+                row = {"repeat": repeat, "wall_s": wall, **pred.model_dump(mode="json")}
+                append_jsonl(path, row)
+                done[(repeat, s.id)] = row
+            bar.update(len(batch))
+    return [_as_prediction(done[(repeat, s.id)]) for s in samples]
+
+
+def _claim_run(out_dir: Path, identity: dict[str, Any], replace_different: bool = False) -> None:
+    """Write run.json, or check that the folder's existing run is this one (or clear it, if asked)."""
+    path = out_dir / RUN_FILE
+    key = fingerprint(identity)
+    if path.exists():
+        existing = json.loads(path.read_text(encoding="utf-8"))
+        if existing.get("fingerprint") != key and replace_different:
+            shutil.rmtree(out_dir)
+        elif existing.get("fingerprint") != key:
+            raise ConfigError(
+                f"{out_dir} holds a different run ({existing.get('identity')}); "
+                "use another --out folder or delete it"
+            )
+        if path.exists():
+            return
+    write_json(path, {"fingerprint": key, "identity": identity, "started": now()})
+
+
+@dataclass
+class RunResult:
+    """Predictions of every repeat, plus what the report needs to know about the run."""
+
+    predictions: list[list[Prediction]]
+    manifest: dict[str, Any]
+    input_report: dict[str, Any] | None
+
+
+def run(
+    samples: Sequence[Sample],
+    spec: RunSpec,
+    out_dir: str | Path,
+    *,
+    train: Sequence[Sample] | None = None,
+    data_info: dict[str, Any] | None = None,
+    progress: bool = False,
+    replace_different: bool = False,
+    make: Callable[[str, dict[str, Any]], Detector] = make_detector,
+) -> RunResult:
+    """Run ``spec``'s detector on ``samples`` (training it on ``train`` first if it learns), resumably.
+
+    A folder holding a different run is an error, or is cleared with ``replace_different`` (for
+    pipeline stages, which own their output folders).
+    """
+    out = Path(out_dir)
+    if not samples:
+        raise ConfigError("no samples to evaluate")
+    identity = {
+        "detector": spec.detector,
+        "config": spec.config,
+        "setting": str(spec.setting),
+        "seed": spec.seed,
+        "repeats": spec.repeats,
+        "samples_sha256": ids_sha256([s.id for s in samples]),
+        "train_sha256": ids_sha256([s.id for s in train]) if train else None,
+    }
+    _claim_run(out, identity, replace_different)
+    path = out / PREDICTIONS_FILE
+    done = read_predictions(path)
+    all_predictions, input_report, configs, hashes, device = [], None, [], {}, None
+    started = now()
+    for repeat in range(spec.repeats):
+        config = detector_config(spec, repeat)
+        detector = make(spec.detector, {**config, **spec.secrets})
+        configs.append(detector.config())
+        hashes.update(prompt_hashes(detector))
+        device = getattr(detector, "device", device)
+        if isinstance(detector, CheckingDetector) and repeat == 0:
+            input_report = detector.check(samples)
+        if isinstance(detector, TrainableDetector):
+            if all((repeat, s.id) in done for s in samples):
+                pass  # every answer is on disk: no need to train again
+            elif not train:
+                raise ConfigError(
+                    f"detector {spec.detector!r} learns from labelled samples: "
+                    "give --train or --train-fraction"
+                )
+            else:
+                detector.fit([blind(s, spec.setting, keep_label=True) for s in train], spec.setting)
+        all_predictions.append(
+            predict_all(
+                detector,
+                samples,
+                spec.setting,
+                path,
+                repeat=repeat,
+                batch_size=spec.batch_size,
+                progress=progress,
+                done=done,
+            )
+        )
+    wall = [float(r["wall_s"]) for r in done.values() if "wall_s" in r]
+    manifest = {
+        "system": spec.system,
+        "code_version": code_version(),
+        "detector": spec.detector,
+        "detector_config": configs[0] if len(configs) == 1 else configs,
+        "prompt_hashes": hashes,
+        "setting": str(spec.setting),
+        "seed": spec.seed,
+        "repeats": spec.repeats,
+        "batch_size": spec.batch_size,
+        "bootstrap_resamples": spec.n_resamples,
+        "device": device or "cpu",
+        "data": {**(data_info or {}), "samples": len(samples), "ids_sha256": identity["samples_sha256"]},
+        "train": {"samples": len(train), "ids_sha256": identity["train_sha256"]} if train else None,
+        "blocked_domains": len(spec.blocklist.domains),
+        "environment": environment(),
+        "started": started,
+        "finished": now(),
+        "mean_detector_wall_s_per_sample": float(np.mean(wall)) if wall else None,
+        "run_fingerprint": fingerprint(identity),
+    }
+    return RunResult(all_predictions, manifest, input_report)
+
+
+def spec_summary(spec: RunSpec) -> dict[str, Any]:
+    """The spec as JSON-able data (the block list by size only)."""
+    data = asdict(spec)
+    data["blocklist"] = len(spec.blocklist.domains)
+    data.pop("secrets", None)
+    data["setting"] = str(spec.setting)
+    return data

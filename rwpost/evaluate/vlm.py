@@ -1,0 +1,200 @@
+"""Zero-shot vision-language detector through the project's OpenAI-compatible client (``rwpost.llm``).
+
+The post image goes with the claim, post text and OCR; in the ``gold-evidence`` setting the sample's
+gold evidence items are added (the paper's evidence ablation). Prompts are versioned files
+(``rwpost/prompts/detect_zero_shot.v1.md``: a ``# system`` and a ``# user`` section with ``{field}``
+slots) whose hash goes into the manifest; answers must satisfy ``schemas/llm/verdict.schema.json``.
+Works with OpenAI, or a local vLLM / Ollama server given as ``base_url``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rwpost.errors import ConfigError
+from rwpost.evaluate.protocol import Call, Prediction, Setting
+from rwpost.labels import MAIN_LABELS, Label
+from rwpost.records import Sample
+
+PROMPT_DIR = Path(__file__).resolve().parents[1] / "prompts"
+DEFAULT_PROMPT = "detect_zero_shot.v1"
+
+
+def load_prompt(name: str, directory: Path | None = None) -> tuple[str, str, str]:
+    """``(system, user template, sha256)`` of prompt file ``<name>.md``."""
+    path = (directory or PROMPT_DIR) / f"{name}.md"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(f"prompt file not found: {path}") from exc
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if line.strip().lower() in ("# system", "# user"):
+            current = line.strip()[2:].lower()
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+    if set(sections) != {"system", "user"}:
+        raise ConfigError(f"{path}: needs exactly a '# system' and a '# user' section")
+    system, user = ("\n".join(sections[k]).strip() for k in ("system", "user"))
+    return system, user, hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def evidence_block(sample: Sample, max_chars: int = 6000) -> str:
+    """The gold evidence items as numbered text (empty when the sample has none)."""
+    if not sample.evidence:
+        return ""
+    lines = ["Evidence items:"]
+    for i, e in enumerate(sample.evidence, start=1):
+        body = " ".join(x for x in (e.description, e.content) if x)
+        source = (
+            f" (source: {e.source}; {e.url})" if e.url else (f" (source: {e.source})" if e.source else "")
+        )
+        lines.append(f"[{i}] {e.type}: {body}{source}")
+    return "\n".join(lines)[:max_chars] + "\n"
+
+
+def image_input(sample: Sample, image_root: Path | None) -> Any:
+    """The sample's image as an :class:`rwpost.llm.ImageInput`, from bytes or a file; None if neither."""
+    from rwpost.llm import ImageInput
+
+    if sample.image is None:
+        return None
+    if sample.image.bytes:
+        return ImageInput(data=sample.image.bytes)
+    if sample.image.path:
+        path = Path(sample.image.path)
+        if not path.is_absolute() and image_root is not None:
+            path = image_root / path
+        if path.is_file():
+            return ImageInput.from_path(path)
+    return None
+
+
+class VLMDetector:
+    """Asks a vision-language model for a verdict on each post (with its image), zero-shot."""
+
+    name = "vlm"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        prompt: str = DEFAULT_PROMPT,
+        labels: Sequence[str] | None = None,
+        cache_path: str | None = None,
+        concurrency: int = 8,
+        timeout_s: float = 60.0,
+        max_retries: int = 6,
+        image_root: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = 600,
+        seed: int = 0,
+    ) -> None:
+        from rwpost.llm import LLMCache, LLMClient, load_llm_schema
+
+        self.model, self.base_url, self.prompt = model, base_url, prompt
+        self.labels = [str(Label(x)) for x in (labels or [str(x) for x in MAIN_LABELS])]
+        self.system, self.template, self.prompt_sha256 = load_prompt(prompt)
+        self.schema = load_llm_schema("verdict")
+        self.image_root = Path(image_root) if image_root else None
+        self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
+        self.cache_path = cache_path
+        self.client = LLMClient(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            cache=LLMCache(cache_path) if cache_path else None,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            seed=seed,
+        )
+        self.images_sent = 0
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "base_url": self.base_url,
+            "prompt": self.prompt,
+            "labels": self.labels,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "cache_path": self.cache_path,
+            "seed": self.seed,
+        }
+
+    def prompt_hashes(self) -> dict[str, str]:
+        return {self.prompt: self.prompt_sha256}
+
+    def request(self, sample: Sample, setting: Setting) -> Any:
+        """The LLM request for one sample in ``setting``."""
+        from rwpost.llm import LLMRequest
+
+        user = self.template.format(
+            claim=sample.claim,
+            claim_time=sample.claim_time.isoformat() if sample.claim_time else "unknown",
+            post_text=sample.post_text or "(none)",
+            ocr=sample.ocr or "(none)",
+            evidence=evidence_block(sample) if setting is Setting.GOLD_EVIDENCE else "",
+            labels=", ".join(self.labels),
+        )
+        image = image_input(sample, self.image_root)
+        return LLMRequest(
+            key=sample.id,
+            task=f"detect-{setting}",
+            system=self.system,
+            user=user,
+            schema=self.schema,
+            schema_name="verdict",
+            prompt_version=f"{self.prompt}:{self.prompt_sha256[:12]}",
+            images=(image,) if image is not None else (),
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+        )
+
+    def predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
+        if setting is Setting.OPEN_WEB:
+            raise ConfigError("the vlm detector does not search the web: use closed-book or gold-evidence")
+        requests = [self.request(s, setting) for s in samples]
+        self.images_sent += sum(bool(r.images) for r in requests)
+        began = time.perf_counter()
+        results = self.client.run(requests)
+        latency = (time.perf_counter() - began) / max(len(samples), 1)
+        out = []
+        for sample, result in zip(samples, results, strict=True):
+            call = Call(
+                name=self.model,
+                tokens_in=result.prompt_tokens,
+                tokens_out=result.completion_tokens,
+                latency_s=0.0 if result.cached else latency,
+                cached=result.cached,
+            )
+            if not result.ok or result.data is None:
+                out.append(
+                    Prediction(id=sample.id, calls=[call], error=f"model answer rejected: {result.error}")
+                )
+                continue
+            label = Label(result.data["label"])
+            confidence = float(result.data.get("confidence", 1.0))
+            others = [Label(x) for x in self.labels if x != label]
+            probabilities = {label: confidence} | {
+                x: (1.0 - confidence) / len(others) for x in others
+            }  # the top-label confidence; the rest spread evenly (for ROC-AUC and calibration)
+            out.append(
+                Prediction(
+                    id=sample.id,
+                    label=label,
+                    probabilities=probabilities,
+                    explanation=result.data.get("explanation"),
+                    evidence_urls=list(result.data.get("evidence_urls") or []),
+                    calls=[call],
+                )
+            )
+        return out

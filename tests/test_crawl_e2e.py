@@ -1,0 +1,337 @@
+"""The real Scrapy crawl, in a subprocess, against the sample site served on 127.0.0.1.
+
+One full crawl is shared by most tests (module fixture); the kill/restart and refresh tests run their
+own crawls on their own servers. The server records every request, which is how "fetched again" is
+checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from rwpost.crawl import CrawlOptions, crawl_command, crawl_env, find_crawlers_dir, run_crawl
+from rwpost.errors import ConfigError
+from rwpost.sample_site import HOSTILE_PAGES, SampleServer, load_gold
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "data" / "sample" / "site"
+GOLD = {g["id"]: g for g in load_gold(SITE)}
+HOSTILE = json.loads((SITE / "hostile.json").read_text(encoding="utf-8"))
+
+pytestmark = pytest.mark.slow
+
+
+def options(server: SampleServer, out: Path, **extra) -> CrawlOptions:
+    chosen = {
+        "since": "any",
+        "throttle": False,
+        "allow_loopback": True,
+        "contact": "tests@rwpost.invalid",
+        "progress_interval": 0.5,
+        **extra,
+    }
+    return CrawlOptions(start_url=f"{server.base_url}/fact-check/", out_dir=str(out), **chosen)
+
+
+def read_store(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "articles.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def identities(records: list[dict]) -> set[str]:
+    """Ids of parsed pages; pages without a canonical URL are stored under the (random-port) URL
+    they were fetched from, so compare those by path."""
+    return {urlsplit(r["url"]).path if r["url"].startswith("http://127.0.0.1") else r["id"] for r in records}
+
+
+def article_requests(server: SampleServer) -> list[str]:
+    return [
+        path for _, path, _ in server.requests if path.startswith("/fact-check/") and path.count("/") == 3
+    ]
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory):
+    out = tmp_path_factory.mktemp("crawl")
+    with SampleServer(SITE) as server:
+        events: list[dict] = []
+        report = run_crawl(options(server, out), on_event=events.append)
+        requests = list(server.requests)
+        yield {"out": out, "report": report, "events": events, "requests": requests, "server": server}
+
+
+def test_every_article_is_stored_with_the_gold_fields(crawled):
+    records = {r["id"]: r for r in read_store(crawled["out"])}
+    for gold in GOLD.values():
+        record = records[gold["id"]]
+        assert record["url"] == gold["news_url"]
+        assert record["parse_error"] is None
+        assert (record["claim"], record["rating"], record["category"]) == (
+            gold["claim"],
+            gold["rating"],
+            gold["category"],
+        )
+        assert (record["date_published"] or "")[:10] == (gold["date"] or "")
+        assert record["layout"] == gold["layout"]
+
+
+def test_store_has_no_duplicates_and_keeps_verbatim_html(crawled):
+    out = crawled["out"]
+    records = read_store(out)
+    assert not [i for i, n in Counter(r["id"] for r in records).items() if n > 1]
+    gold = next(iter(GOLD.values()))
+    record = next(r for r in records if r["id"] == gold["id"])
+    import gzip
+
+    html = gzip.decompress((out / record["html_path"]).read_bytes())
+    assert html == (SITE / gold["page"].lstrip("/") / "index.html").read_bytes()
+    assert hashlib.sha256(html).hexdigest() == record["html_sha256"]
+
+
+def test_images_are_content_addressed_with_their_size(crawled):
+    out = crawled["out"]
+    records = {r["id"]: r for r in read_store(crawled["out"])}
+    for gold in GOLD.values():
+        images = records[gold["id"]]["images"]
+        if not gold["image_path"]:
+            assert images == []
+            continue
+        (image,) = images
+        data = (out / image["path"]).read_bytes()
+        assert image["error"] is None and image["format"] == "JPEG"
+        assert hashlib.sha256(data).hexdigest() == image["sha256"] and image["path"].startswith("images/")
+        assert [image["width"], image["height"]] == gold["image_size"] and image["size_bytes"] == len(data)
+
+
+def test_hostile_pages_end_in_the_store_with_reasons(crawled):
+    records = read_store(crawled["out"])
+    by_path = {r["fetched_url"].split(":", 2)[2].split("/", 1)[1]: r for r in records}
+
+    def at(path: str) -> dict:
+        return by_path[path.lstrip("/")]
+
+    assert "no rating" in at("/fact-check/hostile-missing-rating/")["parse_error"]
+    assert "no claim" in at("/fact-check/hostile-truncated/")["parse_error"]
+    assert at("/fact-check/hostile-gone/")["http_status"] == 404
+    assert at("/fact-check/hostile-gone/")["parse_error"] == "HTTP 404"
+    assert "redirect loop" in at("/fact-check/hostile-loop/")["parse_error"]
+    assert "too large" in at("/fact-check/hostile-huge/")["parse_error"]
+    binary = at("/fact-check/hostile-binary/")
+    assert binary["http_status"] == 200 and binary["parse_error"].startswith(
+        "not an HTML page (Content-Type image/png"
+    )
+    for path in ("/fact-check/hostile-flaky/", "/fact-check/hostile-busy/"):
+        assert at(path)["parse_error"] is None and at(path)["rating"] == "True"
+    errors = [i["error"] for i in at("/fact-check/hostile-bad-image/")["images"]]
+    assert errors[0].startswith("not an image") and errors[1].startswith("decompression bomb")
+    assert errors[2].startswith("refused: not an http(s) URL")
+    assert set(HOSTILE) == set(HOSTILE_PAGES)
+
+
+def test_retries_honour_retry_after_and_robots_is_obeyed(crawled):
+    statuses = [(p, s) for _, p, s in crawled["requests"]]
+    assert statuses.count(("/fact-check/hostile-flaky/", 500)) == 1
+    assert statuses.count(("/fact-check/hostile-flaky/", 200)) == 1
+    assert statuses.count(("/fact-check/hostile-busy/", 429)) == 1
+    assert crawled["report"]["this_run"]["retry_after_honoured"] == 2
+    assert not [p for p, _ in statuses if p.startswith("/private/")]
+    assert crawled["report"]["this_run"]["robots_forbidden"] == 1
+
+
+def test_progress_events_and_report_are_written(crawled):
+    kinds = [e["event"] for e in crawled["events"]]
+    assert kinds[0] == "started" and kinds[-1] == "done"
+    report = json.loads((crawled["out"] / "report.json").read_text())
+    # 11 hostile paths: one robots-disallowed, one a duplicate of a real article
+    assert report["store"]["articles"] == len(GOLD) + 9
+    assert report["this_run"]["duplicates"] == 1
+    assert report["store"]["parsed_ok"] == len(GOLD) + 3
+    assert "tests@rwpost.invalid" in report["settings"]["user_agent"]
+
+
+def test_second_run_fetches_no_article_page_again(crawled, tmp_path):
+    out = tmp_path / "again"
+    shutil.copytree(crawled["out"], out)
+    before = (out / "articles.jsonl").read_text()
+    with SampleServer(SITE) as server:  # a new port: the store matches articles by path
+        report = run_crawl(options(server, out))
+        assert article_requests(server) == []
+    assert report["this_run"]["fetched"] == 0
+    assert report["this_run"]["skipped_stored"] == len(GOLD) + 10  # the alias too
+    assert sorted(before.splitlines()) == sorted((out / "articles.jsonl").read_text().splitlines())
+
+
+def test_newer_sitemap_lastmod_refetches_only_that_article(crawled, tmp_path):
+    site = tmp_path / "site"
+    shutil.copytree(SITE, site)
+    target = next(g for g in GOLD.values() if g["date"])
+    sitemap = (site / "sitemap.xml").read_text()
+    marker = f"{target['page']}</loc><lastmod>{target['date']}</lastmod>"
+    assert marker in sitemap
+    (site / "sitemap.xml").write_text(
+        sitemap.replace(marker, f"{target['page']}</loc><lastmod>2099-01-01</lastmod>")
+    )
+    out = tmp_path / "out"
+    shutil.copytree(crawled["out"], out)
+    with SampleServer(site) as server:
+        report = run_crawl(options(server, out))
+        assert article_requests(server) == [target["page"]]
+    assert report["this_run"]["refetch_updated"] == 1
+    ids = [r["id"] for r in read_store(out)]
+    assert len(ids) == len(set(ids)) == len(GOLD) + 9
+
+
+def start_slow_crawl(server: SampleServer, out: Path, lines: int) -> subprocess.Popen:
+    """Start a crawl child at one request per 50 ms; return once ``lines`` records are stored."""
+    config = crawl_command(options(server, out))
+    config_obj = json.loads(config[-1])
+    config_obj["settings"] = {"DOWNLOAD_DELAY": 0.05, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+    config[-1] = json.dumps(config_obj)
+    project = find_crawlers_dir()
+    child = subprocess.Popen(
+        config, cwd=project, env=crawl_env(project), stdout=subprocess.DEVNULL, start_new_session=True
+    )
+    store = out / "articles.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and child.poll() is None:
+        if store.exists() and len(store.read_text().splitlines()) >= lines:
+            break
+        time.sleep(0.05)
+    return child
+
+
+def test_stopped_crawl_resumes_its_queue_and_fetches_no_article_twice(crawled, tmp_path):
+    out = tmp_path / "stopped"
+    with SampleServer(SITE) as server:
+        child = start_slow_crawl(server, out, lines=20)
+        child.send_signal(signal.SIGTERM)  # Scrapy's graceful stop: the JOBDIR keeps the pending queue
+        assert child.wait(timeout=60) == 0
+        stopped_at = len(read_store(out))
+        assert stopped_at < len(GOLD)
+        report = run_crawl(options(server, out))
+        fetched = Counter(article_requests(server))
+    assert report["this_run"]["resumed_scheduled"] > 0
+    retried = {f"/fact-check/hostile-{name}/" for name in ("flaky", "busy", "loop", "loop-back")}
+    assert not [path for path, n in fetched.items() if n > 1 and path not in retried]
+    records = read_store(out)
+    assert len({r["id"] for r in records}) == len(records)
+    assert identities(records) == identities(read_store(crawled["out"]))
+
+
+def test_killed_crawl_restarts_to_the_same_set_without_duplicates(crawled, tmp_path):
+    out = tmp_path / "killed"
+    with SampleServer(SITE) as server:
+        child = start_slow_crawl(server, out, lines=30)
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        store = out / "articles.jsonl"
+        killed_count = len(store.read_text().splitlines())
+        assert 30 <= killed_count < len(GOLD)
+        assert not (out / "report.json").exists()
+        events: list[dict] = []
+        report = run_crawl(options(server, out), on_event=events.append)
+    assert any(e.get("event") == "notice" and "killed" in e["message"] for e in events)
+    records = read_store(out)
+    ids = [r["id"] for r in records]
+    assert len(ids) == len(set(ids))
+    assert identities(records) == identities(read_store(crawled["out"]))
+    assert report["this_run"]["skipped_stored"] >= killed_count - 1
+
+
+def test_crawl_refuses_loopback_without_the_flag_and_real_web_without_contact(tmp_path):
+    with pytest.raises(ConfigError, match="allow-loopback"):
+        run_crawl(CrawlOptions(start_url="http://127.0.0.1:9/fact-check/", out_dir=str(tmp_path)))
+    with pytest.raises(ConfigError, match="contact"):
+        run_crawl(CrawlOptions(start_url="https://www.snopes.com/fact-check/", out_dir=str(tmp_path)))
+    with pytest.raises(ConfigError, match="no-throttle"):
+        run_crawl(
+            CrawlOptions(
+                start_url="https://www.snopes.com/", out_dir=str(tmp_path), contact="me@x.org", throttle=False
+            )
+        )
+    with pytest.raises(ConfigError, match="since"):
+        run_crawl(
+            CrawlOptions(
+                start_url="http://127.0.0.1:9/", out_dir=str(tmp_path), allow_loopback=True, since="last year"
+            )
+        )
+
+
+def test_date_window_and_max_articles_limit_what_is_fetched(tmp_path):
+    with SampleServer(SITE) as server:
+        report = run_crawl(options(server, tmp_path / "window", since="2023-01-01", until="2023-12-31"))
+        fetched = set(article_requests(server))
+    dated = {g["page"] for g in GOLD.values() if g["date"] and "2023-01-01" <= g["date"] <= "2023-12-31"}
+    stored = {r["id"] for r in read_store(tmp_path / "window")}
+    assert {g["id"] for g in GOLD.values() if g["page"] in dated} <= stored
+    # an undated page cannot be placed outside the window, so it is kept
+    assert not [g for g in GOLD.values() if g["id"] in stored and g["date"] and g["page"] not in dated]
+    assert report["this_run"]["out_of_window"] > 0 and len(fetched) < len(GOLD)
+    with SampleServer(SITE) as server:
+        report = run_crawl(options(server, tmp_path / "five", max_articles=5))
+        assert len(set(article_requests(server))) == 5
+    assert report["store"]["articles"] == 5
+
+
+def test_cli_crawl_prints_a_json_report(tmp_path, capsys):
+    from rwpost.cli import main
+
+    with SampleServer(SITE) as server:
+        code = main(
+            [
+                "crawl",
+                "--start-url",
+                f"{server.base_url}/fact-check/",
+                "--out",
+                str(tmp_path / "cli"),
+                "--allow-loopback",
+                "--no-throttle",
+                "--since",
+                "any",
+                "--max-articles",
+                "3",
+                "--contact",
+                "tests@rwpost.invalid",
+                "--json",
+            ]
+        )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["store"]["articles"] == 3 and report["this_run"]["fetched"] == 3
+    assert main(["crawl", "--start-url", "http://127.0.0.1:9/", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_dvc_stage_serves_the_bundled_site_and_crawls_it(tmp_path, capsys):
+    from pipelines.crawl import run
+
+    params = {
+        "crawl": {
+            "start_url": None,
+            "sample_site": str(SITE),
+            "out": str(tmp_path / "stage"),
+            "since": None,
+            "until": None,
+            "max_articles": 0,
+            "user_agent": None,
+            "contact": None,
+            "throttle": False,
+            "allow_loopback": False,
+            "download_images": False,
+            "max_image_bytes": 10485760,
+        }
+    }
+    run(params)
+    records = read_store(tmp_path / "stage")
+    assert {g["id"] for g in GOLD.values()} <= {r["id"] for r in records}
+    assert all(r["images"] == [] for r in records) and not (tmp_path / "stage" / "images").exists()
+    assert "crawl: 111 articles" in capsys.readouterr().out

@@ -1,0 +1,170 @@
+"""Metrics equal direct scikit-learn and scipy computations on hand-made predictions (known matrix)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+from sklearn.metrics import (
+    accuracy_score,
+    confusion_matrix,
+    f1_score,
+    precision_recall_fscore_support,
+    roc_auc_score,
+)
+
+from rwpost.evaluate.leakage import BlockList
+from rwpost.evaluate.metrics import (
+    OTHER,
+    VIEWS,
+    expected_calibration_error,
+    paired_comparison,
+    reliability_bins,
+    spread,
+    view_metrics,
+)
+from rwpost.evaluate.protocol import Prediction
+from rwpost.evaluate.scoring import score_run
+from rwpost.labels import Label
+from tests.evaluate_helpers import make_sample
+
+T, F, U, M, OUT = Label.TRUE, Label.FALSE, Label.UNPROVEN, Label.MIXTURE, Label.OUTDATED
+
+# Hand-made main-set predictions. Known confusion matrix (rows gold True/False/Unproven, cols predicted):
+#   True:     3 1 1
+#   False:    1 4 0
+#   Unproven: 0 1 2
+GOLD = [T] * 5 + [F] * 5 + [U] * 3
+PRED = [T, T, T, F, U] + [T, F, F, F, F] + [F, U, U]
+KNOWN = [[3, 1, 1], [1, 4, 0], [0, 1, 2]]
+CLASSES = ["True", "False", "Unproven"]
+
+
+def test_main_view_equals_sklearn_and_the_known_confusion_matrix():
+    got = view_metrics(GOLD, PRED, VIEWS["main"], n_resamples=0)
+    y_true, y_pred = [str(x) for x in GOLD], [str(x) for x in PRED]
+    assert got["confusion_matrix"]["matrix"] == KNOWN
+    assert confusion_matrix(y_true, y_pred, labels=CLASSES).tolist() == KNOWN
+    assert got["n"] == 13
+    assert got["accuracy"] == pytest.approx(accuracy_score(y_true, y_pred)) == pytest.approx(9 / 13)
+    assert got["macro_f1"] == pytest.approx(f1_score(y_true, y_pred, average="macro"))
+    p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average="weighted")
+    assert (got["weighted_precision"], got["weighted_recall"], got["weighted_f1"]) == pytest.approx((p, r, f))
+    per = precision_recall_fscore_support(y_true, y_pred, labels=CLASSES)
+    for i, cls in enumerate(CLASSES):
+        assert got["per_class"][cls]["precision"] == pytest.approx(per[0][i])
+        assert got["per_class"][cls]["recall"] == pytest.approx(per[1][i])
+        assert got["per_class"][cls]["f1"] == pytest.approx(per[2][i])
+        assert got["per_class"][cls]["support"] == per[3][i]
+    # hand check of one cell of the definition: precision of True = 3 / (3 + 1 + 0)
+    assert got["per_class"]["True"]["precision"] == pytest.approx(0.75)
+
+
+def test_a_prediction_outside_the_view_is_wrong_and_gets_an_other_column():
+    pred = list(PRED)
+    pred[0] = M  # a challenging-set label predicted for a True sample
+    pred[1] = None  # no answer at all
+    got = view_metrics(GOLD, pred, VIEWS["main"], n_resamples=0)
+    assert got["confusion_matrix"]["labels"] == [*CLASSES, OTHER]
+    assert got["confusion_matrix"]["matrix"][0] == [1, 1, 1, 2]
+    assert got["n_other"] == 2
+    assert got["accuracy"] == pytest.approx(7 / 13)
+    y_true = [str(x) for x in GOLD]
+    y_pred = [str(x) if x in (T, F, U) else OTHER for x in pred]
+    assert got["macro_f1"] == pytest.approx(f1_score(y_true, y_pred, labels=CLASSES, average="macro"))
+
+
+def test_binary_true_vs_not_true_and_challenging_views():
+    binary = view_metrics(GOLD, PRED, VIEWS["binary"], n_resamples=0)
+    assert binary["n"] == 10  # Unproven gold samples are not in the True-vs-False view
+    assert binary["confusion_matrix"]["matrix"] == [[3, 1, 1], [1, 4, 0]]
+    assert binary["confusion_matrix"]["labels"] == ["True", "False", OTHER]  # the one Unproven prediction
+
+    merged = view_metrics(GOLD, PRED, VIEWS["true_vs_not_true"], n_resamples=0)
+    y_true = ["True" if g == T else "Not True" for g in GOLD]
+    y_pred = ["True" if p == T else "Not True" for p in PRED]
+    assert (
+        merged["confusion_matrix"]["matrix"]
+        == confusion_matrix(y_true, y_pred, labels=["True", "Not True"]).tolist()
+    )
+    assert merged["macro_f1"] == pytest.approx(f1_score(y_true, y_pred, average="macro"))
+
+    gold = [M, M, M, OUT, OUT, T]
+    pred = [M, OUT, M, OUT, F, T]
+    hard = view_metrics(gold, pred, VIEWS["challenging"], n_resamples=0)
+    assert hard["n"] == 5
+    assert hard["confusion_matrix"]["matrix"] == [[2, 1, 0], [0, 1, 1]]
+    assert hard["accuracy"] == pytest.approx(3 / 5)
+
+
+def test_roc_auc_and_calibration_from_probabilities():
+    rng = np.random.default_rng(0)
+    raw = rng.dirichlet([1, 1, 1], size=len(GOLD))
+    probs = [dict(zip(CLASSES, row, strict=True)) for row in raw]
+    got = view_metrics(GOLD, PRED, VIEWS["main"], probabilities=probs, n_resamples=0)
+    # scikit-learn's own ordering is sorted labels; our columns are re-ordered to match
+    order = sorted(range(3), key=lambda i: CLASSES[i])
+    expected = roc_auc_score([str(x) for x in GOLD], raw[:, order], multi_class="ovr", labels=sorted(CLASSES))
+    assert got["roc_auc_ovr"] == pytest.approx(expected)
+
+    # ECE on a hand-made case: 4 samples at confidence 0.9, 3 right -> gap 0.15; 2 at 0.6, 1 right -> 0.1
+    proba = np.array([[0.9, 0.1]] * 4 + [[0.6, 0.4]] * 2)
+    y_true = ["A", "A", "A", "B", "A", "B"]
+    bins = reliability_bins(y_true, proba, ["A", "B"], n_bins=10)
+    assert [b["count"] for b in bins] == [2, 4]
+    assert expected_calibration_error(bins) == pytest.approx(4 / 6 * 0.15 + 2 / 6 * 0.1)
+
+
+def test_bootstrap_intervals_are_seeded_and_bracket_the_estimate():
+    a = view_metrics(GOLD, PRED, VIEWS["main"], n_resamples=200, seed=7)
+    b = view_metrics(GOLD, PRED, VIEWS["main"], n_resamples=200, seed=7)
+    assert a["ci95"] == b["ci95"]
+    for key, (low, high) in a["ci95"].items():
+        assert low <= a[key] <= high
+
+
+def test_paired_comparison_uses_the_exact_binomial_mcnemar():
+    other = [T, T, F, F, U] + [F, F, F, F, T] + [U, U, U]
+    got = paired_comparison(GOLD, PRED, other, VIEWS["main"], metric="accuracy", n_resamples=200, seed=1)
+    a_right = np.array([g == p for g, p in zip(GOLD, PRED, strict=True)])
+    b_right = np.array([g == p for g, p in zip(GOLD, other, strict=True)])
+    only_a, only_b = int((a_right & ~b_right).sum()), int((~a_right & b_right).sum())
+    assert got["mcnemar"]["a_right_b_wrong"] == only_a
+    assert got["mcnemar"]["a_wrong_b_right"] == only_b
+    assert got["mcnemar"]["p_value"] == pytest.approx(binomtest(only_a, only_a + only_b, 0.5).pvalue)
+    assert got["difference"] == pytest.approx(a_right.mean() - b_right.mean())
+    low, high = got["difference_ci95"]
+    assert low <= got["difference"] <= high
+    same = paired_comparison(GOLD, PRED, PRED, VIEWS["main"], n_resamples=50)
+    assert same["difference"] == 0 and same["mcnemar"]["p_value"] == 1.0
+
+
+def test_spread_over_repeats():
+    got = spread([0.5, 0.7, 0.6])
+    assert got["mean"] == pytest.approx(0.6)
+    assert got["std"] == pytest.approx(np.std([0.5, 0.7, 0.6], ddof=1))
+    assert (got["min"], got["max"]) == (0.5, 0.7)
+
+
+def test_score_run_headline_keys_come_from_the_main_view_and_breakdowns_by_difficulty():
+    from tests.evaluate_helpers import evidence
+
+    samples = [make_sample(i, g, evidence=evidence(1 + (i % 10))) for i, g in enumerate(GOLD)]
+    predictions = [Prediction(id=s.id, label=p) for s, p in zip(samples, PRED, strict=True)]
+    got = score_run(samples, predictions, blocklist=BlockList(), n_resamples=0)
+    assert got["primary_view"] == "main"
+    for key in ("accuracy", "macro_f1", "weighted_f1", "weighted_precision", "weighted_recall"):
+        assert got[key] == got["views"]["main"][key]
+    assert set(got["breakdowns"]) == {
+        "label",
+        "category",
+        "claim_year",
+        "evidence_modality",
+        "image_required",
+        "difficulty",
+    }
+    buckets = got["breakdowns"]["difficulty"]
+    assert sum(b["n"] for b in buckets.values()) == 13
+    assert set(buckets) <= {"1-3", "4-6", "7-8", "9+"}
+    assert buckets["9+"]["n"] == 2  # i % 10 in (8, 9) -> 9 and 10 evidence items
+    assert got["breakdowns"]["label"]["True"]["accuracy"] == pytest.approx(3 / 5)

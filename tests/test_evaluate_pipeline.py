@@ -1,0 +1,74 @@
+"""The DVC `evaluate` stage on a version folder of Parquet splits (built here from the released records)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from rwpost.dataset import write_parquet
+from rwpost.rwpost_format import read_released
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASED = ROOT / "data" / "sample" / "released"
+
+
+def test_stage_scores_each_detector_and_setting_and_writes_a_leaderboard(tmp_path):
+    main = read_released(RELEASED / "rwpost_dev_main.head.jsonl")
+    version = tmp_path / "rwpost" / "v9"
+    write_parquet(version / "main" / "dev.parquet", main[:20])
+    write_parquet(version / "main" / "test.parquet", main[20:])
+    params = {
+        "dataset": {"root": str(tmp_path / "rwpost"), "version": "v9"},
+        "evaluate": {
+            "out": str(tmp_path / "reports"),
+            "subsets": ["main"],
+            "seed": 0,
+            "bootstrap": 50,
+            "key_points": False,
+            "blocked_domains": str(RELEASED / "blocked_domains.txt"),
+            "detectors": [
+                {"name": "majority"},
+                {"name": "stratified", "repeats": 2, "settings": ["closed-book", "gold-evidence"]},
+            ],
+        },
+    }
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pipelines.evaluate", "--params", str(path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "reports" / "summary.json").read_text())
+    assert set(summary["main"]) == {
+        "majority/closed-book",
+        "stratified/closed-book",
+        "stratified/gold-evidence",
+    }
+    run = tmp_path / "reports" / "main" / "stratified-gold-evidence"
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["setting"] == "gold-evidence" and manifest["data"]["subset"] == "main"
+    assert manifest["train"]["samples"] == 20 and manifest["data"]["samples"] == 26
+    board = json.loads((tmp_path / "reports" / "leaderboard" / "leaderboard.json").read_text())
+    assert len(board) == 3
+
+    # a rerun after the data changed replaces the stale run folders instead of refusing them
+    write_parquet(version / "main" / "test.parquet", main[21:])
+    again = subprocess.run(
+        [sys.executable, "-m", "pipelines.evaluate", "--params", str(path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads((run / "manifest.json").read_text())["data"]["samples"] == 25

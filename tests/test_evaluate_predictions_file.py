@@ -1,0 +1,168 @@
+"""A predictions file from an external system: every problem is reported, nothing is silently dropped."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from rwpost.cli import main
+from rwpost.errors import RwpostError
+from rwpost.evaluate.predictions_file import PredictionsFileDetector
+from rwpost.evaluate.protocol import Setting
+from rwpost.io import write_jsonl
+from rwpost.labels import Label
+from tests.evaluate_helpers import make_sample
+
+GOLD = [Label.TRUE, Label.FALSE, Label.FALSE, Label.UNPROVEN, Label.TRUE]
+
+
+@pytest.fixture
+def samples():
+    return [make_sample(i, g) for i, g in enumerate(GOLD)]
+
+
+@pytest.fixture
+def messy_file(tmp_path, samples):
+    """Sample 0 by id, sample 1 by news_url, sample 2 twice with different labels, sample 3 with an
+    unknown label, sample 4 missing, one unknown id, and one row with no id at all."""
+    rows = [
+        {"id": samples[0].id, "label": "TRUE", "probabilities": {"True": 0.8, "False": 0.2}},
+        {"news_url": samples[1].news_url, "label": "false", "evidence_urls": ["https://example.org/a"]},
+        {"id": samples[2].id, "label": "False", "explanation": "first"},
+        {"id": samples[2].id, "label": "True", "explanation": "second"},
+        {"id": samples[3].id, "label": "Pants on Fire"},
+        {"id": "rw-0000000000000000", "label": "True"},
+        {"label": "True"},
+    ]
+    path = tmp_path / "system.jsonl"
+    write_jsonl(path, rows)
+    return path
+
+
+def test_report_lists_unknown_missing_duplicate_ids_and_unknown_labels(samples, messy_file):
+    detector = PredictionsFileDetector(messy_file)
+    report = detector.check(samples)
+    assert report["rows"] == 7
+    assert report["missing_ids"] == [samples[4].id]
+    assert report["unknown_ids"] == [{"line": 6, "id": "rw-0000000000000000"}]
+    [dup] = report["duplicate_ids"]
+    assert dup == {
+        "id": samples[2].id,
+        "lines": [3, 4],
+        "labels": ["False", "True"],
+        "conflicting": True,
+        "used_line": 3,
+    }
+    assert report["unknown_labels"] == [{"line": 5, "id": samples[3].id, "label": "Pants on Fire"}]
+    assert report["bad_rows"] == [
+        {"line": 7, "reason": f"{messy_file}:7: row has neither 'id' nor 'news_url'"}
+    ]
+    assert report["problems"] == {
+        "bad_rows": 1,
+        "unknown_ids": 1,
+        "missing_ids": 1,
+        "duplicate_ids": 1,
+        "unknown_labels": 1,
+    }
+
+
+def test_every_sample_gets_a_prediction_with_the_reason_when_it_has_no_label(samples, messy_file):
+    preds = {p.id: p for p in PredictionsFileDetector(messy_file).predict(samples, Setting.CLOSED_BOOK)}
+    assert len(preds) == len(samples)
+    assert preds[samples[0].id].label is Label.TRUE
+    assert preds[samples[0].id].probabilities == {Label.TRUE: 0.8, Label.FALSE: 0.2}
+    assert preds[samples[1].id].label is Label.FALSE  # matched through news_url
+    assert preds[samples[1].id].evidence_urls == ["https://example.org/a"]
+    assert preds[samples[2].id].explanation == "first"  # first of the duplicates, and reported
+    assert (
+        preds[samples[3].id].label is None and "unknown label ('Pants on Fire'" in preds[samples[3].id].error
+    )
+    assert (
+        preds[samples[4].id].label is None and "no row in the predictions file" in preds[samples[4].id].error
+    )
+
+
+def test_strict_mode_refuses_a_file_with_problems(samples, messy_file):
+    with pytest.raises(RwpostError, match=r"1 unknown ids, 1 missing ids, 1 duplicate ids, 1 unknown labels"):
+        PredictionsFileDetector(messy_file, strict=True).check(samples)
+
+
+def test_csv_with_probability_columns(tmp_path, samples):
+    path = tmp_path / "system.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, ["id", "label", "prob_True", "prob_False", "evidence_urls"])
+        writer.writeheader()
+        for s in samples:
+            writer.writerow(
+                {
+                    "id": s.id,
+                    "label": "True",
+                    "prob_True": 0.6,
+                    "prob_False": 0.4,
+                    "evidence_urls": "https://a.org/1; https://b.org/2",
+                }
+            )
+    detector = PredictionsFileDetector(path)
+    assert detector.check(samples)["problems"] == {}
+    [first, *_] = detector.predict(samples, Setting.CLOSED_BOOK)
+    assert first.probabilities == {Label.TRUE: 0.6, Label.FALSE: 0.4}
+    assert first.evidence_urls == ["https://a.org/1", "https://b.org/2"]
+
+
+def test_cli_scores_the_file_reports_problems_and_counts_unanswered_as_wrong(
+    tmp_path, samples, messy_file, capsys
+):
+    data = tmp_path / "samples.jsonl"
+    write_jsonl(data, samples)
+    out = tmp_path / "run"
+    code = main(
+        [
+            "evaluate",
+            "--data",
+            str(data),
+            "--predictions",
+            str(messy_file),
+            "--out",
+            str(out),
+            "--bootstrap",
+            "50",
+            "--no-progress",
+            "--no-key-points",
+        ]
+    )
+    assert code == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["input_problems"]["missing_ids"] == 1
+    assert (
+        metrics["coverage"]
+        == {
+            "predicted": 3,
+            "no_label": 2,
+            "no_label_reasons": {f"{messy_file}": 1, "no row for this sample in " + str(messy_file): 1},
+        }
+        or metrics["coverage"]["no_label"] == 2
+    )
+    # 5 samples scored: True ok, False ok, False ok (first duplicate), Unproven unanswered, True missing
+    assert metrics["views"]["main"]["n"] == 5
+    assert metrics["accuracy"] == pytest.approx(3 / 5)
+    report = json.loads((out / "input_report.json").read_text())
+    assert report["unknown_ids"][0]["id"] == "rw-0000000000000000"
+    assert "input problems" in capsys.readouterr().err
+
+    strict = main(
+        [
+            "evaluate",
+            "--data",
+            str(data),
+            "--predictions",
+            str(messy_file),
+            "--strict",
+            "--out",
+            str(tmp_path / "strict"),
+            "--no-progress",
+        ]
+    )
+    assert strict == 1
+    assert "unknown ids" in capsys.readouterr().err

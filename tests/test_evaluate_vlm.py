@@ -1,0 +1,123 @@
+"""The zero-shot VLM detector end to end against the loopback OpenAI-compatible test server."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+from PIL import Image as PILImage
+
+from rwpost.evaluate import RunSpec, Setting, evaluate
+from rwpost.labels import Label
+from rwpost.llm.testing import FakeLLMServer, Reply, message_text
+from rwpost.records import Image
+from tests.evaluate_helpers import evidence, make_sample
+
+GOLD = [Label.TRUE, Label.FALSE, Label.FALSE, Label.UNPROVEN, Label.TRUE, Label.FALSE]
+SECRET = "sk-test-secret-never-written"
+
+
+def _png() -> bytes:
+    buf = io.BytesIO()
+    PILImage.new("RGB", (8, 8), (200, 10, 10)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def responder(body):
+    """Answers True for even claim numbers, False for odd ones; claim 5 gets an invalid answer."""
+    user = message_text(body, "user")
+    number = int(re.search(r"Generated claim number (\d+)", user).group(1))
+    if number == 5:
+        return Reply.text("this is not JSON")
+    label = "True" if number % 2 == 0 else "False"
+    return Reply.answer(
+        {
+            "label": label,
+            "confidence": 0.75,
+            "explanation": f"The post {number} is {label}.",
+            "evidence_urls": ["https://example.org/e1"] if "Evidence items" in user else [],
+        }
+    )
+
+
+@pytest.fixture
+def samples():
+    out = [make_sample(i, g, evidence=evidence(2), ocr=f"ocr {i}") for i, g in enumerate(GOLD)]
+    out[0] = out[0].model_copy(update={"image": Image(bytes=_png())})
+    return out
+
+
+def _spec(server, tmp_path, setting):
+    return RunSpec(
+        "vlm",
+        config={
+            "model": "test-model",
+            "base_url": server.base_url,
+            "cache_path": str(tmp_path / "llm.sqlite"),
+            "concurrency": 2,
+            "timeout_s": 10.0,
+        },
+        secrets={"api_key": SECRET},
+        setting=setting,
+        n_resamples=20,
+        prices={"test-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
+    )
+
+
+def test_vlm_detector_end_to_end_with_image_evidence_ledger_and_resume(tmp_path, samples):
+    with FakeLLMServer(responder) as server:
+        out = tmp_path / "gold"
+        metrics = evaluate(samples, _spec(server, tmp_path, Setting.GOLD_EVIDENCE), out, encode=None)
+        assert server.chat_requests == 5 + 3  # five answers, and three tries at the invalid one
+        first_user = server.requests[0]["messages"][1]["content"]
+        parts = [
+            p
+            for body in server.requests
+            for p in (
+                body["messages"][1]["content"] if isinstance(body["messages"][1]["content"], list) else []
+            )
+        ]
+        assert any(
+            p.get("type") == "image_url" and p["image_url"]["url"].startswith("data:image/") for p in parts
+        )
+        assert first_user and all("Evidence items" in message_text(b, "user") for b in server.requests)
+
+        # even -> True, odd -> False, #5 rejected: gold T F F U T F -> right on 0, 1, 4; no label for 5
+        assert metrics["n_samples"] == 6
+        assert metrics["accuracy"] == pytest.approx(3 / 6)
+        assert metrics["coverage"]["no_label"] == 1
+        assert metrics["coverage"]["no_label_reasons"] == {"model answer rejected": 1}
+        ledger = metrics["ledger"]
+        assert ledger["model_calls"] == 6 and ledger["tokens_in"] > 0 and ledger["tokens_out"] > 0
+        expected = (ledger["tokens_in"] * 1.0 + ledger["tokens_out"] * 2.0) / 1e6
+        assert ledger["cost_usd"] == pytest.approx(expected)
+        assert metrics["explanations"]["evidence_urls"]["macro_precision"] == pytest.approx(1.0)
+        assert metrics["views"]["main"]["ece"] is not None
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert list(manifest["prompt_hashes"]) == ["detect_zero_shot.v1"]
+        for path in out.rglob("*"):
+            if path.is_file() and path.suffix in (".json", ".jsonl", ".md"):
+                assert SECRET not in path.read_text(), f"{path} contains the API key"
+
+        # the same run again: every answer is on disk, no request is made
+        before = server.chat_requests
+        evaluate(samples, _spec(server, tmp_path, Setting.GOLD_EVIDENCE), out, encode=None)
+        assert server.chat_requests == before
+
+        # closed-book: no evidence in the prompt; a new run folder, new prompts, new requests
+        closed = evaluate(
+            samples, _spec(server, tmp_path, Setting.CLOSED_BOOK), tmp_path / "closed", encode=None
+        )
+        new = server.requests[before:]
+        assert new and not any("Evidence items" in message_text(b, "user") for b in new)
+        assert closed["setting"] == "closed-book"
+
+        # a fresh folder with the same cache: the valid answers come from the cache, no HTTP call for them
+        before = server.chat_requests
+        again = evaluate(
+            samples, _spec(server, tmp_path, Setting.GOLD_EVIDENCE), tmp_path / "again", encode=None
+        )
+        assert server.chat_requests - before == 3  # only the invalid one is asked again
+        assert again["ledger"]["cache_hits"] == 5

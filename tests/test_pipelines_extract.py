@@ -1,0 +1,95 @@
+"""The reformat and extract DVC stages run as `dvc repro` runs them: a subprocess with a params file."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+
+from rwpost.ids import record_id, sha256_bytes
+from rwpost.io import iter_jsonl, write_jsonl
+from rwpost.records import CrawledArticle
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "snopes_html"
+PAGES = {
+    "robert-de-niro-trump-oscars": "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/",
+    "house-resolution-piker-antisemitism": "https://www.snopes.com/fact-check/house-resolution-piker-antisemitism/",
+}
+
+
+def crawl_store(root: Path) -> Path:
+    """A crawl store as the crawler writes it (articles.jsonl + html/<sha>.html.gz) of the real pages."""
+    rows = []
+    for name, url in PAGES.items():
+        body = (
+            (FIXTURES / f"{name}.head.html").read_text() + (FIXTURES / f"{name}.html").read_text()
+        ).encode()
+        sha = sha256_bytes(body)
+        (root / "html").mkdir(parents=True, exist_ok=True)
+        (root / "html" / f"{sha}.html.gz").write_bytes(gzip.compress(body))
+        rows.append(
+            CrawledArticle(
+                id=record_id(url),
+                url=url,
+                http_status=200,
+                fetched_at=datetime(2026, 5, 3, tzinfo=UTC),
+                html_sha256=sha,
+                html_path=f"html/{sha}.html.gz",
+            )
+        )
+    write_jsonl(root / "articles.jsonl", rows)
+    return root
+
+
+def run_stage(name: str, params: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", f"pipelines.{name}", "--params", str(params)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_reformat_then_extract_stages_offline_without_a_key(tmp_path):
+    store = crawl_store(tmp_path / "crawl")
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        yaml.safe_dump(
+            {
+                "reformat": {"crawl": str(store), "out": str(tmp_path / "tagged"), "min_words": 50},
+                "extract": {
+                    "input": str(tmp_path / "tagged" / "articles.jsonl"),
+                    "out": str(tmp_path / "extract"),
+                    "backend": "auto",
+                    "cache": str(tmp_path / "llm.sqlite"),
+                },
+            }
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RWPOST_LLM_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    done = run_stage("reformat", params, env)
+    assert done.returncode == 0, done.stderr
+    done = run_stage("extract", params, env)
+    assert done.returncode == 0, done.stderr
+    rows = [row for _, row in iter_jsonl(tmp_path / "extract" / "extractions.jsonl")]
+    assert len(rows) == 2 and all(r["provenance"]["backend"] == "offline" for r in rows)
+    cost = json.loads((tmp_path / "extract" / "cost.json").read_text())
+    assert cost["backend"] == "offline" and cost["counts"]["extracted"] == 2
+
+
+def test_extract_stage_names_a_missing_section(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("reformat: {}\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = run_stage("extract", params, env)
+    assert done.returncode == 2 and "extract" in done.stderr
