@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -141,11 +143,16 @@ def recall_section() -> dict[str, Any]:
         originals_clusters = [cluster[f"{n}|original"] for n in names]
         merged = len(originals_clusters) - len(set(originals_clusters))
         total = sum(per_transform.values())
+        flat = [n for n in names if measurements[f"{n}|original"]["flat_share"] >= params["flat_share"]]
+        solid = [n for n in names if n not in flat]
+        found_solid = sum(cluster[f"{n}|{t}"] == cluster[f"{n}|original"] for n in solid for t in TRANSFORMS)
         return {
             "params": {k: params[k] for k in ("phash_radius", "dhash_radius", "caption_crops")},
             "recall": round(total / (len(names) * len(TRANSFORMS)), 4),
             "recall_by_transform": {t: f"{v}/{len(names)}" for t, v in per_transform.items()},
             "distinct_originals_merged": merged,
+            "flat_originals": flat,
+            "recall_not_flat": round(found_solid / (len(solid) * len(TRANSFORMS)), 4) if solid else None,
         }
 
     grid = [
@@ -174,6 +181,81 @@ def recall_section() -> dict[str, Any]:
     }
 
 
+TWEETS = [
+    "Can you believe this happened in our town today?", "The flood waters reached the second floor.",
+    "This is what the stadium looked like last night", "Never forget what they did to us in 1998",
+    "BREAKING: the senator has resigned effective immediately", "My grandmother made this quilt in 1952",
+    "Share this before it gets deleted!!!", "Look at the size of this egg compared to the bird",
+    "Scientists found a new species of frog in Peru", "The president said this at the rally tonight",
+    "Gas prices are out of control again", "Who else remembers this cereal from the 80s?",
+    "Police are asking for help finding this car", "The new mural downtown is finally done",
+    "A rare white moose spotted near the highway", "They are putting chips in the vaccines",
+    "This bridge was built in only three days", "Our team won the championship after 40 years",
+    "The sky turned green right before the storm", "Free meals for all school children this summer",
+]  # fmt: skip
+
+
+def screenshot_like(n: int = 40) -> list[Image.Image]:
+    """Generated tweet-like cards (white background, avatar, name, text, counters): distinct images
+    that look alike to a perceptual hash, the kind of post image Snopes shows most."""
+    font_path = FONT if FONT.exists() else None
+    cards = []
+    for i in range(n):
+        card = Image.new("RGB", (600, 300 + 20 * (i % 3)), "white")
+        draw = ImageDraw.Draw(card)
+        big = ImageFont.truetype(str(font_path), 22) if font_path else ImageFont.load_default(size=22)
+        small = ImageFont.truetype(str(font_path), 16) if font_path else ImageFont.load_default(size=16)
+        draw.ellipse((20, 20, 70, 70), fill=((37 * i) % 255, (91 * i) % 255, (53 * i) % 255))
+        draw.text((85, 22), f"User {i} @user{i}", fill="black", font=small)
+        text = TWEETS[i % len(TWEETS)] + ("" if i < len(TWEETS) else " (again)")
+        words, lines, line = text.split(), [], ""
+        for word in words:
+            if len(line) + len(word) > 38:
+                lines.append(line)
+                line = ""
+            line = f"{line} {word}".strip()
+        lines.append(line)
+        for k, row in enumerate(lines):
+            draw.text((20, 90 + 30 * k), row, fill="black", font=big)
+        draw.text(
+            (20, card.height - 40),
+            f"{(i * 37) % 900 + 10} Retweets   {(i * 91) % 5000 + 100} Likes",
+            fill="gray",
+            font=small,
+        )
+        cards.append(card)
+    return cards
+
+
+def screenshots_section() -> dict[str, Any]:
+    """False merges among distinct screenshot-like images at the default radii (and the grid's)."""
+    flt = NearDuplicateFilter()
+    measurements = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, card in enumerate(screenshot_like()):
+            path = Path(tmp) / f"card{i:02d}.png"
+            card.save(path)
+            measurements[f"card{i:02d}"] = flt.measure(Candidate(id=f"card{i:02d}", image_path=str(path)))
+    out = []
+    for p, d in ((10, 6), (12, 8), (16, 10), (18, 12)):
+        decisions = flt.decide_all(measurements, {**DEFAULTS, "phash_radius": p, "dhash_radius": d})
+        sizes = sorted((dd.details["cluster_size"] for dd in decisions.values()), reverse=True)
+        clusters = len({dd.details["cluster_id"] for dd in decisions.values()})
+        out.append(
+            {
+                "phash_radius": p,
+                "dhash_radius": d,
+                "images": len(measurements),
+                "clusters": clusters,
+                "largest_cluster": sizes[0],
+            }
+        )
+    return {
+        "note": "generated tweet-like cards, all distinct: ideally every card is its own cluster",
+        "by_radius": out,
+    }
+
+
 def synthetic_hashes(n: int, seed: int = 7) -> np.ndarray:
     rng = np.random.default_rng(seed)
     values = rng.integers(0, np.iinfo(np.int64).max, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2)
@@ -199,9 +281,11 @@ def timing_section(sizes: list[int], bk_full_max: int, bk_sample: int) -> list[d
             f"r{i:06d}": {"claim_norm": "", "phash": f"{int(p):016x}", "dhash": f"{int(d):016x}"}
             for i, (p, d) in enumerate(zip(ph, dh, strict=True))
         }
-        started = time.perf_counter()
-        pairs = pairs_within(dh, DEFAULTS["dhash_radius"])
-        mih_seconds = time.perf_counter() - started
+        mih_seconds = float("inf")
+        for _ in range(3):  # best of three: the machine is shared
+            started = time.perf_counter()
+            pairs = pairs_within(dh, DEFAULTS["dhash_radius"])
+            mih_seconds = min(mih_seconds, time.perf_counter() - started)
         started = time.perf_counter()
         decisions = flt.decide_all(measurements, {})
         end_to_end = time.perf_counter() - started
@@ -210,7 +294,7 @@ def timing_section(sizes: list[int], bk_full_max: int, bk_sample: int) -> list[d
             "hashes": n,
             "dhash_radius": DEFAULTS["dhash_radius"],
             "pairs_found": int(len(pairs)),
-            "mih_pairs_seconds": round(mih_seconds, 3),
+            "mih_pairs_seconds_best_of_3": round(mih_seconds, 3),
             "decide_all_seconds": round(end_to_end, 3),
             "clusters": clusters,
         }
@@ -237,22 +321,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--bk-full-max", type=int, default=10_000, help="largest size the BK-tree queries in full"
     )
-    parser.add_argument("--bk-sample", type=int, default=2_000, help="queries timed above that size")
+    parser.add_argument("--bk-sample", type=int, default=500, help="queries timed above that size")
     parser.add_argument("--out", type=Path, default=RESULTS / "neardup.json")
-    args = parser.parse_args(argv)
-    report = {
-        "machine": {
-            "python": platform.python_version(),
-            "processor": platform.processor() or platform.machine(),
-        },
-        "recall": recall_section(),
-        "timing": timing_section(args.sizes, args.bk_full_max, args.bk_sample),
+    parser.add_argument("--sections", nargs="+", default=["recall", "screenshots", "timing"])
+    args = parser.parse_args(argv or [])  # `python -m benchmarks` calls main() with no arguments
+    report: dict[str, Any] = {}
+    if args.out.exists() and set(args.sections) != {"recall", "screenshots", "timing"}:
+        report = json.loads(args.out.read_text(encoding="utf-8"))  # update only the sections asked for
+    report["machine"] = {
+        "python": platform.python_version(),
+        "processor": platform.processor() or platform.machine(),
     }
+    if "recall" in args.sections:
+        report["recall"] = recall_section()
+        print({k: report["recall"]["default"][k] for k in ("recall", "distinct_originals_merged")})
+        print(report["recall"]["default"]["recall_by_transform"])
+    if "screenshots" in args.sections:
+        report["screenshots"] = screenshots_section()
+        print(report["screenshots"])
+    if "timing" in args.sections:
+        report["timing"] = timing_section(args.sizes, args.bk_full_max, args.bk_sample)
     write_json(args.out, report)
-    print({k: report["recall"]["default"][k] for k in ("recall", "distinct_originals_merged")})
-    print(report["recall"]["default"]["recall_by_transform"])
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

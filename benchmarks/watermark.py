@@ -19,7 +19,8 @@ Writes ``benchmarks/results/watermark.json``.
 from __future__ import annotations
 
 import argparse
-import json
+import re
+import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -35,6 +36,7 @@ from rwpost.filters.cache import MeasurementCache
 from rwpost.filters.keywords import find_keywords, matched_keywords
 from rwpost.filters.runner import run_filters
 from rwpost.filters.watermark import WatermarkFilter
+from rwpost.ids import sha256_bytes
 from rwpost.io import iter_jsonl, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,6 +60,10 @@ ORDINARY = [
     "The fixture list", "Is this fake? Share!", "Not fake news, look",
 ]  # fmt: skip
 TRAP_PHRASES = {"Is this fake? Share!", "Not fake news, look"}  # keyword in ordinary speech
+STEMS = (
+    "fake", "false", "scam", "satir", "mislead", "altered", "mixture", "outdated", "unproven",
+    "evidence", "miscaption", "misattribut", "composite", "attribution", "mostly", "april fool",
+)  # fmt: skip
 SIZES = {"small": 0.05, "medium": 0.09, "large": 0.15}
 ANGLES = [0, 15, -30, 45]
 FONTS = ["pil-default", "DejaVuSans-Bold", "DejaVuSerif"]
@@ -93,11 +99,19 @@ def render(
     """Draw ``text`` on a copy of ``photo`` as a stamp, a banner or a caption bar."""
     image = photo.copy()
     px = max(10, int(SIZES[size] * image.height))
-    face = _font(font, px)
     fill = COLOURS[colour]
     probe = ImageDraw.Draw(image)
-    left, top, right, bottom = probe.textbbox((0, 0), text, font=face)
-    tw, th = right - left, bottom - top
+    while True:  # the whole label must be visible: shrink the font until it fits (stamps: rotated)
+        face = _font(font, px)
+        left, top, right, bottom = probe.textbbox((0, 0), text, font=face)
+        tw, th = right - left, bottom - top
+        span = tw + 2 * px if layout == "stamp" else tw + px
+        if layout == "stamp" and angle:
+            radians = np.deg2rad(abs(angle))
+            span = int(span * np.cos(radians) + (th + px) * np.sin(radians))
+        if span <= 0.92 * image.width or px <= 10:
+            break
+        px = int(px * 0.9)
     if layout == "stamp":
         pad = px // 3
         layer = Image.new("RGBA", (tw + 4 * pad, th + 4 * pad), (0, 0, 0, 0))
@@ -105,6 +119,9 @@ def render(
         draw.rectangle((pad, pad, tw + 3 * pad, th + 3 * pad), outline=fill + (255,), width=max(2, px // 12))
         draw.text((2 * pad - left, 2 * pad - top), text, font=face, fill=fill + (255,))
         layer = layer.rotate(angle, expand=True, resample=Image.Resampling.BICUBIC)
+        if layer.width > image.width or layer.height > image.height:
+            scale = min(image.width / layer.width, image.height / layer.height) * 0.95
+            layer = layer.resize((max(1, int(layer.width * scale)), max(1, int(layer.height * scale))))
         x = max(0, (image.width - layer.width) // 2)
         y = max(0, (image.height - layer.height) // 3)
         image.paste(layer, (x, y), layer)
@@ -212,10 +229,40 @@ def real_ocr_section() -> dict[str, Any]:
                     )
             per_config.append({"config": config, "flagged": len(hits), "hits": hits})
         out[field] = per_config
+        # where a keyword's letters occur inside the text but the matcher (rightly or not) said no
+        refused = []
+        stems = STEMS
+        for r in rows:
+            text = r[field] or ""
+            found = {m.keyword for m in find_keywords(text)}
+            for stem in stems:
+                for hit in re.finditer(stem, text, flags=re.IGNORECASE):
+                    if not any(stem in k.replace(" ", "") for k in found):
+                        refused.append(
+                            {
+                                "file": r["file"],
+                                "line": r["line"],
+                                "stem": stem,
+                                "context": text[max(0, hit.start() - 30) : hit.end() + 30],
+                            }
+                        )
+        out[f"{field}_keyword_letters_not_matched"] = refused
     return out
 
 
-def rendered_section(limit: int | None, cache_dir: Path) -> dict[str, Any]:
+def contact_sheet(paths: list[Path], target: Path, columns: int = 6, cell: int = 147) -> None:
+    """A grid of thumbnails of some rendered samples, to see what the detector was given."""
+    rows = (len(paths) + columns - 1) // columns
+    sheet = Image.new("RGB", (columns * cell, rows * cell), "white")
+    for i, path in enumerate(paths):
+        thumb = Image.open(path).convert("RGB")
+        thumb.thumbnail((cell - 6, cell - 6))
+        sheet.paste(thumb, ((i % columns) * cell + 3, (i // columns) * cell + 3))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    sheet.quantize(128).save(target, optimize=True)  # small enough to keep in git
+
+
+def rendered_section(limit: int | None, cache_dir: Path, sheet: Path | None = None) -> dict[str, Any]:
     samples = rendered_set(limit)
     photos = {name: _photo(name) for name in PHOTOS}
     candidates = []
@@ -239,9 +286,12 @@ def rendered_section(limit: int | None, cache_dir: Path) -> dict[str, Any]:
                 Candidate(
                     id=sample["id"],
                     image_path=str(path),
-                    image_sha256=f"render-{i}-{json.dumps(sample, sort_keys=True)}",
+                    image_sha256=sha256_bytes(path.read_bytes()),
                 )
             )
+        if sheet is not None:
+            picks = list(range(0, 18)) + [160, 161, 176, 177, 178, 179]
+            contact_sheet([Path(candidates[i].image_path) for i in picks if i < len(candidates)], sheet)
         flt = WatermarkFilter()
         started = time.perf_counter()
         with MeasurementCache(cache_dir / "watermark-bench.sqlite") as cache:
@@ -309,10 +359,16 @@ def rendered_section(limit: int | None, cache_dir: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="render only the first N samples")
+    parser.add_argument(
+        "--sheet", type=Path, default=None, help="also save a contact sheet of 24 samples (PNG)"
+    )
     parser.add_argument("--cache", type=Path, default=ROOT / "tmp" / "bench-cache")
     parser.add_argument("--out", type=Path, default=RESULTS / "watermark.json")
-    args = parser.parse_args(argv)
-    report = {"real_ocr": real_ocr_section(), "rendered": rendered_section(args.limit, args.cache)}
+    args = parser.parse_args(argv or [])  # `python -m benchmarks` calls main() with no arguments
+    report = {
+        "real_ocr": real_ocr_section(),
+        "rendered": rendered_section(args.limit, args.cache, args.sheet),
+    }
     write_json(args.out, report)
     for c in report["rendered"]["configs"]:
         print(c["config"], {k: c[k] for k in ("precision", "recall", "f1", "tp", "fp", "fn", "tn")})
@@ -322,4 +378,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

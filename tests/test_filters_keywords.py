@@ -99,6 +99,8 @@ def test_thresholds_decide_which_matches_count() -> None:
     assert keywords_in("Some caption here\nFALSE", require_isolated=True) == {"false"}
     assert keywords_in("FACT CHECK: FALSE", require_isolated=True) == {"false"}
     assert keywords_in("Snopesrating:MostlyFalse", require_isolated=True) == {"mostly false"}
+    overlay = "False information\nChecked by independent fact-checkers"  # a Meta-style overlay
+    assert keywords_in(overlay, require_isolated=True) == {"false"}
 
 
 def test_match_records_how_it_was_read() -> None:

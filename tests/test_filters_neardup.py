@@ -139,3 +139,40 @@ def test_a_repost_with_a_caption_bar_joins_its_original(tmp_path: Path) -> None:
     assert with_crops["rw-1"].details["cluster_id"] == "cl-rw-0" != with_crops["rw-2"].details["cluster_id"]
     without = flt.decide_all(measurements, {"caption_crops": False})
     assert without["rw-1"].details["cluster_id"] == "cl-rw-1"
+
+
+def _card(text: str, colour: tuple[int, int, int]) -> Image.Image:
+    """A generated tweet-like screenshot: white card, avatar, one line of text."""
+    from PIL import ImageDraw, ImageFont
+
+    card = Image.new("RGB", (600, 300), "white")
+    draw = ImageDraw.Draw(card)
+    draw.ellipse((20, 20, 70, 70), fill=colour)
+    font = ImageFont.load_default(size=30)
+    for k, line in enumerate(text.split("|")):
+        draw.text((20, 100 + 40 * k), line, fill="black", font=font)
+    return card
+
+
+def test_distinct_screenshots_do_not_merge_but_their_copies_do(tmp_path: Path) -> None:
+    texts = [
+        "The flood waters reached|the second floor today",
+        "Share this before|it gets deleted!!!",
+        "Gas prices are out of|control again",
+        "A rare white moose|spotted near the highway",
+    ]
+    flt = NearDuplicateFilter()
+    measurements = {}
+    for i, text in enumerate(texts):
+        card = _card(text, ((60 * i) % 255, 90, 150))
+        card.save(tmp_path / f"c{i}.png")
+        card.resize((300, 150)).save(tmp_path / f"c{i}-half.jpg", quality=85)
+        for name in (f"c{i}.png", f"c{i}-half.jpg"):
+            measurements[name] = flt.measure(Candidate(id=name, image_path=str(tmp_path / name)))
+    assert all(m["flat_share"] >= 0.8 for m in measurements.values())
+    decisions = flt.decide_all(measurements, {})
+    clusters = {rid: d.details["cluster_id"] for rid, d in decisions.items()}
+    assert len(set(clusters.values())) == len(texts)
+    assert all(clusters[f"c{i}-half.jpg"] == clusters[f"c{i}.png"] for i in range(len(texts)))
+    unguarded = flt.decide_all(measurements, {"flat_share": 1.01})  # without the guard they collapse
+    assert len({d.details["cluster_id"] for d in unguarded.values()}) < len(texts)

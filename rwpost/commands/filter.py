@@ -62,7 +62,7 @@ def run(
     ),
     crawl: Path = typer.Option(Path("data/work/crawl/articles.jsonl"), help="Crawled articles (JSONL)."),
     crawl_root: Path = typer.Option(
-        None, help="Folder image paths are relative to [default: the crawl file's]."
+        None, help="Folder the crawl's image paths are relative to (default: the crawl file's folder)."
     ),
     out: Path = typer.Option(Path("data/work/filter"), help="Output folder."),
     params: Path = typer.Option(None, help="params.yaml whose 'filter:' section sets thresholds."),

@@ -69,8 +69,11 @@ _POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
 def popcount64(values: np.ndarray) -> np.ndarray:
-    """Bit counts of a uint64 array."""
-    as_bytes = values.astype(np.uint64).view(np.uint8).reshape(*values.shape, 8)
+    """Bit counts of a uint64 array (NumPy 2's ``bitwise_count`` when there, else a byte table)."""
+    values = np.asarray(values, dtype=np.uint64)
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(values)
+    as_bytes = np.ascontiguousarray(values).view(np.uint8).reshape(*values.shape, 8)
     return _POPCOUNT8[as_bytes].sum(axis=-1, dtype=np.uint16)
 
 

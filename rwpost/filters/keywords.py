@@ -103,6 +103,7 @@ NEAR_WORDS: frozenset[str] = frozenset(
 
 LABEL_CONTEXT: frozenset[str] = frozenset(
     {"fact", "check", "checked", "factcheck", "checkers", "rating", "rated", "verdict", "snopes", "label"}
+    | {"information", "partly", "independent", "missing", "context"}  # Meta's overlays ("False information")
 )
 """Words that sit beside a label on a stamp ("FACT CHECK: FALSE"); they count as label for isolation."""
 

@@ -4,8 +4,9 @@ Measure (per record, cached): pHash and dHash (imagehash, 64 bits each) of the p
 RGB, and of its caption crops (:data:`CAPTION_CROPS`). Decide (over the corpus): two records are linked
 when their images are within ``dhash_radius`` dHash bits (the searched index) *and* ``phash_radius``
 pHash bits, whole image against whole image or a caption crop of one against the whole of the other;
-or when their normalised claims are near-identical (MinHash over word 3-grams, LSH banding, then the
-exact Jaccard >= ``text_jaccard``). Clusters are the
+screenshot-like images (mostly one flat colour, :func:`flat_share`) link only at ``flat_*_radius``,
+because distinct screenshots hash alike; or when their normalised claims are near-identical
+(MinHash over word 3-grams, LSH banding, then the exact Jaccard >= ``text_jaccard``). Clusters are the
 connected components; nothing compares all pairs (:mod:`rwpost.filters.hamming`). Every record gets a
 ``cluster_id`` (``cl-`` + the smallest member id, so ids are stable across runs); by default nothing is
 dropped (``drop_duplicates: false``) and the split stage keeps each cluster on one side.
@@ -21,6 +22,7 @@ from typing import Any, ClassVar
 
 import imagehash
 import numpy as np
+from PIL import Image
 
 from rwpost.filters.base import KEEP, Candidate, FilterDecision, content_key, image_inputs
 from rwpost.filters.hamming import BKTree, UnionFind, pairs_between, pairs_within
@@ -32,6 +34,9 @@ DEFAULTS: dict[str, Any] = {
     "text_jaccard": 0.8,
     "index": "mih",
     "caption_crops": True,
+    "flat_share": 0.8,
+    "flat_phash_radius": 2,
+    "flat_dhash_radius": 2,
     "drop_duplicates": False,
 }
 """Radii chosen on the transformed-copy benchmark (``benchmarks/neardup.py``)."""
@@ -44,6 +49,9 @@ _rng = np.random.default_rng(20240607)  # fixed: signatures must be identical ac
 _A = _rng.integers(1, _PRIME, size=_PERMUTATIONS, dtype=np.uint64)
 _B = _rng.integers(0, _PRIME, size=_PERMUTATIONS, dtype=np.uint64)
 
+
+HASH_SIDE = 512
+"""Images are shrunk to fit HASH_SIDE x HASH_SIDE before hashing: the same hashes, several times faster."""
 
 CAPTION_CROPS: dict[str, tuple[str, float]] = {
     "top85": ("top", 0.85),
@@ -58,6 +66,7 @@ caption bar of 10-35% of its height matches its original through one of them."""
 def image_hashes(path: str) -> dict[str, Any]:
     """pHash and dHash (hex) of an image decoded to RGB, and of its caption crops; raises ImageUnavailable."""
     image = open_rgb(path)
+    image.thumbnail((HASH_SIDE, HASH_SIDE), Image.Resampling.BILINEAR)  # hashes look at 32x32 anyway
     out: dict[str, Any] = {
         "phash": str(imagehash.phash(image)),
         "dhash": str(imagehash.dhash(image)),
@@ -72,7 +81,16 @@ def image_hashes(path: str) -> dict[str, Any]:
         )
         part = image.crop(box)
         out["crops"][name] = [str(imagehash.phash(part)), str(imagehash.dhash(part))]
+    out["flat_share"] = flat_share(image)
     return out
+
+
+def flat_share(image: Image.Image) -> float:
+    """Share of a 64x64 grey thumbnail within 8 levels of its commonest grey: near 1 for screenshots of
+    posts and documents, whose perceptual hashes say little (distinct ones often differ by 2-4 bits)."""
+    grey = np.asarray(image.convert("L").resize((64, 64)), dtype=np.int16)
+    mode = int(np.bincount(grey.ravel(), minlength=256).argmax())
+    return round(float((np.abs(grey - mode) <= 8).mean()), 4)
 
 
 def normalise_claim(text: str | None) -> str:
@@ -183,7 +201,7 @@ class NearDuplicateFilter:
     """Cluster near-duplicate images and claims; record the cluster id (drop extras only if asked)."""
 
     name: ClassVar[str] = "neardup"
-    version = f"2+imagehash-{imagehash.__version__}"
+    version = f"4+imagehash-{imagehash.__version__}"
 
     def input_key(self, candidate: Candidate) -> str:
         return content_key({"claim": candidate.claim, **image_inputs(candidate)})
@@ -207,7 +225,13 @@ class NearDuplicateFilter:
         with_image = [i for i, rid in enumerate(ids) if "phash" in measurements[rid]]
         ph = [int(measurements[ids[i]]["phash"], 16) for i in with_image]
         dh = [int(measurements[ids[i]]["dhash"], 16) for i in with_image]
+        flat = {i for i in with_image if measurements[ids[i]].get("flat_share", 0.0) >= p["flat_share"]}
         for a, b in image_pairs(ph, dh, p["phash_radius"], p["dhash_radius"], p["index"]):
+            if (with_image[a] in flat or with_image[b] in flat) and (
+                (ph[a] ^ ph[b]).bit_count() > p["flat_phash_radius"]
+                or (dh[a] ^ dh[b]).bit_count() > p["flat_dhash_radius"]
+            ):
+                continue  # a screenshot-like image: only an (almost) identical copy links
             union.union(with_image[a], with_image[b])
             how[with_image[a]].add("image")
             how[with_image[b]].add("image")
@@ -215,6 +239,8 @@ class NearDuplicateFilter:
             for a, b in crop_pairs(
                 measurements, ids, with_image, ph, dh, p["phash_radius"], p["dhash_radius"]
             ):
+                if a in flat or b in flat:
+                    continue  # caption crops of screenshot-like images are not evidence
                 union.union(a, b)
                 how[a].add("image")
                 how[b].add("image")
@@ -238,6 +264,7 @@ class NearDuplicateFilter:
                     "linked_by": sorted(how[i]),
                     "phash": measurements[rid].get("phash"),
                     "dhash": measurements[rid].get("dhash"),
+                    "flat_share": measurements[rid].get("flat_share"),
                 }
                 duplicate = len(group) > 1 and rid != representative
                 if duplicate and p["drop_duplicates"]:
