@@ -1,4 +1,4 @@
-"""DVC stage `assemble`: crawl + tagged + extraction + filter decisions (+ human verdicts) -> samples."""
+"""DVC stage `assemble`: crawl + tagged + extraction + filter decisions -> samples (+ rejects, funnel)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.common import section, stage_main
-from rwpost.assemble import HumanVerdict, assemble
+from rwpost.assemble import assemble
 from rwpost.io import iter_jsonl, write_json, write_jsonl
 from rwpost.records import CrawledArticle, Decision, Extraction, TaggedArticle
 
@@ -17,14 +17,7 @@ def _read(path: str | Path, model):  # noqa: ANN001, ANN202
     return [model.model_validate(obj) for _, obj in iter_jsonl(path)] if Path(path).exists() else []
 
 
-def _verdicts(path: str | None) -> dict[str, HumanVerdict]:
-    """Human verdicts merged from annotation (optional file of {id, keep, reason, fields})."""
-    if not path or not Path(path).exists():
-        return {}
-    return {obj["id"]: HumanVerdict(**obj) for _, obj in iter_jsonl(path)}
-
-
-def _funnel(filter_funnel: Path, assembled: int, removed_by: dict[str, int], tagged: int) -> list[dict]:
+def _funnel(filter_funnel: Path, assembled: int, removed_by: dict[str, int]) -> list[dict]:
     """The filter stage's funnel followed by what assembling removed."""
     steps: list[dict[str, Any]] = []
     if filter_funnel.exists():
@@ -63,14 +56,13 @@ def run(params: dict[str, Any]) -> None:
         decisions,
         crawl_root,
         filter_order=list(cfg.get("filter_order") or []),
-        verdicts=_verdicts(cfg.get("verdicts")),
     )
     out = Path(cfg["out"])
     write_jsonl(out / "samples.jsonl", result.samples)
     write_jsonl(out / "rejects.jsonl", result.rejects)
     write_json(
         out / "funnel.json",
-        _funnel(Path(cfg["filter_funnel"]), len(result.samples), dict(result.removed_by), len(tagged)),
+        _funnel(Path(cfg["filter_funnel"]), len(result.samples), dict(result.removed_by)),
     )
     print(f"assemble: {len(result.samples)} samples, {len(result.rejects)} rejects -> {out}")
 

@@ -61,6 +61,8 @@ def run(params: dict[str, Any]) -> None:
         }
         for entry in cfg.get("detectors", []):
             name = entry["name"]
+            if subset not in entry.get("subsets", [subset]):
+                continue
             for setting in entry.get("settings", ["closed-book"]):
                 config = dict(entry.get("config") or {})
                 secrets = _secrets(name, config)

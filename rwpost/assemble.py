@@ -1,32 +1,23 @@
 """Join the stage outputs of one article into a published :class:`~rwpost.records.Sample`.
 
 Inputs per record id: the crawled page (images on disk), the tagged article (claim, rating, category,
-date), the extraction (post, rationale, evidence, provenance), the filter decisions (measurements and
-verdicts) and, optionally, human verdicts from annotation, which override model decisions. A record that
-any filter rejects, or that cannot be assembled, becomes a :class:`~rwpost.records.Reject` with its reason.
+date), the extraction (post, rationale, evidence, provenance) and the filter decisions (measurements and
+verdicts). A record that any filter rejects, or that cannot be assembled, becomes a
+:class:`~rwpost.records.Reject` with its reason. Human verdicts from annotation are applied afterwards,
+to the assembled samples (:mod:`rwpost.annotate.merge`, stage ``annotate_merge``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rwpost.errors import UnknownRatingError
 from rwpost.labels import map_rating
 from rwpost.records import CrawledArticle, Decision, Extraction, Image, Reject, Sample, TaggedArticle
-
-
-@dataclass
-class HumanVerdict:
-    """A human decision about one record that overrides the filters' verdict (annotation merge)."""
-
-    id: str
-    keep: bool
-    reason: str
-    fields: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -89,14 +80,12 @@ def assemble(
     decisions: dict[str, list[Decision]],
     crawl_root: Path,
     filter_order: list[str] | None = None,
-    verdicts: dict[str, HumanVerdict] | None = None,
 ) -> Assembly:
     """Build samples for every tagged article; everything not published is returned as a reject."""
     samples: list[Sample] = []
     rejects: list[Reject] = []
     removed: Counter[str] = Counter()
     order = filter_order or []
-    verdicts = verdicts or {}
     for article in tagged:
         extraction = extractions.get(article.id)
         if extraction is None:
@@ -110,13 +99,8 @@ def assemble(
             rejects.append(Reject(id=article.id, stage="assemble", reason=str(exc)))
             continue
         record_decisions = decisions.get(article.id, [])
-        verdict = verdicts.get(article.id)
         failing = _first_rejection(record_decisions, order)
-        if verdict is not None and not verdict.keep:
-            removed["human validation"] += 1
-            rejects.append(Reject(id=article.id, stage="annotate", reason=verdict.reason))
-            continue
-        if failing is not None and verdict is None:
+        if failing is not None:
             removed[failing.filter] += 1
             rejects.append(
                 Reject(
@@ -145,8 +129,6 @@ def assemble(
             provenance=extraction.provenance,
             **_measurements(record_decisions),
         )
-        if verdict is not None and verdict.fields:
-            sample = sample.model_copy(update=verdict.fields)
         if not sample.claim:
             removed["assemble"] += 1
             rejects.append(Reject(id=article.id, stage="assemble", reason="the page gave no claim"))

@@ -2,7 +2,7 @@
 
 from datetime import UTC, date, datetime
 
-from rwpost.assemble import HumanVerdict, assemble
+from rwpost.assemble import assemble
 from rwpost.ids import record_id
 from rwpost.records import (
     CrawledArticle,
@@ -94,28 +94,6 @@ def test_first_failing_filter_in_order_is_the_reason(tmp_path):
     (reject,) = result.rejects
     assert reject.stage == "filter:size" and "200x200" in reject.reason
     assert result.removed_by == {"size": 1}
-
-
-def test_human_verdicts_override_filter_decisions(tmp_path):
-    kept, dropped = _article("c"), _article("d")
-    decisions = {kept.id: [Decision(id=kept.id, filter="necessity", keep=False, reason="model said no")]}
-    verdicts = {
-        kept.id: HumanVerdict(
-            id=kept.id, keep=True, reason="annotators: image necessary", fields={"image_required": "yes"}
-        ),
-        dropped.id: HumanVerdict(id=dropped.id, keep=False, reason="annotators: post extraction incorrect"),
-    }
-    result = assemble(
-        [kept, dropped],
-        {a.id: _extraction(a) for a in (kept, dropped)},
-        {},
-        decisions,
-        tmp_path,
-        verdicts=verdicts,
-    )
-    assert [s.id for s in result.samples] == [kept.id]
-    assert result.samples[0].image_required == "yes"
-    assert result.rejects[0].stage == "annotate" and "incorrect" in result.rejects[0].reason
 
 
 def test_missing_extraction_and_unknown_rating_are_rejects_not_silent_drops(tmp_path):
