@@ -19,19 +19,7 @@ from rwpost.evaluate.data import lazy_encoder
 from rwpost.evaluate.leaderboard import write_leaderboard
 from rwpost.evaluate.manifest import file_sha256
 from rwpost.io import write_json
-
-
-def _secrets(name: str, config: dict[str, Any]) -> dict[str, Any]:
-    """The VLM detector's API key and endpoint from the environment (this stage is an edge)."""
-    if name != "vlm":
-        return {}
-    from rwpost.llm import settings_from_env
-
-    settings = settings_from_env(model=config.get("model"))
-    config.setdefault("model", settings.model)
-    if settings.base_url:
-        config.setdefault("base_url", settings.base_url)
-    return {"api_key": settings.api_key} if settings.api_key else {}
+from rwpost.llm.config import detector_secrets_from_env
 
 
 def run(params: dict[str, Any]) -> None:
@@ -65,7 +53,7 @@ def run(params: dict[str, Any]) -> None:
                 continue
             for setting in entry.get("settings", ["closed-book"]):
                 config = dict(entry.get("config") or {})
-                secrets = _secrets(name, config)
+                secrets = detector_secrets_from_env(name, config)
                 spec = RunSpec(
                     detector=name,
                     config=config,

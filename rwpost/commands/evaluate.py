@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rwpost.errors import ConfigError
+from rwpost.llm.config import detector_secrets_from_env
 
 console = Console(stderr=True)
 
@@ -47,19 +48,6 @@ def _read_prices(path: Path | None) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of model name -> prices")
     return data
-
-
-def _vlm_secrets(detector: str, config: dict[str, Any]) -> dict[str, Any]:
-    """Connection settings of the VLM detector from the environment (this is an edge)."""
-    if detector != "vlm":
-        return {}
-    from rwpost.llm import settings_from_env
-
-    settings = settings_from_env(model=config.get("model"))
-    config.setdefault("model", settings.model)
-    if settings.base_url:
-        config.setdefault("base_url", settings.base_url)
-    return {"api_key": settings.api_key} if settings.api_key else {}
 
 
 def evaluate(
@@ -123,7 +111,7 @@ def evaluate(
             f"--setting must be one of {', '.join(s.value for s in Setting)}, got {setting!r}"
         ) from exc
     blocklist_path = blocked_domains or (DEFAULT_BLOCKLIST if DEFAULT_BLOCKLIST.exists() else None)
-    secrets = _vlm_secrets(detector, config)
+    secrets = detector_secrets_from_env(detector, config)
     spec = RunSpec(
         detector=detector,
         config=config,

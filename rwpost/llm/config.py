@@ -61,3 +61,18 @@ def settings_from_env(
         )
     except ValueError as exc:
         raise ConfigError(f"bad RWPOST_LLM_* setting in the environment: {exc}") from exc
+
+
+def detector_secrets_from_env(detector: str, config: dict, environ: Mapping[str, str] | None = None) -> dict:
+    """Connection settings of an LLM-backed detector (``vlm``) from the environment.
+
+    Fills ``model`` and ``base_url`` into ``config`` where it leaves them unset and returns the secrets
+    (the API key) to pass separately, so they never enter a run's recorded configuration.
+    """
+    if detector != "vlm":
+        return {}
+    settings = settings_from_env(environ, model=config.get("model"))
+    config.setdefault("model", settings.model)
+    if settings.base_url:
+        config.setdefault("base_url", settings.base_url)
+    return {"api_key": settings.api_key} if settings.api_key else {}
