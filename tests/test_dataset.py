@@ -69,3 +69,14 @@ def test_a_non_parquet_file_is_reported(tmp_path):
     bad.write_bytes(b"not parquet")
     with pytest.raises(RecordError, match="not a readable Parquet file"):
         read_parquet(bad)
+
+
+def test_atomic_writes_get_the_usual_file_mode(tmp_path):
+    import os
+
+    from rwpost.io import write_text
+
+    write_text(tmp_path / "a.txt", "x")
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o666 & ~mask

@@ -11,7 +11,7 @@ import jsonschema
 
 from rwpost.errors import ConfigError
 
-LLM_SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas" / "llm"
+LLM_SCHEMA_DIR = Path(__file__).resolve().parent / "answer_schemas"
 """Where ``<name>.schema.json`` files live (the repository's ``schemas/llm/``)."""
 
 
