@@ -244,9 +244,13 @@ def load(
     """
     import datasets as hf
 
+    from rwpost.publish import sha256_file
+
     target = Path(path_or_version)
     if target.suffix == ".parquet" and target.exists():
         file = target
     else:
         file = split_file(resolve_version_dir(path_or_version, root), subset, split)
-    return hf.load_dataset("parquet", data_files={split: str(file)}, split=split)
+    # Cache by content: a version rebuilt in place must never be served from a stale datasets cache.
+    cache_dir = Path(hf.config.HF_DATASETS_CACHE) / "rwpost" / sha256_file(file)[:16]
+    return hf.load_dataset("parquet", data_files={split: str(file)}, split=split, cache_dir=str(cache_dir))

@@ -134,6 +134,10 @@ def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
         f'ds = rwpost.load("{manifest["version"]}", subset="main", split="test")',
         "```",
         "",
+        "Published versions are immutable: rebuild under a new version name. If you rebuild one in place, "
+        "`rwpost.load` notices (its cache is keyed by file checksum); plain `datasets.load_dataset` needs "
+        '`download_mode="force_redownload"`.',
+        "",
         "## How this version was built",
         "",
         f"- Source: {manifest['source']}",

@@ -33,7 +33,10 @@ def checkout(tmp_path_factory) -> Path:
     ).stdout.split()
     dest = tmp_path_factory.mktemp("checkout")
     for rel in files:
-        if (ROOT / rel).is_file():
+        if (ROOT / rel).is_symlink():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).symlink_to(os.readlink(ROOT / rel))
+        elif (ROOT / rel).is_file():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, dest / rel)
     (dest / "dvc.lock").unlink(missing_ok=True)
@@ -57,8 +60,14 @@ def test_repro_builds_loadable_verified_splits_then_does_nothing(checkout):
 
     import datasets
 
-    ds = datasets.load_dataset(str(version), "main", split="test")
+    ds = datasets.load_dataset(str(version), "main", split="test", cache_dir=str(checkout / ".hf-cache"))
     assert len(ds) > 0 and set(ds.unique("label")) <= {"True", "False", "Unproven"}
+    import rwpost
+
+    hard = rwpost.load(str(version), subset="challenging", split="test")
+    assert len(hard) > 0 and set(hard.unique("label")) <= {"Mixture", "Outdated"}
+    with_images = [row for row in ds if row["image"] is not None]
+    assert with_images and all(min(row["image"].size) >= 200 for row in with_images)  # size filter held
     assert (checkout / "reports" / "stats" / "stats.json").exists()
 
     again = _run([sys.executable, "-m", "dvc", "repro"], checkout)
