@@ -18,6 +18,7 @@ def main(names: list[str]) -> int:
         return 2
     for name in chosen:
         print(f"== benchmarks.{name}")
+        sys.argv = [f"benchmarks.{name}"]  # each benchmark parses its own options: run with defaults
         importlib.import_module(f"benchmarks.{name}").main()
     return 0
 
