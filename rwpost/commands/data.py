@@ -40,8 +40,12 @@ def stats(
     from rwpost.stats import compute_stats, write_report
 
     result = compute_stats(_samples_of(path))
-    for key, heading in (("labels", "RW-Post label"), ("ratings", "rating"), ("categories", "category")):
-        table = Table(heading, "count", title=f"{heading}s ({result['count']} samples)")
+    for key, heading, title in (
+        ("labels", "RW-Post label", "RW-Post labels"),
+        ("ratings", "rating", "original ratings"),
+        ("categories", "category", "categories"),
+    ):
+        table = Table(heading, "count", title=f"{title} ({result['count']} samples)")
         for name, count in result[key].items():
             table.add_row(name, str(count))
         console.print(table)
