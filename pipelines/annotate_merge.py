@@ -9,16 +9,13 @@ verdicts yet, samples pass through unchanged) and ``out``. Writes ``samples.json
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
-import yaml
-
+from pipelines.common import stage_main
 from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
 from rwpost.annotate.report import post_link_rates
 from rwpost.annotate.sources import read_samples
-from rwpost.errors import ConfigError, RwpostError
+from rwpost.errors import ConfigError
 from rwpost.io import iter_jsonl, write_json, write_jsonl
 from rwpost.records import Reject, ValidationVerdict
 
@@ -51,20 +48,9 @@ def run(params: dict) -> dict:
     return summary
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
-    args = parser.parse_args()
-    try:
-        params = yaml.safe_load(Path(args.params).read_text(encoding="utf-8")) or {}
-        print(run(params))
-    except FileNotFoundError as exc:
-        print(f"error: {exc.filename}: not found", file=sys.stderr)
-        sys.exit(2)
-    except RwpostError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(exc.exit_code)
+def _run_and_print(params: dict) -> None:
+    print(run(params))
 
 
 if __name__ == "__main__":
-    main()
+    stage_main(_run_and_print, __doc__ or "")
