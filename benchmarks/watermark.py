@@ -36,8 +36,7 @@ from rwpost.filters.cache import MeasurementCache
 from rwpost.filters.keywords import find_keywords, matched_keywords
 from rwpost.filters.runner import run_filters
 from rwpost.filters.watermark import WatermarkFilter
-from rwpost.ids import sha256_bytes
-from rwpost.io import iter_jsonl, write_json
+from rwpost.io import iter_jsonl, sha256_hex, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -286,7 +285,7 @@ def rendered_section(limit: int | None, cache_dir: Path, sheet: Path | None = No
                 Candidate(
                     id=sample["id"],
                     image_path=str(path),
-                    image_sha256=sha256_bytes(path.read_bytes()),
+                    image_sha256=sha256_hex(path.read_bytes()),
                 )
             )
         if sheet is not None:

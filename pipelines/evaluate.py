@@ -17,8 +17,7 @@ from rwpost.errors import ConfigError
 from rwpost.evaluate import BlockList, RunSpec, Setting, evaluate
 from rwpost.evaluate.data import lazy_encoder
 from rwpost.evaluate.leaderboard import write_leaderboard
-from rwpost.evaluate.manifest import file_sha256
-from rwpost.io import write_json
+from rwpost.io import sha256_file, write_json
 from rwpost.llm.config import detector_secrets_from_env
 
 
@@ -42,8 +41,8 @@ def run(params: dict[str, Any]) -> None:
         test = [s for s in read_parquet(test_path) if s.label is not None]
         data_info = {
             "path": str(test_path),
-            "sha256": file_sha256(test_path),
-            "train": {"path": str(train_path), "sha256": file_sha256(train_path)},
+            "sha256": sha256_file(test_path),
+            "train": {"path": str(train_path), "sha256": sha256_file(train_path)},
             "version": str(meta["version"]),
             "subset": subset,
         }

@@ -14,7 +14,6 @@ from typing import Any
 
 from pipelines.common import section, stage_main
 from rwpost.commands.filter import print_funnel
-from rwpost.errors import ConfigError
 from rwpost.filters.stage import run_stage
 
 
@@ -23,22 +22,11 @@ def _judges(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
     if not cfg.get("llm"):
         return {}
     from rwpost.filters.llm import client_judges
-    from rwpost.llm import LLMCache, LLMClient, settings_from_env
+    from rwpost.llm import client_from, settings_from_env
 
-    settings = settings_from_env()
-    if not settings.has_key and not settings.base_url:
-        raise ConfigError("filter.llm is true but OPENAI_API_KEY / OPENAI_BASE_URL are not set")
-    client = LLMClient(
-        model=settings.model,
-        base_url=settings.base_url,
-        api_key=settings.api_key,
-        cache=LLMCache(out / "cache" / "llm.sqlite"),
-        concurrency=settings.concurrency,
-        max_retries=settings.max_retries,
-        timeout_s=settings.timeout_s,
-    )
+    client = client_from(settings_from_env(), cache_path=cfg.get("cache") or "data/cache/llm.sqlite")
     vision, text = client_judges(client)
-    return {"vision_judge": vision, "text_judge": text, "judge_id": settings.model}
+    return {"vision_judge": vision, "text_judge": text, "judge_id": client.model}
 
 
 def run(params: dict[str, Any]) -> None:

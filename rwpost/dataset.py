@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rwpost.errors import ConfigError, RecordError
-from rwpost.io import atomic_path, iter_jsonl
+from rwpost.io import atomic_path, iter_jsonl, sha256_file
 from rwpost.records import Evidence, Image, Provenance, Sample
 
 ROW_GROUP_SIZE = 128
@@ -243,8 +243,6 @@ def load(
     or a single Parquet file (then ``subset``/``split`` are ignored).
     """
     import datasets as hf
-
-    from rwpost.publish import sha256_file
 
     target = Path(path_or_version)
     if target.suffix == ".parquet" and target.exists():

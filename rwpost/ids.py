@@ -42,8 +42,3 @@ def record_id(news_url: str) -> str:
     """The stable id of the record for one fact-check article (see the module docstring)."""
     digest = hashlib.sha256(canonical_url(news_url).encode("utf-8")).hexdigest()
     return f"rw-{digest[:16]}"
-
-
-def sha256_bytes(data: bytes) -> str:
-    """Hex SHA-256 of raw bytes (images, HTML), the content address used across stages."""
-    return hashlib.sha256(data).hexdigest()

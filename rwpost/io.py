@@ -1,18 +1,23 @@
-"""File helpers shared by every stage: atomic writes and JSONL with line-numbered errors."""
+"""File helpers shared by every stage: atomic writes, JSONL with line-numbered errors, typed readers
+that set bad rows aside with their reason, and the one SHA-256 helper (content, checksums, cache keys)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from rwpost.errors import RecordError
+from rwpost.records import Reject
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def _umask() -> int:
@@ -112,3 +117,52 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
                 raise RecordError(
                     f"not valid JSON ({exc.msg} at column {exc.colno})", source=source, line=number
                 ) from exc
+
+
+def sha256_hex(data: bytes | str) -> str:
+    """Hex SHA-256 of bytes, or of a string as UTF-8: content addresses of images and HTML, run
+    identities and cache keys all use it (the project's one hash helper, with :func:`sha256_file`)."""
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 of a file's content, read in 1 MiB chunks (dataset checksums, run identities)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def validation_problem(exc: ValidationError) -> tuple[str, str | None]:
+    """``(message, dotted field)`` of the first problem pydantic found (one line, never the full dump)."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    return first.get("msg", "invalid"), where or None
+
+
+def read_records(
+    path: str | os.PathLike[str],
+    model: type[M],
+    *,
+    rejects: list[Reject] | None = None,
+    stage: str = "read",
+) -> Iterator[M]:
+    """Validated ``model`` records of a JSONL file.
+
+    A row that does not validate raises :class:`RecordError` naming the file, line, record id and field;
+    when ``rejects`` is given it is set aside there instead, as a ``Reject`` of ``stage`` with its data.
+    """
+    source = str(path)
+    for line, row in iter_jsonl(path):
+        try:
+            yield model.model_validate(row)
+        except ValidationError as exc:
+            message, where = validation_problem(exc)
+            rid = row.get("id") if isinstance(row, dict) and isinstance(row.get("id"), str) else None
+            error = RecordError(
+                f"not a {model.__name__}: {message}", source=source, line=line, record_id=rid, field=where
+            )
+            if rejects is None:
+                raise error from exc
+            rejects.append(Reject(id=rid, stage=stage, reason=str(error), source=source, line=line, data=row))

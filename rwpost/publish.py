@@ -10,7 +10,6 @@ Layout of ``data/rwpost/<version>/``::
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ import yaml
 
 from rwpost.dataset import read_parquet, write_parquet
 from rwpost.errors import RwpostError
-from rwpost.io import write_json, write_text
+from rwpost.io import sha256_file, sha256_hex, write_json, write_text
 from rwpost.labels import CHALLENGING_LABELS, MAIN_LABELS
 from rwpost.records import SCHEMA_VERSION, Sample
 
@@ -47,15 +46,6 @@ class BuildInfo:
     funnel: list[dict[str, Any]] = field(default_factory=list)
     generated_notes: list[str] = field(default_factory=list)
     license_note: str = ""
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file, streamed."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def write_version(samples: list[Sample], out_dir: Path, info: BuildInfo) -> dict[str, Any]:
@@ -245,10 +235,8 @@ def verify_version(version_dir: Path) -> list[str]:
 
 def _row_digest(sample: Sample) -> str:
     payload = sample.model_dump(mode="json", exclude={"image"})
-    payload["image_sha"] = (
-        hashlib.sha256(sample.image.bytes).hexdigest() if sample.image and sample.image.bytes else None
-    )
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    payload["image_sha"] = sha256_hex(sample.image.bytes) if sample.image and sample.image.bytes else None
+    return sha256_hex(json.dumps(payload, sort_keys=True))
 
 
 def load_version_samples(version_dir: Path) -> dict[str, Sample]:

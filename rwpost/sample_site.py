@@ -30,6 +30,7 @@ from urllib.parse import unquote, urlsplit
 from rwpost.errors import RecordError, RwpostError
 from rwpost.ids import record_id
 from rwpost.io import write_bytes, write_jsonl, write_text
+from rwpost.snopes.layouts import LAYOUT_2020S, LAYOUT_WORDPRESS
 
 RELEASED_FILES: tuple[str, ...] = (
     "rwpost_dev_main.head.jsonl",
@@ -47,8 +48,6 @@ HOSTILE_HOST = "https://sample.rwpost.invalid"
 PAGE_SIZE = 10
 """Articles per listing page (the archive and each category)."""
 
-LAYOUT_2020S = "snopes-2020s"
-LAYOUT_WORDPRESS = "snopes-wordpress-2017"
 
 # Display words of the released upper-case labels (the Snopes rating wording).
 _RATING_WORDS = {

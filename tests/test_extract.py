@@ -13,8 +13,8 @@ from rwpost.cli import main as cli_main
 from rwpost.extract import LLMExtractor, OfflineExtractor, load_prompt
 from rwpost.extract.scripted import FABRICATED_URL, scripted_reply
 from rwpost.extract.stages import extract_tagged, reformat_store
-from rwpost.ids import record_id, sha256_bytes
-from rwpost.io import iter_jsonl, write_jsonl
+from rwpost.ids import record_id
+from rwpost.io import iter_jsonl, sha256_hex, write_jsonl
 from rwpost.llm import LLMCache, LLMClient
 from rwpost.llm.testing import FakeLLMServer, Reply, message_text
 from rwpost.records import CrawledArticle, Extraction, TaggedArticle
@@ -259,7 +259,7 @@ def crawl_store(root: Path) -> Path:
         ("house-resolution-piker-antisemitism", PIKER),
     ):
         body = real_page(name).encode("utf-8")
-        sha = sha256_bytes(body)
+        sha = sha256_hex(body)
         (root / "html").mkdir(parents=True, exist_ok=True)
         (root / "html" / f"{sha}.html.gz").write_bytes(gzip.compress(body))
         rows.append(

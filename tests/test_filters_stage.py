@@ -10,8 +10,8 @@ from PIL import Image
 from skimage import data as skdata
 
 from rwpost.cli import main
-from rwpost.ids import record_id, sha256_bytes
-from rwpost.io import iter_jsonl, write_jsonl
+from rwpost.ids import record_id
+from rwpost.io import iter_jsonl, sha256_hex, write_jsonl
 from rwpost.records import CrawledArticle, Decision, Extraction, ImageFile, Post, Provenance, TaggedArticle
 
 
@@ -56,7 +56,7 @@ def _write_stage_inputs(root: Path) -> dict[str, str]:
     ]
     write_jsonl(root / "extractions.jsonl", extractions)
     image = ImageFile(
-        url=img_url, path="images/coffee.jpg", sha256=sha256_bytes(photo.read_bytes()), width=400, height=400
+        url=img_url, path="images/coffee.jpg", sha256=sha256_hex(photo.read_bytes()), width=400, height=400
     )
     crawled = [
         CrawledArticle(

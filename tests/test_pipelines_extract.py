@@ -12,8 +12,8 @@ from pathlib import Path
 
 import yaml
 
-from rwpost.ids import record_id, sha256_bytes
-from rwpost.io import iter_jsonl, write_jsonl
+from rwpost.ids import record_id
+from rwpost.io import iter_jsonl, sha256_hex, write_jsonl
 from rwpost.records import CrawledArticle
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ def crawl_store(root: Path) -> Path:
         body = (
             (FIXTURES / f"{name}.head.html").read_text() + (FIXTURES / f"{name}.html").read_text()
         ).encode()
-        sha = sha256_bytes(body)
+        sha = sha256_hex(body)
         (root / "html").mkdir(parents=True, exist_ok=True)
         (root / "html" / f"{sha}.html.gz").write_bytes(gzip.compress(body))
         rows.append(

@@ -26,12 +26,8 @@ from urllib.parse import urljoin, urlsplit
 
 from parsel import Selector
 
+from rwpost.snopes.layouts import LAYOUT_2020S, LAYOUT_JSONLD, LAYOUT_UNKNOWN, LAYOUT_WORDPRESS
 from rwpost.tagged import image_url_from_attrs
-
-LAYOUT_2020S = "snopes-2020s"
-LAYOUT_WORDPRESS = "snopes-wordpress-2017"
-LAYOUT_JSONLD = "jsonld-only"
-LAYOUT_UNKNOWN = "unknown"
 
 ARTICLE_PATH = re.compile(r"^/(?:fact-check|news|articles/\d+)/(?!category/|page/|rating/|tag/)[^/?#]+/?$")
 """Paths of fact-check articles (Snopes puts them under /fact-check/<slug>/; news pieces elsewhere)."""

@@ -15,7 +15,8 @@ from typing import Any
 import scrapy
 from scrapy.exceptions import DropItem
 
-from rwpost.ids import record_id, sha256_bytes
+from rwpost.ids import record_id
+from rwpost.io import sha256_hex
 from rwpost.records import CrawledArticle, ImageFile
 from snopes_crawler.images import DEFAULT_MAX_PIXELS, ImageRefused, address_refusal, inspect_image
 from snopes_crawler.store import ArticleStore, path_key
@@ -89,7 +90,7 @@ class ImagesPipeline:
         if response.status != 200:
             return ImageFile(url=url, error=f"HTTP {response.status}")
         data = response.body
-        digest = sha256_bytes(data)
+        digest = sha256_hex(data)
         try:
             info = await asyncio.to_thread(inspect_image, data, max_pixels=self.max_pixels)
         except ImageRefused as exc:

@@ -15,8 +15,7 @@ import logging
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from rwpost.ids import sha256_bytes
-from rwpost.io import append_jsonl, write_bytes, write_jsonl
+from rwpost.io import append_jsonl, sha256_hex, write_bytes, write_jsonl
 from rwpost.records import CrawledArticle
 
 logger = logging.getLogger(__name__)
@@ -102,7 +101,7 @@ class ArticleStore:
 
     def save_html(self, body: bytes) -> tuple[str, str]:
         """Keep the verbatim HTML gzip-compressed under its sha256; returns (sha256, path relative to out)."""
-        digest = sha256_bytes(body)
+        digest = sha256_hex(body)
         relative = f"{HTML_DIR}/{digest}.html.gz"
         target = self.out_dir / relative
         if not target.exists():

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rwpost.errors import ConfigError, RecordError
-from rwpost.ids import sha256_bytes
+from rwpost.io import sha256_hex
 from rwpost.records import Evidence, Sample, TaggedArticle
 
 
@@ -84,7 +84,7 @@ def load_config(configs_dir: Path, spec: ProjectSpec) -> str:
 def stage_image(source: Path, files_root: Path) -> str:
     """Copy an image under the Local Files root by content hash; returns its ``/data/local-files`` URL."""
     data = Path(source).read_bytes()
-    name = f"{sha256_bytes(data)}{Path(source).suffix.lower() or '.img'}"
+    name = f"{sha256_hex(data)}{Path(source).suffix.lower() or '.img'}"
     target = Path(files_root) / "images" / name
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -104,7 +104,7 @@ def stand_in_image(record_id: str, claim: str, out_dir: Path, *, original: str |
     path = Path(out_dir) / f"{record_id}.png"
     if path.exists():
         return path
-    seed = int(sha256_bytes(record_id.encode())[:6], 16)
+    seed = int(sha256_hex(record_id.encode())[:6], 16)
     picture = Image.new("RGB", (640, 400), (40 + seed % 80, 60 + seed % 50, 90 + seed % 60))
     draw = ImageDraw.Draw(picture)
     big, small = ImageFont.load_default(size=24), ImageFont.load_default(size=14)

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.manifest import file_sha256
 from rwpost.evaluate.runner import split_train_test
+from rwpost.io import sha256_file
 from rwpost.records import Sample
 
 
@@ -44,13 +44,13 @@ def load_eval_data(
     if train is not None and train_fraction is not None:
         raise ConfigError("give either --train or --train-fraction, not both")
     samples, unlabelled = _labelled(read_samples(data))
-    info: dict[str, Any] = {"path": str(data), "sha256": file_sha256(data), "excluded_unlabelled": unlabelled}
+    info: dict[str, Any] = {"path": str(data), "sha256": sha256_file(data), "excluded_unlabelled": unlabelled}
     train_samples = None
     if train is not None:
         train_samples, train_unlabelled = _labelled(read_samples(train))
         info["train"] = {
             "path": str(train),
-            "sha256": file_sha256(train),
+            "sha256": sha256_file(train),
             "excluded_unlabelled": train_unlabelled,
         }
         overlap = {s.id for s in samples} & {s.id for s in train_samples}

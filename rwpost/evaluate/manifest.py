@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import rwpost
+from rwpost.io import sha256_hex
 
 
 def code_version() -> str:
@@ -30,23 +30,14 @@ def code_version() -> str:
         return rwpost.__version__
 
 
-def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def ids_sha256(ids: list[str]) -> str:
     """SHA-256 of a sorted id list: identifies a set of samples independent of file format."""
-    return hashlib.sha256("\n".join(sorted(ids)).encode("utf-8")).hexdigest()
+    return sha256_hex("\n".join(sorted(ids)))
 
 
 def fingerprint(obj: Any) -> str:
     """A short stable hash of a JSON-able object (run identity for resume)."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
+    return sha256_hex(json.dumps(obj, sort_keys=True, default=str))[:16]
 
 
 def environment() -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 from rwpost.errors import RecordError, RwpostError
 from rwpost.evaluate.protocol import Prediction, Setting
 from rwpost.ids import record_id
-from rwpost.io import iter_jsonl
+from rwpost.io import iter_jsonl, sha256_file
 from rwpost.labels import Label
 from rwpost.records import Sample
 
@@ -132,9 +132,7 @@ class PredictionsFileDetector:
             self._first.setdefault(row.id, row)
 
     def config(self) -> dict[str, Any]:
-        from rwpost.ids import sha256_bytes
-
-        return {"path": str(self.path), "sha256": sha256_bytes(self.path.read_bytes()), "system": self.system}
+        return {"path": str(self.path), "sha256": sha256_file(self.path), "system": self.system}
 
     def check(self, samples: Sequence[Sample]) -> dict[str, Any]:
         """Problems of the file against the evaluated samples; raises in strict mode if there are any."""

@@ -97,7 +97,7 @@ class VLMDetector:
         max_tokens: int | None = 600,
         seed: int = 0,
     ) -> None:
-        from rwpost.llm import LLMCache, LLMClient, load_llm_schema
+        from rwpost.llm import LLMSettings, client_from, load_llm_schema
 
         self.model, self.base_url, self.prompt = model, base_url, prompt
         self.labels = [str(Label(x)) for x in (labels or [str(x) for x in MAIN_LABELS])]
@@ -106,16 +106,15 @@ class VLMDetector:
         self.image_root = Path(image_root) if image_root else None
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.cache_path = cache_path
-        self.client = LLMClient(
+        settings = LLMSettings(
             model=model,
             base_url=base_url,
             api_key=api_key,
-            cache=LLMCache(cache_path) if cache_path else None,
             concurrency=concurrency,
             timeout_s=timeout_s,
             max_retries=max_retries,
-            seed=seed,
         )
+        self.client = client_from(settings, cache_path=cache_path, seed=seed)
         self.images_sent = 0
         self.device = f"remote ({base_url or 'api.openai.com'})"
 

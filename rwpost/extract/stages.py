@@ -18,7 +18,7 @@ from rwpost.errors import ConfigError, RecordError, RwpostError
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor
 from rwpost.extract.offline import OfflineExtractor
 from rwpost.io import append_jsonl, iter_jsonl, write_json, write_jsonl
-from rwpost.llm import LLMCache, LLMClient, LLMSettings, Price, PriceTable
+from rwpost.llm import LLMSettings, Price, PriceTable, client_from
 from rwpost.records import CrawledArticle, Extraction, Reject, TaggedArticle
 from rwpost.tagged import tag_article
 
@@ -179,18 +179,7 @@ def make_extractor(
         return OfflineExtractor()
     if backend != "llm":
         raise ConfigError(f"extract backend must be auto, offline or llm, got {backend!r}")
-    if not settings.has_key and not settings.base_url:
-        raise ConfigError("the llm backend needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")
-    client = LLMClient(
-        model=settings.model,
-        base_url=settings.base_url,
-        api_key=settings.api_key,
-        cache=LLMCache(cache_path),
-        concurrency=settings.concurrency,
-        timeout_s=settings.timeout_s,
-        max_retries=settings.max_retries,
-        prices=prices,
-    )
+    client = client_from(settings, cache_path=cache_path, prices=prices)
     return LLMExtractor(client, max_article_chars=max_article_chars)
 
 

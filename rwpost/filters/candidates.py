@@ -7,7 +7,6 @@ no extraction or no downloaded image is still a candidate, and the size filter s
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from rwpost.errors import RecordError
 from rwpost.filters.base import Candidate
 from rwpost.filters.images import fetch_image
-from rwpost.io import iter_jsonl
+from rwpost.io import iter_jsonl, sha256_file
 from rwpost.records import CrawledArticle, Extraction, ImageFile, Reject, TaggedArticle
 
 
@@ -41,7 +40,7 @@ def _read(path: str | Path, model: type[BaseModel], rejects: list[Reject]) -> It
 
 def _file_sha256(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return sha256_file(path)
     except OSError:
         return None
 

@@ -13,8 +13,7 @@ from typing import Any
 import httpx
 from PIL import Image, ImageFile, UnidentifiedImageError
 
-from rwpost.ids import sha256_bytes
-from rwpost.io import write_bytes
+from rwpost.io import sha256_hex, write_bytes
 
 MAX_PIXELS = 89_478_485
 """Pillow's default decompression-bomb limit (``Image.MAX_IMAGE_PIXELS``); larger images are refused."""
@@ -105,7 +104,7 @@ def fetch_image(url: str, store_dir: str | Path, client: httpx.Client) -> dict[s
     data = response.content
     if not data:
         return {"error": "empty response"}
-    digest = sha256_bytes(data)
+    digest = sha256_hex(data)
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     suffix = {"image/jpeg": ".jpg", "image/png": ".png", "image/gif": ".gif", "image/webp": ".webp"}.get(
         kind, Path(httpx.URL(url).path).suffix.lower()[:6] or ".bin"

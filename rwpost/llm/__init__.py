@@ -39,7 +39,7 @@ For tests and offline reports, :mod:`rwpost.llm.testing` has a scripted OpenAI-c
 """
 
 from rwpost.llm.cache import CachedAnswer, LLMCache, cache_key
-from rwpost.llm.client import LLMCallError, LLMClient, estimate_tokens, parse_answer
+from rwpost.llm.client import LLMCallError, LLMClient, client_from, estimate_tokens, parse_answer
 from rwpost.llm.config import LLMSettings, settings_from_env
 from rwpost.llm.schemas import load_llm_schema
 from rwpost.llm.types import ImageInput, LLMRequest, LLMResult, Price, PriceTable, Usage
@@ -57,6 +57,7 @@ __all__ = [
     "PriceTable",
     "Usage",
     "cache_key",
+    "client_from",
     "estimate_tokens",
     "load_llm_schema",
     "parse_answer",

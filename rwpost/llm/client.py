@@ -24,6 +24,7 @@ from openai import AsyncOpenAI
 from rwpost.errors import ConfigError
 from rwpost.io import write_json
 from rwpost.llm.cache import LLMCache, cache_key
+from rwpost.llm.config import LLMSettings
 from rwpost.llm.schemas import for_response_format
 from rwpost.llm.types import LLMRequest, LLMResult, PriceTable, Usage
 
@@ -415,3 +416,30 @@ class LLMClient:
                 prompt_tokens += IMAGE_TOKENS_ESTIMATE * len(request.images)
                 completion_tokens = estimate_tokens(content or "")
             return content, prompt_tokens, completion_tokens, attempt + 1
+
+
+def client_from(
+    settings: LLMSettings,
+    *,
+    cache_path: str | Path | None = None,
+    prices: PriceTable | None = None,
+    seed: int | None = None,
+) -> LLMClient:
+    """The one way to build the project's client from connection settings (extract, filter judges, VLM).
+
+    ``cache_path`` is the sqlite answer cache (``data/cache/llm.sqlite`` in params.yaml); None = no cache.
+    A settings object without an API key and without a base URL is refused here, before any request.
+    """
+    if not settings.has_key and not settings.base_url:
+        raise ConfigError("no LLM endpoint: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")
+    return LLMClient(
+        model=settings.model,
+        base_url=settings.base_url,
+        api_key=settings.api_key,
+        cache=LLMCache(cache_path) if cache_path else None,
+        concurrency=settings.concurrency,
+        timeout_s=settings.timeout_s,
+        max_retries=settings.max_retries,
+        prices=prices,
+        seed=seed,
+    )
