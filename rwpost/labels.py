@@ -2,8 +2,10 @@
 
 The paper consolidates Snopes' fine-grained ratings into five labels and excludes ratings that are not
 about factual accuracy (satire and the like). Matching ignores case, spacing, hyphens, underscores and
-trailing punctuation, so "Mostly  False", "mostly-false" and "MOSTLY_FALSE" are one rating. An unknown
-rating raises :class:`UnknownRatingError`; it is never guessed.
+trailing punctuation, so "Mostly  False", "mostly-false" and "MOSTLY_FALSE" are one rating. Snopes'
+later names of Table II ratings are documented aliases of their rows (:data:`ALIASES`); "No Rating" and a
+missing rating map to no label with the reason ``unrated``. An unknown rating raises
+:class:`UnknownRatingError`; it is never guessed.
 """
 
 from __future__ import annotations
@@ -57,6 +59,21 @@ _EXCLUDED: dict[str, str] = {
 }
 
 
+ALIASES: dict[str, tuple[str, str]] = {
+    "incorrect attribution": (
+        "misattributed",
+        "Snopes' name for Misattributed since 2025 (44 of 1,191 rated fact-checks of January-July 2025, "
+        "and no Misattributed in that period)",
+    ),
+    "unproven (retired)": ("unproven", "how the live site now lists older Unproven articles"),
+}
+"""Later Snopes wordings of a Table II rating: ``alias -> (Table II rating, why)``."""
+
+UNRATED = "unrated"
+"""The reason of a page without a factual rating: "No Rating" (a 2017-18 class) or no rating at all."""
+_UNRATED_WORDS = frozenset({"", "no rating", "not rated", "unrated"})
+
+
 @dataclass(frozen=True)
 class Mapping:
     """Outcome of mapping one rating: a label, or an exclusion with its reason."""
@@ -64,6 +81,8 @@ class Mapping:
     rating: str
     label: Label | None
     excluded_reason: str | None = None
+    alias_of: str | None = None
+    """The Table II rating this one is a later name of (see :data:`ALIASES`), if it is an alias."""
 
     @property
     def excluded(self) -> bool:
@@ -80,9 +99,17 @@ def normalize_rating(rating: str) -> str:
 _LOOKUP: dict[str, Label] = {normalize_rating(r): label for label, ratings in _TABLE.items() for r in ratings}
 
 
-def map_rating(rating: str) -> Mapping:
-    """Map a Snopes rating to its RW-Post label, or to an explicit exclusion (paper Table II)."""
-    key = normalize_rating(rating)
+def map_rating(rating: str | None) -> Mapping:
+    """Map a Snopes rating to its RW-Post label, or to an explicit exclusion (paper Table II).
+
+    ``None``, an empty rating and "No Rating" give no label with the reason :data:`UNRATED`.
+    """
+    key = normalize_rating(rating or "")
+    if key in _UNRATED_WORDS:
+        return Mapping(rating=rating or "", label=None, excluded_reason=UNRATED)
+    if key in ALIASES:
+        target = ALIASES[key][0]
+        return Mapping(rating=rating or "", label=_LOOKUP[target], alias_of=target)
     if key in _LOOKUP:
         return Mapping(rating=rating, label=_LOOKUP[key])
     if key in _EXCLUDED:
@@ -95,7 +122,9 @@ def map_rating(rating: str) -> Mapping:
 def known_ratings() -> dict[str, str]:
     """Every known rating key and what it maps to (a label or 'excluded'), for docs and the dataset card."""
     out = {k: str(v) for k, v in _LOOKUP.items()}
+    out.update({k: f"{_LOOKUP[target]} (alias of {target!r})" for k, (target, _why) in ALIASES.items()})
     out.update({k: "excluded" for k in _EXCLUDED})
+    out["no rating"] = UNRATED
     return dict(sorted(out.items()))
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from rwpost.errors import UnknownRatingError
-from rwpost.labels import Label, map_rating, subset_of
+from rwpost.labels import UNRATED, Label, known_ratings, map_rating, normalize_rating, subset_of
 
 TABLE_II = {
     Label.FALSE: ["FALSE", "MISCAPTION", "MISCAPTIONED", "FAKE", "LEGEND", "SCAM", "MISATTRIBUTED"],
@@ -42,7 +42,27 @@ def test_non_accuracy_ratings_are_excluded_with_a_reason(rating):
     assert "satire" in mapping.excluded_reason or "legend" in mapping.excluded_reason
 
 
-@pytest.mark.parametrize("rating", ["Pants on Fire", "partly true", ""])
+@pytest.mark.parametrize(
+    ("rating", "table_row", "label"),
+    [
+        ("Incorrect Attribution", "misattributed", Label.FALSE),
+        ("incorrect-attribution", "misattributed", Label.FALSE),
+        ("Unproven (retired)", "unproven", Label.UNPROVEN),
+    ],
+)
+def test_later_snopes_wordings_are_documented_aliases_of_their_table_ii_row(rating, table_row, label):
+    mapping = map_rating(rating)
+    assert mapping.label is label and mapping.alias_of == table_row and not mapping.excluded
+    assert f"alias of {table_row!r}" in known_ratings()[normalize_rating(rating)]
+
+
+@pytest.mark.parametrize("rating", ["No Rating", "no-rating", "", None])
+def test_no_rating_and_missing_rating_are_unrated_not_errors(rating):
+    mapping = map_rating(rating)
+    assert mapping.label is None and mapping.excluded_reason == UNRATED
+
+
+@pytest.mark.parametrize("rating", ["Pants on Fire", "partly true", "Sorta Kinda"])
 def test_unknown_rating_is_reported_not_guessed(rating):
     with pytest.raises(UnknownRatingError, match="unknown Snopes rating"):
         map_rating(rating)

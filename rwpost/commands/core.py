@@ -40,6 +40,9 @@ def labels(
 ) -> None:
     """Map Snopes ratings to RW-Post labels (paper Table II).
 
+    Later Snopes wordings ("Incorrect Attribution", "Unproven (retired)") map as documented aliases of
+    their Table II row; "No Rating" and pages without a rating are set aside as unrated.
+
     Example: rwpost labels "Mostly False" "Labeled Satire"
     """
     from rwpost.labels import known_ratings, map_rating
@@ -50,7 +53,12 @@ def labels(
         rows = {}
         for rating in ratings:
             mapping = map_rating(rating)
-            rows[rating] = str(mapping.label) if mapping.label else f"excluded: {mapping.excluded_reason}"
+            if mapping.label is None:
+                rows[rating] = f"excluded: {mapping.excluded_reason}"
+            elif mapping.alias_of:
+                rows[rating] = f"{mapping.label} (alias of {mapping.alias_of!r})"
+            else:
+                rows[rating] = str(mapping.label)
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
