@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rwpost.crawl import CrawlOptions, run_crawl
 from rwpost.io import write_json
-from rwpost.sample_site import SampleServer
+from rwpost.sample.serve import SampleServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "data" / "sample" / "site"

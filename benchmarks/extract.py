@@ -26,7 +26,7 @@ def main() -> dict:
     from rwpost.extract.quality import load_sample
     from rwpost.extract.scripted import scripted_reply
     from rwpost.llm import LLMCache, LLMClient
-    from rwpost.llm.testing import FakeLLMServer
+    from rwpost.testing.llm import FakeLLMServer
 
     _, articles = load_sample(ROOT / "data" / "sample" / "site")
     rows = []

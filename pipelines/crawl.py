@@ -14,7 +14,7 @@ from typing import Any
 
 from pipelines.common import section, stage_main
 from rwpost.crawl import CrawlOptions, run_crawl
-from rwpost.sample_site import SampleServer
+from rwpost.sample.serve import SampleServer
 
 
 @contextlib.contextmanager

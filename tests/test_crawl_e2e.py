@@ -22,7 +22,9 @@ import pytest
 
 from rwpost.crawl import CrawlOptions, crawl_command, crawl_env, find_crawlers_dir, run_crawl
 from rwpost.errors import ConfigError
-from rwpost.sample_site import HOSTILE_PAGES, SampleServer, load_gold
+from rwpost.sample.build import load_gold
+from rwpost.sample.hostile import HOSTILE_PAGES
+from rwpost.sample.serve import SampleServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "data" / "sample" / "site"

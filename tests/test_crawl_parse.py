@@ -13,7 +13,8 @@ from PIL import Image
 
 from rwpost.ids import record_id
 from rwpost.records import CrawledArticle
-from rwpost.sample_site import draw_decompression_bomb, load_gold
+from rwpost.sample.build import load_gold
+from rwpost.sample.images import draw_decompression_bomb
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "crawlers"))

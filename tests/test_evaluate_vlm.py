@@ -11,8 +11,8 @@ from PIL import Image as PILImage
 
 from rwpost.evaluate import RunSpec, Setting, evaluate
 from rwpost.labels import Label
-from rwpost.llm.testing import FakeLLMServer, Reply, message_text
 from rwpost.records import Image
+from rwpost.testing.llm import FakeLLMServer, Reply, message_text
 from tests.evaluate_helpers import evidence, make_sample
 
 GOLD = [Label.TRUE, Label.FALSE, Label.FALSE, Label.UNPROVEN, Label.TRUE, Label.FALSE]

@@ -16,9 +16,9 @@ from rwpost.extract.stages import extract_tagged, reformat_store
 from rwpost.ids import record_id
 from rwpost.io import iter_jsonl, sha256_hex, write_jsonl
 from rwpost.llm import LLMCache, LLMClient
-from rwpost.llm.testing import FakeLLMServer, Reply, message_text
 from rwpost.records import CrawledArticle, Extraction, TaggedArticle
 from rwpost.tagged import tag_article
+from rwpost.testing.llm import FakeLLMServer, Reply, message_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "snopes_html"
 SITE = Path(__file__).resolve().parents[1] / "data" / "sample" / "site"

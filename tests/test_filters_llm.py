@@ -15,7 +15,7 @@ from rwpost.filters.necessity import NecessityFilter
 from rwpost.filters.runner import run_filters
 from rwpost.filters.watermark import WatermarkFilter
 from rwpost.llm import LLMCache, LLMClient
-from rwpost.llm.testing import FakeLLMServer, Reply
+from rwpost.testing.llm import FakeLLMServer, Reply
 
 
 def _respond(body: dict) -> Reply:

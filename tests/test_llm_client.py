@@ -7,7 +7,7 @@ import json
 import pytest
 
 from rwpost.llm import ImageInput, LLMCache, LLMClient, LLMRequest, Price, load_llm_schema
-from rwpost.llm.testing import FakeLLMServer, Recorder, Replayer, Reply, message_text
+from rwpost.testing.llm import FakeLLMServer, Recorder, Replayer, Reply, message_text
 
 RATIONALE = {"reasoning_logic": "The photo predates the event.", "key_points": ["1. a", "2. b", "3. c"]}
 

@@ -8,7 +8,8 @@ import urllib.request
 from pathlib import Path
 
 from rwpost.ids import record_id
-from rwpost.sample_site import RELEASED_FILES, SampleServer, build_site, load_gold
+from rwpost.sample.build import RELEASED_FILES, build_site, load_gold
+from rwpost.sample.serve import SampleServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "data" / "sample" / "site"

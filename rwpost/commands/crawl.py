@@ -26,7 +26,7 @@ def sample_build(
 
     Example: rwpost sample build --out data/sample/site
     """
-    from rwpost.sample_site import build_site
+    from rwpost.sample.build import build_site
 
     counts = build_site(released, out)
     console.print(
@@ -45,7 +45,7 @@ def sample_serve(
 
     Example: rwpost sample serve --port 8000
     """
-    from rwpost.sample_site import serve_site
+    from rwpost.sample.serve import serve_site
 
     serve_site(site, port=port, synthetic=synthetic)
 

@@ -23,9 +23,9 @@ from rwpost.extract.llm import ExtractionFailure, LLMExtractor
 from rwpost.extract.offline import OfflineExtractor
 from rwpost.io import write_json
 from rwpost.llm import LLMCache, LLMClient
-from rwpost.llm.testing import FakeLLMServer, Recorder, Replayer
 from rwpost.records import Extraction, TaggedArticle
 from rwpost.tagged import tag_article
+from rwpost.testing.llm import FakeLLMServer, Recorder, Replayer
 
 DEFAULT_RECORDING = Path("data/sample/llm/scripted_answers.jsonl")
 SCRIPTED_MODEL = "scripted-offline-rules"

@@ -14,9 +14,9 @@ import re
 from typing import Any
 
 from rwpost.extract.offline import extract_evidence, extract_post, extract_rationale
-from rwpost.llm.testing import Reply, message_text
 from rwpost.records import Link, TaggedArticle
 from rwpost.tagged import TAG_RE, _with_contexts, count_words
+from rwpost.testing.llm import Reply, message_text
 
 FABRICATED_URL = "https://fabricated.example.invalid/not-in-the-article"
 

@@ -1,15 +1,16 @@
 """A small OpenAI-compatible server on 127.0.0.1 for tests, benchmarks and offline reports.
 
-It speaks real HTTP (``/v1/chat/completions`` and ``/v1/models``) from a background thread and
-answers from a script: a queue of :class:`Reply` objects or a function of the request body. Replies
-can be slow, rate limited (429 with ``Retry-After``), server errors, invalid JSON or long enough to
-time the client out. The server counts requests and the most it ever had in flight.
+It speaks real HTTP (``/v1/chat/completions`` and ``/v1/models``) from a background thread (a
+:class:`~rwpost.testing.server.LoopbackServer`) and answers from a script: a queue of :class:`Reply`
+objects or a function of the request body. Replies can be slow, rate limited (429 with
+``Retry-After``), server errors, invalid JSON or long enough to time the client out. The server
+counts requests and the most it ever had in flight.
 
 :class:`Recorder` wraps a responder and writes each answer to a JSONL file keyed by
 :func:`request_hash`; :class:`Replayer` answers from such a file, so a report can be rebuilt from
 recorded answers without any model::
 
-    from rwpost.llm.testing import FakeLLMServer, Reply
+    from rwpost.testing.llm import FakeLLMServer, Reply
 
     with FakeLLMServer([Reply.rate_limited(retry_after=0.1), Reply.answer({"ok": True})]) as server:
         client = LLMClient(model="test-model", base_url=server.base_url, api_key="test")
@@ -26,9 +27,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from rwpost.testing.server import LoopbackHandler, LoopbackServer
 
 Responder = Callable[[dict[str, Any]], "Reply"]
 """A function from the JSON body of a chat completions request to the reply."""
@@ -152,13 +154,57 @@ class Replayer:
         return reply.slow(self.delay_s) if self.delay_s else reply
 
 
-class FakeLLMServer:
+class _LLMHandler(LoopbackHandler):
+    """The OpenAI routes: ``GET /v1/models`` and ``POST /v1/chat/completions``."""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        server: FakeLLMServer = self.owner
+        if self.path.rstrip("/").endswith("/v1/models"):
+            data = {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}
+            self._send(200, data)
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:  # noqa: N802
+        server: FakeLLMServer = self.owner
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._send(400, {"error": {"message": "request body is not JSON"}})
+            return
+        with server._lock:
+            server.chat_requests += 1
+            server.requests.append(body)
+            server.in_flight += 1
+            server.max_in_flight = max(server.max_in_flight, server.in_flight)
+        try:
+            status, data, headers = server._answer(body)
+        finally:
+            with server._lock:
+                server.in_flight -= 1
+                server.status_counts[status] = server.status_counts.get(status, 0) + 1
+        self._send(status, data, headers)
+
+    def _send(self, status: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        # A client that gave up (a scripted timeout) makes the write fail; the server base ignores that.
+        self.reply(status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(data).encode())
+
+
+class FakeLLMServer(LoopbackServer):
     """An OpenAI-compatible HTTP server on 127.0.0.1 answering from a script (a context manager).
 
     ``responder`` is a list of replies (served in order) or a function of the request body.
     ``latency_s`` is added to every chat reply. With ``json_schema_supported=False`` a request with
     ``response_format.type == "json_schema"`` gets HTTP 400, as from servers without that feature.
     """
+
+    handler = _LLMHandler
+    thread_name = "fake-llm"
 
     def __init__(
         self,
@@ -178,88 +224,12 @@ class FakeLLMServer:
         self.max_in_flight = 0
         self.status_counts: dict[int, int] = {}
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
     @property
     def base_url(self) -> str:
         """The ``base_url`` to give an OpenAI client (ends in ``/v1``)."""
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def start(self) -> FakeLLMServer:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # keep test output quiet
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-                if self.path.rstrip("/").endswith("/v1/models"):
-                    data = {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}
-                    self._send(200, data)
-                else:
-                    self._send(404, {"error": {"message": f"no route {self.path}"}})
-
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length)
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(404, {"error": {"message": f"no route {self.path}"}})
-                    return
-                try:
-                    body = json.loads(raw)
-                except json.JSONDecodeError:
-                    self._send(400, {"error": {"message": "request body is not JSON"}})
-                    return
-                with server._lock:
-                    server.chat_requests += 1
-                    server.requests.append(body)
-                    server.in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                try:
-                    status, data, headers = server._answer(body)
-                finally:
-                    with server._lock:
-                        server.in_flight -= 1
-                        server.status_counts[status] = server.status_counts.get(status, 0) + 1
-                self._send(status, data, headers)
-
-            def _send(self, status: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-                payload = json.dumps(data).encode("utf-8")
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    for name, value in (headers or {}).items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a scripted timeout)
-
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        httpd.daemon_threads = True
-        httpd.block_on_close = False
-        self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, name="fake-llm", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> FakeLLMServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return f"{super().base_url}/v1"
 
     def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
         response_format = body.get("response_format") or {}
