@@ -6,14 +6,16 @@ keeps one id (its first anchor and sentence go into the link table). Only the ma
 the Snopes body container when the page has one, trafilatura's main-content extraction otherwise;
 navigation, ads, share widgets, related articles and author bios are dropped.
 
-Parsing is a pure function of the HTML string (STYLE.md 3), tested on saved real pages.
+The body region, link rules and page facts come from the Snopes page model (:mod:`rwpost.snopes`); this
+module writes the text. Parsing is a pure function of the HTML string (STYLE.md 3), tested on saved
+real pages.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from typing import Any
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
@@ -23,7 +25,7 @@ from rwpost.labels import map_rating
 from rwpost.records import CrawledArticle, Link, TaggedArticle
 from rwpost.snopes.body import drop_boilerplate, find_body, lead_image, trafilatura_body
 from rwpost.snopes.links import embed_url, image_url, is_embed, link_kind, resolve_link
-from rwpost.snopes.page import SnopesArticle, read_article
+from rwpost.snopes.page import read_article
 from rwpost.snopes.select import parse_html
 
 BLOCK_TAGS = frozenset(
@@ -206,25 +208,39 @@ def tag_html(html: str, base_url: str | None = None, soup: BeautifulSoup | None 
 # --- the stage record ----------------------------------------------------------------------------
 
 
+FACTS = ("headline", "claim", "rating", "category", "date_published")
+"""The page facts a tagged article carries."""
+
+
+def page_facts(soup: BeautifulSoup, news_url: str, crawled: CrawledArticle | None = None) -> dict[str, Any]:
+    """The crawl record's facts (the page model's reading at crawl time); any it lacks (a store written
+    without them) read from the page by the same model."""
+    known = {name: getattr(crawled, name) for name in FACTS} if crawled is not None else {}
+    known = {name: value for name, value in known.items() if value not in (None, "")}
+    if len(known) < len(FACTS):
+        page = read_article(soup, news_url)
+        known = {name: getattr(page, name) for name in FACTS} | known
+    return known
+
+
 def tag_article(html: str, news_url: str, crawled: CrawledArticle | None = None) -> TaggedArticle:
     """The :class:`TaggedArticle` of one page: tagged body, link table, and the claim, rating, date and
-    category of the crawl record (the page model's reading at crawl time), else read from the page.
+    category (from the crawl record when it has them, else read from the page itself).
 
     An unknown rating raises :class:`~rwpost.errors.UnknownRatingError`; the stage rejects the record.
     """
     soup = parse_html(html)
-    # read before tag_html, which strips the claim box from the tree
-    facts: CrawledArticle | SnopesArticle = crawled if crawled is not None else read_article(soup, news_url)
+    facts = page_facts(soup, news_url, crawled)  # before tag_html, which strips the claim box from the tree
     tagged = tag_html(html, base_url=news_url, soup=soup)
-    published: datetime | None = facts.date_published
+    rating, published = facts["rating"], facts["date_published"]
     return TaggedArticle(
         id=crawled.id if crawled is not None else record_id(news_url),
         news_url=news_url,
-        headline=facts.headline,
-        claim=facts.claim,
-        rating=facts.rating,
-        label=map_rating(facts.rating).label if facts.rating else None,
-        category=facts.category,
+        headline=facts["headline"],
+        claim=facts["claim"],
+        rating=rating,
+        label=map_rating(rating).label if rating else None,
+        category=facts["category"],
         claim_time=published.date() if published is not None else None,
         text=tagged.text,
         links=tagged.links,
