@@ -1,4 +1,5 @@
-"""Parsing real Snopes pages and the sample site, and the crawler's pure safety helpers (no network)."""
+"""The Snopes page model on real Snopes pages and the sample site, and the crawler's pure safety helpers
+(no network)."""
 
 from __future__ import annotations
 
@@ -15,108 +16,109 @@ from rwpost.ids import record_id
 from rwpost.records import CrawledArticle
 from rwpost.sample.build import load_gold
 from rwpost.sample.images import draw_decompression_bomb
+from rwpost.snopes.listing import read_listing
+from rwpost.snopes.page import SnopesArticle, read_article
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "crawlers"))
 
 from snopes_crawler.images import ImageRefused, address_refusal, inspect_image  # noqa: E402
 from snopes_crawler.middlewares import retry_after_seconds  # noqa: E402
-from snopes_crawler.parse import parse_article, parse_listing  # noqa: E402
 from snopes_crawler.store import ArticleStore  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "snopes_html"
 SITE = ROOT / "data" / "sample" / "site"
 
 
-def real_page(name: str) -> dict:
+def real_page(name: str) -> SnopesArticle:
     """Join the verbatim head and body slices of a saved page (SOURCES.md) and parse it."""
     html = (FIXTURES / f"{name}.head.html").read_text(encoding="utf-8") + (
         FIXTURES / f"{name}.html"
     ).read_text(encoding="utf-8")
-    return parse_article(html, f"https://www.snopes.com/fact-check/{name}/")
+    return read_article(html, f"https://www.snopes.com/fact-check/{name}/")
 
 
 def test_real_2025_page_parses_every_field():
     page = real_page("robert-de-niro-trump-oscars")
-    assert page["layout"] == "snopes-2020s"
-    assert page["canonical_url"] == "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/"
-    assert page["claim"] == (
+    assert page.layout == "snopes-2020s"
+    assert page.canonical_url == "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/"
+    assert page.claim == (
         'A video authentically shows actor Robert De Niro saying "F*** Trump" '
         "during his Oscars speech in 2025."
     )
-    assert page["rating"] == "Miscaptioned"
-    assert page["headline"].startswith("Video of Robert De Niro saying '[Expletive] Trump'")
-    assert page["author"] == "Nur Ibrahim"
-    assert page["category"] == "Entertainment"
-    assert page["date_published"].isoformat() == "2025-03-03T11:28:26+00:00"
-    assert page["date_modified"].isoformat() == "2025-03-03T14:24:48+00:00"
-    assert page["image_urls"] == [
+    assert page.rating == "Miscaptioned"
+    assert page.headline.startswith("Video of Robert De Niro saying '[Expletive] Trump'")
+    assert page.author == "Nur Ibrahim"
+    assert page.category == "Entertainment"
+    assert page.date_published.isoformat() == "2025-03-03T11:28:26+00:00"
+    assert page.date_modified.isoformat() == "2025-03-03T14:24:48+00:00"
+    assert page.image_urls == [
         "https://mediaproxy.snopes.com/width/1200/https://media.snopes.com/2025/03/tony_awards.jpg"
     ]
-    assert "It actually took place at the 2018 Tony Awards" in page["body_text"]
+    assert "It actually took place at the 2018 Tony Awards" in page.body_text
     assert (
         "https://www.theguardian.com/film/2018/jun/11/robert-de-niro-wins-ovation-fuck-trump-speech-tony-awards"
-        in (page["body_links"])
+        in (page.body_links)
     )
-    assert len(page["sources"]) == 3 and page["sources"][0].startswith(
+    assert len(page.sources) == 3 and page.sources[0].startswith(
         "YouTube. https://www.youtube.com/watch?v=1zNr8Pf1QkY"
     )
-    assert page["parse_error"] is None
+    assert page.parse_error is None
 
 
 def test_real_2026_page_parses_and_drops_ads_and_rating_box_from_body():
     page = real_page("house-resolution-piker-antisemitism")
-    assert page["rating"] == "Mostly True"
-    assert page["claim"].startswith(
+    assert page.rating == "Mostly True"
+    assert page.claim.startswith(
         "On April 30, 2026, a bipartisan group of legislators introduced a resolution"
     )
-    assert page["author"] == "Nur Ibrahim"
-    assert page["category"] == "Politics"
-    assert page["date_published"].date().isoformat() == "2026-05-02"
-    assert page["image_urls"] == [
+    assert page.author == "Nur Ibrahim"
+    assert page.category == "Politics"
+    assert page.date_published.date().isoformat() == "2026-05-02"
+    assert page.image_urls == [
         "https://mediaproxy.snopes.com/width/1200/https://media.snopes.com/2026/05/hasan_piker.png"
     ]
-    assert len(page["sources"]) == 7
-    body = page["body_text"]
+    assert len(page.sources) == 7
+    body = page.body_text
     assert "Advertisement" not in body and "About this rating" not in body and "Claim:" not in body
     assert body.endswith("Snopes has extensively reported on antisemitism accusations and free speech.")
     # the claim review's own URLs (sharing links, nav, tags) are not body links
-    assert not any("facebook.com/sharer" in link or "/tag/" in link for link in page["body_links"])
+    assert not any("facebook.com/sharer" in link or "/tag/" in link for link in page.body_links)
 
 
 def test_damaged_2020_wordpress_fragment_parses_from_markup():
     html = (FIXTURES / "quaden-bayles-suicide-hoax.html").read_text(encoding="utf-8")
-    page = parse_article(html, "https://www.snopes.com/fact-check/quaden-bayles-suicide-hoax/")
-    assert page["layout"] == "snopes-wordpress-2017"
-    assert page["claim"] == "The BBC reported in February 2020 that Quaden Bayles had committed suicide."
-    assert page["rating"] == "False"
-    assert page["headline"] == "No, Quaden Bayles Did Not Commit Suicide"
-    assert page["author"] == "David Mikkelson"
-    assert page["date_published"].date().isoformat() == "2020-02-29"
-    assert page["image_urls"][0].startswith("https://www.snopes.com/tachyon/2020/02/quaden.jpg")
+    page = read_article(html, "https://www.snopes.com/fact-check/quaden-bayles-suicide-hoax/")
+    assert page.layout == "snopes-wordpress-2017"
+    assert page.claim == "The BBC reported in February 2020 that Quaden Bayles had committed suicide."
+    assert page.rating == "False"
+    assert page.headline == "No, Quaden Bayles Did Not Commit Suicide"
+    assert page.author == "David Mikkelson"
+    assert page.date_published.date().isoformat() == "2020-02-29"
+    assert page.image_urls[0].startswith("https://www.snopes.com/tachyon/2020/02/quaden.jpg")
 
 
 @pytest.mark.parametrize("gold", load_gold(SITE), ids=lambda g: g["page"])
 def test_every_sample_page_parses_to_its_gold_fields(gold):
     html = (SITE / gold["page"].lstrip("/") / "index.html").read_text(encoding="utf-8")
-    page = parse_article(html, f"http://127.0.0.1:8000{gold['page']}")
-    assert record_id(page["canonical_url"]) == gold["id"]
-    assert page["layout"] == gold["layout"]
-    assert (page["claim"], page["rating"], page["category"]) == (
+    page = read_article(html, f"http://127.0.0.1:8000{gold['page']}")
+    assert record_id(page.canonical_url) == gold["id"]
+    assert page.layout == gold["layout"]
+    assert (page.claim, page.rating, page.category) == (
         gold["claim"],
         gold["rating"],
         gold["category"],
     )
-    published = page["date_published"].date().isoformat() if page["date_published"] else None
+    published = page.date_published.date().isoformat() if page.date_published else None
     assert published == gold["date"]
     expected_images = [f"http://127.0.0.1:8000/{gold['image_path']}"] if gold["image_path"] else []
-    assert page["image_urls"] == expected_images
+    assert page.image_urls == expected_images
     for url in gold["evidence_urls"]:
-        assert url in page["body_links"]
+        assert url in page.body_links
     # navigation, share widgets, ads and related articles are outside the body
-    body = page["body_text"] or ""
+    body = page.body_text or ""
     assert "Related Articles" not in body and "Buy one, get one free" not in body
-    assert not any("sharer" in link or "ads.example.com" in link for link in page["body_links"])
+    assert not any("sharer" in link or "ads.example.com" in link for link in page.body_links)
 
 
 def test_sample_layouts_follow_the_date_rule():
@@ -126,12 +128,12 @@ def test_sample_layouts_follow_the_date_rule():
 
 def test_listing_page_gives_articles_dates_next_page_and_categories():
     html = (SITE / "fact-check" / "index.html").read_text(encoding="utf-8")
-    listing = parse_listing(html, "http://127.0.0.1:8000/fact-check/")
-    assert len(listing["articles"]) == 10
-    url, listed = listing["articles"][0]
+    listing = read_listing(html, "http://127.0.0.1:8000/fact-check/")
+    assert len(listing.articles) == 10
+    url, listed = listing.articles[0]
     assert url.startswith("http://127.0.0.1:8000/fact-check/") and listed is not None
-    assert listing["next_page"] == "http://127.0.0.1:8000/fact-check/page/2/"
-    assert "http://127.0.0.1:8000/fact-check/category/politics/" in listing["categories"]
+    assert listing.next_page == "http://127.0.0.1:8000/fact-check/page/2/"
+    assert "http://127.0.0.1:8000/fact-check/category/politics/" in listing.categories
 
 
 def test_listing_reads_the_2020s_archive_card_markup():
@@ -143,11 +145,11 @@ def test_listing_reads_the_2020s_archive_card_markup():
         '<h3 class="article_title">T</h3></a><span class="article_date">March 3, 2025</span></div></div>'
         '<a class="page-number next" href="/fact-check/?pagenum=2">Next</a>'
     )
-    listing = parse_listing(html, "https://www.snopes.com/fact-check/")
-    assert [(u, d.isoformat()) for u, d in listing["articles"]] == [
+    listing = read_listing(html, "https://www.snopes.com/fact-check/")
+    assert [(u, d.isoformat()) for u, d in listing.articles] == [
         ("https://www.snopes.com//fact-check/x-y/", "2025-03-03")
     ]
-    assert listing["next_page"] == "https://www.snopes.com/fact-check/?pagenum=2"
+    assert listing.next_page == "https://www.snopes.com/fact-check/?pagenum=2"
 
 
 @pytest.mark.parametrize(

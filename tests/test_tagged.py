@@ -7,12 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from rwpost.tagged import count_words, link_kind, read_page_facts, strip_tags, tag_html
+from rwpost.snopes.links import link_kind
+from rwpost.snopes.page import read_article
+from rwpost.tagged import count_words, strip_tags, tag_html
 from rwpost.tagged_eval import evaluate, load_page, score_page
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = json.loads((FIXTURES / "tagged" / "golden.json").read_text(encoding="utf-8"))
 PAGES = {page["name"]: page for page in GOLDEN["pages"]}
+
+
+def page_and_url(name: str) -> tuple[str, str]:
+    return load_page(PAGES[name], FIXTURES / "snopes_html"), PAGES[name]["url"]
 
 
 @pytest.fixture(scope="module", params=sorted(PAGES))
@@ -108,18 +114,18 @@ def test_link_kind_by_extension_and_known_hosts(url, kind):
 
 
 def test_page_facts_give_claim_and_rating_on_real_pages():
-    facts = read_page_facts(load_page(PAGES["robert-de-niro-trump-oscars"], FIXTURES / "snopes_html"))
+    facts = read_article(*page_and_url("robert-de-niro-trump-oscars"))
     assert facts.claim == (
         'A video authentically shows actor Robert De Niro saying "F*** Trump" '
         "during his Oscars speech in 2025."
     )
     assert facts.rating == "Miscaptioned"
-    facts = read_page_facts(load_page(PAGES["house-resolution-piker-antisemitism"], FIXTURES / "snopes_html"))
+    facts = read_article(*page_and_url("house-resolution-piker-antisemitism"))
     assert facts.rating == "Mostly True"
     assert facts.claim.startswith(
         "On April 30, 2026, a bipartisan group of legislators introduced a resolution"
     )
-    facts = read_page_facts(load_page(PAGES["quaden-bayles-suicide-hoax"], FIXTURES / "snopes_html"))
+    facts = read_article(*page_and_url("quaden-bayles-suicide-hoax"))
     assert facts.rating == "False"  # the 2019-2021 layout
     assert facts.claim == "The BBC reported in February 2020 that Quaden Bayles had committed suicide."
 

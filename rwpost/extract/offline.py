@@ -18,7 +18,8 @@ import re
 from urllib.parse import urlsplit
 
 from rwpost.records import Evidence, Extraction, Link, Post, Provenance, TaggedArticle
-from rwpost.tagged import ARCHIVE_HOSTS, TAG_RE, sentence_spans, strip_tags
+from rwpost.snopes.links import ARCHIVE_HOSTS
+from rwpost.tagged import TAG_RE, sentence_spans, strip_tags
 
 PROMPT_VERSION = "offline-rules-v1"
 

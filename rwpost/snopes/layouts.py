@@ -1,6 +1,14 @@
-"""Names of the Snopes page layouts the page model knows (each a theme the site used)."""
+"""The Snopes page layouts the page model knows, each a theme the site used, as data: where the theme keeps
+each fact (selectors in ``tests/fixtures/snopes_html/SOURCES.md``).
+
+A selector is CSS ending, as in Scrapy/parsel, in ``::text`` (the element's own text nodes) or
+``::attr(name)`` (an attribute). A fact is looked up in every layout in :data:`LAYOUTS` order, so a page
+that mixes themes still gives its facts; adding a theme is one more :class:`Layout` in that tuple.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 LAYOUT_2020S = "snopes-2020s"
 """The 2020s theme (2020-2026): ``main#article_main``, ``#fact_check_rating_container``."""
@@ -9,3 +17,86 @@ LAYOUT_WORDPRESS = "snopes-wordpress-2017"
 LAYOUT_JSONLD = "jsonld-only"
 """No known markup, but a ``ClaimReview`` JSON-LD block."""
 LAYOUT_UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where one Snopes theme keeps the facts of a fact-check page (empty: the theme does not show it)."""
+
+    name: str
+    markers: str
+    """Elements only this theme has (a CSS group): any of them present means the page uses it."""
+    headline: tuple[str, ...] = ()
+    subtitle: tuple[str, ...] = ()
+    claim: tuple[str, ...] = ()
+    rating: tuple[str, ...] = ()
+    """The rating word as text."""
+    rating_image: tuple[str, ...] = ()
+    """The rating read from the rating icon (the last resort)."""
+    rating_box_class: str = ""
+    """Class of the rating box: its icons are not article images."""
+    author: tuple[str, ...] = ()
+    date_published: tuple[str, ...] = ()
+    date_modified: tuple[str, ...] = ()
+    category_crumbs: str = ""
+    """Breadcrumb links; the last one that is not the home or fact-check index is the category."""
+    category_script_key: str = ""
+    """A JSON key of an inline script that holds the category."""
+    post_classes: str = ""
+    """The article element whose classes name the rating and category (``<prefix><slug>``)."""
+    rating_class_prefix: str = ""
+    category_class_prefix: str = ""
+    body: str = ""
+    """The body container (a CSS group; the first match in document order) of the crawl record's text."""
+    cover_images: str = ""
+    """The article's cover image, outside the body."""
+    lead_image: tuple[str, str] | None = None
+    """The lead image and its caption, which open the tagged text."""
+    sources: str = ""
+    """One paragraph per cited source."""
+
+
+SNOPES_2020S = Layout(
+    name=LAYOUT_2020S,
+    markers="#fact_check_rating_container, main#article_main, article#article-content",
+    headline=("section.title-container h1::text",),
+    subtitle=("section.title-container h2::text",),
+    claim=("#fact_check_rating_container .claim_cont::text", ".claim_cont::text"),
+    # the rating word is the first text node of .rating_title_wrap (the rest is "About this rating")
+    rating=("#fact_check_rating_container .rating_title_wrap::text", ".rating_title_wrap::text"),
+    rating_image=(".rating_img_wrap img::attr(alt)",),
+    rating_box_class="rating_img_wrap",
+    author=("section.title-container .author_name a.author_link::text", ".author_name a.author_link::text"),
+    date_published=("h3.publish_date::text",),
+    category_crumbs="nav.breadcrumbs li.breadcrumb-item a::text",
+    category_script_key="snopes_category_1",
+    body="article#article-content",
+    cover_images="section.cover-wrapper img",
+    lead_image=("section.cover-wrapper img#cover-main", "section.cover-wrapper .article_img_desc"),
+    sources="#sources_rows > p",
+)
+
+SNOPES_WORDPRESS = Layout(
+    name=LAYOUT_WORDPRESS,
+    markers="article.snopes-post, div.claim-wrapper, div.rating-wrapper",
+    headline=("header.post-header h1.title::text", "h1.title::text"),
+    subtitle=("header.post-header h2.subtitle::text",),
+    claim=("div.claim-wrapper div.claim p::text", "div.claim p::text"),
+    rating=("div.rating-wrapper h5[class^=rating-label-]::text", "h5[class^=rating-label-]::text"),
+    rating_box_class="rating-wrapper",
+    author=(".authors-wrapper ul.authors li a.author::text",),
+    date_published=("span.date.date-published::text",),
+    date_modified=("span.date.date-updated::text",),
+    post_classes="article.snopes-post",
+    rating_class_prefix="fact_check_rating-",
+    category_class_prefix="fact_check_category-",
+    body="div.content-wrapper div.content, div.entry-content",
+    cover_images=".featured-media-wrapper img",
+    lead_image=(".featured-media-wrapper figure.featured-media img", ".featured-media-wrapper figcaption"),
+    sources="div.citations li p",
+)
+
+LAYOUTS: tuple[Layout, ...] = (SNOPES_2020S, SNOPES_WORDPRESS)
+"""Every known theme, newest first: the order facts are looked up in."""
+
+BY_NAME: dict[str, Layout] = {layout.name: layout for layout in LAYOUTS}

@@ -1,9 +1,9 @@
 """The Snopes spider: discovers fact-check articles from listings and sitemaps and fetches each once.
 
-It stays thin (STYLE.md 3): callbacks hand HTML to the pure functions of ``snopes_crawler.parse`` and
-yield items; images, validation and storage happen in the item pipelines. Discovery consults the store
-so a rerun fetches only what is new, what failed transiently (with ``retry_failed``) or what the
-sitemap says changed since it was stored (``lastmod`` newer than the stored ``date_modified``).
+It stays thin (STYLE.md 3): callbacks hand HTML to the Snopes page model (``rwpost.snopes``) and yield
+items built from what it reads; images, validation and storage happen in the item pipelines. Discovery
+consults the store so a rerun fetches only what is new, what failed transiently (with ``retry_failed``)
+or what the sitemap says changed since it was stored (``lastmod`` newer than the stored ``date_modified``).
 Every request is deduplicated here rather than by Scrapy's dupefilter, whose seen-file would survive
 a hard kill while the queued requests did not.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import asdict
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,8 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.sitemap import Sitemap
 from twisted.python.failure import Failure
 
-from snopes_crawler.parse import is_article_url, parse_article, parse_date, parse_listing
+from rwpost.snopes.listing import is_article_url, read_listing, sitemaps_of_robots
+from rwpost.snopes.page import SnopesArticle, parse_date, read_article
 from snopes_crawler.store import ArticleStore, path_key
 
 
@@ -109,15 +111,8 @@ class SnopesSpider(scrapy.Spider):
         )
 
     def parse_robots(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
-        sitemaps = []
-        if response.status == 200:
-            for line in response.text.splitlines():
-                key, _, value = line.partition(":")
-                if key.strip().lower() == "sitemap" and value.strip():
-                    sitemaps.append(urljoin(response.url, value.strip()))
-        if not sitemaps:
-            sitemaps = [urljoin(response.url, "/sitemap.xml")]
-        for url in sitemaps:
+        robots_txt = response.text if response.status == 200 else ""
+        for url in sitemaps_of_robots(robots_txt, response.url):
             yield self.sitemap_request(url)
 
     def sitemap_request(self, url: str) -> scrapy.Request:
@@ -147,19 +142,19 @@ class SnopesSpider(scrapy.Spider):
 
     def parse_listing(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
         self.count("listing_pages")
-        listing = parse_listing(response.text, response.url)
+        listing = read_listing(response.text, response.url)
         listed_dates = []
-        for url, listed in listing["articles"]:
+        for url, listed in listing.articles:
             listed_dates.append(listed)
             yield from self.consider(url, listed=listed)
         # Listings are newest first: once a whole page is older than --since, later pages are too.
         all_old = bool(listed_dates) and all(
             d is not None and self.since and d < self.since for d in listed_dates
         )
-        if listing["next_page"] and not all_old and not self.article_budget_spent():
-            yield from self.listing_request(listing["next_page"])
+        if listing.next_page and not all_old and not self.article_budget_spent():
+            yield from self.listing_request(listing.next_page)
         if self.follow_categories and not self.article_budget_spent():
-            for url in listing["categories"]:
+            for url in listing.categories:
                 yield from self.listing_request(url)
 
     def article_budget_spent(self) -> bool:
@@ -217,18 +212,14 @@ class SnopesSpider(scrapy.Spider):
         try:
             if not isinstance(response, scrapy.http.TextResponse):
                 content_type = response.headers.get("Content-Type", b"").decode("latin-1") or "none"
-                parsed = {
-                    "canonical_url": response.url,
-                    "parse_error": f"not an HTML page (Content-Type {content_type})",
-                }
+                article = SnopesArticle(
+                    response.url, parse_error=f"not an HTML page (Content-Type {content_type})"
+                )
             else:
-                parsed = parse_article(response.text, response.url)
+                article = read_article(response.text, response.url)
         except Exception as exc:  # noqa: BLE001 (a page that breaks the parser is stored with the reason)
-            parsed = {
-                "canonical_url": response.url,
-                "parse_error": f"parser crashed: {type(exc).__name__}: {exc}",
-            }
-        published = parsed.get("date_published")
+            article = SnopesArticle(response.url, parse_error=f"parser crashed: {type(exc).__name__}: {exc}")
+        published = article.date_published
         if published is not None and not self.in_window(published.date()):
             self.count("out_of_window")
             return
@@ -238,7 +229,7 @@ class SnopesSpider(scrapy.Spider):
             "requested_url": response.request.url if response.request else response.url,
             "http_status": response.status,
             "body": response.body,
-            "parsed": parsed,
+            "parsed": asdict(article),
             "refetch": bool(response.meta.get("rwpost_refetch")),
         }
 

@@ -1,0 +1,160 @@
+"""The body region of a page: the container the article text lives in, the boilerplate inside it, the
+lead image outside it, and the crawl record's body paragraphs, links and images.
+
+Two readers use it: the tagger (:func:`find_body`, :func:`drop_boilerplate`, :func:`lead_image`), which
+also handles pages of other sites, and the crawl record (:func:`crawl_body` and what follows), which
+keeps to the detected layout's own container.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urljoin
+
+from bs4 import BeautifulSoup, Tag
+
+from rwpost.snopes.layouts import LAYOUTS, Layout
+from rwpost.snopes.links import image_url
+from rwpost.snopes.select import all_text, classes, select
+
+BODY_SELECTORS: tuple[str, ...] = (
+    "article#article-content",  # Snopes 2022-2026 layout (main#article_main)
+    "div.content-wrapper div.content",  # Snopes 2019-2021 layout, under the "Origin" card
+    "div.single-body",
+    "div.entry-content",
+    "div.post-content",
+    "article .content",
+)
+"""Body containers for the tagger, most specific first (the layouts' own and those of other sites);
+``article`` / trafilatura come after."""
+
+DROP_SELECTORS: tuple[str, ...] = (
+    "script, style, noscript, template, svg, form, input, button, select, textarea, iframe[src=''], nav",
+    "header, footer, aside",
+    "section#fact_check_rating_container",  # claim and rating box: page metadata, not body text
+    "[class*='ad-unit'], [class*='snopesad'], [class*='bigcrunch'], [class*='smg-zone'], [id^='div-gpt-ad']",
+    "[class*='advert'], [class*='sponsor'], [class*='newsletter'], [class*='promo']",
+    "[class*='share'], [class*='social-buttons'], [class*='related'], [class*='recirc'], [class*='trending']",
+    "[class*='author-container'], [class*='author_bio'], [class*='author-bio'], [class*='breadcrumb']",
+    "[class*='sources_wrapper'], [class*='comments'], [class*='tags-wrapper'], [class*='article_tags']",
+)
+"""Boilerplate inside a body container: scripts, ads (Snopes ``outer-ad-unit-wrapper snopesad``,
+``bigcrunch-unit``, 2019 ``smg-zone``), share widgets, related links, bios, sources block."""
+
+LEAD_IMAGE_SELECTORS: tuple[tuple[str, str], ...] = tuple(
+    layout.lead_image for layout in LAYOUTS if layout.lead_image
+)
+"""The article's lead image and its caption: outside the body container on Snopes, yet often the
+claim image itself, so it opens the tagged text as the first tag."""
+
+
+def find_body(soup: BeautifulSoup) -> tuple[Tag | None, str]:
+    """The main content container of a page and the selector that found it."""
+    for selector in BODY_SELECTORS:
+        node = soup.select_one(selector)
+        if node is not None and node.get_text(strip=True):
+            return node, selector
+    articles = [a for a in soup.find_all("article") if a.get_text(strip=True)]
+    if articles:
+        return max(articles, key=lambda a: len(a.get_text())), "article"
+    return None, ""
+
+
+def trafilatura_body(html: str) -> Tag | None:
+    """Main content found by trafilatura (links and images kept), as a tree to walk."""
+    import trafilatura
+
+    extracted = trafilatura.extract(
+        html, output_format="html", include_links=True, include_images=True, include_comments=False
+    )
+    if not extracted:
+        return None
+    return BeautifulSoup(extracted, "lxml").body
+
+
+def drop_boilerplate(body: Tag) -> None:
+    """Remove what :data:`DROP_SELECTORS` names from ``body`` (in place)."""
+    for selector in DROP_SELECTORS:
+        for node in body.select(selector):
+            if node is not body:
+                node.decompose()
+
+
+def lead_image(soup: BeautifulSoup, body: Tag | None) -> tuple[str, str, Tag | None] | None:
+    """URL, alt text and caption element of the lead image, when it is outside ``body``."""
+    for image_selector, caption_selector in LEAD_IMAGE_SELECTORS:
+        image = soup.select_one(image_selector)
+        if image is None or (body is not None and body in image.parents):
+            continue
+        src = image_url(image)
+        if not src:
+            continue
+        return src, str(image.get("alt") or ""), soup.select_one(caption_selector)
+    return None
+
+
+# --- the crawl record's body ---------------------------------------------------------------------
+
+
+def crawl_body(soup: BeautifulSoup, layout: Layout | None) -> Tag | None:
+    """The body container of the page's own layout (none for pages of no known layout)."""
+    if layout is None or not layout.body:
+        return None
+    nodes = select(soup, layout.body)
+    return nodes[0] if nodes else None
+
+
+def _inside(node: Tag, name: str, test) -> bool:  # noqa: ANN001
+    return any(parent.name == name and test(parent) for parent in node.parents if isinstance(parent, Tag))
+
+
+def _is_ad(div: Tag) -> bool:
+    return "ad-unit" in classes(div) or "snopesad" in classes(div)
+
+
+def body_text_and_links(body: Tag | None, url: str) -> tuple[str | None, list[str]]:
+    """Paragraphs and quotes of the body (not the rating box, not ads) and their links, absolute."""
+    if body is None:
+        return None, []
+    paragraphs: list[str] = []
+    links: list[str] = []
+    for node in body.find_all(["p", "blockquote"]):
+        if node.name == "p" and (
+            _inside(node, "section", lambda s: s.get("id") == "fact_check_rating_container")
+            or _inside(node, "div", _is_ad)
+        ):
+            continue
+        if node.name == "blockquote" and _inside(node, "div", lambda d: "snopesad" in classes(d)):
+            continue
+        text = all_text(node)
+        if text and text not in paragraphs:
+            paragraphs.append(text)
+        for anchor in node.find_all("a"):
+            href = anchor.get("href")
+            if href is None:
+                continue
+            absolute = urljoin(url, href.strip())
+            if absolute not in links:
+                links.append(absolute)
+    return ("\n\n".join(paragraphs) or None), links
+
+
+def article_images(soup: BeautifulSoup, body: Tag | None, url: str) -> list[str]:
+    """Article images: the cover and the body images; rating icons and logos are not article images."""
+    nodes = select(soup, ", ".join(layout.cover_images for layout in LAYOUTS if layout.cover_images))
+    if body is not None:
+        nodes.extend(body.find_all("img"))
+    rating_boxes = [layout.rating_box_class for layout in LAYOUTS if layout.rating_box_class]
+    found: list[str] = []
+    for img in nodes:
+        if any(
+            any(box in classes(parent) for box in rating_boxes)
+            for parent in img.parents
+            if isinstance(parent, Tag)
+        ):
+            continue
+        src = image_url(img)
+        if src:
+            absolute = urljoin(url, src)
+            if absolute not in found:
+                found.append(absolute)
+    return found

@@ -1,0 +1,158 @@
+"""Link rules of a page: the real URL of an image, the URL an embedded post or player stands for, which
+hrefs are links at all, and each link's kind (image, video or webpage) by extension and known hosts.
+
+Shared by the crawler (the images it downloads) and the tagger (the links it numbers), so the link the
+text gives is the one the crawler downloads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from html import unescape
+from typing import Any
+from urllib.parse import parse_qs, unquote, urljoin, urlsplit
+
+from bs4 import Tag
+
+from rwpost.records import LinkKind
+
+IMAGE_EXTENSIONS = frozenset("jpg jpeg png gif webp bmp tif tiff svg avif heic jfif".split())
+VIDEO_EXTENSIONS = frozenset("mp4 m4v mov webm mkv avi wmv flv mpeg mpg m3u8 3gp ogv gifv".split())
+ARCHIVE_HOSTS = ("web.archive.org", "archive.org", "archive.today", "archive.ph", "archive.is", "archive.li")
+ARCHIVE_HOSTS += ("archive.md", "archive.vn", "archive.fo", "perma.cc", "ghostarchive.org")
+VIDEO_HOSTS = ("youtube.com", "youtu.be", "youtube-nocookie.com", "tiktok.com", "vimeo.com", "rumble.com")
+VIDEO_HOSTS += ("dailymotion.com", "bitchute.com", "streamable.com", "twitch.tv")
+
+IMAGE_SRC_ATTRIBUTES: tuple[str, ...] = ("data-lazy-src", "data-src", "data-original", "src")
+"""Where an ``<img>`` keeps its real URL, lazy-load attributes first."""
+IMAGE_SRCSET_ATTRIBUTES: tuple[str, ...] = ("data-lazy-srcset", "data-srcset", "srcset")
+
+_SKIP_SCHEMES = ("mailto:", "javascript:", "tel:", "sms:", "data:", "about:")
+
+
+def _host(url: str) -> str:
+    host = (urlsplit(url).hostname or "").lower()
+    return host[4:] if host.startswith("www.") else host
+
+
+def _host_is(host: str, domains: tuple[str, ...]) -> bool:
+    return any(host == d or host.endswith("." + d) for d in domains)
+
+
+def _extension(path: str) -> str:
+    last = unquote(path).rsplit("/", 1)[-1]
+    return last.rsplit(".", 1)[-1].lower() if "." in last else ""
+
+
+def link_kind(url: str) -> LinkKind:
+    """Image, video or webpage, by file extension and by known hosts.
+
+    Archive captures (archive.org, archive.today and mirrors, perma.cc) are webpages whatever they
+    captured; video platforms and Facebook/Instagram video URLs are videos; X/Twitter posts are
+    webpages (a post may hold a video, but the URL names the post); image CDNs that put the file
+    in a query (``media-proxy.snopes.com/width/600?url=...png``, ``pbs.twimg.com/...?format=jpg``)
+    are images.
+    """
+    parts = urlsplit(url)
+    host = _host(url)
+    path = parts.path or ""
+    if _host_is(host, ARCHIVE_HOSTS):
+        return "webpage"
+    if _host_is(host, VIDEO_HOSTS):
+        return "video"
+    if _host_is(host, ("facebook.com", "fb.watch")) and (
+        host.endswith("fb.watch") or "/videos/" in path or path.startswith("/watch") or "/reel/" in path
+    ):
+        return "video"
+    if _host_is(host, ("instagram.com",)) and ("/reel/" in path or "/reels/" in path or "/tv/" in path):
+        return "video"
+    extension = _extension(path)
+    if extension in IMAGE_EXTENSIONS:
+        return "image"
+    if extension in VIDEO_EXTENSIONS:
+        return "video"
+    query = parse_qs(parts.query)
+    for key in ("url", "src", "u"):
+        for inner in query.get(key, []):
+            inner_ext = _extension(urlsplit(inner).path)
+            if inner_ext in IMAGE_EXTENSIONS:
+                return "image"
+            if inner_ext in VIDEO_EXTENSIONS:
+                return "video"
+    fmt = (query.get("format") or [""])[0].lower()
+    if fmt in IMAGE_EXTENSIONS:
+        return "image"
+    return "webpage"
+
+
+def resolve_link(url: str | None, base_url: str | None) -> str | None:
+    """An absolute http(s) URL, or None for anchors, scripts, mail links and placeholders."""
+    if not url:
+        return None
+    url = unescape(url).strip()
+    if not url or url.startswith("#") or url.lower().startswith(_SKIP_SCHEMES):
+        return None
+    if url.startswith("//"):
+        url = "https:" + url
+    if base_url and not url.lower().startswith(("http://", "https://")):
+        url = urljoin(base_url, url)  # absolute URLs stay exactly as written
+    if not url.lower().startswith(("http://", "https://")):
+        return None
+    return url
+
+
+def image_url_from_attrs(attrs: Mapping[str, Any]) -> str | None:
+    """The real image URL of a possibly lazy-loaded ``<img>`` from its attributes; data: URLs skipped."""
+    for attr in IMAGE_SRC_ATTRIBUTES:
+        value = attrs.get(attr)
+        if isinstance(value, str) and value.strip() and not value.strip().startswith("data:"):
+            return value.strip()
+    for attr in IMAGE_SRCSET_ATTRIBUTES:
+        value = attrs.get(attr)
+        if isinstance(value, str) and value.strip():
+            candidates = [c.strip().split(" ")[0] for c in value.split(",") if c.strip()]
+            if candidates:
+                return candidates[-1]
+    return None
+
+
+def image_url(img: Tag) -> str | None:
+    """The real image URL of an ``<img>`` element."""
+    return image_url_from_attrs(img.attrs)
+
+
+def embed_url(node: Tag) -> str | None:
+    """The URL an embedded post or player stands for (iframes, tweet boxes, social blockquotes)."""
+    if node.name == "iframe":
+        src = node.get("data-src") or node.get("src") or node.get("data-lazy-src")
+        return src if isinstance(src, str) else None
+    if node.name == "video":
+        src = node.get("src") or node.get("data-src")
+        if not src:
+            source = node.find("source")
+            src = source.get("src") if isinstance(source, Tag) else None
+        return src if isinstance(src, str) else None
+    tweet_id = node.get("data-tweet-id")
+    if isinstance(tweet_id, str) and tweet_id.strip().isdigit():
+        # Snopes renders tweets client-side from an empty div.twitter_tweet_display_box[data-tweet-id]
+        return f"https://twitter.com/i/status/{tweet_id.strip()}"
+    for attr in ("data-instgrm-permalink", "cite", "data-href"):
+        value = node.get(attr)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def is_embed(node: Tag) -> bool:
+    """An embedded post or player (tagged as one link where it stands)."""
+    classes = " ".join(node.get("class") or [])
+    if node.name in ("iframe", "video"):
+        return True
+    if node.get("data-tweet-id"):
+        return True
+    if node.name == "blockquote" and re.search(
+        r"twitter-tweet|instagram-media|tiktok-embed|fb-xfbml", classes
+    ):
+        return True
+    return node.name == "div" and bool(re.search(r"\bfb-(post|video)\b", classes))

@@ -1,0 +1,103 @@
+"""Archive and category listings, robots.txt and article URLs: what the spider follows.
+
+``read_listing`` gives a listing's article links (with the dates listed next to them), the next page
+and the category pages; ``is_article_url`` says which URLs are fact-check articles.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from urllib.parse import urljoin, urlsplit
+
+from bs4 import BeautifulSoup, Tag
+
+from rwpost.snopes.page import parse_date
+from rwpost.snopes.select import classes, first, first_raw, parse_html, select, values
+
+ARTICLE_PATH = re.compile(r"^/(?:fact-check|news|articles/\d+)/(?!category/|page/|rating/|tag/)[^/?#]+/?$")
+"""Paths of fact-check articles (Snopes puts them under /fact-check/<slug>/; news pieces elsewhere)."""
+
+ARTICLE_CARDS = "a.outer_article_link_wrapper, article.media-wrapper a"
+"""Article links of a listing: 2020s ``div.article_wrapper > a.outer_article_link_wrapper`` (+
+``h3.article_title``, ``span.article_byline``, ``span.article_date``); WordPress
+``article.media-wrapper > a``."""
+CARD_CLASS = "article_wrapper"
+"""The card around a 2020s article link (WordPress cards are ``<article>`` elements)."""
+CARD_DATES = ("time::attr(datetime)", ".article_date::text, span.date::text")
+NEXT_PAGE = (
+    'link[rel="next"]::attr(href)',
+    "a.next-button::attr(href)",
+    "a.page-number.next::attr(href)",  # the 2020s archive: /fact-check/?pagenum=N
+    "a.next::attr(href)",
+)
+CATEGORY_LINKS = 'a[href*="/fact-check/category/"]::attr(href)'
+
+
+@dataclass
+class Listing:
+    """What one archive or category page links to."""
+
+    articles: list[tuple[str, date | None]] = field(default_factory=list)
+    next_page: str | None = None
+    categories: list[str] = field(default_factory=list)
+
+
+def is_article_url(url: str) -> bool:
+    """True for fact-check article URLs (not listings, categories, ratings or tags)."""
+    return bool(ARTICLE_PATH.match(re.sub(r"/{2,}", "/", urlsplit(url).path)))
+
+
+def _card(link: Tag) -> Tag:
+    """The nearest card around a listing link (the link itself when none)."""
+    node: Tag | None = link
+    while node is not None and not isinstance(node, BeautifulSoup):
+        if node.name == "article" or CARD_CLASS in classes(node):
+            return node
+        node = node.parent
+    return link
+
+
+def _listed_date(card: Tag) -> date | None:
+    stamp = parse_date(first_raw(card, CARD_DATES[0]) or first_raw(card, CARD_DATES[1]))
+    return stamp.date() if stamp else None
+
+
+def read_listing(html: str, url: str) -> Listing:
+    """Article links (with listed dates when shown), the next page and category pages of a listing."""
+    soup = parse_html(html)
+    listing = Listing()
+    seen: set[str] = set()
+    for link in select(soup, ARTICLE_CARDS):
+        href = link.get("href")
+        if not href:
+            continue
+        absolute = urljoin(url, href.strip())
+        if absolute in seen:
+            continue
+        seen.add(absolute)
+        listing.articles.append((absolute, _listed_date(_card(link))))
+    if not listing.articles:  # unknown listing markup: every article-looking link on the page
+        for href in values(soup, "main a::attr(href), body a::attr(href)"):
+            absolute = urljoin(url, href.strip())
+            if is_article_url(absolute) and absolute not in seen:
+                seen.add(absolute)
+                listing.articles.append((absolute, None))
+    next_href = first(soup, *NEXT_PAGE)
+    listing.next_page = urljoin(url, next_href) if next_href else None
+    for href in values(soup, CATEGORY_LINKS):
+        absolute = urljoin(url, href.strip())
+        if "/page/" not in absolute and absolute not in listing.categories:
+            listing.categories.append(absolute)
+    return listing
+
+
+def sitemaps_of_robots(robots_txt: str, url: str) -> list[str]:
+    """The sitemaps a robots.txt names (absolute), else the site's ``/sitemap.xml``."""
+    sitemaps = []
+    for line in robots_txt.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() == "sitemap" and value.strip():
+            sitemaps.append(urljoin(url, value.strip()))
+    return sitemaps or [urljoin(url, "/sitemap.xml")]

@@ -1,0 +1,235 @@
+"""The facts of a Snopes fact-check page: an HTML string and its URL in, a :class:`SnopesArticle` out.
+
+schema.org ``ClaimReview`` / ``Article`` JSON-LD comes first, then the markup of the known layouts
+(:mod:`rwpost.snopes.layouts`), then the page's generic metadata (OpenGraph, ``<title>``). The crawler
+stores what this reads; the tagger reads it when no crawl record is given.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urljoin
+
+from bs4 import BeautifulSoup
+
+from rwpost.snopes.body import article_images, body_text_and_links, crawl_body
+from rwpost.snopes.layouts import BY_NAME, LAYOUT_JSONLD, LAYOUT_UNKNOWN, LAYOUTS
+from rwpost.snopes.select import all_text, classes, clean_text, first, parse_html, select, values
+
+CANONICAL = ('link[rel="canonical"]::attr(href)', 'meta[property="og:url"]::attr(href)')
+TITLE = ('meta[property="og:title"]::attr(content)',)
+AUTHOR = ('meta[property="article:author"]::attr(content)',)
+PUBLISHED = ('meta[property="article:published_time"]::attr(content)',)
+MODIFIED = ('meta[property="article:modified_time"]::attr(content)',)
+SECTION = ('meta[property="article:section"]::attr(content)',)
+"""Generic page metadata (OpenGraph and ``article:*`` meta tags) every layout may carry."""
+
+_TITLE_SUFFIX = re.compile(r"\s*\|\s*Snopes(?:\.com)?\s*$", re.I)
+_NOT_A_CATEGORY = ("home", "fact check", "fact checks")
+
+
+@dataclass
+class SnopesArticle:
+    """What a fact-check page says about itself; ``parse_error`` says why when no claim or rating."""
+
+    canonical_url: str
+    layout: str | None = None
+    category: str | None = None
+    headline: str | None = None
+    subtitle: str | None = None
+    claim: str | None = None
+    rating: str | None = None
+    date_published: datetime | None = None
+    date_modified: datetime | None = None
+    author: str | None = None
+    image_urls: list[str] = field(default_factory=list)
+    body_text: str | None = None
+    body_links: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    parse_error: str | None = None
+
+
+def jsonld_objects(soup: BeautifulSoup) -> list[dict[str, Any]]:
+    """Every JSON-LD object on the page (``@graph`` lists flattened); unparsable blocks are skipped."""
+    objects: list[dict[str, Any]] = []
+    for script in soup.find_all("script", attrs={"type": "application/ld+json"}):
+        for raw in (s for s in script.children if isinstance(s, str)):
+            try:
+                data = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            stack = data if isinstance(data, list) else [data]
+            while stack:
+                item = stack.pop(0)
+                if isinstance(item, dict):
+                    if isinstance(item.get("@graph"), list):
+                        stack.extend(item["@graph"])
+                    objects.append(item)
+                elif isinstance(item, list):
+                    stack.extend(item)
+    return objects
+
+
+def _of_type(objects: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    for obj in objects:
+        kind = obj.get("@type")
+        if kind == name or (isinstance(kind, list) and name in kind):
+            return obj
+    return {}
+
+
+def parse_date(value: str | None) -> datetime | None:
+    """A datetime from ISO text, ``2025-03-03 19:28:26``, ``March 3, 2025`` or ``29 February 2020``."""
+    text = clean_text(value)
+    if not text:
+        return None
+    text = re.sub(r"^(Published|Updated)\s*:?\s*", "", text, flags=re.I)
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        parsed = None
+        for fmt in ("%B %d, %Y", "%d %B %Y", "%b %d, %Y", "%d %b %Y", "%Y-%m-%d %H:%M:%S"):
+            try:
+                parsed = datetime.strptime(text, fmt)
+                break
+            except ValueError:
+                continue
+    if parsed is None:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def detect_layout(soup: BeautifulSoup, objects: list[dict[str, Any]]) -> str:
+    """Which Snopes layout the page uses (markup first; JSON-LD alone is its own case)."""
+    for layout in LAYOUTS:
+        if soup.select_one(layout.markers) is not None:
+            return layout.name
+    if _of_type(objects, "ClaimReview"):
+        return LAYOUT_JSONLD
+    return LAYOUT_UNKNOWN
+
+
+def _in_layouts(soup: BeautifulSoup, fact: str) -> str | None:
+    """The first value of one fact among the selectors of every layout."""
+    return first(soup, *(query for layout in LAYOUTS for query in getattr(layout, fact)))
+
+
+def _from_post_classes(soup: BeautifulSoup, prefix_of: str) -> str | None:
+    """A fact a layout writes as a class of its article element (``fact_check_rating-mostly-true``)."""
+    for layout in LAYOUTS:
+        prefix = getattr(layout, prefix_of)
+        if not (prefix and layout.post_classes):
+            continue
+        names = " ".join(classes(node) for node in select(soup, layout.post_classes))
+        match = re.search(rf"\b{re.escape(prefix)}([a-z0-9-]+)", names)
+        if match:
+            return match.group(1).replace("-", " ").title()
+    return None
+
+
+def _rating_from_markup(soup: BeautifulSoup) -> str | None:
+    return (
+        _in_layouts(soup, "rating")
+        or _from_post_classes(soup, "rating_class_prefix")
+        or _in_layouts(soup, "rating_image")
+    )
+
+
+def _category_from_markup(soup: BeautifulSoup) -> str | None:
+    category = first(soup, *SECTION)
+    if category:
+        return category
+    for layout in LAYOUTS:
+        if layout.category_crumbs:
+            crumbs = [clean_text(t) for t in values(soup, layout.category_crumbs)]
+            crumbs = [c for c in crumbs if c and c.lower() not in _NOT_A_CATEGORY]
+            if crumbs:
+                return crumbs[-1]
+    page = None  # the serialised page, made only when a layout keeps the category in a script
+    for layout in LAYOUTS:
+        if layout.category_script_key:
+            page = page if page is not None else str(soup)
+            match = re.search(rf'"{re.escape(layout.category_script_key)}"\s*:\s*"([^"]+)"', page)
+            if match:
+                return clean_text(match.group(1))
+    return _from_post_classes(soup, "category_class_prefix")
+
+
+def _author(article: dict[str, Any], soup: BeautifulSoup) -> str | None:
+    person = article.get("author")
+    if isinstance(person, list):
+        person = person[0] if person else {}
+    is_person = isinstance(person, dict) and person.get("@type") == "Person"
+    author = (
+        (clean_text(person.get("name")) if is_person else None)
+        or _in_layouts(soup, "author")
+        or first(soup, *AUTHOR)
+    )
+    return re.sub(r"^By\s+", "", author) if author else None
+
+
+def _headline(article: dict[str, Any], soup: BeautifulSoup) -> str | None:
+    headline = clean_text(article.get("headline")) or _in_layouts(soup, "headline") or first(soup, *TITLE)
+    if headline:
+        return headline
+    title = first(soup, "title::text")
+    return _TITLE_SUFFIX.sub("", title) if title else None
+
+
+def read_article(html: str | BeautifulSoup, url: str) -> SnopesArticle:
+    """Read one fact-check page (``html`` may be the page already parsed; it is not modified)."""
+    soup = html if isinstance(html, BeautifulSoup) else parse_html(html)
+    objects = jsonld_objects(soup)
+    review, article = _of_type(objects, "ClaimReview"), _of_type(objects, "Article")
+    if not article:
+        article = _of_type(objects, "NewsArticle")
+    layout_name = detect_layout(soup, objects)
+
+    canonical = (
+        first(soup, *CANONICAL) or clean_text(review.get("url")) or clean_text(article.get("url")) or url
+    )
+    rating_obj = review.get("reviewRating") if isinstance(review.get("reviewRating"), dict) else {}
+    rating = clean_text(rating_obj.get("alternateName") or rating_obj.get("name"))
+    rating = rating or _rating_from_markup(soup)
+    claim = clean_text(review.get("claimReviewed")) or _in_layouts(soup, "claim")
+    subtitle = clean_text(article.get("alternativeHeadline")) or _in_layouts(soup, "subtitle")
+    published = parse_date(review.get("datePublished") or article.get("datePublished")) or parse_date(
+        first(soup, *PUBLISHED, *(q for layout in LAYOUTS for q in layout.date_published))
+    )
+    modified = parse_date(article.get("dateModified")) or parse_date(
+        first(soup, *MODIFIED, *(q for layout in LAYOUTS for q in layout.date_modified))
+    )
+    section = article.get("articleSection")
+    category = (clean_text(section) if isinstance(section, str) else None) or _category_from_markup(soup)
+
+    body = crawl_body(soup, BY_NAME.get(layout_name))
+    body_text, body_links = body_text_and_links(body, url)
+    sources_css = ", ".join(layout.sources for layout in LAYOUTS if layout.sources)
+    sources = [t for t in (all_text(p) for p in select(soup, sources_css)) if t]
+
+    problems = []
+    if not claim:
+        problems.append("no claim (tried ClaimReview.claimReviewed, .claim_cont, .claim-wrapper .claim p)")
+    if not rating:
+        problems.append("no rating (tried ClaimReview.reviewRating, .rating_title_wrap, h5.rating-label-*)")
+    return SnopesArticle(
+        canonical_url=urljoin(url, canonical),
+        layout=layout_name,
+        category=category,
+        headline=_headline(article, soup),
+        subtitle=subtitle,
+        claim=claim,
+        rating=rating,
+        date_published=published,
+        date_modified=modified,
+        author=_author(article, soup),
+        image_urls=article_images(soup, body, url),
+        body_text=body_text,
+        body_links=body_links,
+        sources=sources,
+        parse_error="; ".join(problems) or None,
+    )
