@@ -18,10 +18,11 @@ from rwpost.sample_site import draw_decompression_bomb, load_gold
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "crawlers"))
 
-from snopes_crawler.images import ImageRefused, address_refusal, inspect_image  # noqa: E402
 from snopes_crawler.middlewares import retry_after_seconds  # noqa: E402
 from snopes_crawler.parse import parse_article, parse_listing  # noqa: E402
 from snopes_crawler.store import ArticleStore  # noqa: E402
+
+from rwpost.images import ImageRefused, address_refusal, inspect_image  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "snopes_html"
 SITE = ROOT / "data" / "sample" / "site"
