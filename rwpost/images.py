@@ -179,6 +179,7 @@ class ImageFetcher:
     refusal on every hop of a redirect, the size cap and :func:`inspect_image`.
 
     :meth:`fetch` never raises for a bad image: the returned record carries the reason in ``error``.
+    ``transport`` replaces the network (``httpx.MockTransport`` in tests).
     """
 
     def __init__(
@@ -191,6 +192,7 @@ class ImageFetcher:
         max_pixels: int = MAX_IMAGE_PIXELS,
         timeout: float = 20.0,
         user_agent: str = FETCH_USER_AGENT,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.folder = Path(folder)
         self.allow_loopback = allow_loopback
@@ -205,6 +207,7 @@ class ImageFetcher:
             follow_redirects=True,
             headers={"User-Agent": user_agent},
             event_hooks={"request": [self._before_request]},
+            transport=transport,
         )
 
     def __enter__(self) -> ImageFetcher:

@@ -1,20 +1,19 @@
-"""The one image fetcher outside Scrapy (rwpost.images.ImageFetcher): the crawler's rules on a loopback site.
+"""rwpost.images: the one image check, the fetcher outside Scrapy (robots.txt, per-host delay, private-
+address refusal with redirects, size cap) and the crawler's subclass of Scrapy's FilesPipeline.
 
-robots.txt, the per-host delay, the private-address refusal (redirects included), the size cap and the
-image check; images are generated in the test.
+Images are generated in the test; the network is an ``httpx.MockTransport``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import http.server
 import io
 import sys
-import threading
 import time
 from itertools import pairwise
 from pathlib import Path
 
+import httpx
 import pytest
 from PIL import Image
 from scrapy import Request
@@ -45,6 +44,9 @@ def _png(side: int = 40) -> bytes:
     return buffer.getvalue()
 
 
+HOST = (
+    "http://93.184.216.34"  # a public address given literally: nothing is resolved, the transport is mocked
+)
 ROUTES: dict[str, tuple[int, dict[str, str], bytes]] = {
     "/robots.txt": (200, {}, b"User-agent: *\nDisallow: /private/\n"),
     "/a.png": (200, {}, _png()),
@@ -58,28 +60,15 @@ ROUTES: dict[str, tuple[int, dict[str, str], bytes]] = {
 
 @pytest.fixture()
 def site():
+    """A mocked public site: ``requests`` records (time, URL) of every request that reached it."""
     requests: list[tuple[float, str]] = []
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            requests.append((time.monotonic(), self.path))
-            status, headers, body = ROUTES.get(self.path, (404, {}, b"not found"))
-            self.send_response(status)
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def respond(request: httpx.Request) -> httpx.Response:
+        requests.append((time.monotonic(), str(request.url)))
+        status, headers, body = ROUTES.get(request.url.path, (404, {}, b"not found"))
+        return httpx.Response(status, headers=headers, content=body)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", requests
-    server.shutdown()
-    server.server_close()
+    return httpx.MockTransport(respond), requests
 
 
 def test_refusals_are_rwpost_errors_with_a_status():
@@ -91,49 +80,51 @@ def test_refusals_are_rwpost_errors_with_a_status():
 
 
 def test_fetched_image_is_stored_by_content_address(tmp_path: Path, site) -> None:
-    base, _ = site
-    with ImageFetcher(tmp_path, allow_loopback=True, delay=0) as fetcher:
-        got = fetcher.fetch(f"{base}/a.png")
+    transport, _ = site
+    with ImageFetcher(tmp_path, delay=0, transport=transport) as fetcher:
+        got = fetcher.fetch(f"{HOST}/a.png")
     assert got.error is None and (got.format, got.width, got.height) == ("PNG", 40, 40)
     assert Path(got.path) == tmp_path / f"{sha256_hex(ROUTES['/a.png'][2])}.png"
     assert Path(got.path).read_bytes() == ROUTES["/a.png"][2] and got.size_bytes == len(ROUTES["/a.png"][2])
 
 
 def test_loopback_and_private_addresses_are_refused_unless_allowed(tmp_path: Path, site) -> None:
-    base, requests = site
-    with ImageFetcher(tmp_path, delay=0) as fetcher:
-        assert fetcher.fetch(f"{base}/a.png").error.startswith("refused: 127.0.0.1 is a loopback address")
-    assert requests == []
-    with ImageFetcher(tmp_path, allow_loopback=True, delay=0) as fetcher:
-        redirected = fetcher.fetch(f"{base}/to-private")
+    transport, requests = site
+    with ImageFetcher(tmp_path, delay=0, transport=transport) as fetcher:
+        loopback = fetcher.fetch("http://127.0.0.1:8000/a.png")
+        redirected = fetcher.fetch(f"{HOST}/to-private")
+    assert loopback.error == "refused: 127.0.0.1 is a loopback address (allow_loopback is off)"
     assert redirected.error.startswith("refused: 10.0.0.5 resolves to a private")
-    assert [path for _, path in requests] == ["/robots.txt", "/to-private"]  # 10.0.0.5 never asked
+    assert [url for _, url in requests] == [f"{HOST}/robots.txt", f"{HOST}/to-private"]  # never 10.0.0.5
+    with ImageFetcher(tmp_path, delay=0, allow_loopback=True, transport=transport) as fetcher:
+        assert fetcher.fetch("http://127.0.0.1:8000/a.png").error is None
 
 
 def test_robots_txt_is_read_once_per_host_and_obeyed(tmp_path: Path, site) -> None:
-    base, requests = site
-    with ImageFetcher(tmp_path, allow_loopback=True, delay=0) as fetcher:
-        assert fetcher.fetch(f"{base}/private/c.png").error == "refused: forbidden by robots.txt"
-        assert fetcher.fetch(f"{base}/a.png").error is None
-    assert [path for _, path in requests] == ["/robots.txt", "/a.png"]
+    transport, requests = site
+    with ImageFetcher(tmp_path, delay=0, transport=transport) as fetcher:
+        assert fetcher.fetch(f"{HOST}/private/c.png").error == "refused: forbidden by robots.txt"
+        assert fetcher.fetch(f"{HOST}/a.png").error is None
+    assert [url for _, url in requests] == [f"{HOST}/robots.txt", f"{HOST}/a.png"]
 
 
 def test_requests_to_one_host_wait_for_the_delay(tmp_path: Path, site) -> None:
-    base, requests = site
-    with ImageFetcher(tmp_path, allow_loopback=True, delay=0.3) as fetcher:
-        fetcher.fetch(f"{base}/a.png")
-        fetcher.fetch(f"{base}/b.png")
+    transport, requests = site
+    with ImageFetcher(tmp_path, delay=0.3, transport=transport) as fetcher:
+        fetcher.fetch(f"{HOST}/a.png")
+        fetcher.fetch(f"{HOST}/b.png")
+        fetcher.fetch("http://93.184.216.35/a.png")  # another host does not wait
     times = [t for t, _ in requests]
-    # the delay runs from one request's start to the next's; the server sees them a little after
-    assert len(times) == 3 and all(later - earlier >= 0.25 for earlier, later in pairwise(times))
+    assert len(times) == 5 and all(later - earlier >= 0.29 for earlier, later in pairwise(times[:3]))
+    assert times[3] - times[2] < 0.25
 
 
 def test_oversized_and_non_image_responses_are_refused(tmp_path: Path, site) -> None:
-    base, _ = site
-    with ImageFetcher(tmp_path, allow_loopback=True, delay=0, max_bytes=1000) as fetcher:
-        assert fetcher.fetch(f"{base}/big.png").error == size_refusal(1000)
-        page = fetcher.fetch(f"{base}/page.jpg")
-        assert fetcher.fetch(f"{base}/gone.png").error == "http 404"
+    transport, _ = site
+    with ImageFetcher(tmp_path, delay=0, max_bytes=1000, transport=transport) as fetcher:
+        assert fetcher.fetch(f"{HOST}/big.png").error == size_refusal(1000)
+        page = fetcher.fetch(f"{HOST}/page.jpg")
+        assert fetcher.fetch(f"{HOST}/gone.png").error == "http 404"
     assert page.error == "not an image: the bytes are no known image format" and page.path is None
     assert page.sha256 == sha256_hex(ROUTES["/page.jpg"][2])
     assert list(tmp_path.iterdir()) == []
