@@ -22,11 +22,12 @@ from types import TracebackType
 from urllib.parse import urlsplit
 
 import httpx
-from PIL import Image, ImageFile, UnidentifiedImageError
+from PIL import Image, UnidentifiedImageError
+from PIL import ImageFile as PilImageFile
 
 from rwpost.errors import RwpostError
 from rwpost.io import sha256_hex, write_bytes
-from rwpost.records import ImageFile as StoredImage
+from rwpost.records import ImageFile
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 """Largest image response kept (10 MiB): news photos are well under 2 MB, so a larger body is a video,
@@ -117,7 +118,7 @@ def open_image(
     is given, other formats; raises :class:`ImageRefused`. Never changes Pillow's global flags."""
     if isinstance(source, bytes) and not source:
         raise ImageRefused("not an image: empty response")
-    if ImageFile.LOAD_TRUNCATED_IMAGES:  # someone flipped the global; we still want to know
+    if PilImageFile.LOAD_TRUNCATED_IMAGES:  # someone flipped the global; we still want to know
         raise ImageRefused("PIL.ImageFile.LOAD_TRUNCATED_IMAGES is set; refusing to guess")
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -213,7 +214,9 @@ class ImageFetcher:
     def __enter__(self) -> ImageFetcher:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None):
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -275,20 +278,20 @@ class ImageFetcher:
             raise ImageRefused(f"{type(exc).__name__}: {exc}", status="refused") from exc
         return bytes(body)
 
-    def fetch(self, url: str) -> StoredImage:
-        """Download, check and store one image: ``path`` (absolute) and ``sha256``, or ``error``."""
+    def fetch(self, url: str) -> ImageFile:
+        """Download, check and store one image: ``path`` (in ``folder``) and ``sha256``, or ``error``."""
         try:
             data = self._download(url)
         except ImageRefused as exc:
-            return StoredImage(url=url, error=str(exc))
+            return ImageFile(url=url, error=str(exc))
         digest = sha256_hex(data)
         try:
             info = inspect_image(data, max_pixels=self.max_pixels)
         except ImageRefused as exc:
-            return StoredImage(url=url, sha256=digest, size_bytes=len(data), error=str(exc))
+            return ImageFile(url=url, sha256=digest, size_bytes=len(data), error=str(exc))
         target = self.folder / image_name(digest, info.extension)
         write_once(target, data)
-        return StoredImage(
+        return ImageFile(
             url=url,
             sha256=digest,
             path=str(target),

@@ -21,6 +21,7 @@ from scrapy.pipelines.files import FilesPipeline, FSFilesStore
 from scrapy.pipelines.media import FileInfoOrError, MediaPipeline
 from twisted.python.failure import Failure
 
+from rwpost.errors import RwpostError
 from rwpost.ids import record_id
 from rwpost.images import (
     IMAGES_DIR,
@@ -183,8 +184,10 @@ class ArticleImagesPipeline(FilesPipeline):
         item: Any = None,
     ) -> str:
         """``images/<sha256>.<ext>``: the content address, so each distinct image is stored once."""
-        if response is None:
-            raise ValueError("an image's path is its content's hash: it needs the response")
+        if response is None:  # FilesPipeline asks before downloading; media_to_download no longer does
+            raise RwpostError(
+                f"{request.url}: an image's path is its content's hash, known only from the response"
+            )
         return f"{IMAGES_DIR}/{image_name(sha256_hex(response.body), image_extension(response.body))}"
 
     def item_completed(
