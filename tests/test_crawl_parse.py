@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 from rwpost.ids import record_id
+from rwpost.images import ImageRefused, address_refusal, inspect_image
 from rwpost.records import CrawledArticle
 from rwpost.sample_site import draw_decompression_bomb, load_gold
 
@@ -21,8 +22,6 @@ sys.path.insert(0, str(ROOT / "crawlers"))
 from snopes_crawler.middlewares import retry_after_seconds  # noqa: E402
 from snopes_crawler.parse import parse_article, parse_listing  # noqa: E402
 from snopes_crawler.store import ArticleStore  # noqa: E402
-
-from rwpost.images import ImageRefused, address_refusal, inspect_image  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "snopes_html"
 SITE = ROOT / "data" / "sample" / "site"
