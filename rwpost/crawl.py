@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rwpost.errors import ConfigError, RwpostError
+from rwpost.images import MAX_IMAGE_BYTES
 
 DEFAULT_SINCE = "2017-01-01"
 """Start of the default date window (the paper's Snopes crawl covers 2017 onwards)."""
@@ -40,7 +41,7 @@ class CrawlOptions:
     throttle: bool = True
     allow_loopback: bool = False
     download_images: bool = True
-    max_image_bytes: int = 10 * 1024 * 1024
+    max_image_bytes: int = MAX_IMAGE_BYTES
     resume: bool = True
     retry_failed: bool = False
     progress_interval: float = 2.0

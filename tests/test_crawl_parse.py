@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from rwpost.ids import record_id
+from rwpost.images import ImageRefused, address_refusal, inspect_image
 from rwpost.records import CrawledArticle
 from rwpost.sample.build import load_gold
 from rwpost.sample.images import draw_decompression_bomb
@@ -22,7 +23,6 @@ from rwpost.snopes.page import SnopesArticle, read_article
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "crawlers"))
 
-from snopes_crawler.images import ImageRefused, address_refusal, inspect_image  # noqa: E402
 from snopes_crawler.middlewares import retry_after_seconds  # noqa: E402
 from snopes_crawler.store import ArticleStore  # noqa: E402
 

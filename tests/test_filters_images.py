@@ -141,7 +141,7 @@ def test_image_url_that_404s_is_a_decision(tmp_path: Path, image_server: str) ->
         Candidate(id="gone", word_count=500, image_url=f"{image_server}/missing.jpg"),
         Candidate(id="ok", word_count=500, image_url=f"{image_server}/ok.jpg"),
     ]
-    fetched = {c.id: c for c in fetch_missing(candidates, tmp_path / "store")}
+    fetched = {c.id: c for c in fetch_missing(candidates, tmp_path / "store", allow_loopback=True)}
     assert fetched["gone"].image_error == "http 404" and fetched["gone"].image_path is None
     decision = _decide(fetched["gone"])
     assert (decision.keep, decision.reason) == (False, "image_unavailable")
@@ -153,7 +153,9 @@ def test_image_url_that_404s_is_a_decision(tmp_path: Path, image_server: str) ->
 def test_unreachable_host_is_a_decision(tmp_path: Path) -> None:
     # port 9 on loopback: nothing listens there, the connection is refused at once
     fetched = fetch_missing(
-        [Candidate(id="x", word_count=500, image_url="http://127.0.0.1:9/a.jpg")], tmp_path
+        [Candidate(id="x", word_count=500, image_url="http://127.0.0.1:9/a.jpg")],
+        tmp_path,
+        allow_loopback=True,
     )
     assert fetched[0].image_error.startswith("ConnectError")
     assert _decide(fetched[0]).reason == "image_unavailable"

@@ -10,102 +10,208 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import UTC, datetime
-from typing import Any
+from io import BytesIO
+from os import PathLike
+from typing import Any, NoReturn
 
 import scrapy
 from scrapy.exceptions import DropItem
+from scrapy.http.request import NO_CALLBACK
+from scrapy.pipelines.files import FilesPipeline, FSFilesStore
+from scrapy.pipelines.media import FileInfoOrError, MediaPipeline
+from twisted.python.failure import Failure
 
+from rwpost.errors import RwpostError
 from rwpost.ids import record_id
+from rwpost.images import (
+    IMAGES_DIR,
+    MAX_IMAGE_BYTES,
+    MAX_IMAGE_PIXELS,
+    ImageRefused,
+    address_refusal,
+    image_extension,
+    image_name,
+    inspect_image,
+    size_refusal,
+    write_once,
+)
 from rwpost.io import sha256_hex
 from rwpost.records import CrawledArticle, ImageFile
-from snopes_crawler.images import DEFAULT_MAX_PIXELS, ImageRefused, address_refusal, inspect_image
 from snopes_crawler.store import ArticleStore, path_key
 
 logger = logging.getLogger(__name__)
 
 
-class ImagesPipeline:
-    """Fetch each article image once, through Scrapy's downloader (robots, throttling and retries apply)."""
+class ContentAddressedStore(FSFilesStore):
+    """Scrapy's file-system store, writing each file atomically and once: its name is its content."""
 
-    def __init__(self, crawler: scrapy.crawler.Crawler) -> None:
+    def persist_file(
+        self,
+        path: str | PathLike[str],
+        buf: BytesIO,
+        info: MediaPipeline.SpiderInfo,
+        meta: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        write_once(self._get_filesystem_path(path), buf.getvalue())
+
+
+class ArticleImagesPipeline(FilesPipeline):
+    """Scrapy's FilesPipeline over the article images, each fetched once per crawl through the downloader
+    (robots.txt, throttling and retries apply), checked by :mod:`rwpost.images` and kept verbatim as
+    ``images/<sha256>.<ext>`` in the crawl store.
+
+    Unlike Scrapy's, a refused or failed image is a result too: ``item["images"]`` gets one
+    :class:`ImageFile` per image URL, in order, with the reason in ``error`` (sha256 and size when bytes
+    came). Scrapy's ImagesPipeline is not the base: it re-encodes every image to JPEG.
+    """
+
+    MEDIA_NAME = "image"
+    LOG_FAILED_RESULTS = False  # every failure is stored, with its reason, in the article's record
+    STORE_SCHEMES = {"": ContentAddressedStore, "file": ContentAddressedStore}
+
+    def __init__(self, store_uri: str, *, crawler: scrapy.crawler.Crawler) -> None:
+        super().__init__(store_uri, crawler=crawler)
         settings = crawler.settings
-        self.crawler = crawler
         self.enabled = settings.getbool("RWPOST_DOWNLOAD_IMAGES", True)
         self.allow_loopback = settings.getbool("RWPOST_ALLOW_LOOPBACK", False)
-        self.max_bytes = settings.getint("RWPOST_MAX_IMAGE_BYTES", 10_000_000)
-        self.max_pixels = settings.getint("RWPOST_MAX_IMAGE_PIXELS", DEFAULT_MAX_PIXELS)
-        self.done: dict[str, ImageFile] = {}
-        self.pending: dict[str, asyncio.Future[ImageFile]] = {}
+        self.max_bytes = settings.getint("RWPOST_MAX_IMAGE_BYTES", MAX_IMAGE_BYTES)
+        self.max_pixels = settings.getint("RWPOST_MAX_IMAGE_PIXELS", MAX_IMAGE_PIXELS)
+        self.unrequestable: set[str] = set()
 
     @classmethod
-    def from_crawler(cls, crawler: scrapy.crawler.Crawler) -> ImagesPipeline:
-        return cls(crawler)
+    def from_crawler(cls, crawler: scrapy.crawler.Crawler) -> ArticleImagesPipeline:
+        store: ArticleStore = crawler.spider.store  # type: ignore[union-attr]
+        return cls(str(store.out_dir.resolve()), crawler=crawler)
 
-    async def process_item(self, item: dict[str, Any], spider: Any = None) -> dict[str, Any]:
-        if item.get("kind") != "article":
-            return item
-        urls = item["parsed"].get("image_urls") or []
-        if not self.enabled:
-            item["images"] = []
-            return item
-        item["images"] = [await self.fetch(url) for url in urls]
-        return item
+    def _count(self, error: str | None) -> None:
+        """Count one distinct image URL (the parent caches each request's result for the crawl)."""
+        self.crawler.stats.inc_value("rwpost/images_failed" if error else "rwpost/images_ok")
 
-    async def fetch(self, url: str) -> ImageFile:
-        """The ImageFile for ``url``: downloaded and checked once per crawl, shared by every article."""
-        if url in self.done:
-            return self.done[url]
-        if url in self.pending:
-            return await asyncio.shield(self.pending[url])
-        future: asyncio.Future[ImageFile] = asyncio.get_running_loop().create_future()
-        self.pending[url] = future
-        try:
-            result = await self._download(url)
-        except Exception as exc:  # noqa: BLE001 (any failure becomes the image's stored error)
-            result = ImageFile(url=url, error=f"{type(exc).__name__}: {exc}")
-        self.done[url] = result
-        future.set_result(result)
-        del self.pending[url]
-        stats = self.crawler.stats
-        stats.inc_value("rwpost/images_failed" if result.error else "rwpost/images_ok")
-        return result
+    def _requests(self, item: dict[str, Any]) -> list[tuple[str, scrapy.Request | str]]:
+        """Each image URL of an article with its request, or the reason it cannot be one."""
+        if item.get("kind") != "article" or not self.enabled:
+            return []
+        planned: list[tuple[str, scrapy.Request | str]] = []
+        for url in item["parsed"].get("image_urls") or []:
+            try:
+                request = scrapy.Request(
+                    url,
+                    callback=NO_CALLBACK,
+                    meta={"download_maxsize": self.max_bytes, "download_warnsize": 0},
+                    dont_filter=True,
+                    priority=5,
+                )
+            except ValueError as exc:  # not a URL Scrapy can request (e.g. no scheme)
+                refusal = address_refusal(url, allow_loopback=self.allow_loopback, resolve=False)
+                planned.append((url, refusal or f"refused: {exc}"))
+            else:
+                planned.append((url, request))
+        return planned
 
-    async def _download(self, url: str) -> ImageFile:
-        refusal = await asyncio.to_thread(address_refusal, url, allow_loopback=self.allow_loopback)
+    def get_media_requests(self, item: Any, info: MediaPipeline.SpiderInfo) -> list[scrapy.Request]:
+        return [r for _url, r in self._requests(item) if isinstance(r, scrapy.Request)]
+
+    async def media_to_download(
+        self, request: scrapy.Request, info: MediaPipeline.SpiderInfo, *, item: Any = None
+    ) -> dict[str, Any] | None:
+        """Refuse a URL before any byte is fetched (scheme, private or loopback address); else download."""
+        refusal = await asyncio.to_thread(address_refusal, request.url, allow_loopback=self.allow_loopback)
         if refusal:
-            return ImageFile(url=url, error=refusal)
-        request = scrapy.Request(
-            url,
-            meta={"download_maxsize": self.max_bytes, "download_warnsize": 0},
-            dont_filter=True,
-            priority=5,
-        )
-        try:
-            response = await self.crawler.engine.download_async(request)
-        except Exception as exc:  # noqa: BLE001
-            message = f"{type(exc).__name__}: {exc}"
-            if "max size" in message:
-                message = f"refused: larger than the image size cap ({self.max_bytes} bytes)"
-            return ImageFile(url=url, error=message)
+            return self._result(request, ImageFile(url=request.url, error=refusal))
+        return None
+
+    def media_failed(
+        self, failure: Failure, request: scrapy.Request, info: MediaPipeline.SpiderInfo
+    ) -> NoReturn:
+        """A download that raised (robots.txt, size cap, network): the reason becomes the stored error."""
+        exc = failure.value
+        message = f"{type(exc).__name__}: {exc}"
+        if "max size" in message:
+            message = size_refusal(self.max_bytes)
+        self._count(message)
+        raise ImageRefused(message, status="refused") from exc
+
+    async def media_downloaded(
+        self,
+        response: scrapy.http.Response,
+        request: scrapy.Request,
+        info: MediaPipeline.SpiderInfo,
+        *,
+        item: Any = None,
+    ) -> dict[str, Any]:
+        """The validation hook: check the bytes with :func:`rwpost.images.inspect_image`, then store them."""
         if response.status != 200:
-            return ImageFile(url=url, error=f"HTTP {response.status}")
+            return self._result(request, ImageFile(url=request.url, error=f"HTTP {response.status}"))
         data = response.body
         digest = sha256_hex(data)
         try:
-            info = await asyncio.to_thread(inspect_image, data, max_pixels=self.max_pixels)
+            image = await asyncio.to_thread(inspect_image, data, max_pixels=self.max_pixels)
         except ImageRefused as exc:
-            return ImageFile(url=url, sha256=digest, size_bytes=len(data), error=str(exc))
-        store: ArticleStore = self.crawler.spider.store  # type: ignore[union-attr]
-        path = store.save_image(data, digest, info.extension)
-        return ImageFile(
-            url=url,
+            refused = ImageFile(url=request.url, sha256=digest, size_bytes=len(data), error=str(exc))
+            return self._result(request, refused)
+        path = self.file_path(request, response=response, info=info, item=item)
+        self.store.persist_file(path, BytesIO(data), info)
+        stored = ImageFile(
+            url=request.url,
             sha256=digest,
             path=path,
-            width=info.width,
-            height=info.height,
-            format=info.format,
+            width=image.width,
+            height=image.height,
+            format=image.format,
             size_bytes=len(data),
         )
+        return self._result(request, stored)
+
+    def _result(self, request: scrapy.Request, image: ImageFile) -> dict[str, Any]:
+        """Scrapy's FileInfo of one image URL, carrying the record that the article stores."""
+        self._count(image.error)
+        status = "refused" if image.error else "downloaded"
+        return {
+            "url": request.url,
+            "path": image.path,
+            "checksum": image.sha256,
+            "status": status,
+            "image": image,
+        }
+
+    def file_path(
+        self,
+        request: scrapy.Request,
+        response: scrapy.http.Response | None = None,
+        info: MediaPipeline.SpiderInfo | None = None,
+        *,
+        item: Any = None,
+    ) -> str:
+        """``images/<sha256>.<ext>``: the content address, so each distinct image is stored once."""
+        if response is None:  # FilesPipeline asks before downloading; media_to_download no longer does
+            raise RwpostError(
+                f"{request.url}: an image's path is its content's hash, known only from the response"
+            )
+        return f"{IMAGES_DIR}/{image_name(sha256_hex(response.body), image_extension(response.body))}"
+
+    def item_completed(
+        self, results: list[FileInfoOrError], item: Any, info: MediaPipeline.SpiderInfo
+    ) -> Any:
+        """Put one ImageFile per image URL on the article, in the page's order."""
+        if item.get("kind") != "article":
+            return item
+        downloads = iter(results)
+        images: list[ImageFile] = []
+        for url, request in self._requests(item):
+            if not isinstance(request, scrapy.Request):
+                if url not in self.unrequestable:
+                    self.unrequestable.add(url)
+                    self._count(request)
+                images.append(ImageFile(url=url, error=request))
+                continue
+            ok, value = next(downloads)
+            if ok:
+                images.append(value["image"].model_copy(update={"url": url}))  # type: ignore[index]
+            else:
+                images.append(ImageFile(url=url, error=str(value.value)))  # type: ignore[union-attr]
+        item["images"] = images
+        return item
 
 
 class StorePipeline:

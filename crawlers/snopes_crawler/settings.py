@@ -5,6 +5,7 @@ image limits); everything else is fixed here, read once at the edge (STYLE.md 4)
 """
 
 from rwpost import __version__
+from rwpost.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
 
 BOT_NAME = "rwpost"
 SPIDER_MODULES = ["snopes_crawler.spiders"]
@@ -41,18 +42,21 @@ DOWNLOADER_MIDDLEWARES = {
     "snopes_crawler.middlewares.DelayMiddleware": 50,
 }
 ITEM_PIPELINES = {
-    "snopes_crawler.pipelines.ImagesPipeline": 300,
+    "snopes_crawler.pipelines.ArticleImagesPipeline": 300,
     "snopes_crawler.pipelines.StorePipeline": 800,
 }
 EXTENSIONS = {
     "snopes_crawler.extensions.CrawlReport": 500,
 }
 
+# Images follow redirects, as pages do (Scrapy's media pipelines do not by default).
+MEDIA_ALLOW_REDIRECTS = True
+
 # rwpost's own settings (the runner sets them from its arguments).
 RWPOST_DOWNLOAD_IMAGES = True
 RWPOST_ALLOW_LOOPBACK = False
-RWPOST_MAX_IMAGE_BYTES = 10 * 1024 * 1024
-RWPOST_MAX_IMAGE_PIXELS = 50_000_000
+RWPOST_MAX_IMAGE_BYTES = MAX_IMAGE_BYTES
+RWPOST_MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
 RWPOST_PROGRESS_INTERVAL = 2.0
 
 LOG_LEVEL = "INFO"

@@ -1,4 +1,5 @@
-"""The crawl store: ``articles.jsonl`` (one CrawledArticle per id), gzip HTML and images by sha256.
+"""The crawl store: ``articles.jsonl`` (one CrawledArticle per id), gzip HTML and images by sha256
+(``images/<sha256>.<ext>``, written by ``pipelines.ArticleImagesPipeline``).
 
 Records are appended one whole line at a time as they are crawled, so a killed crawl loses at most
 the line being written; opening the store drops such a torn last line and rewrites the file with one
@@ -23,7 +24,6 @@ logger = logging.getLogger(__name__)
 ARTICLES_FILE = "articles.jsonl"
 ALIASES_FILE = "aliases.jsonl"
 HTML_DIR = "html"
-IMAGES_DIR = "images"
 REPORT_FILE = "report.json"
 JOB_DIR = ".jobdir"
 
@@ -107,14 +107,6 @@ class ArticleStore:
         if not target.exists():
             write_bytes(target, gzip.compress(body, mtime=0))
         return digest, relative
-
-    def save_image(self, data: bytes, digest: str, extension: str) -> str:
-        """Keep an image under its sha256 (one file per distinct image); returns the relative path."""
-        relative = f"{IMAGES_DIR}/{digest}.{extension}"
-        target = self.out_dir / relative
-        if not target.exists():
-            write_bytes(target, data)
-        return relative
 
     def add(self, record: CrawledArticle) -> None:
         """Append one record; it replaces a stored one with its id, or fetched from the same path."""

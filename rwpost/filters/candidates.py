@@ -7,35 +7,17 @@ no extraction or no downloaded image is still a candidate, and the size filter s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import httpx
-from pydantic import BaseModel, ValidationError
-
-from rwpost.errors import RecordError
 from rwpost.filters.base import Candidate
-from rwpost.filters.images import fetch_image
-from rwpost.io import iter_jsonl, sha256_file
+from rwpost.images import FETCH_DELAY, ImageFetcher
+from rwpost.io import read_records, sha256_file
 from rwpost.records import CrawledArticle, Extraction, ImageFile, Reject, TaggedArticle
 
-
-def _read(path: str | Path, model: type[BaseModel], rejects: list[Reject]) -> Iterator[Any]:
-    """Validated records of one JSONL file; invalid lines go to ``rejects`` with the reason."""
-    for line, obj in iter_jsonl(path):
-        try:
-            yield model.model_validate(obj)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(x) for x in first.get("loc", ()))
-            reason = RecordError(
-                first.get("msg", "invalid"), source=str(path), line=line, field=where or None
-            )
-            rid = obj.get("id") if isinstance(obj, dict) else None
-            rejects.append(
-                Reject(id=rid, stage="filter", reason=str(reason), source=str(path), line=line, data=obj)
-            )
+STAGE = "filter"
+"""The stage named on the rejects of unreadable input lines."""
 
 
 def _file_sha256(path: Path) -> str | None:
@@ -57,13 +39,13 @@ def build_candidates(
     sink = rejects if rejects is not None else []
     extractions: dict[str, Extraction] = {}
     if extractions_path and Path(extractions_path).exists():
-        extractions = {e.id: e for e in _read(extractions_path, Extraction, sink)}
+        extractions = {e.id: e for e in read_records(extractions_path, Extraction, rejects=sink, stage=STAGE)}
     crawled: dict[str, CrawledArticle] = {}
     if crawl_path and Path(crawl_path).exists():
-        crawled = {a.id: a for a in _read(crawl_path, CrawledArticle, sink)}
+        crawled = {a.id: a for a in read_records(crawl_path, CrawledArticle, rejects=sink, stage=STAGE)}
     root = Path(crawl_root) if crawl_root else (Path(crawl_path).parent if crawl_path else Path("."))
     out: list[Candidate] = []
-    for article in _read(tagged_path, TaggedArticle, sink):
+    for article in read_records(tagged_path, TaggedArticle, rejects=sink, stage=STAGE):
         extraction = extractions.get(article.id)
         post_text = extraction.post.text if extraction else None
         links = extraction.post.image_links if extraction else []
@@ -101,43 +83,24 @@ def _find_image(links: Iterable[str], article: CrawledArticle | None) -> ImageFi
 
 
 def fetch_missing(
-    candidates: Iterable[Candidate], store_dir: str | Path, *, timeout: float = 20.0
+    candidates: Iterable[Candidate],
+    store_dir: str | Path,
+    *,
+    timeout: float = 20.0,
+    allow_loopback: bool = False,
+    delay: float = FETCH_DELAY,
 ) -> list[Candidate]:
-    """Download post images the crawl does not hold; a failed fetch is recorded as ``image_error``."""
+    """Download post images the crawl does not hold into ``store_dir/<sha256>.<ext>``, with the crawler's
+    rules (:class:`rwpost.images.ImageFetcher`); a refused or failed fetch is recorded as ``image_error``."""
     out: list[Candidate] = []
-    with httpx.Client(
-        timeout=timeout, follow_redirects=True, headers={"User-Agent": "rwpost-filter"}
-    ) as client:
+    with ImageFetcher(store_dir, allow_loopback=allow_loopback, delay=delay, timeout=timeout) as fetcher:
         for candidate in candidates:
             if candidate.image_path or candidate.image_error or not candidate.image_url:
                 out.append(candidate)
                 continue
-            if not candidate.image_url.startswith(("http://", "https://")):
-                out.append(candidate.model_copy(update={"image_error": "not an http(s) URL"}))
-                continue
-            got = fetch_image(candidate.image_url, store_dir, client)
-            if "error" in got:
-                out.append(candidate.model_copy(update={"image_error": got["error"]}))
+            got = fetcher.fetch(candidate.image_url)
+            if got.error:
+                out.append(candidate.model_copy(update={"image_error": got.error}))
             else:
-                out.append(
-                    candidate.model_copy(update={"image_path": got["path"], "image_sha256": got["sha256"]})
-                )
-    return out
-
-
-def candidates_from_released(path: str | Path) -> list[Candidate]:
-    """Candidates from the authors' released JSONL (claim, post text, OCR; images are not released)."""
-    from rwpost.ids import record_id
-
-    out = []
-    for _line, obj in iter_jsonl(path):
-        out.append(
-            Candidate(
-                id=record_id(obj["news_url"]),
-                claim=obj.get("claim"),
-                post_text=obj.get("post_text"),
-                image_url=obj.get("image_link"),
-                ocr_text=obj.get("OCR"),
-            )
-        )
+                out.append(candidate.model_copy(update={"image_path": got.path, "image_sha256": got.sha256}))
     return out

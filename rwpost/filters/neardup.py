@@ -26,7 +26,8 @@ from PIL import Image
 
 from rwpost.filters.base import KEEP, Candidate, FilterDecision, content_key, image_inputs
 from rwpost.filters.hamming import BKTree, UnionFind, pairs_between, pairs_within
-from rwpost.filters.images import ImageUnavailable, open_rgb
+from rwpost.filters.images import open_rgb
+from rwpost.images import ImageRefused as ImageUnavailable
 
 DEFAULTS: dict[str, Any] = {
     "phash_radius": 16,

@@ -14,10 +14,10 @@ from typing import Any, ClassVar
 
 from rwpost.errors import RwpostError
 from rwpost.filters.base import KEEP, Candidate, FilterDecision, content_key, image_inputs
-from rwpost.filters.images import ImageUnavailable
 from rwpost.filters.keywords import find_keywords, matched_keywords
 from rwpost.filters.llm import VisionJudge, parse_watermark_answer, prompt_version, watermark_prompt
 from rwpost.filters.ocr import engine_version, ocr_image
+from rwpost.images import ImageRefused as ImageUnavailable
 
 DEFAULTS: dict[str, Any] = {
     "max_distance": 2,
