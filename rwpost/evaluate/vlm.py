@@ -92,7 +92,7 @@ class VLMDetector:
             timeout_s=timeout_s,
             max_retries=max_retries,
         )
-        self.client = client_from(settings, cache_path=cache_path, seed=seed)
+        self.client = client_from(settings, cache_path=cache_path)  # seed: run identity only
         self.images_sent = 0
         self.device = f"remote ({base_url or 'api.openai.com'})"
 
