@@ -17,7 +17,7 @@ from typing import Any, Literal
 import jsonschema
 import openai
 from openai import AsyncOpenAI
-from openai._constants import INITIAL_RETRY_DELAY
+from openai._constants import INITIAL_RETRY_DELAY, MAX_RETRY_DELAY
 
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import write_json
@@ -130,7 +130,7 @@ class LLMClient:
         invalid_retries: int = 2,
         timeout_s: float = 60.0,
         backoff_base_s: float = INITIAL_RETRY_DELAY,
-        backoff_max_s: float = 8.0,
+        backoff_max_s: float = MAX_RETRY_DELAY,
         prices: PriceTable | None = None,
         response_mode: ResponseMode = "auto",
     ) -> None:
