@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from rwpost.cli import main as cli_main
-from rwpost.extract import LLMExtractor, OfflineExtractor, load_prompt
+from rwpost.extract import LLMExtractor, OfflineExtractor
 from rwpost.extract.scripted import FABRICATED_URL, scripted_reply
 from rwpost.extract.stages import extract_tagged, reformat_store
 from rwpost.ids import record_id
 from rwpost.io import iter_jsonl, sha256_hex, write_jsonl
 from rwpost.llm import LLMCache, LLMClient
+from rwpost.prompts import load_prompt
 from rwpost.records import CrawledArticle, Extraction, TaggedArticle
 from rwpost.tagged import tag_article
 from rwpost.testing.llm import FakeLLMServer, Reply, message_text
@@ -183,7 +184,7 @@ def test_prompts_are_versioned_files_with_both_parts():
     for name in ("post", "rationale", "evidence"):
         prompt = load_prompt(name)
         assert prompt.version == f"{name}-v1" and prompt.schema_name == name
-        assert "{{article}}" in prompt.user_template and prompt.system
+        assert "{article}" in prompt.user_template and prompt.system
 
 
 # --- the extract stage ------------------------------------------------------------------------------

@@ -1,12 +1,14 @@
-"""The LLM client against a real OpenAI-compatible HTTP server on 127.0.0.1 (rwpost.llm.testing)."""
+"""The LLM client against a real OpenAI-compatible HTTP server on 127.0.0.1 (rwpost.testing.llm)."""
 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
-from rwpost.llm import ImageInput, LLMCache, LLMClient, LLMRequest, Price, load_llm_schema
+from rwpost.errors import RwpostError
+from rwpost.llm import ImageInput, LLMCache, LLMCallError, LLMClient, LLMRequest, Price, load_llm_schema
 from rwpost.testing.llm import FakeLLMServer, Recorder, Replayer, Reply, message_text
 
 RATIONALE = {"reasoning_logic": "The photo predates the event.", "key_points": ["1. a", "2. b", "3. c"]}
@@ -26,7 +28,7 @@ def make_request(key: str = "rw-1", user: str = "article text", **kw) -> LLMRequ
 
 
 def make_client(server: FakeLLMServer, **kw) -> LLMClient:
-    options = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "timeout_s": 5.0, "seed": 0}
+    options = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "timeout_s": 5.0}
     options.update(kw)
     return LLMClient(model="test-model", base_url=server.base_url, api_key="test-key", **options)
 
@@ -80,12 +82,18 @@ def test_429_storm_ends_in_success_within_the_concurrency_bound(tmp_path):
     assert client.max_in_flight <= 4
 
 
-def test_retry_after_header_is_honoured(tmp_path):
-    replies = [Reply.rate_limited(retry_after=0.3), Reply.answer(RATIONALE)]
+@pytest.mark.parametrize(
+    "busy",
+    [
+        Reply.rate_limited(retry_after=0.3),
+        Reply(status=429, headers={"retry-after-ms": "300"}, error="slow down"),
+    ],
+    ids=["retry-after", "retry-after-ms"],
+)
+def test_retry_after_header_is_honoured(tmp_path, busy):
+    replies = [busy, Reply.answer(RATIONALE)]
     with FakeLLMServer(replies) as server:
         client = make_client(server, backoff_base_s=0.001, backoff_max_s=0.001)
-        import time
-
         started = time.monotonic()
         [result] = client.run([make_request()])
         waited = time.monotonic() - started
@@ -99,6 +107,30 @@ def test_server_errors_and_timeouts_are_retried(tmp_path):
         [result] = make_client(server, timeout_s=0.5).run([make_request()])
     assert result.ok
     assert result.attempts == 3
+
+
+def test_the_sdks_retries_are_counted_in_the_report():
+    replies = [Reply.server_error(502), Reply.rate_limited(retry_after=0.01), Reply.answer(RATIONALE)]
+    with FakeLLMServer(replies) as server:
+        client = make_client(server)
+        [result] = client.run([make_request()])
+        assert server.chat_requests == 3
+    assert result.ok and result.attempts == 3
+    assert client.report()["tasks"]["rationale"]["http_calls"] == 3
+
+
+def test_spent_retries_fail_the_call_with_every_attempt_counted():
+    with FakeLLMServer(lambda body: Reply.server_error(503)) as server:
+        client = make_client(server, max_retries=2)
+        [result] = client.run([make_request()])
+        assert server.chat_requests == 3
+    assert not result.ok and "InternalServerError after 3 attempt(s)" in result.error
+    task = client.report()["tasks"]["rationale"]
+    assert task["http_calls"] == 3 and task["failures"] == 1
+
+
+def test_a_transport_failure_is_an_rwpost_error():
+    assert issubclass(LLMCallError, RwpostError)
 
 
 def test_invalid_json_twice_then_valid_succeeds():

@@ -2,44 +2,26 @@
 
 Scrapy's RetryMiddleware re-queues a failed request at once. For a site under load (429) or failing
 (5xx) that is impolite, so this subclass attaches a delay to the retried request: the server's
-``Retry-After`` (seconds or an HTTP date) when given, else ``RETRY_BACKOFF_BASE * 2**attempt``, capped
-by ``RETRY_BACKOFF_MAX``. :class:`DelayMiddleware` then waits that long before sending it.
+``Retry-After`` (seconds or an HTTP date, read by :func:`rwpost.http.retry_after_seconds`) when
+given, else ``RETRY_BACKOFF_BASE * 2**attempt``, capped by ``RETRY_BACKOFF_MAX``.
+:class:`DelayMiddleware` then waits that long before sending it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 
 from scrapy import Request
 from scrapy.downloadermiddlewares.retry import RetryMiddleware
 from scrapy.http import Response
 from scrapy.utils.response import response_status_message
 
+from rwpost.http import retry_after_seconds
+
 logger = logging.getLogger(__name__)
 
 DELAY_META = "rwpost_delay"
-
-
-def retry_after_seconds(value: str | bytes | None, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header value (delta-seconds or HTTP-date), None if absent."""
-    if value is None:
-        return None
-    text = value.decode("latin-1") if isinstance(value, bytes) else value
-    text = text.strip()
-    if not text:
-        return None
-    if text.isdigit():
-        return float(text)
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 class BackoffRetryMiddleware(RetryMiddleware):

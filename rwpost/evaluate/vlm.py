@@ -1,15 +1,14 @@
 """Zero-shot vision-language detector through the project's OpenAI-compatible client (``rwpost.llm``).
 
 The post image goes with the claim, post text and OCR; in the ``gold-evidence`` setting the sample's
-gold evidence items are added (the paper's evidence ablation). Prompts are versioned files
-(``rwpost/prompts/detect_zero_shot.v1.md``: a ``# system`` and a ``# user`` section with ``{field}``
-slots) whose hash goes into the manifest; answers must satisfy ``schemas/llm/verdict.schema.json``.
+gold evidence items are added (the paper's evidence ablation). Prompts are versioned files read by
+:func:`rwpost.prompts.load_prompt` (``rwpost/prompts/detect_zero_shot.v1.md``) whose file hash goes
+into the manifest; answers must satisfy the prompt's schema (``schemas/llm/verdict.schema.json``).
 Works with OpenAI, or a local vLLM / Ollama server given as ``base_url``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,31 +17,10 @@ from typing import Any
 from rwpost.errors import ConfigError
 from rwpost.evaluate.protocol import Call, Prediction, Setting
 from rwpost.labels import MAIN_LABELS, Label
+from rwpost.prompts import load_prompt
 from rwpost.records import Sample
 
-PROMPT_DIR = Path(__file__).resolve().parents[1] / "prompts"
 DEFAULT_PROMPT = "detect_zero_shot.v1"
-
-
-def load_prompt(name: str, directory: Path | None = None) -> tuple[str, str, str]:
-    """``(system, user template, sha256)`` of prompt file ``<name>.md``."""
-    path = (directory or PROMPT_DIR) / f"{name}.md"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise ConfigError(f"prompt file not found: {path}") from exc
-    sections: dict[str, list[str]] = {}
-    current = None
-    for line in text.splitlines():
-        if line.strip().lower() in ("# system", "# user"):
-            current = line.strip()[2:].lower()
-            sections[current] = []
-        elif current is not None:
-            sections[current].append(line)
-    if set(sections) != {"system", "user"}:
-        raise ConfigError(f"{path}: needs exactly a '# system' and a '# user' section")
-    system, user = ("\n".join(sections[k]).strip() for k in ("system", "user"))
-    return system, user, hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def evidence_block(sample: Sample, max_chars: int = 6000) -> str:
@@ -101,8 +79,8 @@ class VLMDetector:
 
         self.model, self.base_url, self.prompt = model, base_url, prompt
         self.labels = [str(Label(x)) for x in (labels or [str(x) for x in MAIN_LABELS])]
-        self.system, self.template, self.prompt_sha256 = load_prompt(prompt)
-        self.schema = load_llm_schema("verdict")
+        self.prompt_file = load_prompt(prompt)
+        self.schema = load_llm_schema(self.prompt_file.schema_name)
         self.image_root = Path(image_root) if image_root else None
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.cache_path = cache_path
@@ -114,7 +92,7 @@ class VLMDetector:
             timeout_s=timeout_s,
             max_retries=max_retries,
         )
-        self.client = client_from(settings, cache_path=cache_path, seed=seed)
+        self.client = client_from(settings, cache_path=cache_path)  # seed: run identity only
         self.images_sent = 0
         self.device = f"remote ({base_url or 'api.openai.com'})"
 
@@ -131,13 +109,13 @@ class VLMDetector:
         }
 
     def prompt_hashes(self) -> dict[str, str]:
-        return {self.prompt: self.prompt_sha256}
+        return {self.prompt: self.prompt_file.sha256}
 
     def request(self, sample: Sample, setting: Setting) -> Any:
         """The LLM request for one sample in ``setting``."""
         from rwpost.llm import LLMRequest
 
-        user = self.template.format(
+        user = self.prompt_file.render_user(
             claim=sample.claim,
             claim_time=sample.claim_time.isoformat() if sample.claim_time else "unknown",
             post_text=sample.post_text or "(none)",
@@ -149,11 +127,11 @@ class VLMDetector:
         return LLMRequest(
             key=sample.id,
             task=f"detect-{setting}",
-            system=self.system,
+            system=self.prompt_file.system,
             user=user,
             schema=self.schema,
-            schema_name="verdict",
-            prompt_version=f"{self.prompt}:{self.prompt_sha256[:12]}",
+            schema_name=self.prompt_file.schema_name,
+            prompt_version=self.prompt_file.version,
             images=(image,) if image is not None else (),
             temperature=self.temperature,
             max_tokens=self.max_tokens,

@@ -13,6 +13,5 @@ Two backends produce the same :class:`rwpost.records.Extraction`:
 
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor, assemble
 from rwpost.extract.offline import OfflineExtractor
-from rwpost.extract.prompts import Prompt, load_prompt
 
-__all__ = ["ExtractionFailure", "LLMExtractor", "OfflineExtractor", "Prompt", "assemble", "load_prompt"]
+__all__ = ["ExtractionFailure", "LLMExtractor", "OfflineExtractor", "assemble"]

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rwpost.extract.grounding import LinkResolver, build_evidence, build_post
-from rwpost.extract.prompts import Prompt, load_prompt
 from rwpost.llm import LLMClient, LLMRequest, LLMResult, load_llm_schema
+from rwpost.prompts import Prompt, load_prompt
 from rwpost.records import Extraction, Provenance, Reject, TaggedArticle
 
 TASKS = ("post", "rationale", "evidence")

@@ -100,5 +100,5 @@ def scripted_answer(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def scripted_reply(body: dict[str, Any]) -> Reply:
-    """:func:`scripted_answer` as a :class:`~rwpost.llm.testing.Reply` for the test server."""
+    """:func:`scripted_answer` as a :class:`~rwpost.testing.llm.Reply` for the test server."""
     return Reply.answer(scripted_answer(body))

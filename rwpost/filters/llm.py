@@ -2,20 +2,21 @@
 
 The filters do not talk to an API. They accept a *judge*, a plain callable, so any client fits:
 rwpost's own LLM client (``rwpost/llm/``, with its content-addressed cache, retries and cost
-accounting) once it lands, a local model, or a test double. A judge returns the JSON object the prompt
-asks for; :func:`parse_watermark_answer` and :func:`parse_necessity_answer` validate it, so a malformed
+accounting; :func:`client_judges`), a local model, or a test double. The prompts are the files
+``rwpost/prompts/{watermark_s1,necessity_s2}.md``. A judge returns the JSON object the prompt asks
+for; :func:`parse_watermark_answer` and :func:`parse_necessity_answer` validate it, so a malformed
 answer is a measurement error with the raw text kept, never a silent default.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from rwpost.errors import RwpostError
+from rwpost.io import sha256_hex
+from rwpost.prompts import load_prompt
 
 VisionJudge = Callable[[str, Path], Mapping[str, Any]]
 """``judge(prompt, image_path) -> {"watermarked": bool, "matched_keywords": [...], "reason": str}``."""
@@ -25,25 +26,23 @@ TextJudge = Callable[[str], Mapping[str, Any]]
 
 Necessity = Literal["yes", "no", "uncertain"]
 
-
-def load_prompt(name: str) -> str:
-    """The text of a packaged prompt (``rwpost/prompts/<name>.md``)."""
-    return resources.files("rwpost").joinpath("prompts", f"{name}.md").read_text(encoding="utf-8")
+WATERMARK_PROMPT = "watermark_s1"
+NECESSITY_PROMPT = "necessity_s2"
 
 
 def prompt_version(text: str) -> str:
-    """A short content hash of a prompt: part of every cache key that depends on it."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    """A short content hash of a rendered prompt: part of the filters' measurement versions."""
+    return sha256_hex(text)[:12]
 
 
 def watermark_prompt() -> str:
     """Table S1: label-watermark detection (the image goes alongside)."""
-    return load_prompt("watermark_s1")
+    return load_prompt(WATERMARK_PROMPT).render_user()
 
 
 def necessity_prompt(claim: str) -> str:
     """Table S2 filled with one claim."""
-    return load_prompt("necessity_s2").replace("{claim}", claim)
+    return load_prompt(NECESSITY_PROMPT).render_user(claim=claim)
 
 
 def parse_watermark_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
@@ -74,9 +73,9 @@ def client_judges(client: Any) -> tuple[VisionJudge, TextJudge]:
     cached by the client. A failed call raises :class:`RwpostError`, which the filters record."""
     from rwpost.llm import ImageInput, LLMRequest, load_llm_schema
 
-    watermark_schema = load_llm_schema("watermark")
-    necessity_schema = load_llm_schema("necessity")
-    system = "Answer with one JSON object only, exactly in the output format the task gives."
+    watermark, necessity = load_prompt(WATERMARK_PROMPT), load_prompt(NECESSITY_PROMPT)
+    watermark_schema = load_llm_schema(watermark.schema_name)
+    necessity_schema = load_llm_schema(necessity.schema_name)
 
     def _ask(request: Any) -> Mapping[str, Any]:
         [result] = client.run([request])
@@ -90,11 +89,11 @@ def client_judges(client: Any) -> tuple[VisionJudge, TextJudge]:
             LLMRequest(
                 key=picture.sha256,
                 task="watermark",
-                system=system,
+                system=watermark.system,
                 user=prompt,
                 schema=watermark_schema,
-                schema_name="watermark",
-                prompt_version=f"watermark-s1-{prompt_version(prompt)}",
+                schema_name=watermark.schema_name,
+                prompt_version=watermark.version,
                 images=(picture,),
             )
         )
@@ -104,11 +103,11 @@ def client_judges(client: Any) -> tuple[VisionJudge, TextJudge]:
             LLMRequest(
                 key=prompt_version(prompt),
                 task="necessity",
-                system=system,
+                system=necessity.system,
                 user=prompt,
                 schema=necessity_schema,
-                schema_name="necessity",
-                prompt_version=f"necessity-s2-{prompt_version(necessity_prompt('{claim}'))}",
+                schema_name=necessity.schema_name,
+                prompt_version=necessity.version,
             )
         )
 

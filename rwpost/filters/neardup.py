@@ -27,7 +27,7 @@ from PIL import Image
 from rwpost.filters.base import KEEP, Candidate, FilterDecision, content_key, image_inputs
 from rwpost.filters.hamming import BKTree, UnionFind, pairs_between, pairs_within
 from rwpost.filters.images import open_rgb
-from rwpost.images import ImageRefused as ImageUnavailable
+from rwpost.images import ImageRefused
 
 DEFAULTS: dict[str, Any] = {
     "phash_radius": 16,
@@ -65,7 +65,7 @@ caption bar of 10-35% of its height matches its original through one of them."""
 
 
 def image_hashes(path: str) -> dict[str, Any]:
-    """pHash and dHash (hex) of an image decoded to RGB, and of its caption crops; raises ImageUnavailable."""
+    """pHash and dHash (hex) of an image decoded to RGB, and of its caption crops; raises ImageRefused."""
     image = open_rgb(path)
     image.thumbnail((HASH_SIDE, HASH_SIDE), Image.Resampling.BILINEAR)  # hashes look at 32x32 anyway
     out: dict[str, Any] = {
@@ -212,7 +212,7 @@ class NearDuplicateFilter:
         if candidate.image_path:
             try:
                 out.update(image_hashes(candidate.image_path))
-            except (ImageUnavailable, OSError) as exc:
+            except (ImageRefused, OSError) as exc:
                 out["error"] = str(exc)
         return out
 

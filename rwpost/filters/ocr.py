@@ -46,7 +46,7 @@ def _get_engine() -> Any:
 def ocr_image(path: str | Path) -> list[dict[str, Any]]:
     """OCR lines of one image, top to bottom: ``{"text", "confidence", "box"}`` each.
 
-    Raises :class:`rwpost.filters.images.ImageUnavailable` for an image that cannot be decoded.
+    Raises :class:`rwpost.images.ImageRefused` for an image that cannot be decoded.
     """
     rgb = np.asarray(open_rgb(path))
     bgr = np.ascontiguousarray(rgb[:, :, ::-1])  # OpenCV order, as rapidocr expects

@@ -17,7 +17,7 @@ from rwpost.filters.base import KEEP, Candidate, FilterDecision, content_key, im
 from rwpost.filters.keywords import find_keywords, matched_keywords
 from rwpost.filters.llm import VisionJudge, parse_watermark_answer, prompt_version, watermark_prompt
 from rwpost.filters.ocr import engine_version, ocr_image
-from rwpost.images import ImageRefused as ImageUnavailable
+from rwpost.images import ImageRefused
 
 DEFAULTS: dict[str, Any] = {
     "max_distance": 2,
@@ -55,7 +55,7 @@ class WatermarkFilter:
         elif candidate.image_path and Path(candidate.image_path).is_file():
             try:
                 lines = ocr_image(candidate.image_path)
-            except ImageUnavailable as exc:
+            except ImageRefused as exc:
                 out["error"] = f"{exc.status}: {exc}"
             else:
                 out.update(

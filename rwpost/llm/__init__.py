@@ -8,23 +8,25 @@ the environment, with :func:`settings_from_env` (``OPENAI_API_KEY``, ``OPENAI_BA
 Example::
 
     from rwpost.llm import ImageInput, LLMCache, LLMClient, LLMRequest, Price, load_llm_schema
+    from rwpost.prompts import load_prompt
 
     client = LLMClient(
         model="gpt-4o-mini",
         base_url="http://127.0.0.1:8000/v1",     # None = api.openai.com
         api_key=key,                             # from the edge, never logged
-        cache=LLMCache("data/work/llm-cache.sqlite"),
+        cache=LLMCache("data/cache/llm.sqlite"),
         concurrency=8,
         prices={"gpt-4o-mini": Price(input_per_mtok=0.15, output_per_mtok=0.60)},
     )
+    prompt = load_prompt("rationale")            # rwpost/prompts/rationale.md
     request = LLMRequest(
         key="rw-0123456789abcdef",               # the record the call is for
-        task="post",                             # groups tokens and cost in the report
-        system="You extract ...",
-        user="Article: ...",
-        schema=load_llm_schema("post"),          # schemas/llm/post.schema.json
-        schema_name="post",
-        prompt_version="post-v1",
+        task="rationale",                        # groups tokens and cost in the report
+        system=prompt.system,
+        user=prompt.render_user(claim=claim, rating=rating, article=text),
+        schema=load_llm_schema(prompt.schema_name),   # schemas/llm/rationale.schema.json
+        schema_name=prompt.schema_name,
+        prompt_version=prompt.version,
         images=(ImageInput.from_path("claim.jpg"),),   # sent as a data URL, cached by hash
     )
     [result] = client.run([request])             # or: await client.complete(request)
@@ -35,7 +37,10 @@ Example::
     client.write_report("cost.json")             # tokens, calls, cache hits, cost per task
     print(client.estimate([request]))            # --dry-run: tokens and cost without calling
 
-For tests and offline reports, :mod:`rwpost.llm.testing` has a scripted OpenAI-compatible server.
+Transport errors (429, 5xx, timeouts) are retried by the ``openai`` SDK itself, honouring
+``Retry-After``; an answer that breaks its schema is asked again by the client.
+
+For tests and offline reports, :mod:`rwpost.testing.llm` has a scripted OpenAI-compatible server.
 """
 
 from rwpost.llm.cache import CachedAnswer, LLMCache, cache_key

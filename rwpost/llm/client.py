@@ -8,11 +8,8 @@ Ollama, llama.cpp). Credentials are explicit arguments; only the edges read them
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
-import random
 import re
-import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -20,8 +17,9 @@ from typing import Any, Literal
 import jsonschema
 import openai
 from openai import AsyncOpenAI
+from openai._constants import INITIAL_RETRY_DELAY, MAX_RETRY_DELAY
 
-from rwpost.errors import ConfigError
+from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import write_json
 from rwpost.llm.cache import LLMCache, cache_key
 from rwpost.llm.config import LLMSettings
@@ -36,7 +34,7 @@ IMAGE_TOKENS_ESTIMATE = 765
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
-class LLMCallError(Exception):
+class LLMCallError(RwpostError):
     """A call that failed at the transport level after every retry (or with a non-retryable status)."""
 
 
@@ -66,27 +64,6 @@ def parse_answer(content: str | None, schema: dict[str, Any]) -> tuple[dict[str,
     return data, ""
 
 
-def _retry_after_seconds(exc: Exception) -> float | None:
-    """The server's Retry-After (seconds, milliseconds or an HTTP date), if it sent one."""
-    response = getattr(exc, "response", None)
-    if response is None:
-        return None
-    headers = response.headers
-    if "retry-after-ms" in headers:
-        try:
-            return float(headers["retry-after-ms"]) / 1000.0
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        when = email.utils.parsedate_to_datetime(value)
-        return max(0.0, when.timestamp() - time.time()) if when else None
-
-
 _SCHEMA_REFUSAL = ("response_format", "json_schema", "schema", "guided", "structured")
 
 
@@ -95,21 +72,44 @@ def _refuses_schema(exc: Exception) -> bool:
     return any(word in str(exc).lower() for word in _SCHEMA_REFUSAL)
 
 
-def _is_retryable(exc: Exception) -> bool:
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-    return False
+class _RetryingOpenAI(AsyncOpenAI):
+    """The SDK's client, with the SDK's own retries: 408/409/429/5xx, timeouts and connection errors,
+    waiting the server's ``Retry-After`` / ``retry-after-ms`` (up to 60 s; longer is not retried), else
+    exponential backoff with jitter. Only that backoff is rescaled: the SDK's 0.5 s doubling up to 8 s
+    becomes ``backoff_base_s`` doubling up to ``backoff_max_s`` (tests and replays use milliseconds).
+    """
+
+    def __init__(self, *, backoff_base_s: float, backoff_max_s: float, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._backoff_scale = backoff_base_s / INITIAL_RETRY_DELAY
+        self._backoff_max_s = backoff_max_s
+
+    def _calculate_retry_timeout(
+        self, remaining_retries: int, options: Any, response_headers: Any = None
+    ) -> float:
+        delay = super()._calculate_retry_timeout(remaining_retries, options, response_headers)
+        if delay == self._parse_retry_after_header(response_headers):
+            return delay  # the server said how long
+        return min(self._backoff_max_s, delay * self._backoff_scale)
+
+
+def _retry_count(exc: openai.APIError) -> int:
+    """How many retries the SDK made before giving up (it numbers each attempt in a request header)."""
+    request = getattr(exc, "request", None)
+    try:
+        return int(request.headers.get("x-stainless-retry-count", 0)) if request is not None else 0
+    except ValueError:
+        return 0
 
 
 class LLMClient:
     """Asks an OpenAI-compatible server for JSON answers that satisfy a JSON Schema.
 
-    - at most ``concurrency`` HTTP requests in flight (an ``asyncio.Semaphore``, not held while
-      backing off);
-    - 429, 5xx, 408/409, timeouts and connection errors are retried up to ``max_retries`` times with
-      exponential backoff and jitter, waiting at least the server's ``Retry-After``;
+    - at most ``concurrency`` requests in flight (an ``asyncio.Semaphore``, held through the SDK's
+      retries of a request);
+    - 429, 5xx, 408/409, timeouts and connection errors are retried up to ``max_retries`` times by
+      the ``openai`` SDK itself (``Retry-After`` honoured, else backoff with jitter from
+      ``backoff_base_s`` up to ``backoff_max_s``); every HTTP attempt is counted in the report;
     - an answer that is not JSON or does not satisfy the schema is asked again ``invalid_retries``
       times, then the result comes back with ``ok=False`` and every raw reply, for a rejects file;
     - validated answers go to the :class:`LLMCache`, so a rerun makes no HTTP call;
@@ -129,11 +129,10 @@ class LLMClient:
         max_retries: int = 6,
         invalid_retries: int = 2,
         timeout_s: float = 60.0,
-        backoff_base_s: float = 1.0,
-        backoff_max_s: float = 60.0,
+        backoff_base_s: float = INITIAL_RETRY_DELAY,
+        backoff_max_s: float = MAX_RETRY_DELAY,
         prices: PriceTable | None = None,
         response_mode: ResponseMode = "auto",
-        seed: int | None = None,
     ) -> None:
         if concurrency < 1:
             raise ConfigError(f"LLM concurrency must be at least 1, got {concurrency}")
@@ -152,7 +151,6 @@ class LLMClient:
         self.usage: dict[str, Usage] = {}
         self.in_flight = 0
         self.max_in_flight = 0
-        self._rng = random.Random(seed)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sdk: AsyncOpenAI | None = None
         self._semaphore: asyncio.Semaphore | None = None
@@ -327,11 +325,13 @@ class LLMClient:
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._sdk is None or self._semaphore is None:
             self._loop = loop
-            self._sdk = AsyncOpenAI(
+            self._sdk = _RetryingOpenAI(
                 api_key=self._api_key or "no-key",
                 base_url=self.base_url,
                 timeout=self.timeout_s,
-                max_retries=0,  # retries are ours: backoff with jitter, Retry-After, counted
+                max_retries=self.max_retries,
+                backoff_base_s=self.backoff_base_s,
+                backoff_max_s=self.backoff_max_s,
             )
             self._semaphore = asyncio.Semaphore(self.concurrency)
         return self._sdk, self._semaphore
@@ -361,18 +361,10 @@ class LLMClient:
             },
         }
 
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        ceiling = min(self.backoff_max_s, self.backoff_base_s * (2**attempt))
-        delay = self._rng.uniform(ceiling / 2, ceiling)  # "equal jitter": spread, but never near zero
-        if retry_after is not None:
-            delay = max(delay, retry_after)  # the server knows better than our schedule
-        return delay
-
     async def _call(self, request: LLMRequest) -> tuple[str | None, int, int, int]:
         """One answer from the server: (content, prompt tokens, completion tokens, HTTP attempts)."""
         sdk, semaphore = self._bind()
         usage = self._usage(request.task)
-        attempt = 0
         while True:
             mode: ResponseMode = "json_schema" if self.response_mode == "auto" else self.response_mode
             kwargs: dict[str, Any] = {
@@ -387,24 +379,24 @@ class LLMClient:
                 async with semaphore:
                     self.in_flight += 1
                     self.max_in_flight = max(self.max_in_flight, self.in_flight)
-                    usage.http_calls += 1
                     try:
-                        response = await sdk.chat.completions.create(**kwargs)
+                        raw = await sdk.chat.completions.with_raw_response.create(**kwargs)
                     finally:
                         self.in_flight -= 1
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+            except openai.APIError as exc:  # the SDK's retries are spent, or the status is final
+                attempts = _retry_count(exc) + 1
+                usage.http_calls += attempts
+                if not isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+                    raise LLMCallError(
+                        f"{request.key}: {type(exc).__name__} after {attempts} attempt(s): {exc}"
+                    ) from exc
                 if self.response_mode == "auto" and mode == "json_schema" and _refuses_schema(exc):
                     self.response_mode = "json_object"  # the server lacks json_schema support
                     continue
                 raise LLMCallError(f"{request.key}: server refused the request: {exc}") from exc
-            except openai.APIError as exc:
-                if not _is_retryable(exc) or attempt >= self.max_retries:
-                    raise LLMCallError(
-                        f"{request.key}: {type(exc).__name__} after {attempt + 1} attempt(s): {exc}"
-                    ) from exc
-                await asyncio.sleep(self._backoff(attempt, _retry_after_seconds(exc)))
-                attempt += 1
-                continue
+            attempts = raw.retries_taken + 1
+            usage.http_calls += attempts
+            response = raw.parse()
             choice = response.choices[0] if response.choices else None
             content = choice.message.content if choice is not None else None
             if choice is not None and choice.finish_reason == "length":
@@ -415,7 +407,7 @@ class LLMClient:
                 prompt_tokens = estimate_tokens(request.system + request.user)
                 prompt_tokens += IMAGE_TOKENS_ESTIMATE * len(request.images)
                 completion_tokens = estimate_tokens(content or "")
-            return content, prompt_tokens, completion_tokens, attempt + 1
+            return content, prompt_tokens, completion_tokens, attempts
 
 
 def client_from(
@@ -423,7 +415,6 @@ def client_from(
     *,
     cache_path: str | Path | None = None,
     prices: PriceTable | None = None,
-    seed: int | None = None,
 ) -> LLMClient:
     """The one way to build the project's client from connection settings (extract, filter judges, VLM).
 
@@ -441,5 +432,4 @@ def client_from(
         timeout_s=settings.timeout_s,
         max_retries=settings.max_retries,
         prices=prices,
-        seed=seed,
     )
