@@ -19,6 +19,7 @@ from typing import Any
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 
+from rwpost.images import MAX_IMAGE_BYTES
 from snopes_crawler.settings import USER_AGENT as DEFAULT_USER_AGENT
 from snopes_crawler.spiders.snopes import SnopesSpider
 from snopes_crawler.store import JOB_DIR, REPORT_FILE
@@ -44,7 +45,7 @@ def crawl_settings(config: dict[str, Any]) -> Settings:
         "USER_AGENT": user_agent(config.get("user_agent"), config.get("contact")),
         "RWPOST_ALLOW_LOOPBACK": bool(config.get("allow_loopback", False)),
         "RWPOST_DOWNLOAD_IMAGES": bool(config.get("download_images", True)),
-        "RWPOST_MAX_IMAGE_BYTES": int(config.get("max_image_bytes") or 10 * 1024 * 1024),
+        "RWPOST_MAX_IMAGE_BYTES": int(config.get("max_image_bytes") or MAX_IMAGE_BYTES),
         "RWPOST_PROGRESS_INTERVAL": float(config.get("progress_interval", 2.0)),
     }
     if not config.get("throttle", True):

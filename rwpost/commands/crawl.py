@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rwpost.crawl import DEFAULT_SINCE
+from rwpost.images import MAX_IMAGE_BYTES
 
 console = Console()
 sample_app = typer.Typer(help="Build or serve the local Snopes-like sample site.", no_args_is_help=True)
@@ -75,7 +76,7 @@ def crawl(
         False, "--retry-failed", help="Fetch again pages stored with 5xx/network errors."
     ),
     images: bool = typer.Option(True, "--images/--no-images", help="Download article images."),
-    max_image_bytes: int = typer.Option(10 * 1024 * 1024, "--max-image-bytes", help="Size cap per image."),
+    max_image_bytes: int = typer.Option(MAX_IMAGE_BYTES, "--max-image-bytes", help="Size cap per image."),
     crawlers_dir: Path = typer.Option(
         None, "--crawlers-dir", help="The Scrapy project (default ./crawlers)."
     ),
