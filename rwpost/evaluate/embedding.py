@@ -110,7 +110,8 @@ class SentenceEncoder:
 
         if not texts:
             return np.zeros((0, self.fast.config.hidden_size), dtype=np.float32)
-        features = self.model.tokenize(list(texts))  # once, padded to the longest text, truncated
+        preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize  # (tokenize before v6)
+        features = preprocess(list(texts))  # once: padded to the longest text, truncated as encode does
         mask = features["attention_mask"]
         lengths = mask.sum(dim=1)
         order = torch.argsort(lengths, descending=True, stable=True)
