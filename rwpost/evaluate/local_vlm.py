@@ -28,20 +28,12 @@ from typing import Any
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate.protocol import Call, Prediction, Setting
-from rwpost.evaluate.vlm import DEFAULT_PROMPT, evidence_block, image_input
+from rwpost.evaluate.vlm import DEFAULT_PROMPT, image_input, verdict_prediction, verdict_user_text
 from rwpost.labels import MAIN_LABELS, Label
+from rwpost.prompts import load_prompt
 from rwpost.records import Sample
 
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-
-
-def load_detector_prompt(name: str) -> tuple[str, str, str]:
-    """``(system, user template, sha256)`` of the API VLM detector's prompt ``name``.
-
-    The one place this module reads prompts: re-point it if the prompt loader moves."""
-    from rwpost.evaluate.vlm import load_prompt
-
-    return load_prompt(name)
 
 
 def parse_verdict(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
@@ -57,23 +49,6 @@ def parse_verdict(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any] | N
             if inner is not None:
                 return inner, ""
     return data, problem
-
-
-def verdict_prediction(sample_id: str, data: dict[str, Any], labels: Sequence[str], call: Call) -> Prediction:
-    """A prediction from a schema-valid verdict: the label gets the stated confidence, the other
-    labels share the rest evenly (for ROC-AUC and calibration), as in the API VLM detector."""
-    label = Label(data["label"])
-    confidence = float(data.get("confidence", 1.0))
-    others = [Label(x) for x in labels if x != label]
-    probabilities = {label: confidence} | {x: (1.0 - confidence) / max(len(others), 1) for x in others}
-    return Prediction(
-        id=sample_id,
-        label=label,
-        probabilities=probabilities,
-        explanation=data.get("explanation"),
-        evidence_urls=list(data.get("evidence_urls") or []),
-        calls=[call],
-    )
 
 
 def pick_dtype(device: str, dtype: str | None = None) -> Any:
@@ -156,8 +131,8 @@ class LocalVLMDetector:
         self.model_path = str(Path(model).expanduser().resolve())
         self.prompt, self.seed = prompt, seed
         self.labels = [str(Label(x)) for x in (labels or [str(x) for x in MAIN_LABELS])]
-        self.system, self.template, self.prompt_sha256 = load_detector_prompt(prompt)
-        self.schema = load_llm_schema("verdict")
+        self.prompt_file = load_prompt(prompt)
+        self.schema = load_llm_schema(self.prompt_file.schema_name)
         self.image_root = Path(image_root) if image_root else None
         self.device = pick_device(device)
         self.batch_size, self.max_new_tokens = max(1, int(batch_size)), int(max_new_tokens)
@@ -186,21 +161,14 @@ class LocalVLMDetector:
         }
 
     def prompt_hashes(self) -> dict[str, str]:
-        return {self.prompt: self.prompt_sha256}
+        return {self.prompt: self.prompt_file.sha256}
 
     def messages(self, sample: Sample, setting: Setting, with_image: bool) -> list[dict[str, Any]]:
         """The chat for one sample: the API detector's system and user prompts, the image first."""
-        user = self.template.format(
-            claim=sample.claim,
-            claim_time=sample.claim_time.isoformat() if sample.claim_time else "unknown",
-            post_text=sample.post_text or "(none)",
-            ocr=sample.ocr or "(none)",
-            evidence=evidence_block(sample) if setting is Setting.GOLD_EVIDENCE else "",
-            labels=", ".join(self.labels),
-        )
+        user = verdict_user_text(self.prompt_file, sample, setting, self.labels)
         content = ([{"type": "image"}] if with_image else []) + [{"type": "text", "text": user}]
         return [
-            {"role": "system", "content": [{"type": "text", "text": self.system}]},
+            {"role": "system", "content": [{"type": "text", "text": self.prompt_file.system}]},
             {"role": "user", "content": content},
         ]
 

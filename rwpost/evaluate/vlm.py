@@ -17,7 +17,7 @@ from typing import Any
 from rwpost.errors import ConfigError
 from rwpost.evaluate.protocol import Call, Prediction, Setting
 from rwpost.labels import MAIN_LABELS, Label
-from rwpost.prompts import load_prompt
+from rwpost.prompts import Prompt, load_prompt
 from rwpost.records import Sample
 
 DEFAULT_PROMPT = "detect_zero_shot.v1"
@@ -52,6 +52,35 @@ def image_input(sample: Sample, image_root: Path | None) -> Any:
         if path.is_file():
             return ImageInput.from_path(path)
     return None
+
+
+def verdict_user_text(prompt: Prompt, sample: Sample, setting: Setting, labels: Sequence[str]) -> str:
+    """The user turn of a zero-shot verdict prompt for one sample (API and local VLM detectors)."""
+    return prompt.render_user(
+        claim=sample.claim,
+        claim_time=sample.claim_time.isoformat() if sample.claim_time else "unknown",
+        post_text=sample.post_text or "(none)",
+        ocr=sample.ocr or "(none)",
+        evidence=evidence_block(sample) if setting is Setting.GOLD_EVIDENCE else "",
+        labels=", ".join(labels),
+    )
+
+
+def verdict_prediction(sample_id: str, data: dict[str, Any], labels: Sequence[str], call: Call) -> Prediction:
+    """A prediction from a schema-valid verdict: the label gets the stated confidence, the other
+    labels share the rest evenly (for ROC-AUC and calibration)."""
+    label = Label(data["label"])
+    confidence = float(data.get("confidence", 1.0))
+    others = [Label(x) for x in labels if x != label]
+    probabilities = {label: confidence} | {x: (1.0 - confidence) / max(len(others), 1) for x in others}
+    return Prediction(
+        id=sample_id,
+        label=label,
+        probabilities=probabilities,
+        explanation=data.get("explanation"),
+        evidence_urls=list(data.get("evidence_urls") or []),
+        calls=[call],
+    )
 
 
 class VLMDetector:
@@ -115,14 +144,7 @@ class VLMDetector:
         """The LLM request for one sample in ``setting``."""
         from rwpost.llm import LLMRequest
 
-        user = self.prompt_file.render_user(
-            claim=sample.claim,
-            claim_time=sample.claim_time.isoformat() if sample.claim_time else "unknown",
-            post_text=sample.post_text or "(none)",
-            ocr=sample.ocr or "(none)",
-            evidence=evidence_block(sample) if setting is Setting.GOLD_EVIDENCE else "",
-            labels=", ".join(self.labels),
-        )
+        user = verdict_user_text(self.prompt_file, sample, setting, self.labels)
         image = image_input(sample, self.image_root)
         return LLMRequest(
             key=sample.id,
@@ -159,20 +181,5 @@ class VLMDetector:
                     Prediction(id=sample.id, calls=[call], error=f"model answer rejected: {result.error}")
                 )
                 continue
-            label = Label(result.data["label"])
-            confidence = float(result.data.get("confidence", 1.0))
-            others = [Label(x) for x in self.labels if x != label]
-            probabilities = {label: confidence} | {
-                x: (1.0 - confidence) / len(others) for x in others
-            }  # the top-label confidence; the rest spread evenly (for ROC-AUC and calibration)
-            out.append(
-                Prediction(
-                    id=sample.id,
-                    label=label,
-                    probabilities=probabilities,
-                    explanation=result.data.get("explanation"),
-                    evidence_urls=list(result.data.get("evidence_urls") or []),
-                    calls=[call],
-                )
-            )
+            out.append(verdict_prediction(sample.id, result.data, self.labels, call))
         return out
