@@ -288,6 +288,7 @@ def test_normalised_scores_and_paired_statistics_follow_paper_table_iv():
 
 def test_bootstrap_of_identical_differences_is_a_point_and_wilcoxon_of_zeros_is_one():
     assert bootstrap_ci(np.full(5, -1.0), resamples=100) == (-1.0, -1.0)
+    assert bootstrap_ci(np.array([0.5])) == (0.5, 0.5), "one difference: every resample is that difference"
     assert wilcoxon_p(np.zeros(4)) == 1.0
 
 
