@@ -219,6 +219,8 @@ def test_unknown_choice_is_set_aside_with_its_reason():
     rejects: list[Reject] = []
     assert validation_verdicts([task], USERS, project="validation", rejects=rejects) == []
     assert "post_extraction 'maybe'" in rejects[0].reason and rejects[0].id == "rw-x"
+    with pytest.raises(RecordError, match=r"validation task 1, record rw-x: post_extraction 'maybe'"):
+        validation_verdicts([task], USERS, project="validation")
 
 
 def test_agreement_matches_hand_computed_kappa_and_alpha():

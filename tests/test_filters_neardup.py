@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 from skimage import data as skdata
 
+from rwpost.errors import ConfigError
 from rwpost.filters.base import Candidate
 from rwpost.filters.hamming import BKTree, pairs_between, pairs_within
 from rwpost.filters.neardup import NearDuplicateFilter, components, normalise_claim, text_pairs
@@ -185,3 +186,9 @@ def test_components_link_transitively_and_leave_unlinked_records_alone():
         groups.setdefault(int(label), []).append(node)
     assert sorted(groups.values()) == [[0, 3, 5], [1, 2], [4]]
     assert list(components(2, [])) == [0, 1] and len(components(0, [])) == 0
+
+
+def test_an_unknown_index_is_a_config_error_naming_the_key() -> None:
+    measurements = {"a": {"claim_norm": "", "phash": "0" * 16, "dhash": "0" * 16}}
+    with pytest.raises(ConfigError, match=r"filter\.neardup\.index"):
+        NearDuplicateFilter().decide_all(measurements, {"index": "faiss"})

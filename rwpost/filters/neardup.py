@@ -26,6 +26,7 @@ from PIL import Image
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from rwpost.errors import ConfigError
 from rwpost.filters.base import KEEP, Candidate, FilterDecision, content_key, image_inputs
 from rwpost.filters.hamming import BKTree, pairs_between, pairs_within
 from rwpost.filters.images import ImageUnavailable, open_rgb
@@ -162,7 +163,9 @@ def image_pairs(
         array = np.array(dhashes, dtype=np.uint64)
         candidates = [(int(a), int(b)) for a, b in pairs_within(array, dhash_radius)]
     else:
-        raise ValueError(f"unknown near-duplicate index {index!r}: expected 'mih' or 'bktree'")
+        raise ConfigError(
+            f"filter.neardup.index: unknown near-duplicate index {index!r}: expected 'mih' or 'bktree'"
+        )
     return sorted(
         (min(a, b), max(a, b)) for a, b in candidates if (phashes[a] ^ phashes[b]).bit_count() <= phash_radius
     )
