@@ -14,7 +14,7 @@ from pathlib import Path
 from pipelines.common import stage_main
 from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
 from rwpost.annotate.report import post_link_rates
-from rwpost.annotate.sources import read_samples
+from rwpost.annotate.sources import read_annotation_samples as read_samples
 from rwpost.errors import ConfigError
 from rwpost.io import iter_jsonl, write_json, write_jsonl
 from rwpost.records import Reject, ValidationVerdict

@@ -30,7 +30,6 @@ from rwpost.records import Evidence, Image, Provenance, Reject, Sample
 
 ReleasedFormat = Literal["flat", "demo"]
 _PATCH = "released"
-_MISSING = "__missing__"
 _NONE_STRINGS = {"None", "none", "null", ""}
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rwpost.io import write_text
 from rwpost.records import ALL_MODELS, SCHEMA_VERSION
 
 
@@ -37,8 +38,6 @@ def stale_schema_files(directory: Path) -> list[str]:
 
 def write_schema_files(directory: Path) -> list[Path]:
     """Write every record schema into ``directory``; returns the paths written."""
-    from rwpost.io import write_text
-
     paths = []
     for name, schema in record_schemas().items():
         path = directory / f"{name}.schema.json"

@@ -29,7 +29,7 @@ from rwpost.annotate.agreement import cohen_kappa, krippendorff_alpha, validatio
 from rwpost.annotate.explanations import bootstrap_ci, explanation_report, normalise, wilcoxon_p
 from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
 from rwpost.annotate.server import LOOPBACK, StatePaths, resolve_credentials, server_env
-from rwpost.annotate.sources import read_samples
+from rwpost.annotate.sources import read_annotation_samples, read_articles
 from rwpost.annotate.tasks import (
     PROJECTS,
     ExplanationItem,
@@ -142,10 +142,37 @@ def test_server_environment_serves_local_files_and_turns_telemetry_off(tmp_path)
 
 def test_released_records_become_samples_with_stable_ids():
     rejects: list[Reject] = []
-    samples = list(read_samples(RELEASED, rejects))
+    samples = list(read_annotation_samples(RELEASED, rejects))
     assert len(samples) == 46 and not rejects
     assert samples[0].id.startswith("rw-") and samples[0].provenance.backend == "released"
     assert samples[0].claim.startswith("Flooding caused by Hurricane Harvey")
+
+
+def test_annotation_samples_mix_sample_and_released_lines_and_set_bad_ones_aside(tmp_path):
+    released = RELEASED.read_text(encoding="utf-8").splitlines()[0]
+    sample = next(read_annotation_samples(RELEASED))
+    broken = sample.model_dump(mode="json")
+    del broken["claim"]
+    path = tmp_path / "mixed.jsonl"
+    lines = [sample.model_dump_json(), json.dumps(broken), released, json.dumps({"claim": "no url"})]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rejects: list[Reject] = []
+    got = list(read_annotation_samples(path, rejects))
+    assert [s.id for s in got] == [sample.id, sample.id]
+    assert [(r.line, r.stage) for r in rejects] == [(2, "annotate"), (4, "annotate")]
+    assert "not a Sample" in rejects[0].reason and "'claim'" in rejects[0].reason
+    with pytest.raises(RecordError, match=r"mixed\.jsonl:2, field 'claim': not a Sample"):
+        list(read_annotation_samples(path))
+
+
+def test_articles_are_read_by_id_and_a_bad_one_names_its_line(tmp_path):
+    path = tmp_path / "articles.jsonl"
+    good = {"id": "rw-1", "news_url": "https://www.snopes.com/fact-check/x/", "text": "t", "word_count": 1}
+    path.write_text(json.dumps(good) + "\n" + json.dumps({"id": "rw-2"}) + "\n", encoding="utf-8")
+    with pytest.raises(RecordError, match=r"articles\.jsonl:2, record rw-2, field .*not a TaggedArticle"):
+        read_articles(path)
+    path.write_text(json.dumps(good) + "\n", encoding="utf-8")
+    assert list(read_articles(path)) == ["rw-1"]
 
 
 def test_article_html_links_every_tag_by_its_link_table_id_and_escapes_text():
@@ -188,7 +215,7 @@ def test_blind_order_is_a_reproducible_permutation_that_varies_across_records():
 
 
 def test_explanation_task_hides_sources_and_needs_three_outputs():
-    sample = next(read_samples(RELEASED))
+    sample = next(read_annotation_samples(RELEASED))
     gold = gold_explanation(sample)
     item = ExplanationItem(
         id=sample.id,
@@ -219,6 +246,8 @@ def test_unknown_choice_is_set_aside_with_its_reason():
     rejects: list[Reject] = []
     assert validation_verdicts([task], USERS, project="validation", rejects=rejects) == []
     assert "post_extraction 'maybe'" in rejects[0].reason and rejects[0].id == "rw-x"
+    with pytest.raises(RecordError, match=r"validation task 1, record rw-x: post_extraction 'maybe'"):
+        validation_verdicts([task], USERS, project="validation")
 
 
 def test_agreement_matches_hand_computed_kappa_and_alpha():
@@ -288,6 +317,7 @@ def test_normalised_scores_and_paired_statistics_follow_paper_table_iv():
 
 def test_bootstrap_of_identical_differences_is_a_point_and_wilcoxon_of_zeros_is_one():
     assert bootstrap_ci(np.full(5, -1.0), resamples=100) == (-1.0, -1.0)
+    assert bootstrap_ci(np.array([0.5])) == (0.5, 0.5), "one difference: every resample is that difference"
     assert wilcoxon_p(np.zeros(4)) == 1.0
 
 
@@ -308,7 +338,7 @@ def test_two_agreeing_annotators_decide_and_disagreements_wait_for_adjudication(
 
 
 def test_merge_lets_humans_override_the_model_and_keeps_every_sample():
-    samples = list(read_samples(RELEASED))[:10]
+    samples = list(read_annotation_samples(RELEASED))[:10]
     # Rebind the ten test verdicts to real record ids.
     tasks = _ten_tasks()
     for task, sample in zip(tasks, samples, strict=True):
@@ -335,7 +365,7 @@ def test_merge_lets_humans_override_the_model_and_keeps_every_sample():
 def test_post_link_rates_count_link_containing_and_link_absent_articles_as_the_paper_does():
     from rwpost.annotate.report import post_link_rates
 
-    samples = list(read_samples(RELEASED))[:10]
+    samples = list(read_annotation_samples(RELEASED))[:10]
     samples = [
         s.model_copy(update={"post_url": None if i in (2, 8) else "https://x.example/p"})
         for i, s in enumerate(samples)
@@ -368,7 +398,7 @@ def test_merge_stage_passes_samples_through_until_verdicts_exist_then_applies_th
     del summary["post_link"]
     assert summary == {"samples": 46, "verdicts": 0, "rejected_lines": 0, "not_annotated": 46}
     tasks = _ten_tasks()
-    for task, sample in zip(tasks, list(read_samples(RELEASED))[:10], strict=True):
+    for task, sample in zip(tasks, list(read_annotation_samples(RELEASED))[:10], strict=True):
         task["data"]["record_id"] = sample.id
     verdicts = validation_verdicts(tasks, USERS, project="validation")
     (tmp_path / "v.jsonl").write_text("".join(v.model_dump_json() + "\n" for v in verdicts))

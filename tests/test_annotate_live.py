@@ -40,7 +40,7 @@ from rwpost.annotate import sync, workflow
 from rwpost.annotate.agreement import validation_agreement
 from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
 from rwpost.annotate.server import Credentials, LabelStudioError, ensure_venv, free_port, load_credentials
-from rwpost.annotate.sources import read_samples
+from rwpost.annotate.sources import read_annotation_samples as read_samples
 from rwpost.annotate.tasks import PROJECTS, ExplanationItem, ExplanationOutput, gold_explanation
 from rwpost.cli import main as rwpost_main
 from rwpost.records import Sample

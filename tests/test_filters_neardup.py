@@ -10,9 +10,10 @@ import pytest
 from PIL import Image
 from skimage import data as skdata
 
+from rwpost.errors import ConfigError
 from rwpost.filters.base import Candidate
 from rwpost.filters.hamming import BKTree, pairs_between, pairs_within
-from rwpost.filters.neardup import NearDuplicateFilter, normalise_claim, text_pairs
+from rwpost.filters.neardup import NearDuplicateFilter, components, normalise_claim, text_pairs
 
 
 def _brute_pairs(values: list[int], radius: int) -> set[tuple[int, int]]:
@@ -176,3 +177,18 @@ def test_distinct_screenshots_do_not_merge_but_their_copies_do(tmp_path: Path) -
     assert all(clusters[f"c{i}-half.jpg"] == clusters[f"c{i}.png"] for i in range(len(texts)))
     unguarded = flt.decide_all(measurements, {"flat_share": 1.01})  # without the guard they collapse
     assert len({d.details["cluster_id"] for d in unguarded.values()}) < len(texts)
+
+
+def test_components_link_transitively_and_leave_unlinked_records_alone():
+    labels = components(6, [(0, 3), (3, 5), (5, 0), (1, 2)])
+    groups = {}
+    for node, label in enumerate(labels):
+        groups.setdefault(int(label), []).append(node)
+    assert sorted(groups.values()) == [[0, 3, 5], [1, 2], [4]]
+    assert list(components(2, [])) == [0, 1] and len(components(0, [])) == 0
+
+
+def test_an_unknown_index_is_a_config_error_naming_the_key() -> None:
+    measurements = {"a": {"claim_norm": "", "phash": "0" * 16, "dhash": "0" * 16}}
+    with pytest.raises(ConfigError, match=r"filter\.neardup\.index"):
+        NearDuplicateFilter().decide_all(measurements, {"index": "faiss"})

@@ -14,8 +14,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.stats import wilcoxon
 
 from rwpost.annotate.agreement import EXPLANATION_QUESTIONS, explanation_agreement
+from rwpost.evaluate.metrics import bootstrap_interval
 from rwpost.records import ExplanationScore
 
 CRITERION_TITLES = {
@@ -44,20 +46,25 @@ def instance_means(scores: Sequence[ExplanationScore], criterion: str) -> dict[s
 def bootstrap_ci(
     diffs: np.ndarray, *, resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
 ) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the mean of paired differences."""
+    """Percentile bootstrap confidence interval of the mean of paired differences (the metrics' bootstrap)."""
     if diffs.size == 0:
         return (math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, diffs.size, size=(resamples, diffs.size))
-    means = diffs[picks].mean(axis=1)
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    return (float(np.percentile(means, tail)), float(np.percentile(means, 100.0 - tail)))
+    if diffs.size == 1:  # one difference: every resample is that difference
+        return (float(diffs[0]), float(diffs[0]))
+    interval = bootstrap_interval(
+        lambda idx: diffs[idx].mean(),
+        diffs.size,
+        n_resamples=resamples,
+        seed=seed,
+        confidence_level=confidence,
+    )
+    assert interval is not None  # size >= 2 and resamples > 0
+    low, high = interval
+    return (float(low[0]), float(high[0]))
 
 
 def wilcoxon_p(diffs: np.ndarray) -> float:
     """Two-sided p-value of the Wilcoxon signed-rank test on paired differences (1.0 when all are zero)."""
-    from scipy.stats import wilcoxon
-
     if diffs.size == 0:
         return math.nan
     if not np.any(diffs):

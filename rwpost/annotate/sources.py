@@ -8,29 +8,24 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rwpost.errors import RecordError
-from rwpost.io import iter_jsonl
+from rwpost.io import iter_jsonl, read_records, validation_problem
 from rwpost.records import Reject, Sample, TaggedArticle
 from rwpost.rwpost_format import sample_from_released
 
 
-def read_samples(path: Path, rejects: list[Reject] | None = None) -> Iterator[Sample]:
+def read_annotation_samples(path: Path, rejects: list[Reject] | None = None) -> Iterator[Sample]:
     """Samples from a JSONL file of ``Sample`` records or of released records; bad lines go to ``rejects``.
 
-    A line is a ``Sample`` when it carries ``provenance`` (every ``Sample`` does), else a released record.
-    Without ``rejects``, the first bad line raises :class:`RecordError` naming the file and line.
+    A line is a ``Sample`` when it carries ``provenance`` (every ``Sample`` does), else a released record
+    (:func:`rwpost.rwpost_format.sample_from_released`). Without ``rejects``, the first bad line raises
+    :class:`RecordError` naming the file and line. (:func:`rwpost.dataset.read_samples` reads published
+    splits and whole files of one kind, with no rejects.)
     """
     source = str(path)
     for line, row in iter_jsonl(path):
         try:
             if isinstance(row, dict) and "provenance" in row:
-                try:
-                    yield Sample.model_validate(row)
-                except ValidationError as exc:
-                    err = exc.errors()[0]
-                    where = ".".join(str(p) for p in err["loc"])
-                    raise RecordError(
-                        f"not a Sample: {err['msg']}", source=source, line=line, field=where
-                    ) from exc
+                yield _sample(row, source, line)
             else:
                 yield sample_from_released(row, source=source, line=line)
         except RecordError as exc:
@@ -43,15 +38,14 @@ def read_samples(path: Path, rejects: list[Reject] | None = None) -> Iterator[Sa
             )
 
 
+def _sample(row: dict, source: str, line: int) -> Sample:
+    try:
+        return Sample.model_validate(row)
+    except ValidationError as exc:
+        message, where = validation_problem(exc)
+        raise RecordError(f"not a Sample: {message}", source=source, line=line, field=where) from exc
+
+
 def read_articles(path: Path) -> dict[str, TaggedArticle]:
     """Tagged articles by record id (the article panel of the validation project)."""
-    articles = {}
-    for line, row in iter_jsonl(path):
-        try:
-            article = TaggedArticle.model_validate(row)
-        except ValidationError as exc:
-            raise RecordError(
-                f"not a TaggedArticle: {exc.errors()[0]['msg']}", source=str(path), line=line
-            ) from exc
-        articles[article.id] = article
-    return articles
+    return {article.id: article for article in read_records(path, TaggedArticle)}

@@ -13,6 +13,7 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from rwpost.annotate.tasks import CRITERIA, SLOTS
+from rwpost.errors import RecordError
 from rwpost.records import ExplanationScore, ImageRole, PostCheck, Reject, ValidationVerdict
 
 _CRITERION_FIELD = {
@@ -41,13 +42,25 @@ def _annotations(task: dict[str, Any]) -> Iterable[dict[str, Any]]:
             yield annotation
 
 
-def _reject(task: dict[str, Any], annotation: dict[str, Any], reason: str, source: str) -> Reject:
-    return Reject(
-        id=(task.get("data") or {}).get("record_id"),
-        stage="annotate",
-        reason=reason,
-        source=source,
-        data={"task": task.get("id"), "annotation": annotation.get("id"), "result": annotation.get("result")},
+def _set_aside(
+    task: dict[str, Any], annotation: dict[str, Any], problem: str, source: str, rejects: list[Reject] | None
+) -> None:
+    """Keep a bad annotation in ``rejects``; without them, raise :class:`RecordError` naming its task."""
+    record_id = (task.get("data") or {}).get("record_id")
+    if rejects is None:
+        raise RecordError(problem, source=f"{source} task {task.get('id')}", record_id=record_id)
+    rejects.append(
+        Reject(
+            id=record_id,
+            stage="annotate",
+            reason=problem,
+            source=source,
+            data={
+                "task": task.get("id"),
+                "annotation": annotation.get("id"),
+                "result": annotation.get("result"),
+            },
+        )
     )
 
 
@@ -74,9 +87,7 @@ def validation_verdicts(
             elif post is None and role is None:
                 problem = "annotation answers neither post_extraction nor image_role"
             if problem:
-                if rejects is None:
-                    raise ValueError(f"task {task.get('id')}: {problem}")
-                rejects.append(_reject(task, annotation, problem, project))
+                _set_aside(task, annotation, problem, project, rejects)
                 continue
             user = annotation.get("completed_by")
             verdicts.append(
@@ -127,7 +138,5 @@ def explanation_scores(
                     )
                 except (KeyError, ValueError, ValidationError) as exc:
                     problem = f"output {slot}: missing or invalid score or key ({exc})"
-                    if rejects is None:
-                        raise ValueError(f"task {task.get('id')}: {problem}") from exc
-                    rejects.append(_reject(task, annotation, problem, "explanation"))
+                    _set_aside(task, annotation, problem, "explanation", rejects)
     return scores

@@ -144,12 +144,12 @@ def push(
     """
     from rwpost.annotate import sync, workflow
     from rwpost.annotate.server import load_annotators, save_annotators
-    from rwpost.annotate.sources import read_articles, read_samples
+    from rwpost.annotate.sources import read_annotation_samples, read_articles
     from rwpost.records import Reject
 
     client, url = _client(state, url, port)
     rejects: list[Reject] = []
-    samples = list(read_samples(records, rejects))
+    samples = list(read_annotation_samples(records, rejects))
     if limit:
         samples = samples[:limit]
     paths = _paths(state)
@@ -207,10 +207,10 @@ def push_explanations(
     """
     from rwpost.annotate import workflow
     from rwpost.annotate.tasks import ExplanationItem
-    from rwpost.io import iter_jsonl, write_json
+    from rwpost.io import read_records, write_json
 
     client, _ = _client(state, url, port)
-    loaded = [ExplanationItem.model_validate(row) for _line, row in iter_jsonl(items)]
+    loaded = list(read_records(items, ExplanationItem))
     result, new_keys = workflow.push_explanations(
         client,
         loaded,
@@ -286,11 +286,11 @@ def adjudicate(
     Example: rwpost annotate pull && rwpost annotate adjudicate
     """
     from rwpost.annotate import workflow
-    from rwpost.io import iter_jsonl
+    from rwpost.io import read_records
     from rwpost.records import ValidationVerdict
 
     client, _ = _client(state, url, port)
-    loaded = [ValidationVerdict.model_validate(row) for _line, row in iter_jsonl(verdicts)]
+    loaded = list(read_records(verdicts, ValidationVerdict))
     result = workflow.push_adjudication(
         client, loaded, configs_dir=configs, files_root=_paths(state).files, guidelines_dir=guidelines
     )
@@ -314,13 +314,11 @@ def agreement(
     Example: rwpost annotate agreement --compare agentfact,lemma
     """
     from rwpost.annotate.report import annotation_report, report_markdown
-    from rwpost.io import iter_jsonl, write_json, write_text
+    from rwpost.io import read_records, write_json, write_text
     from rwpost.records import ExplanationScore, ValidationVerdict
 
-    loaded_v = (
-        [ValidationVerdict.model_validate(r) for _l, r in iter_jsonl(verdicts)] if verdicts.exists() else []
-    )
-    loaded_s = [ExplanationScore.model_validate(r) for _l, r in iter_jsonl(scores)] if scores.exists() else []
+    loaded_v = list(read_records(verdicts, ValidationVerdict)) if verdicts.exists() else []
+    loaded_s = list(read_records(scores, ExplanationScore)) if scores.exists() else []
     if not loaded_v and not loaded_s:
         raise ConfigError(
             f"nothing to measure: neither {verdicts} nor {scores} has records (run rwpost annotate pull)"
@@ -354,13 +352,13 @@ def merge(
     """
     from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
     from rwpost.annotate.report import post_link_rates
-    from rwpost.annotate.sources import read_samples
-    from rwpost.io import iter_jsonl, write_json, write_jsonl
+    from rwpost.annotate.sources import read_annotation_samples
+    from rwpost.io import read_records, write_json, write_jsonl
     from rwpost.records import Reject, ValidationVerdict
 
     rejects: list[Reject] = []
-    samples = list(read_samples(records, rejects))
-    human = resolve_verdicts(ValidationVerdict.model_validate(r) for _l, r in iter_jsonl(verdicts))
+    samples = list(read_annotation_samples(records, rejects))
+    human = resolve_verdicts(read_records(verdicts, ValidationVerdict))
     result = merge_verdicts(samples, human)
     write_jsonl(out / "samples.jsonl", result.samples)
     write_jsonl(out / "decisions.jsonl", result.decisions)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from rwpost.dataset import read_samples
 from rwpost.errors import ConfigError
 from rwpost.evaluate.runner import split_train_test
 from rwpost.io import sha256_file
@@ -39,8 +40,6 @@ def load_eval_data(
     """Read ``data`` (released JSONL, Sample JSONL or Parquet split); train from ``train`` or a seeded
     ``train_fraction`` of ``data``. Samples with no RW-Post label (excluded ratings such as satire)
     cannot be scored: they are left out and counted in ``info``."""
-    from rwpost.dataset import read_samples
-
     if train is not None and train_fraction is not None:
         raise ConfigError("give either --train or --train-fraction, not both")
     samples, unlabelled = _labelled(read_samples(data))

@@ -14,7 +14,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -284,12 +284,3 @@ def run(
         "run_fingerprint": fingerprint(identity),
     }
     return RunResult(all_predictions, manifest, input_report)
-
-
-def spec_summary(spec: RunSpec) -> dict[str, Any]:
-    """The spec as JSON-able data (the block list by size only)."""
-    data = asdict(spec)
-    data["blocklist"] = len(spec.blocklist.domains)
-    data.pop("secrets", None)
-    data["setting"] = str(spec.setting)
-    return data

@@ -1,67 +1,58 @@
-"""The measurement cache: a SQLite store keyed by (filter name, filter version, input content hash).
+"""The measurement cache: measurements keyed by (filter name, filter version, input content hash).
 
 A measurement is the expensive part of a filter (OCR, image decoding, an LLM answer). Keying it by
 content means a rerun after a threshold change, a reordering of records or a moved file measures
 nothing again, while a changed image or a new filter version measures afresh (STYLE.md 10, 11).
+A typed layer over :class:`rwpost.cache.SqliteStore`: one namespace per filter.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 from pathlib import Path
 from typing import Any
+
+from rwpost.cache import SqliteStore
+
+_LEGACY_TABLE = "measurements"
+"""The table of cache files written before :mod:`rwpost.cache` (moved into the store on open)."""
+
+
+def _key(version: str, key: str) -> str:
+    """The store key of one measurement within its filter's namespace."""
+    return json.dumps([version, key])
 
 
 class MeasurementCache:
     """Persistent ``(filter, version, key) -> measurement`` map; safe to share between threads."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS measurements ("
-            " filter TEXT NOT NULL, version TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
-            " PRIMARY KEY (filter, version, key))"
-        )
+        self.store = SqliteStore(path)
+        self.path = self.store.path
+        self.store.adopt_table(_LEGACY_TABLE, _from_legacy_row)
 
     def get(self, filter_name: str, version: str, key: str) -> dict[str, Any] | None:
         """The stored measurement, or None."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT value FROM measurements WHERE filter=? AND version=? AND key=?",
-                (filter_name, version, key),
-            ).fetchone()
-        return json.loads(row[0]) if row else None
+        return self.store.get(filter_name, _key(version, key))
 
     def put(self, filter_name: str, version: str, key: str, value: dict[str, Any]) -> None:
         """Store one measurement (committed at once, so a killed run keeps what it measured)."""
-        blob = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO measurements (filter, version, key, value) VALUES (?, ?, ?, ?)",
-                (filter_name, version, key, blob),
-            )
+        self.store.put(filter_name, _key(version, key), value)
 
     def count(self, filter_name: str | None = None) -> int:
         """How many measurements are stored (for one filter, or all)."""
-        with self._lock:
-            if filter_name is None:
-                return self._db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0]
-            return self._db.execute(
-                "SELECT COUNT(*) FROM measurements WHERE filter=?", (filter_name,)
-            ).fetchone()[0]
+        return self.store.count(filter_name)
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self.store.close()
 
     def __enter__(self) -> MeasurementCache:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _from_legacy_row(row: dict[str, Any]) -> tuple[str, str, Any, float]:
+    """One row of the former ``measurements`` table as a store entry."""
+    return row["filter"], _key(row["version"], row["key"]), json.loads(row["value"]), 0.0

@@ -151,27 +151,3 @@ def pairs_between(
     if not found:
         return np.zeros((0, 2), dtype=np.int64)
     return np.unique(np.concatenate(found).astype(np.int64), axis=0)
-
-
-class UnionFind:
-    """Disjoint sets over ``0..n-1`` (path halving, union by size)."""
-
-    def __init__(self, n: int) -> None:
-        self.parent = list(range(n))
-        self.size = [1] * n
-
-    def find(self, i: int) -> int:
-        parent = self.parent
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra == rb:
-            return
-        if self.size[ra] < self.size[rb]:
-            ra, rb = rb, ra
-        self.parent[rb] = ra
-        self.size[ra] += self.size[rb]

@@ -23,9 +23,12 @@ from typing import Any, ClassVar
 import imagehash
 import numpy as np
 from PIL import Image
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
+from rwpost.errors import ConfigError
 from rwpost.filters.base import KEEP, Candidate, FilterDecision, content_key, image_inputs
-from rwpost.filters.hamming import BKTree, UnionFind, pairs_between, pairs_within
+from rwpost.filters.hamming import BKTree, pairs_between, pairs_within
 from rwpost.filters.images import open_rgb
 from rwpost.images import ImageRefused
 
@@ -161,7 +164,9 @@ def image_pairs(
         array = np.array(dhashes, dtype=np.uint64)
         candidates = [(int(a), int(b)) for a, b in pairs_within(array, dhash_radius)]
     else:
-        raise ValueError(f"unknown near-duplicate index {index!r}: expected 'mih' or 'bktree'")
+        raise ConfigError(
+            f"filter.neardup.index: unknown near-duplicate index {index!r}: expected 'mih' or 'bktree'"
+        )
     return sorted(
         (min(a, b), max(a, b)) for a, b in candidates if (phashes[a] ^ phashes[b]).bit_count() <= phash_radius
     )
@@ -198,6 +203,13 @@ def crop_pairs(
     return sorted(out)
 
 
+def components(n: int, edges: list[tuple[int, int]]) -> np.ndarray:
+    """The connected-component label of each of ``n`` nodes linked by ``edges`` (scipy's csgraph)."""
+    pairs = np.array(edges, dtype=np.int64).reshape(-1, 2)
+    graph = coo_matrix((np.ones(len(pairs), dtype=np.int8), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+    return connected_components(graph, directed=False)[1]
+
+
 class NearDuplicateFilter:
     """Cluster near-duplicate images and claims; record the cluster id (drop extras only if asked)."""
 
@@ -221,7 +233,7 @@ class NearDuplicateFilter:
     ) -> dict[str, FilterDecision]:
         p = {**DEFAULTS, **params}
         ids = list(measurements)
-        union = UnionFind(len(ids))
+        edges: list[tuple[int, int]] = []
         how: dict[int, set[str]] = {i: set() for i in range(len(ids))}
         with_image = [i for i, rid in enumerate(ids) if "phash" in measurements[rid]]
         ph = [int(measurements[ids[i]]["phash"], 16) for i in with_image]
@@ -233,7 +245,7 @@ class NearDuplicateFilter:
                 or (dh[a] ^ dh[b]).bit_count() > p["flat_dhash_radius"]
             ):
                 continue  # a screenshot-like image: only an (almost) identical copy links
-            union.union(with_image[a], with_image[b])
+            edges.append((with_image[a], with_image[b]))
             how[with_image[a]].add("image")
             how[with_image[b]].add("image")
         if p["caption_crops"] and with_image:
@@ -242,16 +254,16 @@ class NearDuplicateFilter:
             ):
                 if a in flat or b in flat:
                     continue  # caption crops of screenshot-like images are not evidence
-                union.union(a, b)
+                edges.append((a, b))
                 how[a].add("image")
                 how[b].add("image")
         for a, b in text_pairs([measurements[rid].get("claim_norm", "") for rid in ids], p["text_jaccard"]):
-            union.union(a, b)
+            edges.append((a, b))
             how[a].add("claim")
             how[b].add("claim")
         members: dict[int, list[int]] = {}
-        for i in range(len(ids)):
-            members.setdefault(union.find(i), []).append(i)
+        for i, component in enumerate(components(len(ids), edges)):
+            members.setdefault(int(component), []).append(i)
         decisions: dict[str, FilterDecision] = {}
         for group in members.values():
             names = sorted(ids[i] for i in group)

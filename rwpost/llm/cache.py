@@ -7,31 +7,20 @@ rerun of a stage re-asks nothing that already succeeded and never re-bills the A
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import sqlite3
-import threading
-import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from rwpost.cache import SqliteStore
+from rwpost.io import sha256_hex
 from rwpost.llm.types import LLMRequest
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS answers (
-    key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    prompt_version TEXT NOT NULL,
-    task TEXT NOT NULL,
-    answer TEXT NOT NULL,
-    raw TEXT NOT NULL,
-    prompt_tokens INTEGER NOT NULL,
-    completion_tokens INTEGER NOT NULL,
-    created_at REAL NOT NULL
-)
-"""
+NAMESPACE = "llm"
+"""The store namespace of LLM answers."""
+
+_LEGACY_TABLE = "answers"
+"""The table of cache files written before :mod:`rwpost.cache` (moved into the store on open)."""
 
 
 def cache_key(model: str, request: LLMRequest) -> str:
@@ -48,7 +37,7 @@ def cache_key(model: str, request: LLMRequest) -> str:
         "max_tokens": request.max_tokens,
     }
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text)
 
 
 @dataclass(frozen=True)
@@ -62,26 +51,21 @@ class CachedAnswer:
 
 
 class LLMCache:
-    """sqlite store of validated answers; WAL mode and a busy timeout let several processes share it."""
+    """Validated answers by :func:`cache_key`: a typed layer over :class:`rwpost.cache.SqliteStore`."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=60.0, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA busy_timeout=60000")
-        self._conn.execute(_SCHEMA)
+        self.store = SqliteStore(path)
+        self.path = self.store.path
+        self.store.adopt_table(_LEGACY_TABLE, _from_legacy_row)
 
     def get(self, key: str) -> CachedAnswer | None:
         """The stored answer for ``key``, or None."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT answer, raw, prompt_tokens, completion_tokens FROM answers WHERE key = ?", (key,)
-            ).fetchone()
-        if row is None:
+        value = self.store.get(NAMESPACE, key)
+        if value is None:
             return None
-        return CachedAnswer(json.loads(row[0]), row[1], int(row[2]), int(row[3]))
+        return CachedAnswer(
+            value["answer"], value["raw"], int(value["prompt_tokens"]), int(value["completion_tokens"])
+        )
 
     def put(
         self,
@@ -95,36 +79,37 @@ class LLMCache:
         completion_tokens: int,
     ) -> None:
         """Store a validated answer (the first writer of a key wins; answers are immutable)."""
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    key,
-                    model,
-                    request.prompt_version,
-                    request.task,
-                    json.dumps(answer, ensure_ascii=False, sort_keys=True),
-                    raw,
-                    prompt_tokens,
-                    completion_tokens,
-                    time.time(),
-                ),
-            )
+        value = {
+            "model": model,
+            "prompt_version": request.prompt_version,
+            "task": request.task,
+            "answer": answer,
+            "raw": raw,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+        }
+        self.store.put(NAMESPACE, key, value, replace=False)
 
     def __contains__(self, key: str) -> bool:
-        with self._lock:
-            return self._conn.execute("SELECT 1 FROM answers WHERE key = ?", (key,)).fetchone() is not None
+        return self.store.contains(NAMESPACE, key)
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+        return self.store.count(NAMESPACE)
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self.store.close()
 
     def __enter__(self) -> LLMCache:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _from_legacy_row(row: dict[str, Any]) -> tuple[str, str, dict[str, Any], float]:
+    """One row of the former ``answers`` table as a store entry (same key, same answer)."""
+    value = {name: row[name] for name in ("model", "prompt_version", "task", "raw")}
+    value["answer"] = json.loads(row["answer"])
+    value["prompt_tokens"] = int(row["prompt_tokens"])
+    value["completion_tokens"] = int(row["completion_tokens"])
+    return NAMESPACE, row["key"], value, float(row["created_at"])

@@ -1,0 +1,127 @@
+"""One on-disk key-value store of JSON values (sqlite), shared by the LLM answer cache and the filters'
+measurement cache.
+
+WAL mode and a busy timeout let several processes share a file; a lock lets threads share a connection.
+Every ``put`` commits at once, so a killed run keeps what it stored (STYLE.md 11). Values live in one
+table under a namespace (``llm``, a filter's name...), keyed by a string the caller builds from content.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+_TABLE = """
+CREATE TABLE IF NOT EXISTS entries (
+    namespace TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (namespace, key)
+)
+"""
+
+_INSERT = "{verb} INTO entries (namespace, key, value, created_at) VALUES (?, ?, ?, ?)"
+
+Entry = tuple[str, str, Any, float]
+"""``(namespace, key, value, created_at)``: one stored value."""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+class SqliteStore:
+    """``(namespace, key) -> JSON value`` in one sqlite file; safe to share between threads and processes."""
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(
+            self.path, timeout=timeout, check_same_thread=False, isolation_level=None
+        )
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+        self._conn.execute(_TABLE)
+
+    def get(self, namespace: str, key: str) -> Any | None:
+        """The stored value, or None."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT value FROM entries WHERE namespace = ? AND key = ?", (namespace, key)
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, namespace: str, key: str, value: Any, *, replace: bool = True) -> None:
+        """Store one value; with ``replace=False`` the first writer of a key wins (immutable entries)."""
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        with self._lock:
+            self._conn.execute(_INSERT.format(verb=verb), (namespace, key, _dumps(value), time.time()))
+
+    def contains(self, namespace: str, key: str) -> bool:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT 1 FROM entries WHERE namespace = ? AND key = ?", (namespace, key)
+            ).fetchone()
+        return row is not None
+
+    def count(self, namespace: str | None = None) -> int:
+        """How many values are stored (in one namespace, or all)."""
+        with self._lock:
+            if namespace is None:
+                row = self._conn.execute("SELECT COUNT(*) FROM entries").fetchone()
+            else:
+                row = self._conn.execute(
+                    "SELECT COUNT(*) FROM entries WHERE namespace = ?", (namespace,)
+                ).fetchone()
+        return int(row[0])
+
+    def adopt_table(self, table: str, convert: Callable[[dict[str, Any]], Entry]) -> int:
+        """Move the rows of an older table of this file into the store, then drop that table.
+
+        ``convert`` maps one old row (column -> value) to ``(namespace, key, value, created_at)``. It runs
+        in one write transaction, so processes opening the same file at once move the rows exactly once.
+        Returns how many rows were moved (0 when the table is not there).
+        """
+        with self._lock:
+            if not self._has_table(table):  # the usual case: no write lock taken
+                return 0
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                moved = 0
+                if self._has_table(table):  # another process may have moved it meanwhile
+                    cursor = self._conn.execute(f'SELECT * FROM "{table}"')  # noqa: S608 (a known name)
+                    names = [c[0] for c in cursor.description]
+                    for raw in cursor.fetchall():
+                        namespace, key, value, created = convert(dict(zip(names, raw, strict=True)))
+                        self._conn.execute(
+                            _INSERT.format(verb="INSERT OR IGNORE"), (namespace, key, _dumps(value), created)
+                        )
+                        moved += 1
+                    self._conn.execute(f'DROP TABLE "{table}"')
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return moved
+
+    def _has_table(self, table: str) -> bool:
+        row = self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
+        return row.fetchone() is not None
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

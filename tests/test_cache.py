@@ -1,0 +1,99 @@
+"""The one sqlite key-value store and its two typed layers (LLM answers, filter measurements)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from rwpost.cache import SqliteStore
+from rwpost.filters.cache import MeasurementCache
+from rwpost.llm import ImageInput, LLMCache, LLMRequest
+from rwpost.llm.cache import cache_key
+
+
+def _request(**kw) -> LLMRequest:
+    return LLMRequest(
+        key="rw-1",
+        task="rationale",
+        system="sys",
+        user="user text",
+        schema={"type": "object"},
+        schema_name="rationale",
+        prompt_version="v1",
+        **kw,
+    )
+
+
+def test_store_keeps_json_values_per_namespace_and_survives_reopening(tmp_path):
+    with SqliteStore(tmp_path / "s.sqlite") as store:
+        store.put("a", "k", {"x": [1, 2], "y": "é"})
+        store.put("b", "k", 3)
+        store.put("a", "first", 1, replace=False)
+        store.put("a", "first", 2, replace=False)
+        store.put("a", "replaced", 1)
+        store.put("a", "replaced", 2)
+    with SqliteStore(tmp_path / "s.sqlite") as store:
+        assert store.get("a", "k") == {"x": [1, 2], "y": "é"}
+        assert store.get("b", "k") == 3 and store.get("c", "k") is None
+        assert store.get("a", "first") == 1, "replace=False: the first writer wins"
+        assert store.get("a", "replaced") == 2
+        assert store.contains("a", "k") and not store.contains("a", "missing")
+        assert (store.count(), store.count("a"), store.count("b")) == (4, 3, 1)
+
+
+def test_llm_cache_keys_are_unchanged():
+    # Values computed by the cache_key of commit f3b9421: a changed key would re-bill every cached answer.
+    assert cache_key("test-model", _request()) == (
+        "84aaeeccd00389d51478ae8e847ed1965233367311cd03212528fe91be06254a"
+    )
+    with_image = _request(images=(ImageInput(b"\x89PNG fake", "image/png"),))
+    assert cache_key("test-model", with_image) == (
+        "cca4c4f602b484864f382405a2ba8e8d1492b29bf1be8735632bc0ac7046c5fd"
+    )
+
+
+_LEGACY_ANSWERS = """
+CREATE TABLE answers (
+    key TEXT PRIMARY KEY, model TEXT NOT NULL, prompt_version TEXT NOT NULL, task TEXT NOT NULL,
+    answer TEXT NOT NULL, raw TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL, created_at REAL NOT NULL
+)
+"""
+
+
+def test_an_llm_cache_file_of_the_former_layout_is_read_with_every_answer(tmp_path):
+    path = tmp_path / "llm.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(_LEGACY_ANSWERS)
+        db.execute(
+            "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ("k1", "m", "v1", "rationale", json.dumps({"a": 1}), '{"a": 1}', 10, 5, 1.0),
+        )
+    db.close()
+    with LLMCache(path) as cache:
+        assert len(cache) == 1 and "k1" in cache
+        hit = cache.get("k1")
+        assert hit is not None
+        assert (hit.answer, hit.raw) == ({"a": 1}, '{"a": 1}')
+        assert (hit.prompt_tokens, hit.completion_tokens) == (10, 5)
+        answer = {"answer": {"b": 2}, "raw": "{}", "prompt_tokens": 1, "completion_tokens": 1}
+        cache.put("k2", model="m", request=_request(), **answer)
+    with LLMCache(path) as cache:  # reopening moves nothing twice
+        assert len(cache) == 2 and cache.get("k2").answer == {"b": 2}
+
+
+def test_a_measurement_cache_file_of_the_former_layout_is_read(tmp_path):
+    path = tmp_path / "m.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE measurements (filter TEXT NOT NULL, version TEXT NOT NULL, key TEXT NOT NULL,"
+            " value TEXT NOT NULL, PRIMARY KEY (filter, version, key))"
+        )
+        db.execute("INSERT INTO measurements VALUES ('size', '1', 'abc', ?)", (json.dumps({"width": 3}),))
+    db.close()
+    with MeasurementCache(path) as cache:
+        assert cache.get("size", "1", "abc") == {"width": 3}
+        assert cache.get("size", "2", "abc") is None, "a new filter version measures afresh"
+        cache.put("size", "2", "abc", {"width": 4})
+        cache.put("ocr", "1", "abc", {"text": "x"})
+        assert (cache.count(), cache.count("size"), cache.count("ocr")) == (3, 2, 1)
