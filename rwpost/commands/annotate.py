@@ -352,25 +352,16 @@ def merge(
 
     Example: rwpost annotate merge data/sample/released/rwpost_dev_main.head.jsonl
     """
-    from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
-    from rwpost.annotate.report import post_link_rates
-    from rwpost.annotate.sources import read_samples
-    from rwpost.io import iter_jsonl, write_json, write_jsonl
-    from rwpost.records import Reject, ValidationVerdict
+    from rwpost.stages import annotate_merge as stage
 
-    rejects: list[Reject] = []
-    samples = list(read_samples(records, rejects))
-    human = resolve_verdicts(ValidationVerdict.model_validate(r) for _l, r in iter_jsonl(verdicts))
-    result = merge_verdicts(samples, human)
-    write_jsonl(out / "samples.jsonl", result.samples)
-    write_jsonl(out / "decisions.jsonl", result.decisions)
-    write_jsonl(out / "disputed.jsonl", [v for v in human if v.status == "disputed"])
-    write_jsonl(out / "rejects.jsonl", rejects)
-    rates = post_link_rates(human, samples)
-    write_json(out / "summary.json", {**result.counts, "post_link": rates})
+    if not verdicts.exists():
+        raise ConfigError(f"{verdicts}: file not found (export it with: rwpost annotate pull)")
+    summary = stage.run(stage.Params(samples=records, verdicts=verdicts, out=out)).counts
+    rates = summary["post_link"]
     table = Table("outcome", "records")
-    for key, value in result.counts.items():
-        table.add_row(key, str(value))
+    for key, value in summary.items():
+        if key != "post_link":
+            table.add_row(key, str(value))
     console.print(table)
     pct = {
         k: "n/a" if rates[k] is None else f"{100 * rates[k]:.2f}%"
