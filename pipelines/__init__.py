@@ -1,1 +1,1 @@
-"""Thin DVC stages: each reads params.yaml and its inputs, calls rwpost, writes its outputs."""
+"""DVC entries, one per stage of dvc.yaml: ``python -m pipelines.<stage>`` -> ``rwpost.stages.<stage>``."""

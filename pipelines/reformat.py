@@ -1,19 +1,12 @@
-"""DVC stage `reformat`: crawl store -> tagged articles (text with tagged URLs + link table), rejects."""
+"""DVC stage `reformat`: ``python -m pipelines.reformat`` runs :mod:`rwpost.stages.reformat`."""
 
-from __future__ import annotations
+from functools import partial
 
-from pathlib import Path
-from typing import Any
+from rwpost.stages import reformat as stage
+from rwpost.stages.base import run_stage, stage_main
 
-from pipelines.common import section, stage_main
-from rwpost.extract.stages import reformat_store
-
-
-def run(params: dict[str, Any]) -> None:
-    cfg = section(params, "reformat")
-    report = reformat_store(Path(cfg["crawl"]), Path(cfg["out"]), min_words=int(cfg.get("min_words", 1)))
-    print(f"reformat: {report['kept']} tagged, {sum(report['rejected'].values())} rejected -> {cfg['out']}")
-
+run = partial(run_stage, stage)
+"""The stage on a whole params dict (as read from params.yaml): prints its line, returns its counts."""
 
 if __name__ == "__main__":
-    stage_main(run, __doc__ or "")
+    stage_main(stage)

@@ -1,23 +1,12 @@
-"""DVC stage `stats`: statistics report (JSON, Markdown, plots) of a published version."""
+"""DVC stage `stats`: ``python -m pipelines.stats`` runs :mod:`rwpost.stages.stats`."""
 
-from __future__ import annotations
+from functools import partial
 
-from pathlib import Path
-from typing import Any
+from rwpost.stages import stats as stage
+from rwpost.stages.base import run_stage, stage_main
 
-from pipelines.common import section, stage_main
-from rwpost.publish import load_version_samples
-from rwpost.stats import compute_stats, write_report
-
-
-def run(params: dict[str, Any]) -> None:
-    meta = section(params, "dataset")
-    cfg = section(params, "stats")
-    version_dir = Path(meta["root"]) / str(meta["version"])
-    samples = list(load_version_samples(version_dir).values())
-    write_report(compute_stats(samples), Path(cfg["out"]), title=f"RW-Post {meta['version']}")
-    print(f"stats: {len(samples)} samples -> {cfg['out']}")
-
+run = partial(run_stage, stage)
+"""The stage on a whole params dict (as read from params.yaml): prints its line, returns its counts."""
 
 if __name__ == "__main__":
-    stage_main(run, __doc__)
+    stage_main(stage)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +22,21 @@ from rwpost.records import CrawledArticle, Decision, Extraction, Image, Reject, 
 
 @dataclass
 class Assembly:
-    """What assembling produced: samples, rejects, and per-step counts for the funnel."""
+    """What assembling produced: samples, rejects, and what removed the others.
+
+    ``removed_by`` counts every removal by its cause (a filter's name, ``extraction``, ``label mapping``,
+    ``assemble``); ``filtered`` the part of it a filter decided.
+    """
 
     samples: list[Sample]
     rejects: list[Reject]
     removed_by: Counter[str]
+    filtered: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def removed_here(self) -> Counter[str]:
+        """Removals by assembling itself (the filter stage's funnel already counts the filters')."""
+        return self.removed_by - self.filtered
 
 
 def _post_image(extraction: Extraction, crawled: CrawledArticle | None, crawl_root: Path) -> Image | None:
@@ -73,7 +83,7 @@ def _first_rejection(decisions: list[Decision], order: list[str]) -> Decision | 
     return min(failing, key=lambda d: rank.get(d.filter, len(rank))) if failing else None
 
 
-def assemble(
+def assemble_samples(
     tagged: Iterable[TaggedArticle],
     extractions: dict[str, Extraction],
     crawled: dict[str, CrawledArticle],
@@ -85,6 +95,7 @@ def assemble(
     samples: list[Sample] = []
     rejects: list[Reject] = []
     removed: Counter[str] = Counter()
+    filtered: Counter[str] = Counter()
     order = filter_order or []
     for article in tagged:
         extraction = extractions.get(article.id)
@@ -102,6 +113,7 @@ def assemble(
         failing = _first_rejection(record_decisions, order)
         if failing is not None:
             removed[failing.filter] += 1
+            filtered[failing.filter] += 1
             rejects.append(
                 Reject(
                     id=article.id,
@@ -134,4 +146,4 @@ def assemble(
             rejects.append(Reject(id=article.id, stage="assemble", reason="the page gave no claim"))
             continue
         samples.append(sample)
-    return Assembly(samples=samples, rejects=rejects, removed_by=removed)
+    return Assembly(samples=samples, rejects=rejects, removed_by=removed, filtered=filtered)

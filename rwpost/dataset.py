@@ -1,163 +1,128 @@
 """RW-Post samples on disk: the Parquet layout of the published splits, and loading them.
 
-Parquet files carry an explicit Arrow schema derived from :data:`FEATURES` (Hugging Face ``datasets``
-features, stored in the file's metadata), so ``datasets.load_dataset("parquet", ...)`` decodes the
-``image`` column as ``datasets.Image`` with no extra arguments. Images are embedded as bytes in the
-``{"bytes", "path"}`` layout of ``datasets.Image``; a sample without image bytes has a null ``image``.
+Parquet files carry an explicit Arrow schema derived from the :class:`~rwpost.records.Sample` model
+(Hugging Face ``datasets`` features, stored in the file's metadata), so
+``datasets.load_dataset("parquet", ...)`` decodes the ``image`` column as ``datasets.Image`` with no
+extra arguments. One column per Sample field, in the model's order with ``schema_version`` last, except:
+the post image is flattened into ``image`` (its bytes, in the ``{"bytes", "path"}`` layout of
+``datasets.Image``; null without bytes) plus one ``image_<field>`` column per other :class:`Image` field,
+and ``extra`` is stored as JSON text.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import types
 from collections.abc import Iterable
+from datetime import date
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Union, get_args, get_origin
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pydantic import BaseModel
 
 from rwpost.errors import ConfigError, RecordError
-from rwpost.io import atomic_path, iter_jsonl, sha256_file
-from rwpost.records import Evidence, Image, Provenance, Sample
+from rwpost.io import atomic_path, iter_jsonl, read_records, sha256_file
+from rwpost.records import Image, Sample
+from rwpost.rwpost_format import read_released
 
 ROW_GROUP_SIZE = 128
 """Rows per Parquet row group: small enough to stream a few MB of images at a time."""
 
+IMAGE_FIELD = "image"
+"""The Sample field flattened into the ``image`` column (bytes) and ``image_<field>`` columns."""
+JSON_FIELDS = ("extra",)
+"""Sample fields of free-form mappings, stored as JSON text."""
+FALLBACKS: dict[str, Any] = {"provenance": {"backend": "unknown"}}
+"""Values for required fields a file leaves null (files written before the field was required)."""
 
-def _features():  # noqa: ANN202 - datasets is imported lazily (heavy)
+
+def _columns() -> list[str]:
+    """Sample's fields in column order: the model's order, ``schema_version`` (from the base) last."""
+    names = [name for name in Sample.model_fields if name != "schema_version"]
+    return [*names, "schema_version"]
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` -> ``X``."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def _feature(annotation: Any, hf: Any) -> Any:
+    """The ``datasets`` feature of one field's type (narrow integers: counts and ids fit in int32)."""
+    kind = _unwrap(annotation)
+    origin = get_origin(kind)
+    if origin is list:
+        return hf.List(_feature(get_args(kind)[0], hf))
+    if origin is dict:
+        return hf.Value("string")
+    if origin is Literal or (isinstance(kind, type) and issubclass(kind, str | Enum)):
+        return hf.Value("string")
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return {name: _feature(f.annotation, hf) for name, f in kind.model_fields.items()}
+    for python, dtype in ((bool, "bool"), (int, "int32"), (date, "date32")):
+        if kind is python:
+            return hf.Value(dtype)
+    raise TypeError(f"no Parquet column type for {annotation!r}")
+
+
+def features():  # noqa: ANN201 - datasets is imported lazily (heavy)
+    """The Hugging Face features of a published split (also the card's feature table)."""
     import datasets as hf
 
-    text = hf.Value("string")
-    return hf.Features(
-        {
-            "id": text,
-            "claim": text,
-            "post_text": text,
-            "post_url": text,
-            "image": hf.Image(),
-            "image_path": text,
-            "image_link": text,
-            "image_sha256": text,
-            "image_width": hf.Value("int32"),
-            "image_height": hf.Value("int32"),
-            "video_link": text,
-            "label": text,
-            "label_original": text,
-            "category": text,
-            "claim_time": hf.Value("date32"),
-            "news_url": text,
-            "reasoning_logic": text,
-            "key_points": hf.List(text),
-            "evidence": hf.List(
-                {
-                    "id": hf.Value("int32"),
-                    "type": text,
-                    "description": text,
-                    "content": text,
-                    "source": text,
-                    "url": text,
-                    "key_point_ids": hf.List(hf.Value("int32")),
-                }
-            ),
-            "ocr": text,
-            "image_required": text,
-            "watermarked": hf.Value("bool"),
-            "watermark_keywords": hf.List(text),
-            "cluster_id": text,
-            "split": text,
-            "subset": text,
-            "provenance": {"backend": text, "model": text, "prompt_version": text, "source": text},
-            "extra": text,
-            "schema_version": text,
-        }
-    )
-
-
-def features():  # noqa: ANN201
-    """The Hugging Face features of a published split (also the card's ``dataset_info``)."""
-    return _features()
+    out: dict[str, Any] = {}
+    for name in _columns():
+        annotation = Sample.model_fields[name].annotation
+        if name == IMAGE_FIELD:
+            out[name] = hf.Image()
+            for part, field in Image.model_fields.items():
+                if part != "bytes":
+                    out[f"{name}_{part}"] = _feature(field.annotation, hf)
+        else:
+            out[name] = _feature(annotation, hf)
+    return hf.Features(out)
 
 
 def arrow_schema() -> pa.Schema:
     """The explicit Arrow schema of a published split, with the ``datasets`` features in its metadata."""
-    return _features().arrow_schema
+    return features().arrow_schema
 
 
 def sample_to_row(sample: Sample) -> dict[str, Any]:
     """One Sample as a row of :func:`arrow_schema`."""
+    row = sample.model_dump(exclude={IMAGE_FIELD, *JSON_FIELDS})
     image = sample.image or Image()
-    return {
-        "id": sample.id,
-        "claim": sample.claim,
-        "post_text": sample.post_text,
-        "post_url": sample.post_url,
-        "image": {"bytes": image.bytes, "path": None} if image.bytes else None,
-        "image_path": image.path,
-        "image_link": image.link,
-        "image_sha256": image.sha256,
-        "image_width": image.width,
-        "image_height": image.height,
-        "video_link": sample.video_link,
-        "label": str(sample.label) if sample.label else None,
-        "label_original": sample.label_original,
-        "category": sample.category,
-        "claim_time": sample.claim_time,
-        "news_url": sample.news_url,
-        "reasoning_logic": sample.reasoning_logic,
-        "key_points": sample.key_points,
-        "evidence": [e.model_dump() for e in sample.evidence],
-        "ocr": sample.ocr,
-        "image_required": sample.image_required,
-        "watermarked": sample.watermarked,
-        "watermark_keywords": sample.watermark_keywords,
-        "cluster_id": sample.cluster_id,
-        "split": sample.split,
-        "subset": sample.subset,
-        "provenance": sample.provenance.model_dump(),
-        "extra": json.dumps(sample.extra, ensure_ascii=False, sort_keys=True) if sample.extra else None,
-        "schema_version": sample.schema_version,
-    }
+    row[IMAGE_FIELD] = {"bytes": image.bytes, "path": None} if image.bytes else None
+    for part, value in image.model_dump(exclude={"bytes"}).items():
+        row[f"{IMAGE_FIELD}_{part}"] = value
+    for name in JSON_FIELDS:
+        value = getattr(sample, name)
+        row[name] = json.dumps(value, ensure_ascii=False, sort_keys=True) if value else None
+    return {k: str(v) if isinstance(v, Enum) else v for k, v in row.items()}
 
 
 def row_to_sample(row: dict[str, Any]) -> Sample:
     """A Parquet row (as ``pyarrow`` gives it, image undecoded) back to a Sample."""
-    image_cell = row.get("image") or {}
-    image = Image(
-        bytes=image_cell.get("bytes") if isinstance(image_cell, dict) else None,
-        path=row.get("image_path"),
-        link=row.get("image_link"),
-        sha256=row.get("image_sha256"),
-        width=row.get("image_width"),
-        height=row.get("image_height"),
-    )
-    has_image = any(v is not None for v in image.model_dump().values())
-    return Sample(
-        id=row["id"],
-        claim=row["claim"],
-        post_text=row.get("post_text"),
-        post_url=row.get("post_url"),
-        image=image if has_image else None,
-        video_link=row.get("video_link"),
-        label=row.get("label"),
-        label_original=row.get("label_original"),
-        category=row.get("category"),
-        claim_time=row.get("claim_time"),
-        news_url=row["news_url"],
-        reasoning_logic=row.get("reasoning_logic"),
-        key_points=row.get("key_points"),
-        evidence=[Evidence(**e) for e in row.get("evidence") or []],
-        ocr=row.get("ocr"),
-        image_required=row.get("image_required"),
-        watermarked=row.get("watermarked"),
-        watermark_keywords=row.get("watermark_keywords") or [],
-        cluster_id=row.get("cluster_id"),
-        split=row.get("split"),
-        subset=row.get("subset"),
-        provenance=Provenance(**(row.get("provenance") or {"backend": "unknown"})),
-        extra=json.loads(row["extra"]) if row.get("extra") else {},
-        schema_version=row.get("schema_version") or "1.0",
-    )
+    cell = row.get(IMAGE_FIELD)
+    image = {"bytes": cell.get("bytes") if isinstance(cell, dict) else None}
+    image |= {part: row.get(f"{IMAGE_FIELD}_{part}") for part in Image.model_fields if part != "bytes"}
+    values: dict[str, Any] = {IMAGE_FIELD: image if any(v is not None for v in image.values()) else None}
+    for name in _columns():
+        value = row.get(name)
+        if name == IMAGE_FIELD or value is None or (name in JSON_FIELDS and not value):
+            value = FALLBACKS.get(name)
+        elif name in JSON_FIELDS:
+            value = json.loads(value)
+        if value is not None:
+            values[name] = value
+    return Sample.model_validate(values)
 
 
 def samples_to_table(samples: Iterable[Sample]) -> pa.Table:
@@ -184,8 +149,6 @@ def read_parquet(path: str | os.PathLike[str]) -> list[Sample]:
 
 def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
     """Samples from a released RW-Post JSONL file, a JSONL of our Sample records, or a Parquet split."""
-    from rwpost.rwpost_format import read_released
-
     target = Path(path)
     if not target.exists():
         raise RecordError("file not found", source=str(path))
@@ -195,13 +158,7 @@ def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
     if first is None:
         return []
     if isinstance(first[1], dict) and "provenance" in first[1] and "schema_version" in first[1]:
-        out = []
-        for line, obj in iter_jsonl(target):
-            try:
-                out.append(Sample.model_validate(obj))
-            except ValueError as exc:
-                raise RecordError(f"not a Sample record: {exc}", source=str(path), line=line) from exc
-        return out
+        return list(read_records(target, Sample))
     return read_released(target)
 
 

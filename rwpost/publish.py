@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from huggingface_hub import DatasetCard, DatasetCardData
 
-from rwpost.dataset import read_parquet, write_parquet
+from rwpost.dataset import features, read_parquet, write_parquet
 from rwpost.errors import RwpostError
 from rwpost.io import sha256_file, sha256_hex, write_json, write_text
 from rwpost.labels import CHALLENGING_LABELS, MAIN_LABELS
@@ -85,31 +85,33 @@ def write_version(samples: list[Sample], out_dir: Path, info: BuildInfo) -> dict
     return manifest
 
 
-def _card_yaml(manifest: dict[str, Any]) -> str:
-    configs = []
-    for subset in SUBSETS:
-        configs.append(
-            {
-                "config_name": subset,
-                "data_files": [{"split": split, "path": f"{subset}/{split}.parquet"} for split in SPLITS],
-                **({"default": True} if subset == "main" else {}),
-            }
-        )
-    meta = {
-        "pretty_name": "RW-Post",
-        "license": "other",
-        "license_name": "rw-post-research-noncommercial",
-        "language": ["en"],
-        "task_categories": ["image-text-to-text", "text-classification"],
-        "tags": ["fact-checking", "misinformation", "multimodal", "snopes"],
-        "configs": configs,
-    }
-    return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+def card_data(manifest: dict[str, Any]) -> DatasetCardData:
+    """The card's metadata block: licence, tags and one ``configs`` entry per subset for ``load_dataset``."""
+    configs = [
+        {
+            "config_name": subset,
+            "data_files": [{"split": split, "path": f"{subset}/{split}.parquet"} for split in SPLITS],
+            **({"default": True} if subset == "main" else {}),
+        }
+        for subset in SUBSETS
+    ]
+    return DatasetCardData(
+        pretty_name="RW-Post",
+        license="other",
+        license_name="rw-post-research-noncommercial",
+        language=["en"],
+        task_categories=["image-text-to-text", "text-classification"],
+        tags=["fact-checking", "misinformation", "multimodal", "snopes"],
+        configs=configs,
+    )
+
+
+_CARD_ORDER = ["pretty_name", "license", "license_name", "language", "task_categories", "tags", "configs"]
 
 
 def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
     """The dataset card (README.md) of a version, rendered from its manifest."""
-    lines = ["---", _card_yaml(manifest).rstrip(), "---", "", f"# RW-Post {manifest['version']}", ""]
+    lines = ["", f"# RW-Post {manifest['version']}", ""]
     lines += [
         "A real-world multimodal fact-checking dataset built from Snopes fact-check articles "
         "(Xu et al., *Multimodal Fact-Checking: An Agent-based Approach*, 2025), rebuilt with the "
@@ -167,8 +169,6 @@ def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
             lines.append(f"| {step['step']} | {step['in']} | {step['removed']} | {step['out']} | {reasons} |")
         lines.append("")
     lines += ["## Features", "", "| column | type |", "|---|---|"]
-    from rwpost.dataset import features
-
     for name, feature in features().items():
         lines.append(f"| `{name}` | {_feature_type(feature)} |")
     lines += ["", "## Categories", "", "| category | samples |", "|---|---:|"]
@@ -184,7 +184,8 @@ def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
         info.license_note or _DEFAULT_LICENSE,
         "",
     ]
-    return "\n".join(lines)
+    meta = card_data(manifest).to_yaml(original_order=_CARD_ORDER)
+    return str(DatasetCard(f"---\n{meta}\n---\n" + "\n".join(lines)))
 
 
 _DEFAULT_LICENSE = (

@@ -40,7 +40,7 @@ from rwpost.annotate import sync, workflow
 from rwpost.annotate.agreement import validation_agreement
 from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
 from rwpost.annotate.server import Credentials, LabelStudioError, ensure_venv, free_port, load_credentials
-from rwpost.annotate.sources import read_annotation_samples as read_samples
+from rwpost.annotate.sources import read_annotation_samples
 from rwpost.annotate.tasks import PROJECTS, ExplanationItem, ExplanationOutput, gold_explanation
 from rwpost.cli import main as rwpost_main
 from rwpost.records import Sample
@@ -96,7 +96,7 @@ def live(tmp_path_factory) -> Live:
             creds=creds,
             serve_output=out_path.read_text(errors="replace"),
             client=sync.connect(url, creds.token),
-            samples=list(read_samples(RELEASED))[:10],
+            samples=list(read_annotation_samples(RELEASED))[:10],
             annotators={},
         )
     finally:
@@ -231,7 +231,7 @@ def test_two_annotators_agreement_adjudication_and_merge(live):
     human = {v.id: v for v in resolve_verdicts(verdicts)}
     assert sum(v.status == "adjudicated" for v in human.values()) == 4
     assert sum(v.status == "agreed" for v in human.values()) == 6
-    result = merge_verdicts(read_samples(RELEASED), list(human.values()))
+    result = merge_verdicts(read_annotation_samples(RELEASED), list(human.values()))
     assert result.counts == {"adjudicated": 4, "agreed": 6, "dropped": 2, "kept": 8, "not_annotated": 36}
     merged = {s.id: s for s in result.samples}
     assert merged[live.samples[3].id].image_required == "yes"  # adjudicated necessary

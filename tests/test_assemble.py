@@ -2,7 +2,7 @@
 
 from datetime import UTC, date, datetime
 
-from rwpost.assemble import assemble
+from rwpost.assemble import assemble_samples
 from rwpost.ids import record_id
 from rwpost.records import (
     CrawledArticle,
@@ -62,7 +62,7 @@ def test_kept_record_becomes_a_sample_with_image_bytes_and_measurements(tmp_path
         ),
         Decision(id=article.id, filter="near_duplicates", keep=True, details={"cluster_id": "c7"}),
     ]
-    result = assemble(
+    result = assemble_samples(
         [article],
         {article.id: _extraction(article, "https://m/a.jpg")},
         {article.id: crawled},
@@ -82,7 +82,7 @@ def test_first_failing_filter_in_order_is_the_reason(tmp_path):
         Decision(id=article.id, filter="watermark", keep=False, reason="FAKE stamp"),
         Decision(id=article.id, filter="size", keep=False, reason="image 100x80 < 200x200"),
     ]
-    result = assemble(
+    result = assemble_samples(
         [article],
         {article.id: _extraction(article)},
         {},
@@ -98,7 +98,7 @@ def test_first_failing_filter_in_order_is_the_reason(tmp_path):
 
 def test_missing_extraction_and_unknown_rating_are_rejects_not_silent_drops(tmp_path):
     no_extraction, odd = _article("e"), _article("f", rating="Pants on Fire")
-    result = assemble([no_extraction, odd], {odd.id: _extraction(odd)}, {}, {}, tmp_path)
+    result = assemble_samples([no_extraction, odd], {odd.id: _extraction(odd)}, {}, {}, tmp_path)
     assert result.samples == []
     reasons = sorted(r.reason for r in result.rejects)
     assert reasons[0] == "no extraction for this article" and "unknown Snopes rating" in reasons[1]

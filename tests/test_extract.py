@@ -12,12 +12,13 @@ import pytest
 from rwpost.cli import main as cli_main
 from rwpost.extract import LLMExtractor, OfflineExtractor
 from rwpost.extract.scripted import FABRICATED_URL, scripted_reply
-from rwpost.extract.stages import extract_tagged, reformat_store
 from rwpost.ids import record_id
 from rwpost.io import iter_jsonl, sha256_hex, write_jsonl
 from rwpost.llm import LLMCache, LLMClient
 from rwpost.prompts import load_prompt
 from rwpost.records import CrawledArticle, Extraction, TaggedArticle
+from rwpost.stages.extract import extract_tagged
+from rwpost.stages.reformat import reformat_store
 from rwpost.tagged import tag_article
 from rwpost.testing.llm import FakeLLMServer, Reply, message_text
 

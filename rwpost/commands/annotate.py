@@ -207,10 +207,10 @@ def push_explanations(
     """
     from rwpost.annotate import workflow
     from rwpost.annotate.tasks import ExplanationItem
-    from rwpost.io import read_records, write_json
+    from rwpost.io import iter_jsonl, write_json
 
     client, _ = _client(state, url, port)
-    loaded = list(read_records(items, ExplanationItem))
+    loaded = [ExplanationItem.model_validate(row) for _line, row in iter_jsonl(items)]
     result, new_keys = workflow.push_explanations(
         client,
         loaded,
@@ -286,11 +286,11 @@ def adjudicate(
     Example: rwpost annotate pull && rwpost annotate adjudicate
     """
     from rwpost.annotate import workflow
-    from rwpost.io import read_records
+    from rwpost.io import iter_jsonl
     from rwpost.records import ValidationVerdict
 
     client, _ = _client(state, url, port)
-    loaded = list(read_records(verdicts, ValidationVerdict))
+    loaded = [ValidationVerdict.model_validate(row) for _line, row in iter_jsonl(verdicts)]
     result = workflow.push_adjudication(
         client, loaded, configs_dir=configs, files_root=_paths(state).files, guidelines_dir=guidelines
     )
@@ -314,11 +314,13 @@ def agreement(
     Example: rwpost annotate agreement --compare agentfact,lemma
     """
     from rwpost.annotate.report import annotation_report, report_markdown
-    from rwpost.io import read_records, write_json, write_text
+    from rwpost.io import iter_jsonl, write_json, write_text
     from rwpost.records import ExplanationScore, ValidationVerdict
 
-    loaded_v = list(read_records(verdicts, ValidationVerdict)) if verdicts.exists() else []
-    loaded_s = list(read_records(scores, ExplanationScore)) if scores.exists() else []
+    loaded_v = (
+        [ValidationVerdict.model_validate(r) for _l, r in iter_jsonl(verdicts)] if verdicts.exists() else []
+    )
+    loaded_s = [ExplanationScore.model_validate(r) for _l, r in iter_jsonl(scores)] if scores.exists() else []
     if not loaded_v and not loaded_s:
         raise ConfigError(
             f"nothing to measure: neither {verdicts} nor {scores} has records (run rwpost annotate pull)"
@@ -350,25 +352,16 @@ def merge(
 
     Example: rwpost annotate merge data/sample/released/rwpost_dev_main.head.jsonl
     """
-    from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
-    from rwpost.annotate.report import post_link_rates
-    from rwpost.annotate.sources import read_annotation_samples
-    from rwpost.io import read_records, write_json, write_jsonl
-    from rwpost.records import Reject, ValidationVerdict
+    from rwpost.stages import annotate_merge as stage
 
-    rejects: list[Reject] = []
-    samples = list(read_annotation_samples(records, rejects))
-    human = resolve_verdicts(read_records(verdicts, ValidationVerdict))
-    result = merge_verdicts(samples, human)
-    write_jsonl(out / "samples.jsonl", result.samples)
-    write_jsonl(out / "decisions.jsonl", result.decisions)
-    write_jsonl(out / "disputed.jsonl", [v for v in human if v.status == "disputed"])
-    write_jsonl(out / "rejects.jsonl", rejects)
-    rates = post_link_rates(human, samples)
-    write_json(out / "summary.json", {**result.counts, "post_link": rates})
+    if not verdicts.exists():
+        raise ConfigError(f"{verdicts}: file not found (export it with: rwpost annotate pull)")
+    summary = stage.run(stage.Params(samples=records, verdicts=verdicts, out=out)).counts
+    rates = summary["post_link"]
     table = Table("outcome", "records")
-    for key, value in result.counts.items():
-        table.add_row(key, str(value))
+    for key, value in summary.items():
+        if key != "post_link":
+            table.add_row(key, str(value))
     console.print(table)
     pct = {
         k: "n/a" if rates[k] is None else f"{100 * rates[k]:.2f}%"

@@ -16,23 +16,24 @@ console = Console()
 
 def reformat(
     crawl_dir: Path = typer.Option(
-        Path("data/work/crawl"), "--in", help="Crawl store: articles.jsonl + html/<sha>.html.gz."
+        None, "--in", help="Crawl store: articles.jsonl + html/<sha>.html.gz [default: data/work/crawl]."
     ),
-    out: Path = typer.Option(Path("data/work/tagged"), "--out", help="Output folder."),
-    min_words: int = typer.Option(1, "--min-words", help="Reject bodies with fewer words."),
+    out: Path = typer.Option(None, "--out", help="Output folder [default: data/work/tagged]."),
+    min_words: int = typer.Option(None, "--min-words", help="Reject bodies with fewer words [default: 1]."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Turn crawled pages into text with tagged URLs and a link table (paper III-B.2).
 
     Example: rwpost reformat --in data/work/crawl --out data/work/tagged
     """
-    from rwpost.extract.stages import reformat_store
+    from rwpost.stages import reformat as stage
 
-    report = reformat_store(crawl_dir, out, min_words=min_words)
+    params = stage.Params.of(crawl=crawl_dir, out=out, min_words=min_words)
+    report = stage.run(params).counts
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
-    console.print(f"{report['kept']} tagged articles -> {out / 'articles.jsonl'}")
+    console.print(f"{report['kept']} tagged articles -> {params.out / 'articles.jsonl'}")
     for reason, count in sorted(report["rejected"].items()):
         console.print(f"  rejected ({reason}): {count}")
 
@@ -62,8 +63,10 @@ def extract(
     Example: rwpost extract --in data/work/tagged/articles.jsonl --out data/work/extract --backend offline
     """
     from rwpost.extract.llm import LLMExtractor
-    from rwpost.extract.stages import extract_tagged, make_extractor, read_tagged
+    from rwpost.io import read_records
     from rwpost.llm import Price, settings_from_env
+    from rwpost.records import TaggedArticle
+    from rwpost.stages.extract import extract_tagged, make_extractor
 
     settings = settings_from_env(model=model, concurrency=concurrency)
     prices = {}
@@ -77,7 +80,7 @@ def extract(
     if dry_run:
         if not isinstance(extractor, LLMExtractor):
             raise typer.BadParameter("--dry-run estimates the llm backend; the offline backend costs nothing")
-        articles = list(read_tagged(in_path, rejects=[]))
+        articles = list(read_records(in_path, TaggedArticle, rejects=[]))
         if limit is not None:
             articles = articles[:limit]
         estimate = extractor.estimate(articles)

@@ -19,24 +19,6 @@ filter_app = typer.Typer(
 )
 
 
-def read_params(path: Path | None, section: str = "filter") -> dict[str, Any]:
-    """The ``section`` of a params.yaml (empty when no file is given)."""
-    if path is None:
-        return {}
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError as exc:
-        raise ConfigError(f"params file not found: {path}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
-    value = data.get(section, {})
-    if not isinstance(value, dict):
-        raise ConfigError(f"{path}: section {section!r} must be a mapping, found {type(value).__name__}")
-    return value
-
-
 def print_funnel(steps: list[dict[str, Any]]) -> None:
     """The funnel as a table: per step in order, in / removed / out and the reasons."""
     table = Table("step", "in", "removed", "out", "why removed", "measured", "cached", title="funnel")
@@ -70,19 +52,28 @@ def run(
 ) -> None:
     """Run the filters in order; write decisions, verdicts, funnel and the measurement cache.
 
+    The same stage as `dvc repro` runs; the options here set its paths, --params the rest.
+
     Example: rwpost filter run --params params.yaml --out data/work/filter
     """
-    from rwpost.filters.stage import run_stage
+    from rwpost.stages import filter as stage
+    from rwpost.stages.base import load_params
 
-    result = run_stage(
-        tagged, extractions, crawl, out, read_params(params), crawl_root=crawl_root, progress=not as_json
+    raw = load_params(params) if params else {}
+    settings = stage.Params.from_params(raw, str(params)) if "filter" in raw else stage.Params()
+    settings = settings.model_copy(
+        update={"tagged": tagged, "extractions": extractions, "crawl": crawl_root or crawl.parent, "out": out}
     )
+    report = stage.run(settings, crawl_file=crawl, progress=not as_json)
+    funnel = [step.row() for step in report.funnel]
     if as_json:
-        typer.echo(json.dumps({**result.totals(), "funnel": result.funnel()}, indent=2))
+        totals = {k: report.counts[k] for k in ("input", "kept")}
+        typer.echo(json.dumps({**totals, "funnel": funnel}, indent=2))
     else:
-        print_funnel(result.funnel())
-        totals = result.totals()
-        console.print(f"{totals['input']} records -> {totals['kept']} kept; wrote {out}/decisions.jsonl")
+        print_funnel(funnel)
+        console.print(
+            f"{report.counts['input']} records -> {report.counts['kept']} kept; wrote {out}/decisions.jsonl"
+        )
 
 
 @filter_app.command("funnel")

@@ -54,7 +54,7 @@ class FunnelStep:
 
 
 @dataclass
-class RunResult:
+class FilterResult:
     """Everything one run produced."""
 
     decisions: list[Decision]
@@ -136,7 +136,7 @@ def run_filters(
     workers: int = 1,
     progress: bool = True,
     on_step: Callable[[FunnelStep], None] | None = None,
-) -> RunResult:
+) -> FilterResult:
     """Apply ``filters`` in order; ``params[filter.name]`` holds each filter's thresholds."""
     records = list(candidates)
     ids = [c.id for c in records]
@@ -188,7 +188,7 @@ def run_filters(
         if on_step:
             on_step(step)
     verdict_rows = [_summarise(rid, final[rid], dropped_by.get(rid)) for rid in ids]
-    return RunResult(decisions=decisions, verdicts=verdict_rows, steps=steps)
+    return FilterResult(decisions=decisions, verdicts=verdict_rows, steps=steps)
 
 
 def _summarise(rid: str, by_filter: Mapping[str, FilterDecision], dropped: tuple[str, str] | None) -> Verdict:

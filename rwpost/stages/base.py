@@ -1,0 +1,169 @@
+"""The stage contract: typed params validated once, a report with counts and funnel steps, one entry point.
+
+Every DVC stage is one module of :mod:`rwpost.stages` with a ``Params`` model of its ``params.yaml``
+section (the defaults live there and nowhere else; unknown keys are errors) and
+``run(params) -> StageReport``. ``pipelines/<stage>.py`` hands the module to :func:`stage_main`; the CLI
+builds the same ``Params`` from its options (:meth:`StageParams.of`) and calls the same ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from datetime import date
+from pathlib import Path
+from types import ModuleType
+from typing import Any, ClassVar, Self
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rwpost.errors import ConfigError, RwpostError
+from rwpost.io import validation_problem, write_json
+
+
+class StageParams(BaseModel):
+    """Base of a stage's params: its ``section`` of params.yaml plus the ``shared`` sections it reads."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    section: ClassVar[str]
+    shared: ClassVar[tuple[str, ...]] = ()
+    """Other top-level sections this stage reads, each a field of the model (e.g. ``dataset``)."""
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], source: str = "params.yaml") -> Self:
+        """The stage's params from the whole params file; an error names the file and the key."""
+        data = _section(params, cls.section, source)
+        for name in cls.shared:
+            if name in data:
+                raise ConfigError(f"{source}: {cls.section}.{name}: belongs in its own '{name}:' section")
+            data[name] = _section(params, name, source)
+        return cls._validate(data, source)
+
+    @classmethod
+    def of(cls, **values: Any) -> Self:
+        """Params from explicit values (the CLI's options); ``None`` leaves a value at its default."""
+        return cls._validate({k: v for k, v in values.items() if v is not None}, "option")
+
+    @classmethod
+    def _validate(cls, data: Mapping[str, Any], source: str) -> Self:
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            message, where = validation_problem(exc)
+            key = where or ""
+            if key.split(".")[0] not in cls.shared:
+                key = f"{cls.section}.{key}" if key else cls.section
+            raise ConfigError(f"{source}: {key}: {message}") from exc
+
+
+def _section(params: Mapping[str, Any], name: str, source: str) -> dict[str, Any]:
+    value = params.get(name)
+    if not isinstance(value, dict):
+        raise ConfigError(f"{source} has no '{name}:' section")
+    return dict(value)
+
+
+class DatasetParams(BaseModel):
+    """The ``dataset:`` section: which version the split stage publishes and later stages read."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    version: str
+    root: Path = Path("data/rwpost")
+    since: date | None = None
+    until: date | None = None
+    source_description: str = ""
+    generated_notes: list[str] = Field(default_factory=list)
+
+    @property
+    def version_dir(self) -> Path:
+        return self.root / self.version
+
+
+class FunnelStep(BaseModel):
+    """One line of the dataset card's funnel: how many records a step got, removed (and why) and passed on.
+
+    Extra keys a stage adds (the filter's ``version``, ``measured``, ``from_cache``) are kept.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    step: str
+    entered: int = Field(alias="in")
+    removed: int
+    out: int
+    reasons: dict[str, int] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, step: str, out: int, reasons: Mapping[str, int]) -> FunnelStep:
+        """A step that passed ``out`` records on and removed ``reasons`` (reason -> count)."""
+        removed = sum(reasons.values())
+        return cls(step=step, entered=out + removed, removed=removed, out=out, reasons=dict(reasons))
+
+    def row(self) -> dict[str, Any]:
+        """The step as written in ``funnel.json`` and the manifest (``in``, not ``entered``)."""
+        return self.model_dump(by_alias=True)
+
+
+class StageReport(BaseModel):
+    """What one stage run did: its counts, its funnel steps (possibly none) and a one-line summary."""
+
+    stage: str
+    counts: dict[str, Any] = Field(default_factory=dict)
+    funnel: list[FunnelStep] = Field(default_factory=list)
+    message: str = ""
+
+
+def read_funnel(path: Path | None) -> list[FunnelStep]:
+    """The funnel an earlier stage wrote (``funnel.json``); empty when it wrote none."""
+    if path is None or not path.exists():
+        return []
+    return [FunnelStep.model_validate(step) for step in json.loads(path.read_text(encoding="utf-8"))]
+
+
+def funnel_so_far(earlier: Path | None, report: StageReport) -> list[FunnelStep]:
+    """The funnel up to and including this stage: the earlier stages' file, then this report's steps.
+
+    The one place the card's funnel is put together: filter -> assemble -> split each pass it on.
+    """
+    return read_funnel(earlier) + report.funnel
+
+
+def write_funnel(path: Path, steps: list[FunnelStep]) -> None:
+    write_json(path, [step.row() for step in steps])
+
+
+def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
+    """The whole params file as a dict."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: params file not found") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of sections, found {type(data).__name__}")
+    return data
+
+
+def run_stage(stage: ModuleType, params: Mapping[str, Any], source: str = "params.yaml") -> dict[str, Any]:
+    """Validate ``stage.Params`` from a params dict, run the stage, print its line, return its counts."""
+    report: StageReport = stage.run(stage.Params.from_params(params, source))
+    print(report.message)
+    return report.counts
+
+
+def stage_main(stage: ModuleType) -> None:
+    """``python -m pipelines.<stage> [--params FILE]``; an rwpost error is one line and an exit code."""
+    parser = argparse.ArgumentParser(description=(stage.__doc__ or "").splitlines()[0])
+    parser.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
+    args = parser.parse_args()
+    try:
+        run_stage(stage, load_params(args.params), args.params)
+    except RwpostError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)

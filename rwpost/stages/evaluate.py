@@ -1,0 +1,132 @@
+"""Stage ``evaluate``: score the configured detectors on a published version's splits.
+
+For each subset every detector is trained on ``train_split`` (dev) and scored on ``test_split`` (test), in
+each of its settings; each run writes ``<out>/<subset>/<detector>-<setting>/`` (metrics.json, report.md,
+plots, predictions), and the stage writes ``<out>/leaderboard/`` and the ``summary`` file (headline
+scores per run, the DVC metrics file).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rwpost.dataset import read_parquet, split_file
+from rwpost.errors import ConfigError
+from rwpost.evaluate import BlockList, RunSpec, Setting, evaluate
+from rwpost.evaluate.data import lazy_encoder
+from rwpost.evaluate.leaderboard import write_leaderboard
+from rwpost.io import sha256_file, write_json
+from rwpost.llm.config import detector_secrets_from_env
+from rwpost.records import Sample
+from rwpost.stages.base import DatasetParams, StageParams, StageReport
+
+
+class DetectorParams(BaseModel):
+    """One entry of ``evaluate.detectors``: a registered detector, its settings and subsets."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    settings: list[Setting] = Field(default_factory=lambda: [Setting.CLOSED_BOOK])
+    subsets: list[str] | None = None
+    """None: every subset of the stage."""
+    config: dict[str, Any] = Field(default_factory=dict)
+    repeats: int = 1
+    batch_size: int = 16
+
+
+class Params(StageParams):
+    """The ``evaluate:`` section of params.yaml, with the ``dataset:`` section naming the version."""
+
+    section = "evaluate"
+    shared = ("dataset",)
+
+    out: Path = Path("reports/evaluate")
+    summary: Path | None = None
+    """None: ``<out>-summary.json``."""
+    subsets: list[str] = Field(default_factory=lambda: ["main"])
+    train_split: str = "dev"
+    test_split: str = "test"
+    seed: int = 0
+    bootstrap: int = 1000
+    """Resamples for the 95% confidence intervals."""
+    key_points: bool = True
+    """Key-point coverage of explanations (embedding similarity)."""
+    blocked_domains: Path | None = None
+    detectors: list[DetectorParams] = Field(default_factory=list)
+    prices: dict[str, dict[str, float]] | None = None
+    dataset: DatasetParams
+
+
+def _labelled(path: Path) -> list[Sample]:
+    return [s for s in read_parquet(path) if s.label is not None]
+
+
+def run(params: Params) -> StageReport:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    version_dir = params.dataset.version_dir
+    blocklist = BlockList.from_file(params.blocked_domains)
+    encode = lazy_encoder() if params.key_points else None
+    run_dirs: list[Path] = []
+    summary: dict[str, dict[str, Any]] = {}
+    lines: list[str] = []
+    for subset in params.subsets:
+        train_path = split_file(version_dir, subset, params.train_split)
+        test_path = split_file(version_dir, subset, params.test_split)
+        train, test = _labelled(train_path), _labelled(test_path)
+        data_info = {
+            "path": str(test_path),
+            "sha256": sha256_file(test_path),
+            "train": {"path": str(train_path), "sha256": sha256_file(train_path)},
+            "version": params.dataset.version,
+            "subset": subset,
+        }
+        for entry in params.detectors:
+            if entry.subsets is not None and subset not in entry.subsets:
+                continue
+            for setting in entry.settings:
+                config = dict(entry.config)
+                spec = RunSpec(
+                    detector=entry.name,
+                    config=config,
+                    setting=setting,
+                    seed=params.seed,
+                    repeats=entry.repeats,
+                    batch_size=entry.batch_size,
+                    n_resamples=params.bootstrap,
+                    name=f"{entry.name}/{setting}",
+                    prices=params.prices or None,  # type: ignore[arg-type]
+                    blocklist=blocklist,
+                    secrets=detector_secrets_from_env(entry.name, config),
+                )
+                out = params.out / subset / f"{entry.name}-{setting}"
+                try:
+                    metrics = evaluate(
+                        test,
+                        spec,
+                        out,
+                        train=train,
+                        data_info=data_info,
+                        encode=encode,
+                        replace_different=True,
+                    )
+                except ConfigError as exc:
+                    raise ConfigError(f"evaluate {subset}/{entry.name}/{setting}: {exc}") from exc
+                run_dirs.append(out)
+                summary.setdefault(subset, {})[f"{entry.name}/{setting}"] = {
+                    k: metrics.get(k) for k in ("accuracy", "macro_f1", "weighted_f1")
+                }
+                lines.append(f"evaluate: {subset} {entry.name}/{setting}: macro F1 {metrics.get('macro_f1')}")
+                print(lines[-1])
+    if run_dirs:
+        write_leaderboard(run_dirs, params.out / "leaderboard")
+    write_json(params.summary or Path(f"{params.out}-summary.json"), summary)
+    return StageReport(
+        stage="evaluate",
+        counts=summary,
+        message=f"evaluate: {len(run_dirs)} runs -> {params.out}",
+    )

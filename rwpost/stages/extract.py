@@ -1,0 +1,158 @@
+"""Stage ``extract``: tagged articles -> post, rationale, key points, evidence (LLM when a key is set,
+else the offline rules); per-record, resumable, set-aside answers kept with their raw responses.
+
+Credentials come from the environment here, at the edge (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``RWPOST_LLM_*``); everything else from the ``extract:`` section of params.yaml. Writes
+``extractions.jsonl``, ``rejects.jsonl`` and ``cost.json`` under ``out``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rwpost.errors import ConfigError
+from rwpost.extract.llm import ExtractionFailure, LLMExtractor
+from rwpost.extract.offline import OfflineExtractor
+from rwpost.io import append_jsonl, iter_jsonl, read_records, write_json, write_jsonl
+from rwpost.llm import LLMSettings, Price, PriceTable, client_from, settings_from_env
+from rwpost.records import Extraction, Reject, TaggedArticle
+from rwpost.stages.base import StageParams, StageReport
+
+
+class PriceParams(BaseModel):
+    """USD per million tokens of one model (check the provider's price page)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+
+class Params(StageParams):
+    """The ``extract:`` section of params.yaml."""
+
+    section = "extract"
+
+    input: Path = Path("data/work/tagged/articles.jsonl")
+    out: Path = Path("data/work/extract")
+    backend: Literal["offline", "llm", "auto"] = "auto"
+    """``auto``: the LLM when ``OPENAI_API_KEY`` is set, else offline."""
+    model: str | None = None
+    """None: ``RWPOST_LLM_MODEL`` or the client's default."""
+    concurrency: int | None = None
+    """LLM requests in flight; None: ``RWPOST_LLM_CONCURRENCY`` or the client's default."""
+    cache: Path = Path("data/cache/llm.sqlite")
+    max_article_chars: int = 60_000
+    prices: dict[str, PriceParams] = Field(default_factory=dict)
+
+
+def price_table(prices: dict[str, PriceParams]) -> PriceTable:
+    """The LLM client's price table of the params' prices."""
+    return {model: Price(p.input_per_mtok, p.output_per_mtok) for model, p in prices.items()}
+
+
+def make_extractor(
+    backend: str,
+    settings: LLMSettings,
+    *,
+    cache_path: str | Path = Params.model_fields["cache"].default,
+    prices: PriceTable | None = None,
+    max_article_chars: int = Params.model_fields["max_article_chars"].default,
+) -> OfflineExtractor | LLMExtractor:
+    """The extractor for ``backend``: ``offline``, ``llm``, or ``auto`` (LLM when ``settings`` has a key)."""
+    if backend == "auto":
+        backend = "llm" if settings.has_key else "offline"
+    if backend == "offline":
+        return OfflineExtractor()
+    if backend != "llm":
+        raise ConfigError(f"extract backend must be auto, offline or llm, got {backend!r}")
+    client = client_from(settings, cache_path=cache_path, prices=prices)
+    return LLMExtractor(client, max_article_chars=max_article_chars)
+
+
+def _done_ids(*paths: Path) -> set[str]:
+    done: set[str] = set()
+    for path in paths:
+        if path.exists():
+            for _, row in iter_jsonl(path):
+                if isinstance(row, dict) and row.get("id"):
+                    done.add(row["id"])
+    return done
+
+
+def extract_tagged(
+    in_path: Path,
+    out_dir: Path,
+    extractor: OfflineExtractor | LLMExtractor,
+    *,
+    limit: int | None = None,
+    retry_rejects: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Tagged articles -> ``extractions.jsonl`` + ``rejects.jsonl`` (raw responses kept) + ``cost.json``.
+
+    Resumable: ids already in ``extractions.jsonl`` (and in ``rejects.jsonl`` unless ``retry_rejects``)
+    are skipped; each result is appended and flushed as it completes, so a killed run loses nothing.
+    """
+    out_path, rejects_path = out_dir / "extractions.jsonl", out_dir / "rejects.jsonl"
+    if retry_rejects and rejects_path.exists():
+        rejected = {row.get("id") for _, row in iter_jsonl(rejects_path) if isinstance(row, dict)}
+        done = _done_ids(out_path) - rejected
+        kept_rejects = [row for _, row in iter_jsonl(rejects_path) if row.get("id") in done]
+        write_jsonl(rejects_path, kept_rejects)
+    done = _done_ids(out_path) if retry_rejects else _done_ids(out_path, rejects_path)
+    input_rejects: list[Reject] = []
+    articles = read_records(in_path, TaggedArticle, rejects=input_rejects, stage="extract")
+    todo = [a for a in articles if a.id not in done]
+    if limit is not None:
+        todo = todo[:limit]
+    for reject in input_rejects:
+        append_jsonl(rejects_path, reject)
+    counts: Counter[str] = Counter(skipped=len(done), input_rejects=len(input_rejects))
+
+    def record(article: TaggedArticle, outcome: Extraction | ExtractionFailure) -> None:
+        if isinstance(outcome, Extraction):
+            append_jsonl(out_path, outcome)
+            counts["extracted"] += 1
+            counts["hallucinated_urls"] += len(outcome.hallucinated_urls)
+        else:
+            append_jsonl(rejects_path, outcome.as_reject())
+            counts["set_aside"] += 1
+        if progress is not None:
+            progress(1)
+
+    if isinstance(extractor, LLMExtractor):
+        extractor.run(todo, on_done=record)
+        cost = extractor.client.report()
+    else:
+        for article in todo:
+            record(article, extractor.extract(article))
+        cost = {"model": None, "total": {"requests": 0, "cost_usd": 0.0}}
+    cost["backend"] = extractor.backend
+    cost["prompt_version"] = extractor.provenance().prompt_version
+    cost["counts"] = dict(counts)
+    write_json(out_dir / "cost.json", cost)
+    return cost
+
+
+def run(params: Params) -> StageReport:
+    settings = settings_from_env(model=params.model, concurrency=params.concurrency)
+    extractor = make_extractor(
+        params.backend,
+        settings,
+        cache_path=params.cache,
+        prices=price_table(params.prices),
+        max_article_chars=params.max_article_chars,
+    )
+    cost = extract_tagged(params.input, params.out, extractor)
+    # no funnel step: a resumed run skips what earlier runs did, so its counts are not the stage's total
+    return StageReport(
+        stage="extract",
+        counts=cost,
+        message=f"extract ({cost['backend']}): {cost['counts']} -> {params.out}",
+    )

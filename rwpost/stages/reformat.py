@@ -1,0 +1,97 @@
+"""Stage ``reformat``: crawl store -> tagged articles (text with tagged URLs + link table), rejects kept.
+
+Per record: verbatim HTML from the store, :func:`rwpost.tagged.tag_article`, then the word-count bound.
+Writes ``articles.jsonl`` (TaggedArticle), ``rejects.jsonl`` and ``report.json`` under ``out``.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rwpost.errors import RecordError, RwpostError
+from rwpost.io import read_records, write_json, write_jsonl
+from rwpost.records import CrawledArticle, Reject, TaggedArticle
+from rwpost.stages.base import FunnelStep, StageParams, StageReport
+from rwpost.tagged import tag_article
+
+
+class Params(StageParams):
+    """The ``reformat:`` section of params.yaml."""
+
+    section = "reformat"
+
+    crawl: Path = Path("data/work/crawl")
+    """The crawl stage's store: ``articles.jsonl`` + ``html/<sha>.html.gz``."""
+    out: Path = Path("data/work/tagged")
+    min_words: int = 1
+    """Bodies shorter than this are rejected with their word count."""
+
+
+def _read_html(crawl_dir: Path, article: CrawledArticle) -> str:
+    candidates = []
+    if article.html_path:
+        path = Path(article.html_path)
+        candidates.append(path if path.is_absolute() else crawl_dir / path)
+    if article.html_sha256:
+        candidates.append(crawl_dir / "html" / f"{article.html_sha256}.html.gz")
+    for path in candidates:
+        if path.exists():
+            data = path.read_bytes()
+            if path.suffix == ".gz":
+                data = gzip.decompress(data)
+            return data.decode("utf-8", errors="replace")
+    raise RecordError("verbatim HTML not found", record_id=article.id, field="html_path")
+
+
+def reformat_store(crawl_dir: Path, out_dir: Path, *, min_words: int = 1) -> dict[str, Any]:
+    """Crawl store (``articles.jsonl`` + ``html/``) -> ``articles.jsonl`` of tagged articles + rejects.
+
+    A record is rejected (with its reason) when it is not a crawled article, failed to parse, its HTML is
+    missing, its rating is unknown, or its body has fewer than ``min_words`` words.
+    """
+    source = crawl_dir / "articles.jsonl"
+    kept: list[TaggedArticle] = []
+    rejects: list[Reject] = []
+    reasons: Counter[str] = Counter()
+
+    def reject(reason: str, key: str, article: CrawledArticle) -> None:
+        reasons[key] += 1
+        rejects.append(Reject(stage="reformat", reason=reason, source=str(source), id=article.id))
+
+    for crawled in read_records(source, CrawledArticle, rejects=rejects, stage="reformat"):
+        if crawled.parse_error or crawled.http_status != 200:
+            why = crawled.parse_error or f"HTTP {crawled.http_status}"
+            reject(f"crawl did not parse the page: {why}", "crawl error", crawled)
+            continue
+        try:
+            html = _read_html(crawl_dir, crawled)
+            tagged = tag_article(html, crawled.url, crawled)
+        except RwpostError as exc:
+            reject(str(exc), type(exc).__name__, crawled)
+            continue
+        if tagged.word_count < min_words:
+            reject(f"body has {tagged.word_count} words (< {min_words})", "too short", crawled)
+            continue
+        kept.append(tagged)
+    invalid = len(rejects) - sum(reasons.values())
+    if invalid:
+        reasons["invalid record"] = invalid
+    write_jsonl(out_dir / "articles.jsonl", kept)
+    write_jsonl(out_dir / "rejects.jsonl", rejects)
+    report = {"in": len(kept) + len(rejects), "kept": len(kept), "rejected": dict(reasons)}
+    write_json(out_dir / "report.json", report)
+    return report
+
+
+def run(params: Params) -> StageReport:
+    counts = reformat_store(params.crawl, params.out, min_words=params.min_words)
+    rejected = sum(counts["rejected"].values())
+    return StageReport(
+        stage="reformat",
+        counts=counts,
+        funnel=[FunnelStep.of("reformat", counts["kept"], counts["rejected"])],
+        message=f"reformat: {counts['kept']} tagged, {rejected} rejected -> {params.out}",
+    )

@@ -1,0 +1,75 @@
+"""Stage ``split``: samples -> a published version: Parquet splits, dataset card, checksums, manifest.
+
+Assigns main/challenging and dev/test (:mod:`rwpost.splits`), writes the version folder
+``<dataset.root>/<dataset.version>/`` (:mod:`rwpost.publish`) and sets aside, in ``rejects``, the samples
+whose rating is not about factual accuracy (no RW-Post label, paper Table II). The card's funnel is
+the earlier stages' (``funnel``) followed by this stage's step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rwpost.dataset import read_samples
+from rwpost.io import write_jsonl
+from rwpost.publish import BuildInfo, write_version
+from rwpost.records import Reject, Sample
+from rwpost.splits import DEV_TEST_RATIO, assign_splits
+from rwpost.stages.base import DatasetParams, FunnelStep, StageParams, StageReport, funnel_so_far
+
+
+class Params(StageParams):
+    """The ``split:`` section of params.yaml, with the ``dataset:`` section it publishes under."""
+
+    section = "split"
+    shared = ("dataset",)
+
+    input: Path = Path("data/work/annotated/samples.jsonl")
+    seed: int = 13
+    ratio: float = DEV_TEST_RATIO
+    """dev : test = 1 : ratio (paper section III)."""
+    funnel: Path | None = Path("data/work/assemble/funnel.json")
+    """The funnel of the earlier stages (written by assemble)."""
+    rejects: Path = Path("data/work/split/rejects.jsonl")
+    dataset: DatasetParams
+
+
+def _excluded(sample: Sample) -> Reject:
+    return Reject(
+        id=sample.id,
+        stage="split",
+        reason=f"rating {sample.label_original!r} is excluded (not factual accuracy)",
+        data={"news_url": sample.news_url, "label_original": sample.label_original},
+    )
+
+
+def run(params: Params) -> StageReport:
+    samples = read_samples(params.input)
+    assigned = assign_splits(samples, seed=params.seed, ratio=params.ratio)
+    kept = {s.id for s in assigned}
+    excluded = [_excluded(s) for s in samples if s.id not in kept]
+    reasons = {"rating not about factual accuracy": len(excluded)} if excluded else {}
+    report = StageReport(
+        stage="split",
+        counts={"samples": len(samples), "assigned": len(assigned), "excluded": len(excluded)},
+        funnel=[FunnelStep.of("label mapping (Table II)", len(samples) - len(excluded), reasons)],
+    )
+    meta = params.dataset
+    provenance = samples[0].provenance if samples else None
+    info = BuildInfo(
+        version=meta.version,
+        source=meta.source_description,
+        extractor_backend=provenance.backend if provenance else "none",
+        extractor_model=provenance.model if provenance else None,
+        prompt_version=provenance.prompt_version if provenance else None,
+        date_window=tuple(d.isoformat() if d else None for d in (meta.since, meta.until)),  # type: ignore[arg-type]
+        seed=params.seed,
+        ratio=params.ratio,
+        funnel=[step.row() for step in funnel_so_far(params.funnel, report)],
+        generated_notes=meta.generated_notes,
+    )
+    manifest = write_version(assigned, meta.version_dir, info)
+    write_jsonl(params.rejects, excluded)
+    report.counts["published"] = manifest["counts"]
+    report.message = f"split: {len(assigned)} samples -> {meta.version_dir} {manifest['counts']}"
+    return report
