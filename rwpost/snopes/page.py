@@ -180,6 +180,26 @@ def _headline(article: dict[str, Any], soup: BeautifulSoup) -> str | None:
     return _TITLE_SUFFIX.sub("", title) if title else None
 
 
+def _has_time(value: str | None) -> bool:
+    return bool(value and re.search(r"\d{1,2}:\d{2}", value))
+
+
+def _published(soup: BeautifulSoup, review: dict[str, Any], article: dict[str, Any]) -> datetime | None:
+    """The publication time, zone-correct: ``article:published_time`` when it gives a time of day (the
+    2022+ JSON-LD writes Pacific local time labelled as UTC), else JSON-LD, else the meta date, else the
+    layout's own date (microdata, the date line)."""
+    meta = first(soup, *PUBLISHED)
+    if _has_time(meta):
+        stamp = parse_date(meta)
+        if stamp is not None:
+            return stamp
+    return (
+        parse_date(review.get("datePublished") or article.get("datePublished"))
+        or parse_date(meta)
+        or parse_date(first(soup, *(q for layout in LAYOUTS for q in layout.date_published)))
+    )
+
+
 def read_article(html: str | BeautifulSoup, url: str) -> SnopesArticle:
     """Read one fact-check page (``html`` may be the page already parsed; it is not modified)."""
     soup = html if isinstance(html, BeautifulSoup) else parse_html(html)
@@ -197,9 +217,7 @@ def read_article(html: str | BeautifulSoup, url: str) -> SnopesArticle:
     rating = rating or _rating_from_markup(soup)
     claim = clean_text(review.get("claimReviewed")) or _in_layouts(soup, "claim")
     subtitle = clean_text(article.get("alternativeHeadline")) or _in_layouts(soup, "subtitle")
-    published = parse_date(review.get("datePublished") or article.get("datePublished")) or parse_date(
-        first(soup, *PUBLISHED, *(q for layout in LAYOUTS for q in layout.date_published))
-    )
+    published = _published(soup, review, article)
     modified = parse_date(article.get("dateModified")) or parse_date(
         first(soup, *MODIFIED, *(q for layout in LAYOUTS for q in layout.date_modified))
     )
