@@ -20,8 +20,8 @@ from typing import Any
 from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
 
-from rwpost.ids import record_id
 from rwpost.errors import UnknownRatingError
+from rwpost.ids import record_id
 from rwpost.labels import Label, map_rating
 from rwpost.records import CrawledArticle, Link, TaggedArticle
 from rwpost.snopes.body import drop_boilerplate, find_body, lead_image, trafilatura_body
@@ -67,7 +67,7 @@ class _Builder:
             link = Link(id=len(self.links) + 1, kind=link_kind(resolved), url=resolved, anchor=anchor.strip())
             self.by_url[key] = link
             self.links.append(link)
-        shown = resolved.replace("]", "%5D").replace(" ", "%20")
+        shown = link.url.replace("]", "%5D").replace(" ", "%20")  # the one URL of this id
         self.parts.append(f" [{link.kind.upper()} {link.id}: {shown}] ")
 
     def walk(self, node: Tag) -> None:

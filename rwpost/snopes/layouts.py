@@ -124,8 +124,8 @@ SNOPES_2018_LATE = Layout(
     lead_image=("header.post-header-card .featured-asset img", "header.post-header-card figcaption"),
     sources="div.post-body-card ul.sources li p",
     boilerplate=(
-        "div.post-body-card div.list-section, div.post-body-card div.byline, div.post-body-card div.post-dates, "
-        "div.post-body-card div.post-tags, div.post-body-card div.creative"
+        "div.post-body-card div.list-section, div.post-body-card div.byline, "
+        "div.post-body-card div.post-dates, div.post-body-card div.post-tags, div.post-body-card div.creative"
     ),
 )
 
@@ -135,7 +135,10 @@ SNOPES_2018_MICRODATA = Layout(
     headline=("h1.article-title::text",),
     subtitle=("h2.article-description::text",),
     claim=("[itemprop=claimReviewed]::attr(content)", "h3.section-break.claim + p::text"),
-    rating=("[itemprop=reviewRating] [itemprop=alternateName]::text", "h3.section-break + a.claim span::text"),
+    rating=(
+        "[itemprop=reviewRating] [itemprop=alternateName]::text",
+        "h3.section-break + a.claim span::text",
+    ),
     author=("p.author-box a.author-link::text",),
     date_published=(
         "[itemprop=itemReviewed] [itemprop=datePublished]::attr(content)",
@@ -148,7 +151,8 @@ SNOPES_2018_MICRODATA = Layout(
     sources="div.article-sources-box p",
     boilerplate=(
         "h3.section-break, h3.section-break.claim + p, [itemprop=reviewRating], [itemprop=itemReviewed], "
-        "meta, h3.section-break + a.claim, div#snopes_skin_1x1, div.additional-articles, footer.article-footer"
+        "meta, h3.section-break + a.claim, div#snopes_skin_1x1, div.additional-articles, "
+        "footer.article-footer"
     ),
 )
 

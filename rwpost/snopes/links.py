@@ -178,10 +178,10 @@ _TWITTER_HOSTS = ("twitter.com", "x.com", "mobile.twitter.com", "mobile.x.com")
 def canonical_image_url(url: str) -> str:
     """One URL per Snopes image file whatever era wrote it, else ``url`` unchanged.
 
-    ``us-east-1.tchyn.io/snopes-production/uploads/Y/M/f`` (2018 bodies), ``www.snopes.com/tachyon/Y/M/f?resize=``
-    (2018-2021), ``media.snopes.com/Y/M/f``, ``mediaproxy.snopes.com/width/N/<url>`` and
-    ``media-proxy.snopes.com/width/N?url=<url>`` (2022+) all become ``https://www.snopes.com/uploads/Y/M/f``,
-    the form of the released records.
+    ``us-east-1.tchyn.io/snopes-production/uploads/Y/M/f`` (2018 bodies),
+    ``www.snopes.com/tachyon/Y/M/f?resize=`` (2018-2021), ``media.snopes.com/Y/M/f``,
+    ``mediaproxy.snopes.com/width/N/<url>`` and ``media-proxy.snopes.com/width/N?url=<url>`` (2022+)
+    all become ``https://www.snopes.com/uploads/Y/M/f``, the form of the released records.
     """
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
