@@ -121,7 +121,8 @@ def import_saved_pages(folder: Path, out_dir: Path) -> dict[str, Any]:
         try:
             article = read_article(html, url or stand_in)
         except Exception as exc:  # noqa: BLE001 (a page that breaks the parser is stored with the reason)
-            article = SnopesArticle(url or stand_in, parse_error=f"parser crashed: {type(exc).__name__}: {exc}")
+            crash = f"parser crashed: {type(exc).__name__}: {exc}"
+            article = SnopesArticle(url or stand_in, parse_error=crash)
         if url is None and article.canonical_url == stand_in:
             why = "no URL: the saved page has no canonical link; give it in an index.json beside it"
             article.parse_error = "; ".join(filter(None, [why, article.parse_error]))
