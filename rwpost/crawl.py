@@ -45,6 +45,9 @@ class CrawlOptions:
     resume: bool = True
     retry_failed: bool = False
     progress_interval: float = 2.0
+    sitemaps: bool = False
+    """Discover from the site's sitemaps only (no listing walk): ``sitemap_urls``, else the live site's."""
+    sitemap_urls: list[str] | None = None
 
 
 def is_loopback_url(url: str) -> bool:
@@ -159,3 +162,39 @@ def run_crawl(
         tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-2000:]
         raise RwpostError(f"crawl into {out_dir} failed (exit code {code}); see {out_dir}/crawl.log\n{tail}")
     return json.loads(report_path.read_text(encoding="utf-8"))
+
+
+def import_html_command(folder: Path, out_dir: Path) -> list[str]:
+    """The subprocess command line of one import of saved pages (``snopes_crawler.saved``)."""
+    return [
+        sys.executable,
+        "-m",
+        "snopes_crawler.saved",
+        "--from",
+        str(Path(folder).resolve()),
+        "--out",
+        str(Path(out_dir).resolve()),
+    ]
+
+
+def run_import_html(folder: Path, out_dir: Path, *, crawlers_dir: Path | None = None) -> dict[str, Any]:
+    """Read saved pages (``.html``, ``.html.gz``, Wayback captures) under ``folder`` into the crawl store
+    ``out_dir``, with the crawl's parsing, ids and rejects; returns the counts."""
+    if not Path(folder).is_dir():
+        raise ConfigError(f"--from-html {folder}: not a folder")
+    project = find_crawlers_dir(crawlers_dir)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        import_html_command(folder, out_dir),
+        cwd=project,
+        env=crawl_env(project),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not events:
+        raise RwpostError(
+            f"import of {folder} into {out_dir} failed (exit code {done.returncode})\n{done.stderr[-2000:]}"
+        )
+    return {k: v for k, v in events[-1].items() if k != "event"}

@@ -20,11 +20,12 @@ from typing import Any
 from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
 
+from rwpost.errors import UnknownRatingError
 from rwpost.ids import record_id
-from rwpost.labels import map_rating
+from rwpost.labels import Label, map_rating
 from rwpost.records import CrawledArticle, Link, TaggedArticle
 from rwpost.snopes.body import drop_boilerplate, find_body, lead_image, trafilatura_body
-from rwpost.snopes.links import embed_url, image_url, is_embed, link_kind, resolve_link
+from rwpost.snopes.links import embed_url, image_url, is_embed, link_identity, link_kind, resolve_link
 from rwpost.snopes.page import read_article
 from rwpost.snopes.select import parse_html
 
@@ -60,12 +61,13 @@ class _Builder:
         resolved = resolve_link(url, self.base_url)
         if resolved is None:
             return
-        link = self.by_url.get(resolved)
+        key = link_identity(resolved)  # one id per file or post (Snopes image URLs of every era, tweets)
+        link = self.by_url.get(key)
         if link is None:
             link = Link(id=len(self.links) + 1, kind=link_kind(resolved), url=resolved, anchor=anchor.strip())
-            self.by_url[resolved] = link
+            self.by_url[key] = link
             self.links.append(link)
-        shown = resolved.replace("]", "%5D").replace(" ", "%20")
+        shown = link.url.replace("]", "%5D").replace(" ", "%20")  # the one URL of this id
         self.parts.append(f" [{link.kind.upper()} {link.id}: {shown}] ")
 
     def walk(self, node: Tag) -> None:
@@ -90,6 +92,10 @@ class _Builder:
                 if name == "blockquote":
                     self.walk(child)
                 self.tag(embed_url(child))
+            elif name == "a" and _wrapped_image(child, self.base_url):
+                # an image linking to its full-size file: one tag, the file's URL, the image's alt text
+                image = child.find("img")
+                self.tag(child.get("href"), str(image.get("alt") or "") if isinstance(image, Tag) else "")
             elif name == "a":
                 anchor = child.get_text(" ", strip=True)
                 if anchor != (child.get("href") or "").strip():  # a bare URL as anchor: the tag says it
@@ -104,6 +110,16 @@ class _Builder:
                 self.quote_depth -= 1
             if block:
                 self.parts.append("\n\n> " if self.quote_depth else "\n\n")
+
+
+def _wrapped_image(anchor: Tag, base_url: str | None) -> bool:
+    """A link to an image file whose only content is one image (a thumbnail of that file)."""
+    href = anchor.get("href")
+    resolved = resolve_link(href if isinstance(href, str) else None, base_url)
+    if resolved is None or link_kind(resolved) != "image" or anchor.get_text(strip=True):
+        return False
+    images = [img for img in anchor.find_all("img") if not any(p.name == "noscript" for p in img.parents)]
+    return len(images) == 1
 
 
 def _normalise(text: str) -> str:
@@ -208,6 +224,16 @@ def tag_html(html: str, base_url: str | None = None, soup: BeautifulSoup | None 
 # --- the stage record ----------------------------------------------------------------------------
 
 
+def rating_outcome(rating: str | None) -> tuple[Label | None, str | None]:
+    """The label of a page's rating, or None and why: ``unrated`` ("No Rating", no rating), the
+    exclusion reason of a non-factual rating, or ``unknown-rating: <word>`` for a word not in the table."""
+    try:
+        mapping = map_rating(rating)
+    except UnknownRatingError:
+        return None, f"unknown-rating: {rating}"
+    return mapping.label, mapping.excluded_reason
+
+
 FACTS = ("headline", "claim", "rating", "category", "date_published")
 """The page facts a tagged article carries."""
 
@@ -227,7 +253,9 @@ def tag_article(html: str, news_url: str, crawled: CrawledArticle | None = None)
     """The :class:`TaggedArticle` of one page: tagged body, link table, and the claim, rating, date and
     category (from the crawl record when it has them, else read from the page itself).
 
-    An unknown rating raises :class:`~rwpost.errors.UnknownRatingError`; the stage rejects the record.
+    "No Rating" and a missing rating give no label; so does a rating word the mapping does not know
+    (:class:`~rwpost.errors.UnknownRatingError` is caught here): the raw word stays in ``rating`` for the
+    stage to count (:func:`rating_outcome`).
     """
     soup = parse_html(html)
     facts = page_facts(soup, news_url, crawled)  # before tag_html, which strips the claim box from the tree
@@ -239,7 +267,7 @@ def tag_article(html: str, news_url: str, crawled: CrawledArticle | None = None)
         headline=facts["headline"],
         claim=facts["claim"],
         rating=rating,
-        label=map_rating(rating).label if rating else None,
+        label=rating_outcome(rating)[0],
         category=facts["category"],
         claim_time=published.date() if published is not None else None,
         text=tagged.text,

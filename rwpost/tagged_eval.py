@@ -28,6 +28,8 @@ class PageScore:
     in_order: bool
     texts_missing: list[str]
     texts_forbidden: list[str]
+    era: str = ""
+    """The Snopes theme of the page (``2017-18 microdata``, ``2018-late``, ``2019-21``, ``2022+``)."""
 
     @property
     def precision(self) -> float:
@@ -54,6 +56,7 @@ def score_page(page: dict, tagged: TaggedText) -> PageScore:
     got_in_expected = [url for url in got_urls if url in expected_urls]
     return PageScore(
         name=page["name"],
+        era=page.get("era", ""),
         found=got,
         missing=[url for url in expected_urls if url not in kinds],
         wrong_kind=[url for kind, url in expected if url in kinds and kinds[url] != kind],
@@ -76,7 +79,6 @@ def main(argv: list[str] | None = None) -> int:
     golden = Path(args[0] if args else "tests/fixtures/tagged/golden.json")
     fixtures = Path(args[1] if len(args) > 1 else "tests/fixtures/snopes_html")
     scores = evaluate(golden, fixtures)
-    tp = sum(len(s.found) - len(s.extra) for s in scores)
     print(f"{'page':42} {'links':>5} {'P':>6} {'R':>6} kind-ok order forbidden texts-ok")
     for s in scores:
         texts_ok = not s.texts_missing and not s.texts_forbidden
@@ -84,13 +86,45 @@ def main(argv: list[str] | None = None) -> int:
             f"{s.name:42} {len(s.found):5d} {s.precision:6.3f} {s.recall:6.3f} {not s.wrong_kind!s:7} "
             f"{s.in_order!s:5} {len(s.forbidden_found):9d} {texts_ok!s}"
         )
+    for era in sorted({s.era for s in scores if s.era}):
+        _print_micro(f"era {era}", [s for s in scores if s.era == era])
+    _print_micro("ALL (micro)", scores)
+    return 0
+
+
+def micro(scores: list[PageScore]) -> dict[str, float]:
+    """Micro precision, recall and F1 of tagged links over pages, with the share of pages whose kinds,
+    order, forbidden links and texts are all right."""
+    tp = sum(len(s.found) - len(s.extra) for s in scores)
     found = sum(len(s.found) for s in scores)
     expected = tp + sum(len(s.missing) for s in scores)
     precision = tp / found if found else 1.0
     recall = tp / expected if expected else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    print(f"{'ALL (micro)':42} {found:5d} {precision:6.3f} {recall:6.3f}  F1 {f1:.3f}")
-    return 0
+    clean = [
+        not s.wrong_kind
+        and s.in_order
+        and not s.forbidden_found
+        and not s.texts_missing
+        and not s.texts_forbidden
+        for s in scores
+    ]
+    return {
+        "pages": len(scores),
+        "links": found,
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "pages_clean": sum(clean) / len(clean) if clean else 1.0,
+    }
+
+
+def _print_micro(label: str, scores: list[PageScore]) -> None:
+    m = micro(scores)
+    print(
+        f"{label:42} {m['links']:5d} {m['precision']:6.3f} {m['recall']:6.3f}  F1 {m['f1']:.3f}  "
+        f"pages {m['pages']} all-checks-ok {m['pages_clean']:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,9 @@ def test_real_2025_page_parses_every_field():
     assert page.headline.startswith("Video of Robert De Niro saying '[Expletive] Trump'")
     assert page.author == "Nur Ibrahim"
     assert page.category == "Entertainment"
-    assert page.date_published.isoformat() == "2025-03-03T11:28:26+00:00"
+    # article:published_time (19:28 UTC); the JSON-LD says 11:28Z, Pacific local time labelled UTC (issue 17)
+    assert page.date_published == datetime(2025, 3, 3, 19, 28, 26, tzinfo=UTC)
+    assert page.date_published.isoformat() == "2025-03-03T11:28:26-08:00"  # the site's zone: the date shown
     assert page.date_modified.isoformat() == "2025-03-03T14:24:48+00:00"
     assert page.image_urls == [
         "https://mediaproxy.snopes.com/width/1200/https://media.snopes.com/2025/03/tony_awards.jpg"

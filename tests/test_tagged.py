@@ -78,10 +78,12 @@ def test_link_context_is_the_sentence_around_the_link():
     assert "published on YouTube" in embed.context  # a standalone player: the sentence introducing it
 
 
-def test_embedded_tweet_box_becomes_a_tag():
+def test_embedded_tweet_box_becomes_a_tag_with_the_id_of_its_post():
+    # the tweet box (data-tweet-id) is the post an earlier x.com link names: one id, tagged twice
     page = PAGES["house-resolution-piker-antisemitism"]
     tagged = tag_html(load_page(page, FIXTURES / "snopes_html"), page["url"])
-    assert "[WEBPAGE 5: https://twitter.com/i/status/2049614589759803735]" in tagged.text
+    assert tagged.text.count("[WEBPAGE 4: https://x.com/mattxiv/status/2049614589759803735]") == 2
+    assert "twitter.com/i/status" not in tagged.text
 
 
 @pytest.mark.parametrize(

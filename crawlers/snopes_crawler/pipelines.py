@@ -37,7 +37,7 @@ from rwpost.images import (
 )
 from rwpost.io import sha256_hex
 from rwpost.records import CrawledArticle, ImageFile
-from snopes_crawler.store import ArticleStore, path_key
+from snopes_crawler.store import ArticleStore, article_record, path_key
 
 logger = logging.getLogger(__name__)
 
@@ -259,26 +259,11 @@ class StorePipeline:
                 fetched_at=fetched_at,
                 parse_error=item["reason"],
             )
-        parsed = item["parsed"]
-        canonical = parsed.get("canonical_url") or item["fetched_url"]
-        html_sha, html_path = store.save_html(item["body"])
-        return CrawledArticle(
-            id=record_id(canonical),
-            url=canonical,
+        return article_record(
+            item["parsed"],
             fetched_url=item["fetched_url"],
             http_status=item["http_status"],
             fetched_at=fetched_at,
-            layout=parsed.get("layout"),
-            category=parsed.get("category"),
-            headline=parsed.get("headline"),
-            claim=parsed.get("claim"),
-            rating=parsed.get("rating"),
-            date_published=parsed.get("date_published"),
-            date_modified=parsed.get("date_modified"),
-            author=parsed.get("author"),
-            html_sha256=html_sha,
-            html_path=html_path,
-            image_urls=parsed.get("image_urls") or [],
+            html=store.save_html(item["body"]),
             images=item.get("images") or [],
-            parse_error=parsed.get("parse_error"),
         )

@@ -95,6 +95,8 @@ def run(config: dict[str, Any]) -> int:
         retry_failed=bool(config.get("retry_failed", False)),
         use_sitemap=bool(config.get("use_sitemap", True)),
         follow_categories=bool(config.get("follow_categories", True)),
+        sitemaps_only=bool(config.get("sitemaps", False)),
+        sitemap_urls=",".join(config.get("sitemap_urls") or []),
     )
     process.start()
     jobdir = out_dir / JOB_DIR

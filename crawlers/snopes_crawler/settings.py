@@ -58,6 +58,9 @@ RWPOST_ALLOW_LOOPBACK = False
 RWPOST_MAX_IMAGE_BYTES = MAX_IMAGE_BYTES
 RWPOST_MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
 RWPOST_PROGRESS_INTERVAL = 2.0
+# Hosts besides the start URL's that may serve the site's sitemaps (a --sitemaps run reads
+# media.snopes.com/sitemaps/sitemap-latest.xml, sitemap-news.xml and sitemap-articles-YYYY-MM.xml).
+RWPOST_SITEMAP_HOSTS = ["media.snopes.com"]
 
 LOG_LEVEL = "INFO"
 FEED_EXPORT_ENCODING = "utf-8"

@@ -13,11 +13,14 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
+from rwpost.ids import record_id
 from rwpost.io import append_jsonl, sha256_hex, write_bytes, write_jsonl
-from rwpost.records import CrawledArticle
+from rwpost.records import CrawledArticle, ImageFile
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +41,42 @@ def path_key(url: str) -> str:
     while "//" in path:
         path = path.replace("//", "/")
     return path if path.endswith("/") else path + "/"
+
+
+def article_record(
+    parsed: dict[str, Any],
+    *,
+    fetched_url: str,
+    http_status: int,
+    fetched_at: datetime,
+    html: tuple[str, str],
+    images: list[ImageFile] | None = None,
+) -> CrawledArticle:
+    """The store record of one parsed page (``parsed``: ``asdict`` of a ``rwpost.snopes.page.SnopesArticle``;
+    ``html``: the (sha256, relative path) :meth:`ArticleStore.save_html` gave); its id is the canonical
+    URL's, so a crawled and an imported copy of one article are one record."""
+    canonical = parsed.get("canonical_url") or fetched_url
+    html_sha, html_path = html
+    return CrawledArticle(
+        id=record_id(canonical),
+        url=canonical,
+        fetched_url=fetched_url,
+        http_status=http_status,
+        fetched_at=fetched_at,
+        layout=parsed.get("layout"),
+        category=parsed.get("category"),
+        headline=parsed.get("headline"),
+        claim=parsed.get("claim"),
+        rating=parsed.get("rating"),
+        date_published=parsed.get("date_published"),
+        date_modified=parsed.get("date_modified"),
+        author=parsed.get("author"),
+        html_sha256=html_sha,
+        html_path=html_path,
+        image_urls=parsed.get("image_urls") or [],
+        images=images or [],
+        parse_error=parsed.get("parse_error"),
+    )
 
 
 class ArticleStore:

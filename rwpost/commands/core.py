@@ -34,18 +34,54 @@ def schemas(
         console.print(f"wrote {path}")
 
 
+def unknown_ratings(store: Path) -> dict[str, int]:
+    """The rating words of a crawl store's ``articles.jsonl`` that the mapping does not know, with counts
+    (most frequent first)."""
+    from collections import Counter
+
+    from rwpost.errors import UnknownRatingError
+    from rwpost.io import iter_jsonl
+    from rwpost.labels import map_rating
+
+    path = store / "articles.jsonl" if store.is_dir() else store
+    if not path.is_file():
+        raise RwpostError(f"{path}: no crawl store here (expected articles.jsonl)")
+    unknown: Counter[str] = Counter()
+    for _line, row in iter_jsonl(path):
+        rating = row.get("rating") if isinstance(row, dict) else None
+        try:
+            map_rating(rating)
+        except UnknownRatingError:
+            unknown[str(rating)] += 1
+    return dict(unknown.most_common())
+
+
 def labels(
     ratings: list[str] = typer.Argument(None, help="Snopes ratings to map; none lists the whole table."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    unknown: Path = typer.Option(
+        None, "--unknown", help="A crawl store: list its rating words the mapping does not know, with counts."
+    ),
 ) -> None:
     """Map Snopes ratings to RW-Post labels (paper Table II).
 
     Later Snopes wordings ("Incorrect Attribution", "Unproven (retired)") map as documented aliases of
     their Table II row; "No Rating" and pages without a rating are set aside as unrated.
 
-    Example: rwpost labels "Mostly False" "Labeled Satire"
+    Example: rwpost labels "Mostly False" "Labeled Satire";  rwpost labels --unknown data/work/crawl
     """
     from rwpost.labels import known_ratings, map_rating
+
+    if unknown is not None:
+        counts = unknown_ratings(unknown)
+        if as_json:
+            typer.echo(json.dumps(counts, indent=2))
+            return
+        table = Table("unknown rating", "articles", title=f"ratings of {unknown} not in rwpost.labels")
+        for word, count in counts.items():
+            table.add_row(word, str(count))
+        console.print(table if counts else f"every rating in {unknown} is known")
+        return
 
     if not ratings:
         rows = known_ratings()

@@ -53,7 +53,7 @@ def sample_serve(
 
 def crawl(
     start_url: str = typer.Option(
-        ..., "--start-url", help="Listing page to start from (archive or category)."
+        None, "--start-url", help="Listing page to start from (archive or category)."
     ),
     out: Path = typer.Option(
         ..., "--out", help="Output folder (articles.jsonl, html/, images/, report.json)."
@@ -81,12 +81,44 @@ def crawl(
         None, "--crawlers-dir", help="The Scrapy project (default ./crawlers)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the crawl report as JSON."),
+    sitemaps: bool = typer.Option(
+        False,
+        "--sitemaps",
+        help="Discover from the sitemaps only (media.snopes.com/sitemaps/: latest, news, one per month "
+        "of --since..--until), no listing walk.",
+    ),
+    sitemap_url: list[str] = typer.Option(
+        None, "--sitemap-url", help="With --sitemaps: read these sitemaps instead (repeatable)."
+    ),
+    from_html: Path = typer.Option(
+        None,
+        "--from-html",
+        help="Read saved pages (.html, .html.gz, Wayback captures) from this folder instead of the web.",
+    ),
 ) -> None:
     """Crawl a Snopes-like site with Scrapy (in a subprocess): polite, resumable and incremental.
 
     Example: rwpost crawl --start-url http://127.0.0.1:8000/fact-check/ --out data/work/crawl --allow-loopback
+    Saved pages: rwpost crawl --from-html saved_pages/ --out data/work/crawl
     """
     from rich.live import Live
+
+    from rwpost.errors import ConfigError
+
+    if from_html is not None:
+        from rwpost.crawl import run_import_html
+
+        counts = run_import_html(from_html, out, crawlers_dir=crawlers_dir)
+        if as_json:
+            typer.echo(json.dumps(counts, indent=2))
+            return
+        table = Table("saved pages", "count", title=f"import of {from_html} into {out}")
+        for key, value in counts.items():
+            table.add_row(key, str(value))
+        console.print(table)
+        return
+    if not start_url:
+        raise ConfigError("--start-url is required (or --from-html DIR to read saved pages)")
 
     from rwpost.crawl import CrawlOptions, run_crawl
 
@@ -104,6 +136,8 @@ def crawl(
         max_image_bytes=max_image_bytes,
         resume=resume,
         retry_failed=retry_failed,
+        sitemaps=sitemaps or bool(sitemap_url),
+        sitemap_urls=list(sitemap_url or []) or None,
     )
     progress_console = Console(stderr=True)
     with Live(console=progress_console, transient=True, refresh_per_second=4) as live:

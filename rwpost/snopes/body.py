@@ -13,12 +13,14 @@ from urllib.parse import urljoin
 from bs4 import BeautifulSoup, Tag
 
 from rwpost.snopes.layouts import LAYOUTS, Layout
-from rwpost.snopes.links import image_url
+from rwpost.snopes.links import image_url, same_image
 from rwpost.snopes.select import all_text, classes, select
 
 BODY_SELECTORS: tuple[str, ...] = (
     "article#article-content",  # Snopes 2022-2026 layout (main#article_main)
     "div.content-wrapper div.content",  # Snopes 2019-2021 layout, under the "Origin" card
+    "div.post-body-card div.card-body",  # Snopes late-2018 layout, under the "Origin" card
+    "div.article-text-inner",  # Snopes 2017 to early-2018 layout (inside div.entry-content.article-text)
     "div.single-body",
     "div.entry-content",
     "div.post-content",
@@ -36,9 +38,11 @@ DROP_SELECTORS: tuple[str, ...] = (
     "[class*='share'], [class*='social-buttons'], [class*='related'], [class*='recirc'], [class*='trending']",
     "[class*='author-container'], [class*='author_bio'], [class*='author-bio'], [class*='breadcrumb']",
     "[class*='sources_wrapper'], [class*='comments'], [class*='tags-wrapper'], [class*='article_tags']",
+    *(layout.boilerplate for layout in LAYOUTS if layout.boilerplate),
 )
 """Boilerplate inside a body container: scripts, ads (Snopes ``outer-ad-unit-wrapper snopesad``,
-``bigcrunch-unit``, 2019 ``smg-zone``), share widgets, related links, bios, sources block."""
+``bigcrunch-unit``, 2019 ``smg-zone``), share widgets, related links, bios, sources block, and what each
+layout names as its own (:attr:`Layout.boilerplate`: 2018 claim and rating boxes, bylines, tags)."""
 
 LEAD_IMAGE_SELECTORS: tuple[tuple[str, str], ...] = tuple(
     layout.lead_image for layout in LAYOUTS if layout.lead_image
@@ -111,13 +115,28 @@ def _is_ad(div: Tag) -> bool:
     return "ad-unit" in classes(div) or "snopesad" in classes(div)
 
 
+def boilerplate_nodes(body: Tag | None) -> set[int]:
+    """Ids of the nodes of ``body`` that its layouts call boilerplate (:attr:`Layout.boilerplate`)."""
+    if body is None:
+        return set()
+    css = ", ".join(layout.boilerplate for layout in LAYOUTS if layout.boilerplate)
+    return {id(node) for node in select(body, css) if node is not body}
+
+
+def _in_boilerplate(node: Tag, skipped: set[int]) -> bool:
+    return bool(skipped) and (id(node) in skipped or any(id(parent) in skipped for parent in node.parents))
+
+
 def body_text_and_links(body: Tag | None, url: str) -> tuple[str | None, list[str]]:
     """Paragraphs and quotes of the body (not the rating box, not ads) and their links, absolute."""
     if body is None:
         return None, []
     paragraphs: list[str] = []
     links: list[str] = []
+    skipped = boilerplate_nodes(body)
     for node in body.find_all(["p", "blockquote"]):
+        if _in_boilerplate(node, skipped):
+            continue
         if node.name == "p" and (
             _inside(node, "section", lambda s: s.get("id") == "fact_check_rating_container")
             or _inside(node, "div", _is_ad)
@@ -144,8 +163,11 @@ def article_images(soup: BeautifulSoup, body: Tag | None, url: str) -> list[str]
     if body is not None:
         nodes.extend(body.find_all("img"))
     rating_boxes = [layout.rating_box_class for layout in LAYOUTS if layout.rating_box_class]
+    skipped = boilerplate_nodes(body)
     found: list[str] = []
     for img in nodes:
+        if _in_boilerplate(img, skipped) or _in_noscript(img):
+            continue
         if any(
             any(box in classes(parent) for box in rating_boxes)
             for parent in img.parents
@@ -155,6 +177,11 @@ def article_images(soup: BeautifulSoup, body: Tag | None, url: str) -> list[str]
         src = image_url(img)
         if src:
             absolute = urljoin(url, src)
-            if absolute not in found:
+            if not any(same_image(absolute, other) for other in found):
                 found.append(absolute)
     return found
+
+
+def _in_noscript(img: Tag) -> bool:
+    """A ``<noscript>`` fallback copy of a lazy-loaded image (the lazy one is read instead)."""
+    return any(parent.name == "noscript" for parent in img.parents if isinstance(parent, Tag))

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 LAYOUT_2020S = "snopes-2020s"
 """The 2020s theme (2020-2026): ``main#article_main``, ``#fact_check_rating_container``."""
 LAYOUT_WORDPRESS = "snopes-wordpress-2017"
-"""The 2017-2019 WordPress theme: ``article.snopes-post``, ``.claim-wrapper``, ``.rating-wrapper``."""
+"""The 2019-2021 WordPress theme: ``article.snopes-post``, ``.claim-wrapper``, ``.rating-wrapper``."""
+LAYOUT_2018_LATE = "snopes-2018-cards"
+"""The late-2018 theme: ``article.post-N``, ``.claim-card``, ``.rating-card``, ``.post-body-card``."""
+LAYOUT_2018_MICRODATA = "snopes-2018-microdata"
+"""The 2017 to early-2018 theme: ``div.entry-content.article-text``, claim and rating as schema.org
+microdata (``itemprop="claimReviewed"``, ``itemprop="reviewRating"`` > ``itemprop="alternateName"``)."""
 LAYOUT_JSONLD = "jsonld-only"
 """No known markup, but a ``ClaimReview`` JSON-LD block."""
 LAYOUT_UNKNOWN = "unknown"
@@ -54,6 +59,9 @@ class Layout:
     """The lead image and its caption, which open the tagged text."""
     sources: str = ""
     """One paragraph per cited source."""
+    boilerplate: str = ""
+    """Nodes inside the body that are not article text (claim and rating boxes, headings, icons, bylines,
+    tags, source lists, ads): the tagger drops them, the crawl record's text and images skip them."""
 
 
 SNOPES_2020S = Layout(
@@ -96,7 +104,59 @@ SNOPES_WORDPRESS = Layout(
     sources="div.citations li p",
 )
 
-LAYOUTS: tuple[Layout, ...] = (SNOPES_2020S, SNOPES_WORDPRESS)
+SNOPES_2018_LATE = Layout(
+    name=LAYOUT_2018_LATE,
+    markers="div.claim-card, div.post-body-card",
+    headline=("header.post-header-card h1.heading::text",),
+    subtitle=("header.post-header-card h2.subheading::text",),
+    claim=("div.claim-card p.claim::text",),
+    rating=("div.rating-card span.rating-name::text",),
+    rating_box_class="rating-card",
+    author=("header.post-header-card .byline a.author::text", ".post-body-card .byline a.author::text"),
+    date_published=("header.post-header-card span.date-published::text",),
+    date_modified=("header.post-header-card span.date-updated::text",),
+    category_crumbs="nav.breadcrumbs li.breadcrumb-item a::text",
+    post_classes="article.fact_check",
+    rating_class_prefix="fact_check_rating-",
+    category_class_prefix="fact_check_category-",
+    body="div.post-body-card div.card-body",
+    cover_images="header.post-header-card .featured-asset img",
+    lead_image=("header.post-header-card .featured-asset img", "header.post-header-card figcaption"),
+    sources="div.post-body-card ul.sources li p",
+    boilerplate=(
+        "div.post-body-card div.list-section, div.post-body-card div.byline, "
+        "div.post-body-card div.post-dates, div.post-body-card div.post-tags, div.post-body-card div.creative"
+    ),
+)
+
+SNOPES_2018_MICRODATA = Layout(
+    name=LAYOUT_2018_MICRODATA,
+    markers="div.article-text-inner, [itemprop=reviewRating], [itemprop=claimReviewed]",
+    headline=("h1.article-title::text",),
+    subtitle=("h2.article-description::text",),
+    claim=("[itemprop=claimReviewed]::attr(content)", "h3.section-break.claim + p::text"),
+    rating=(
+        "[itemprop=reviewRating] [itemprop=alternateName]::text",
+        "h3.section-break + a.claim span::text",
+    ),
+    author=("p.author-box a.author-link::text",),
+    date_published=(
+        "[itemprop=itemReviewed] [itemprop=datePublished]::attr(content)",
+        "[itemprop=datePublished]::attr(content)",
+        "div.article-info-box span.date-wrapper::text",
+    ),
+    date_modified=("[itemprop=dateModified]::attr(content)",),
+    body="div.article-text-inner",
+    cover_images="div.featured-media img",
+    sources="div.article-sources-box p",
+    boilerplate=(
+        "h3.section-break, h3.section-break.claim + p, [itemprop=reviewRating], [itemprop=itemReviewed], "
+        "meta, h3.section-break + a.claim, div#snopes_skin_1x1, div.additional-articles, "
+        "footer.article-footer"
+    ),
+)
+
+LAYOUTS: tuple[Layout, ...] = (SNOPES_2020S, SNOPES_2018_LATE, SNOPES_WORDPRESS, SNOPES_2018_MICRODATA)
 """Every known theme, newest first: the order facts are looked up in."""
 
 BY_NAME: dict[str, Layout] = {layout.name: layout for layout in LAYOUTS}

@@ -23,6 +23,7 @@ ARCHIVE_HOSTS = ("web.archive.org", "archive.org", "archive.today", "archive.ph"
 ARCHIVE_HOSTS += ("archive.md", "archive.vn", "archive.fo", "perma.cc", "ghostarchive.org")
 VIDEO_HOSTS = ("youtube.com", "youtu.be", "youtube-nocookie.com", "tiktok.com", "vimeo.com", "rumble.com")
 VIDEO_HOSTS += ("dailymotion.com", "bitchute.com", "streamable.com", "twitch.tv")
+VIDEO_HOSTS += ("jwplatform.com",)  # JW Player: content.jwplatform.com/players/<id>.html (2018 bodies)
 
 IMAGE_SRC_ATTRIBUTES: tuple[str, ...] = ("data-lazy-src", "data-src", "data-original", "src")
 """Where an ``<img>`` keeps its real URL, lazy-load attributes first."""
@@ -62,7 +63,11 @@ def link_kind(url: str) -> LinkKind:
     if _host_is(host, VIDEO_HOSTS):
         return "video"
     if _host_is(host, ("facebook.com", "fb.watch")) and (
-        host.endswith("fb.watch") or "/videos/" in path or path.startswith("/watch") or "/reel/" in path
+        host.endswith("fb.watch")
+        or "/videos/" in path
+        or path.startswith("/watch")
+        or "/reel/" in path
+        or path.startswith("/plugins/video.php")  # the Facebook video player (iframe ?href=.../videos/...)
     ):
         return "video"
     if _host_is(host, ("instagram.com",)) and ("/reel/" in path or "/reels/" in path or "/tv/" in path):
@@ -156,3 +161,66 @@ def is_embed(node: Tag) -> bool:
     ):
         return True
     return node.name == "div" and bool(re.search(r"\bfb-(post|video)\b", classes))
+
+
+# --- one identity per file or post ---------------------------------------------------------------
+
+SNOPES_UPLOADS = "https://www.snopes.com/uploads/"
+"""The canonical form of a Snopes image (the form of the released RW-Post records)."""
+_SNOPES_HOSTS = ("www.snopes.com", "snopes.com")
+_PROXY_HOSTS = ("mediaproxy.snopes.com", "media-proxy.snopes.com")
+_PROXY_PATH = re.compile(r"^/width/\d+/+(https?):/+(.+)$")
+_YEAR_MONTH = re.compile(r"^/(\d{4}/\d{2}/.+)$")
+_TWEET = re.compile(r"^/(?:i/(?:web/)?|[A-Za-z0-9_]+/)status(?:es)?/(\d+)")
+_TWITTER_HOSTS = ("twitter.com", "x.com", "mobile.twitter.com", "mobile.x.com")
+
+
+def canonical_image_url(url: str) -> str:
+    """One URL per Snopes image file whatever era wrote it, else ``url`` unchanged.
+
+    ``us-east-1.tchyn.io/snopes-production/uploads/Y/M/f`` (2018 bodies),
+    ``www.snopes.com/tachyon/Y/M/f?resize=`` (2018-2021), ``media.snopes.com/Y/M/f``,
+    ``mediaproxy.snopes.com/width/N/<url>`` and ``media-proxy.snopes.com/width/N?url=<url>`` (2022+)
+    all become ``https://www.snopes.com/uploads/Y/M/f``, the form of the released records.
+    """
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    path = parts.path or ""
+    if host in _PROXY_HOSTS:
+        match = _PROXY_PATH.match(path)
+        if match:
+            return canonical_image_url(f"{match.group(1)}://{match.group(2)}")
+        inner = (parse_qs(parts.query).get("url") or [""])[0]
+        return canonical_image_url(inner) if inner.startswith(("http://", "https://")) else url
+    rest = None
+    if host == "us-east-1.tchyn.io" and path.startswith("/snopes-production/uploads/"):
+        rest = path[len("/snopes-production/uploads/") :]
+    elif host in _SNOPES_HOSTS and path.startswith(("/uploads/", "/tachyon/")):
+        rest = path.split("/", 2)[2]
+    elif host == "media.snopes.com" and _YEAR_MONTH.match(path):
+        rest = path[1:]
+    return SNOPES_UPLOADS + rest if rest else url
+
+
+def tweet_id(url: str) -> str | None:
+    """The status id of an X/Twitter post URL (``x.com/u/status/N``, ``twitter.com/i/status/N``)."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    host = host[4:] if host.startswith("www.") else host
+    if host not in _TWITTER_HOSTS:
+        return None
+    match = _TWEET.match(parts.path or "")
+    return match.group(1) if match else None
+
+
+def link_identity(url: str) -> str:
+    """What makes two links one: a tweet's status id, a Snopes image's canonical URL, else the URL."""
+    status = tweet_id(url)
+    if status is not None:
+        return f"tweet:{status}"
+    return canonical_image_url(url)
+
+
+def same_image(first: str, second: str) -> bool:
+    """Two URLs of one image file (:func:`canonical_image_url`)."""
+    return canonical_image_url(first) == canonical_image_url(second)

@@ -16,13 +16,18 @@ from bs4 import BeautifulSoup, Tag
 from rwpost.snopes.page import parse_date
 from rwpost.snopes.select import classes, first, first_raw, parse_html, select, values
 
-ARTICLE_PATH = re.compile(r"^/(?:fact-check|news|articles/\d+)/(?!category/|page/|rating/|tag/)[^/?#]+/?$")
-"""Paths of fact-check articles (Snopes puts them under /fact-check/<slug>/; news pieces elsewhere)."""
+ARTICLE_PATH = re.compile(
+    r"^/(?:fact-check/(?!category/|page/|rating/|tag/)[^/?#]+"
+    r"|news/(?:\d{4}/\d{2}/\d{2}/)?(?!category/|page/|tag/)[^/?#]+)/?$"
+)
+"""Paths of rated articles: ``/fact-check/<slug>/`` and the rated news pieces ``/news/YYYY/MM/DD/<slug>/``
+(or ``/news/<slug>/``); not ``/articles/N/<slug>/`` (unrated features that fail after fetching)."""
 
-ARTICLE_CARDS = "a.outer_article_link_wrapper, article.media-wrapper a"
+ARTICLE_CARDS = "a.outer_article_link_wrapper, article.media-wrapper a, article.list-group-item > a.link"
 """Article links of a listing: 2020s ``div.article_wrapper > a.outer_article_link_wrapper`` (+
 ``h3.article_title``, ``span.article_byline``, ``span.article_date``); WordPress
-``article.media-wrapper > a``."""
+``article.media-wrapper > a``; 2017-19 ``/fact-check/page/N/`` cards ``article.list-group-item > a.link``
+(+ ``span.date``, "28 November 2018")."""
 CARD_CLASS = "article_wrapper"
 """The card around a 2020s article link (WordPress cards are ``<article>`` elements)."""
 CARD_DATES = ("time::attr(datetime)", ".article_date::text, span.date::text")
@@ -32,7 +37,17 @@ NEXT_PAGE = (
     "a.page-number.next::attr(href)",  # the 2020s archive: /fact-check/?pagenum=N
     "a.next::attr(href)",
 )
-CATEGORY_LINKS = 'a[href*="/fact-check/category/"]::attr(href)'
+CATEGORY_LINKS = 'a[href*="/fact-check/category/"]::attr(href), a[href^="/category/"]::attr(href)'
+"""Category pages: ``/fact-check/category/<slug>/`` (to 2021), ``/category/<slug>/`` (the live site)."""
+CATEGORY_LINKS_ABSOLUTE = 'a[href*="://www.snopes.com/category/"]::attr(href)'
+
+SITEMAP_HOSTS = ("media.snopes.com",)
+"""Hosts other than the site's own that serve its sitemaps (``media.snopes.com/sitemaps/...``)."""
+SITEMAPS = (
+    "https://media.snopes.com/sitemaps/sitemap-latest.xml",
+    "https://media.snopes.com/sitemaps/sitemap-news.xml",
+)
+"""The live site's sitemaps of recent articles; monthly ones are :func:`monthly_sitemap`."""
 
 
 @dataclass
@@ -86,11 +101,39 @@ def read_listing(html: str, url: str) -> Listing:
                 listing.articles.append((absolute, None))
     next_href = first(soup, *NEXT_PAGE)
     listing.next_page = urljoin(url, next_href) if next_href else None
-    for href in values(soup, CATEGORY_LINKS):
-        absolute = urljoin(url, href.strip())
+    for href in values(soup, CATEGORY_LINKS) + values(soup, CATEGORY_LINKS_ABSOLUTE):
+        absolute = _category_url(urljoin(url, href.strip()))
         if "/page/" not in absolute and absolute not in listing.categories:
             listing.categories.append(absolute)
     return listing
+
+
+def _category_url(url: str) -> str:
+    """A live-site ``/category/<Name>`` link as its one page ``/category/<name>/`` (older forms as given)."""
+    parts = urlsplit(url)
+    if not parts.path.startswith("/category/"):
+        return url
+    path = parts.path.lower().rstrip("/") + "/"
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def monthly_sitemap(year: int, month: int) -> str:
+    """The live site's sitemap of one month's articles."""
+    return f"https://media.snopes.com/sitemaps/sitemap-articles-{year:04d}-{month:02d}.xml"
+
+
+def sitemaps_between(since: date | None, until: date | None, today: date) -> list[str]:
+    """The sitemaps a ``--sitemaps`` run reads: latest and news, then one per month of the window,
+    newest first (without ``since``, only the latest and news sitemaps)."""
+    urls = list(SITEMAPS)
+    if since is None:
+        return urls
+    end = min(until or today, today)
+    year, month = end.year, end.month
+    while (year, month) >= (since.year, since.month):
+        urls.append(monthly_sitemap(year, month))
+        year, month = (year, month - 1) if month > 1 else (year - 1, 12)
+    return urls
 
 
 def sitemaps_of_robots(robots_txt: str, url: str) -> list[str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin
+from zoneinfo import ZoneInfo
 
 from bs4 import BeautifulSoup
 
@@ -27,6 +28,9 @@ PUBLISHED = ('meta[property="article:published_time"]::attr(content)',)
 MODIFIED = ('meta[property="article:modified_time"]::attr(content)',)
 SECTION = ('meta[property="article:section"]::attr(content)',)
 """Generic page metadata (OpenGraph and ``article:*`` meta tags) every layout may carry."""
+
+SITE_ZONE = ZoneInfo("America/Los_Angeles")
+"""Snopes' own time zone: the dates its pages print are local dates there."""
 
 _TITLE_SUFFIX = re.compile(r"\s*\|\s*Snopes(?:\.com)?\s*$", re.I)
 _NOT_A_CATEGORY = ("home", "fact check", "fact checks")
@@ -180,6 +184,27 @@ def _headline(article: dict[str, Any], soup: BeautifulSoup) -> str | None:
     return _TITLE_SUFFIX.sub("", title) if title else None
 
 
+def _has_time(value: str | None) -> bool:
+    return bool(value and re.search(r"\d{1,2}:\d{2}", value))
+
+
+def _published(soup: BeautifulSoup, review: dict[str, Any], article: dict[str, Any]) -> datetime | None:
+    """The publication time, zone-correct: ``article:published_time`` (UTC) when it gives a time of day,
+    shown in the site's zone so its date is the one the page prints (the 2022+ JSON-LD writes that Pacific
+    local time labelled as UTC); else JSON-LD, else the meta date, else the layout's own date
+    (microdata, the date line)."""
+    meta = first(soup, *PUBLISHED)
+    if _has_time(meta):
+        stamp = parse_date(meta)
+        if stamp is not None:
+            return stamp.astimezone(SITE_ZONE)
+    return (
+        parse_date(review.get("datePublished") or article.get("datePublished"))
+        or parse_date(meta)
+        or parse_date(first(soup, *(q for layout in LAYOUTS for q in layout.date_published)))
+    )
+
+
 def read_article(html: str | BeautifulSoup, url: str) -> SnopesArticle:
     """Read one fact-check page (``html`` may be the page already parsed; it is not modified)."""
     soup = html if isinstance(html, BeautifulSoup) else parse_html(html)
@@ -197,9 +222,7 @@ def read_article(html: str | BeautifulSoup, url: str) -> SnopesArticle:
     rating = rating or _rating_from_markup(soup)
     claim = clean_text(review.get("claimReviewed")) or _in_layouts(soup, "claim")
     subtitle = clean_text(article.get("alternativeHeadline")) or _in_layouts(soup, "subtitle")
-    published = parse_date(review.get("datePublished") or article.get("datePublished")) or parse_date(
-        first(soup, *PUBLISHED, *(q for layout in LAYOUTS for q in layout.date_published))
-    )
+    published = _published(soup, review, article)
     modified = parse_date(article.get("dateModified")) or parse_date(
         first(soup, *MODIFIED, *(q for layout in LAYOUTS for q in layout.date_modified))
     )

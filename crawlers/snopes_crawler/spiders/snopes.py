@@ -24,7 +24,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.sitemap import Sitemap
 from twisted.python.failure import Failure
 
-from rwpost.snopes.listing import is_article_url, read_listing, sitemaps_of_robots
+from rwpost.snopes.listing import is_article_url, read_listing, sitemaps_between, sitemaps_of_robots
 from rwpost.snopes.page import SnopesArticle, parse_date, read_article
 from snopes_crawler.store import ArticleStore, path_key
 
@@ -58,6 +58,8 @@ class SnopesSpider(scrapy.Spider):
         retry_failed: bool | str = False,
         use_sitemap: bool | str = True,
         follow_categories: bool | str = True,
+        sitemaps_only: bool | str = False,
+        sitemap_urls: str = "",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -68,6 +70,8 @@ class SnopesSpider(scrapy.Spider):
         self.retry_failed = str(retry_failed).lower() in ("1", "true", "yes")
         self.use_sitemap = str(use_sitemap).lower() in ("1", "true", "yes")
         self.follow_categories = str(follow_categories).lower() in ("1", "true", "yes")
+        self.sitemaps_only = str(sitemaps_only).lower() in ("1", "true", "yes")
+        self.sitemap_urls = [u.strip() for u in str(sitemap_urls or "").split(",") if u.strip()]
         self.store = ArticleStore(Path(out_dir))
         self.scheduled: set[str] = set()
         self.skipped: set[str] = set()
@@ -90,6 +94,15 @@ class SnopesSpider(scrapy.Spider):
             state["scheduled"] = self.scheduled
             state["pages_seen"] = self.pages_seen
         root = urljoin(self.start_url, "/")
+        if self.sitemaps_only:
+            # A refresh with no listing walk: the site's sitemaps (latest, news, one per month of the window)
+            urls = self.sitemap_urls or sitemaps_between(self.since, self.until, datetime.now(UTC).date())
+            for url in urls:
+                if self.sitemap_host_allowed(url):
+                    yield self.sitemap_request(url)
+                else:
+                    self.count("sitemap_host_refused")
+            return
         if self.use_sitemap:
             yield scrapy.Request(
                 urljoin(root, "/robots.txt"),
@@ -115,6 +128,13 @@ class SnopesSpider(scrapy.Spider):
         for url in sitemaps_of_robots(robots_txt, response.url):
             yield self.sitemap_request(url)
 
+    def sitemap_host_allowed(self, url: str) -> bool:
+        """A sitemap on the start URL's host or on one of ``RWPOST_SITEMAP_HOSTS``."""
+        host = (urlsplit(url).hostname or "").lower()
+        allowed = {(urlsplit(self.start_url).hostname or "").lower()}
+        allowed |= {h.lower() for h in self.crawler.settings.getlist("RWPOST_SITEMAP_HOSTS")}
+        return host in allowed
+
     def sitemap_request(self, url: str) -> scrapy.Request:
         self.pages_seen.add(url)
         return scrapy.Request(
@@ -134,7 +154,7 @@ class SnopesSpider(scrapy.Spider):
                 continue
             url = urljoin(response.url, loc)
             if sitemap.type == "sitemapindex":
-                if url not in self.pages_seen:
+                if url not in self.pages_seen and self.sitemap_host_allowed(url):
                     yield self.sitemap_request(url)
             elif is_article_url(url):
                 lastmod = parse_date(entry.get("lastmod"))

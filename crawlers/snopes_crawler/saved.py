@@ -1,0 +1,159 @@
+"""Saved pages into the crawl store, without Scrapy: ``rwpost crawl --from-html DIR``.
+
+Every ``.html`` / ``.htm`` / ``.html.gz`` file under a folder (a browser's "save page", a wget mirror, a
+Wayback Machine capture) is read by the same page model as a crawl (``rwpost.snopes.page.read_article``)
+and stored the same way (:func:`snopes_crawler.store.article_record`): same ids (from the canonical URL),
+``html/<sha256>.html.gz``, parse errors kept as records with ``parse_error`` (the reformat stage's
+rejects). A Wayback capture is stored as the page it captured: the archive's toolbar and scripts are cut
+out and its rewritten URLs (``web.archive.org/web/<stamp>im_/https://...``) put back.
+
+Run as ``python -m snopes_crawler.saved --from DIR --out OUT`` (what ``rwpost crawl --from-html`` does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import sys
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rwpost.snopes.page import SnopesArticle, read_article
+from snopes_crawler.store import ArticleStore, article_record
+
+SAVED_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
+
+_TOOLBAR = re.compile(
+    r"<!--\s*BEGIN WAYBACK TOOLBAR INSERT\s*-->.*?<!--\s*END WAYBACK TOOLBAR INSERT\s*-->", re.S | re.I
+)
+_REWRITE_JS = re.compile(
+    r"<script[^>]*>[^<]*__wm\.[^<]*</script>|<!--\s*End Wayback Rewrite JS Include\s*-->", re.I
+)
+_ARCHIVE_INCLUDES = re.compile(
+    r"<(?:script|link)[^>]*(?:web-static\.archive\.org|archive\.org/_static|/_static/)[^>]*>(?:\s*</script>)?",
+    re.I,
+)
+_ARCHIVE_PREFIX = re.compile(
+    r"(?:(?:https?:)?//web\.archive\.org)?/web/\d{1,14}(?:[a-z]{2}_)?/(?=https?:|//)", re.I
+)
+_ARCHIVED_URL = re.compile(r"web\.archive\.org/web/\d{1,14}(?:[a-z]{2}_)?/(https?://[^\s\"'<>]+)", re.I)
+_FOOTER_COMMENT = re.compile(r"<!--\s*FILE ARCHIVED ON .*?-->", re.S | re.I)
+
+
+def is_wayback_capture(html: str) -> bool:
+    """A page saved from the Wayback Machine (toolbar, rewrite scripts or rewritten URLs)."""
+    return bool(_TOOLBAR.search(html) or "__wm.init" in html or _ARCHIVE_PREFIX.search(html))
+
+
+def unwrap_wayback(html: str) -> tuple[str, str | None]:
+    """The captured page without the archive's additions, and the URL it captured (when it says)."""
+    found = _ARCHIVED_URL.search(html)
+    original = found.group(1) if found else None
+    html = _TOOLBAR.sub("", html)
+    html = _FOOTER_COMMENT.sub("", html)
+    html = _REWRITE_JS.sub("", html)
+    html = _ARCHIVE_INCLUDES.sub("", html)
+    return _ARCHIVE_PREFIX.sub("", html), original
+
+
+def saved_files(folder: Path) -> list[Path]:
+    """The saved pages under ``folder``, sorted by path (so an import is reproducible)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name.lower().endswith(SAVED_SUFFIXES))
+
+
+def read_saved(path: Path) -> str:
+    """A saved page's text (gzip undone; UTF-8, undecodable bytes replaced)."""
+    data = path.read_bytes()
+    if path.name.lower().endswith(".gz"):
+        data = gzip.decompress(data)
+    return data.decode("utf-8", errors="replace")
+
+
+NO_URL_HOST = "saved-page.invalid"
+"""Host of the stand-in URL of a saved page that names no URL of its own (its record has a parse error)."""
+
+
+def known_urls(folder: Path) -> dict[str, str]:
+    """Page URLs given beside the saved pages: every ``index.json`` (a list of ``{"file", "url"}``, file
+    relative to ``folder`` or to the index) as ``resolved file path -> url``."""
+    urls: dict[str, str] = {}
+    for index in sorted(folder.rglob("index.json")):
+        try:
+            entries = json.loads(index.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        for entry in entries if isinstance(entries, list) else []:
+            if not (isinstance(entry, dict) and entry.get("url") and entry.get("file")):
+                continue
+            for base in (folder, index.parent):
+                candidate = (base / entry["file"]).resolve()
+                if candidate.is_file():
+                    urls[str(candidate)] = entry["url"]
+                    break
+    return urls
+
+
+def import_saved_pages(folder: Path, out_dir: Path) -> dict[str, Any]:
+    """Read every saved page under ``folder`` into the crawl store ``out_dir``; returns the counts.
+
+    A page's URL is its canonical link (``link[rel=canonical]`` / JSON-LD), else the URL a Wayback capture
+    names, else the one an ``index.json`` beside it gives (:func:`known_urls`); a page with none is stored
+    with a parse error under a stand-in URL. Its fetch time is the file's modification time (UTC).
+    """
+    folder = Path(folder)
+    store = ArticleStore(out_dir)
+    given = known_urls(folder)
+    counts = {"files": 0, "stored_ok": 0, "stored_parse_errors": 0, "wayback": 0, "duplicates": 0}
+    seen: set[str] = set()
+    for path in saved_files(Path(folder)):
+        counts["files"] += 1
+        html = read_saved(path)
+        original = None
+        if is_wayback_capture(html):
+            html, original = unwrap_wayback(html)
+            counts["wayback"] += 1
+        url = original or given.get(str(path.resolve()))
+        stand_in = f"https://{NO_URL_HOST}/{path.relative_to(folder).as_posix()}"
+        try:
+            article = read_article(html, url or stand_in)
+        except Exception as exc:  # noqa: BLE001 (a page that breaks the parser is stored with the reason)
+            crash = f"parser crashed: {type(exc).__name__}: {exc}"
+            article = SnopesArticle(url or stand_in, parse_error=crash)
+        if url is None and article.canonical_url == stand_in:
+            why = "no URL: the saved page has no canonical link; give it in an index.json beside it"
+            article.parse_error = "; ".join(filter(None, [why, article.parse_error]))
+        record = article_record(
+            asdict(article),
+            fetched_url=url or article.canonical_url,
+            http_status=200,
+            fetched_at=datetime.fromtimestamp(path.stat().st_mtime, UTC),
+            html=store.save_html(html.encode("utf-8")),
+        )
+        if record.id in seen:
+            counts["duplicates"] += 1
+            continue
+        seen.add(record.id)
+        store.add(record)
+        counts["stored_parse_errors" if record.parse_error else "stored_ok"] += 1
+    store.compact()
+    counts["store_articles"] = len(store.records)
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Saved Snopes pages into a crawl store.")
+    parser.add_argument("--from", dest="source", required=True, type=Path, help="folder of saved pages")
+    parser.add_argument("--out", required=True, type=Path, help="the crawl store folder")
+    args = parser.parse_args(argv)
+    counts = import_saved_pages(args.source, args.out)
+    (args.out / "report.json").write_text(json.dumps({"from_html": str(args.source), **counts}, indent=2))
+    print(json.dumps({"event": "done", **counts}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
