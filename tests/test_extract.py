@@ -378,3 +378,31 @@ def test_recorded_scripted_answers_replay_the_whole_sample():
     assert figures["claim_exact_match"] == 1.0
     assert figures["hallucinated_links_dropped"] > 0
     assert report["total"]["http_calls"] == 3 * len(articles)
+
+
+@pytest.mark.parametrize(
+    ("rating", "kept_label", "reason"),
+    [
+        ("Incorrect Attribution", "False", None),
+        ("Unproven (retired)", "Unproven", None),
+        ("No Rating", None, "unrated"),
+        ("Sorta Kinda", None, "unknown-rating: Sorta Kinda"),
+    ],
+)
+def test_rating_words_flow_through_reformat_to_a_counted_reason_never_an_exception(
+    tmp_path, rating, kept_label, reason
+):
+    store = crawl_store(tmp_path / "crawl")
+    rows = [row for _, row in iter_jsonl(store / "articles.jsonl")]
+    for row in rows:
+        if row.get("html_sha256"):
+            row["rating"] = rating
+    write_jsonl(store / "articles.jsonl", rows)
+    report = reformat_store(store, tmp_path / "tagged")
+    tagged = [row for _, row in iter_jsonl(tmp_path / "tagged" / "articles.jsonl")]
+    if reason is None:
+        assert report["kept"] == 2 and {t["label"] for t in tagged} == {kept_label}
+    else:
+        assert report["kept"] == 0 and report["rejected"][reason] == 2
+        reasons = [row["reason"] for _, row in iter_jsonl(tmp_path / "tagged" / "rejects.jsonl")]
+        assert sum(reason in r for r in reasons) == 2

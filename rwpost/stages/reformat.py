@@ -13,9 +13,10 @@ from typing import Any
 
 from rwpost.errors import RecordError, RwpostError
 from rwpost.io import read_records, write_json, write_jsonl
+from rwpost.labels import UNRATED
 from rwpost.records import CrawledArticle, Reject, TaggedArticle
 from rwpost.stages.base import FunnelStep, StageParams, StageReport
-from rwpost.tagged import tag_article
+from rwpost.tagged import rating_outcome, tag_article
 
 
 class Params(StageParams):
@@ -50,7 +51,8 @@ def reformat_store(crawl_dir: Path, out_dir: Path, *, min_words: int = 1) -> dic
     """Crawl store (``articles.jsonl`` + ``html/``) -> ``articles.jsonl`` of tagged articles + rejects.
 
     A record is rejected (with its reason) when it is not a crawled article, failed to parse, its HTML is
-    missing, its rating is unknown, or its body has fewer than ``min_words`` words.
+    missing, it has no rating ("No Rating", none: counted as ``unrated``) or a rating word Table II does not
+    know (counted as ``unknown-rating: <word>``), or its body has fewer than ``min_words`` words.
     """
     source = crawl_dir / "articles.jsonl"
     kept: list[TaggedArticle] = []
@@ -64,13 +66,20 @@ def reformat_store(crawl_dir: Path, out_dir: Path, *, min_words: int = 1) -> dic
     for crawled in read_records(source, CrawledArticle, rejects=rejects, stage="reformat"):
         if crawled.parse_error or crawled.http_status != 200:
             why = crawled.parse_error or f"HTTP {crawled.http_status}"
-            reject(f"crawl did not parse the page: {why}", "crawl error", crawled)
+            key = UNRATED if why.startswith("no rating") else "crawl error"
+            reject(f"crawl did not parse the page: {why}", key, crawled)
             continue
         try:
             html = _read_html(crawl_dir, crawled)
             tagged = tag_article(html, crawled.url, crawled)
         except RwpostError as exc:
             reject(str(exc), type(exc).__name__, crawled)
+            continue
+        label, why = rating_outcome(tagged.rating)
+        if label is None and why is not None and (why == UNRATED or why.startswith("unknown-rating")):
+            # No Rating, no rating, or a word Table II does not know: set aside and counted, never guessed
+            # (ratings excluded as not factual, e.g. Satire, pass on and are counted by the split stage).
+            reject(f"rating {tagged.rating!r}: {why}", why, crawled)
             continue
         if tagged.word_count < min_words:
             reject(f"body has {tagged.word_count} words (< {min_words})", "too short", crawled)
