@@ -74,8 +74,9 @@ def as_score(value: Any, default: float | None = None) -> float | None:
 
 
 def compact(data: Any, limit: int = 4000) -> str:
-    """JSON of an earlier answer for a later prompt, cut to ``limit`` characters."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    """JSON of an earlier answer for a later prompt, cut to ``limit`` characters. Keys are sorted: an
+    answer read back from the cache must render the same prompt (and cache key) as a fresh one."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     return text if len(text) <= limit else text[:limit] + "..."
 
 
@@ -113,7 +114,7 @@ class Agents:
         ) / 1e6
 
     async def ask(
-        self, agent: str, key: str, images: Sequence[Any] = (), **values: str
+        self, agent: str, key: str, attach: Sequence[Any] = (), **values: str
     ) -> tuple[dict[str, Any] | None, Call, str | None]:
         """One agent call: ``(answer or None, its ledger row, why there is no answer)``."""
         from rwpost.llm import LLMRequest
@@ -127,7 +128,7 @@ class Agents:
             schema=self.schemas[prompt.schema_name],
             schema_name=prompt.schema_name,
             prompt_version=prompt.version,
-            images=tuple(images),
+            images=tuple(attach),
             temperature=self.temperature,
             max_tokens=self.max_tokens,
         )

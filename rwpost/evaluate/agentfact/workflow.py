@@ -170,8 +170,8 @@ class Workflow:
 
     # --- helpers -----------------------------------------------------------------------------------
 
-    async def _ask(self, trace: Trace, agent: str, key: str, images: Sequence[Any] = (), **values: str):
-        data, call, error = await self.agents.ask(agent, key, images, **values)
+    async def _ask(self, trace: Trace, agent: str, key: str, attach: Sequence[Any] = (), **values: str):
+        data, call, error = await self.agents.ask(agent, key, attach, **values)
         trace.calls.append(call)
         if error:
             trace.errors.append(error)
@@ -305,7 +305,7 @@ class Workflow:
                     trace,
                     "agent-ir-match",
                     sample.id,
-                    images=(self.post_image, ImageInput(data=fetched)),
+                    attach=(self.post_image, ImageInput(data=fetched)),
                     page_title=match.page_title or "(no title)",
                     page_url=match.page_url,
                 )
@@ -319,7 +319,7 @@ class Workflow:
                 trace,
                 "agent-ir-miscaption",
                 sample.id,
-                images=(self.post_image,),
+                attach=(self.post_image,),
                 claim=sample.claim,
                 post_text=sample.post_text or "(none)",
                 page_url=match.page_url,
