@@ -22,6 +22,7 @@ from rwpost.evaluate.protocol import Detector
 ENTRY_POINT_GROUP = "rwpost.detectors"
 
 BUILTIN: dict[str, str] = {
+    "agentfact": "rwpost.evaluate.agentfact:AgentFactDetector",
     "majority": "rwpost.evaluate.baselines:MajorityClass",
     "stratified": "rwpost.evaluate.baselines:StratifiedRandom",
     "category-prior": "rwpost.evaluate.baselines:CategoryPrior",

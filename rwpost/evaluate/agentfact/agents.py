@@ -1,0 +1,148 @@
+"""The five AgentFact agents (paper section IV-B) as calls of the project's LLM client.
+
+Each agent is one versioned prompt file (``rwpost/prompts/agentfact_*.md``, the appendix's wording) with
+its answer schema; every call becomes a :class:`~rwpost.evaluate.protocol.Call` named
+``<agent>@<model>`` (e.g. ``agent-sp@gpt-4o-mini``), so the ledger's ``by_name`` splits tokens, cache
+hits and cost by agent. A call priced by the detector's ``prices`` carries its cost; a cached call costs 0.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rwpost.evaluate.protocol import Call
+from rwpost.labels import Label
+from rwpost.prompts import Prompt, load_prompt
+
+PROMPTS: dict[str, str] = {
+    "agent-sp": "agentfact_plan.v1",
+    "agent-tr-query": "agentfact_query.v1",
+    "agent-tr-summarise": "agentfact_summarise.v1",
+    "agent-tr-source": "agentfact_source.v1",
+    "agent-ir-match": "agentfact_image_match.v1",
+    "agent-ir-miscaption": "agentfact_miscaption.v1",
+    "agent-r-t": "agentfact_reason.v1",
+    "agent-r-a": "agentfact_reason.v1",
+    "agent-eg": "agentfact_explain.v1",
+}
+"""The prompt file of each agent (temporary and accumulated reasoning share Agent-R's prompt)."""
+
+RELIABILITY = ("reliable", "unreliable", "satire", "unsure", "factcheck")
+
+
+@dataclass
+class EvidenceItem:
+    """One item of the evidence pool: a summarised search result or a gold evidence item."""
+
+    id: str
+    content: str
+    url: str | None = None
+    title: str = ""
+    reliability: str | None = None
+    published: str | None = None
+    query: str | None = None
+
+    def line(self) -> str:
+        source = "; ".join(x for x in (self.reliability, self.url, self.published) if x)
+        return f"[{self.id}] ({source or 'gold evidence'}) {self.content}"
+
+
+def evidence_text(items: Sequence[EvidenceItem]) -> str:
+    return "\n".join(item.line() for item in items) or "(none)"
+
+
+def as_label(text: str | None) -> Label | None:
+    """``TRUE`` / ``true`` / ``True`` -> :class:`Label`; None for anything else."""
+    value = (text or "").strip().lower()
+    for label in Label:
+        if label.value.lower() == value:
+            return label
+    return None
+
+
+def as_score(value: Any, default: float | None = None) -> float | None:
+    """A number from a score field (``4``, ``"4"``, ``"80%"``); ``default`` when empty or unreadable."""
+    if isinstance(value, int | float):
+        return float(value)
+    match = re.search(r"\d+(?:\.\d+)?", str(value or ""))
+    return float(match.group()) if match else default
+
+
+def compact(data: Any, limit: int = 4000) -> str:
+    """JSON of an earlier answer for a later prompt, cut to ``limit`` characters. Keys are sorted: an
+    answer read back from the cache must render the same prompt (and cache key) as a fresh one."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class Agents:
+    """The agents' calls through one LLM client (cache, concurrency, retries and token counts are its job)."""
+
+    def __init__(
+        self,
+        client: Any,
+        model: str,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = 1200,
+        prices: Mapping[str, Mapping[str, float]] | None = None,
+    ) -> None:
+        from rwpost.llm import load_llm_schema
+
+        self.client, self.model = client, model
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self.price = (prices or {}).get(model)
+        self.prompts: dict[str, Prompt] = {agent: load_prompt(name) for agent, name in PROMPTS.items()}
+        self.schemas = {p.schema_name: load_llm_schema(p.schema_name) for p in self.prompts.values()}
+
+    def prompt_hashes(self) -> dict[str, str]:
+        return {p.name: p.sha256 for p in self.prompts.values()}
+
+    def _cost(self, prompt_tokens: int, completion_tokens: int, cached: bool) -> float | None:
+        if cached:
+            return 0.0
+        if self.price is None:
+            return None
+        return (
+            prompt_tokens * float(self.price.get("input_per_mtok", 0.0))
+            + completion_tokens * float(self.price.get("output_per_mtok", 0.0))
+        ) / 1e6
+
+    async def ask(
+        self, agent: str, key: str, attach: Sequence[Any] = (), **values: str
+    ) -> tuple[dict[str, Any] | None, Call, str | None]:
+        """One agent call: ``(answer or None, its ledger row, why there is no answer)``."""
+        from rwpost.llm import LLMRequest
+
+        prompt = self.prompts[agent]
+        request = LLMRequest(
+            key=key,
+            task=f"agentfact-{agent}",
+            system=prompt.system,
+            user=prompt.render_user(**values),
+            schema=self.schemas[prompt.schema_name],
+            schema_name=prompt.schema_name,
+            prompt_version=prompt.version,
+            images=tuple(attach),
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+        )
+        began = time.perf_counter()
+        result = await self.client.complete(request)
+        call = Call(
+            kind="model",
+            name=f"{agent}@{self.model}",
+            tokens_in=result.prompt_tokens,
+            tokens_out=result.completion_tokens,
+            latency_s=0.0 if result.cached else time.perf_counter() - began,
+            cost_usd=self._cost(result.prompt_tokens, result.completion_tokens, result.cached),
+            cached=result.cached,
+        )
+        if not result.ok or result.data is None:
+            return None, call, f"{agent}: {result.error}"
+        return result.data, call, None

@@ -1,0 +1,466 @@
+"""The AgentFact workflow of paper section IV-C for one sample, in the three evaluation settings.
+
+1. Agent-SP plans: reasoning steps, a validation list (post sentences, searched as they are) and a search
+   list (information needs, turned into queries by Agent-TR-1). Agent-IR runs beside it (open-web, when
+   the post has an image and a reverse image backend is set).
+2. Agent-TR works through both lists, one item a round: search, leakage guard, query-guided filtering and
+   summarisation, source reliability per domain (``factcheck`` sources are dropped). Kept summaries join
+   the reliable pool E_r.
+3. Once E_r holds ``min_pool`` unreviewed items (default 3), temporary reasoning (Agent-R-T) reviews a
+   subset; the ids it cites join the useful pool E_u.
+4. Whenever E_u grows, accumulated reasoning (Agent-R-A) reasons over all of it (and the image analysis).
+5. Stop when its label is not Unproven and its confidence is at least ``stop_confidence`` (default 4), or
+   after ``max_steps`` reasoning calls (default 12); when both lists are spent, Agent-SP re-plans from the
+   last reasoning (at most ``max_replans`` times). Agent-EG then writes label, reasoning logic, key points
+   with evidence ids and a 1-5 confidence.
+
+``gold-evidence`` (the authors' ``open_book``) fills E_r with the sample's gold evidence items instead of
+searching; ``closed-book`` reasons over no evidence. Deepfake scoring (DIRE) is not part of this port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from rwpost.evaluate.agentfact.agents import (
+    Agents,
+    EvidenceItem,
+    as_label,
+    as_score,
+    compact,
+    evidence_text,
+)
+from rwpost.evaluate.leakage import BlockList, GuardedWeb, SearchResult, normalize_domain
+from rwpost.evaluate.protocol import Call, Setting
+from rwpost.labels import Label
+from rwpost.records import Sample
+
+
+@dataclass(frozen=True)
+class Options:
+    """The workflow's thresholds, with the paper's defaults where it gives them."""
+
+    min_pool: int = 3
+    """Temporary reasoning starts once E_r holds this many unreviewed items (paper: 3)."""
+    subset_size: int = 5
+    """At most this many items per temporary reasoning call."""
+    stop_confidence: int = 4
+    """Stop when the label is not Unproven and the confidence is at least this (paper: 4)."""
+    max_steps: int = 12
+    """Reasoning calls (temporary + accumulated) before the explanation is forced (paper: 12)."""
+    max_replans: int = 2
+    """New plans once the validation and search lists are spent."""
+    results_per_query: int = 5
+    image_matches: int = 3
+    drop_factcheck_sources: bool = True
+
+
+@dataclass
+class Trace:
+    """What happened for one sample: ledger rows, pools, reasoning outputs, drops, the final answer."""
+
+    calls: list[Call] = field(default_factory=list)
+    pool: list[EvidenceItem] = field(default_factory=list)
+    useful: list[EvidenceItem] = field(default_factory=list)
+    images: list[dict[str, Any]] = field(default_factory=list)
+    plans: list[dict[str, Any]] = field(default_factory=list)
+    reasoning: list[dict[str, Any]] = field(default_factory=list)
+    searched: list[str] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    reviewed: set[str] = field(default_factory=set)
+    sources: dict[str, str] = field(default_factory=dict)
+    steps: int = 0
+    replans: int = 0
+    stopped: str = ""
+    answer: dict[str, Any] | None = None
+
+
+class Tools:
+    """The search side of a run: backends, their cache and the leakage guard."""
+
+    def __init__(self, text: Any, image: Any, blocklist: BlockList, store: Any = None) -> None:
+        self.text, self.image, self.blocklist, self.store = text, image, blocklist, store
+
+    def _cache_key(self, backend: Any, kind: str, payload: str, limit: int, before: date | None) -> str:
+        from rwpost.io import sha256_hex
+
+        identity = getattr(backend, "identity", lambda: {"backend": backend.name})()
+        return sha256_hex(compact([identity, kind, payload, limit, str(before)], limit=10**9))
+
+    async def search(
+        self, query: str, limit: int, claim_time: date | None, trace: Trace
+    ) -> list[SearchResult]:
+        """Guarded results of ``query``: cached by query, each dropped one recorded in ``trace``."""
+        from rwpost.evaluate.search.http import SearchError
+        from rwpost.evaluate.search.serper import parse_result_date
+
+        key = self._cache_key(self.text, "text", query, limit, claim_time)
+        began = time.perf_counter()
+        rows = self.store.get("search", key) if self.store is not None else None
+        cached = rows is not None
+        if rows is None:
+            try:
+                found = await self.text.search(query, limit=limit, before=claim_time)
+            except SearchError as exc:
+                trace.errors.append(f"search failed: {exc}")
+                found = []
+            rows = [
+                {"url": r.url, "title": r.title, "snippet": r.snippet, "published": str(r.published or "")}
+                for r in found
+            ]
+            if self.store is not None:
+                self.store.put("search", key, rows)
+        trace.calls.append(
+            Call(
+                kind="tool",
+                name=f"search:{self.text.name}",
+                latency_s=0.0 if cached else time.perf_counter() - began,
+                cached=cached,
+            )
+        )
+        results = [
+            SearchResult(r["url"], r["title"], r["snippet"], parse_result_date(r["published"]) or None)
+            for r in rows
+        ]
+        return self.guard(results, claim_time, trace, query)
+
+    def guard(
+        self, results: list[SearchResult], claim_time: date | None, trace: Trace, query: str
+    ) -> list[SearchResult]:
+        """``results`` through :class:`GuardedWeb` (blocked fact-check domains, pages after the claim)."""
+        web = GuardedWeb(lambda _query: results, blocklist=self.blocklist)
+        kept = web.search(query, claim_time)
+        kept_ids = {id(r) for r in kept}
+        for r in results:
+            if id(r) in kept_ids:
+                continue
+            domain = self.blocklist.blocked_domain(r.url)
+            reason = f"blocked:{domain}" if domain else "after-claim-time"
+            trace.dropped.append({"url": r.url, "reason": reason, "query": query})
+            trace.calls.append(Call(kind="tool", name=f"leakage-guard:dropped:{reason}", cost_usd=0.0))
+        return kept
+
+
+def _sample_text(sample: Sample) -> dict[str, str]:
+    return {
+        "claim": sample.claim,
+        "post_text": sample.post_text or "(none)",
+    }
+
+
+class Workflow:
+    """AgentFact for one sample (a coroutine per sample; the client bounds the calls in flight)."""
+
+    def __init__(
+        self,
+        agents: Agents,
+        tools: Tools | None,
+        options: Options,
+        labels: Sequence[str],
+        post_image: Any = None,
+    ) -> None:
+        self.agents, self.tools, self.options, self.labels = agents, tools, options, list(labels)
+        self.post_image = post_image
+
+    # --- helpers -----------------------------------------------------------------------------------
+
+    async def _ask(self, trace: Trace, agent: str, key: str, attach: Sequence[Any] = (), **values: str):
+        data, call, error = await self.agents.ask(agent, key, attach, **values)
+        trace.calls.append(call)
+        if error:
+            trace.errors.append(error)
+        return data
+
+    def _common(self, sample: Sample) -> dict[str, str]:
+        return {
+            **_sample_text(sample),
+            "claim_time": sample.claim_time.isoformat() if sample.claim_time else "unknown",
+            "ocr": sample.ocr or "(none)",
+        }
+
+    def _images_text(self, trace: Trace) -> str:
+        return "\n".join(compact(x, 1500) for x in trace.images) or "(none)"
+
+    # --- agents ------------------------------------------------------------------------------------
+
+    async def plan(self, sample: Sample, trace: Trace, previous: dict[str, Any] | None) -> dict[str, Any]:
+        common = self._common(sample)
+        data = await self._ask(
+            trace,
+            "agent-sp",
+            sample.id,
+            claim=common["claim"],
+            claim_time=common["claim_time"],
+            post_text=common["post_text"],
+            ocr=common["ocr"],
+            previous=compact(previous) if previous else "(none)",
+            searched="\n".join(f"- {q}" for q in trace.searched) or "(none)",
+        )
+        plan = data or {"reasoning_steps": [], "validation_list": [], "search_list": []}
+        trace.plans.append(plan)
+        return plan
+
+    async def retrieve(self, sample: Sample, trace: Trace, item: tuple[str, str]) -> list[EvidenceItem]:
+        """One retrieval round (Agent-TR) for a validation sentence or a search-list need."""
+        assert self.tools is not None
+        kind, text = item
+        if kind == "search":
+            data = await self._ask(
+                trace,
+                "agent-tr-query",
+                sample.id,
+                need=text,
+                claim=sample.claim,
+                post_text=sample.post_text or "(none)",
+                previous="\n".join(f"- {q}" for q in trace.searched) or "(none)",
+            )
+            queries = [q for q in (data or {}).get("queries", []) if q and q not in trace.searched][:1]
+        else:
+            queries = [text] if text not in trace.searched else []
+        found: list[EvidenceItem] = []
+        for query in queries:
+            trace.searched.append(query)
+            results = await self.tools.search(query, self.options.results_per_query, sample.claim_time, trace)
+            if results:
+                found += await self.summarise(sample, trace, query, results)
+        return found
+
+    async def summarise(
+        self, sample: Sample, trace: Trace, query: str, results: list[SearchResult]
+    ) -> list[EvidenceItem]:
+        listing = "\n".join(
+            f"[{i}] {r.title} ({r.url}{', ' + str(r.published) if r.published else ''}): {r.snippet}"
+            for i, r in enumerate(results, start=1)
+        )
+        data = await self._ask(
+            trace, "agent-tr-summarise", sample.id, query=query, claim=sample.claim, results=listing
+        )
+        items = []
+        for row in (data or {}).get("items", []):
+            index = int(row.get("result", 0))
+            if row.get("relevant", True) is False or not 1 <= index <= len(results):
+                continue
+            r = results[index - 1]
+            reliability = await self.reliability(sample, trace, r.url)
+            if reliability == "factcheck" and self.options.drop_factcheck_sources:
+                trace.dropped.append({"url": r.url, "reason": "source:factcheck", "query": query})
+                trace.calls.append(
+                    Call(kind="tool", name="leakage-guard:dropped:source:factcheck", cost_usd=0.0)
+                )
+                continue
+            evidence_id = f"T{sum(1 for e in trace.pool if e.id.startswith('T')) + len(items) + 1}"
+            items.append(
+                EvidenceItem(
+                    id=evidence_id,
+                    content=str(row.get("summary") or r.snippet),
+                    url=r.url,
+                    title=r.title,
+                    reliability=reliability,
+                    published=str(r.published) if r.published else None,
+                    query=query,
+                )
+            )
+        return items
+
+    async def reliability(self, sample: Sample, trace: Trace, url: str) -> str:
+        domain = normalize_domain(url)
+        memo = trace.sources
+        if domain not in memo:
+            data = await self._ask(trace, "agent-tr-source", sample.id, domain=domain, url=url)
+            memo[domain] = (data or {}).get("type", "unsure")
+        return memo[domain]
+
+    async def analyse_image(self, sample: Sample, trace: Trace) -> None:
+        """Agent-IR: reverse image search, matching and tampering, miscaption (open-web, image present)."""
+        from rwpost.evaluate.search.http import SearchError
+        from rwpost.llm import ImageInput
+
+        tools = self.tools
+        if tools is None or tools.image is None or self.post_image is None:
+            return
+        began = time.perf_counter()
+        try:
+            matches = await tools.image.similar(self.post_image.data, limit=self.options.image_matches)
+        except SearchError as exc:
+            trace.errors.append(f"reverse image search failed: {exc}")
+            matches = []
+        trace.calls.append(
+            Call(kind="tool", name=f"reverse-image:{tools.image.name}", latency_s=time.perf_counter() - began)
+        )
+        pages = [SearchResult(m.page_url, m.page_title) for m in matches]
+        kept = {r.url for r in tools.guard(pages, sample.claim_time, trace, "(reverse image search)")}
+        for n, match in enumerate((m for m in matches if m.page_url in kept), start=1):
+            if match.image_url and tools.blocklist.blocked_domain(match.image_url):
+                continue
+            result: dict[str, Any] = {"id": f"I{n}", "page_url": match.page_url, "match": match.match}
+            fetched = await tools.image.fetch_image(match.image_url) if match.image_url else None
+            if fetched:
+                data = await self._ask(
+                    trace,
+                    "agent-ir-match",
+                    sample.id,
+                    attach=(self.post_image, ImageInput(data=fetched)),
+                    page_title=match.page_title or "(no title)",
+                    page_url=match.page_url,
+                )
+                if data:
+                    result["relationship"] = data.get("relationship")
+                    result["tampering_score"] = as_score(data.get("tampering_probability"))
+                    result["tampering_reasoning"] = data.get("tampering_reasoning", "")
+                    if "no close" in str(data.get("relationship", "")).lower():
+                        continue
+            data = await self._ask(
+                trace,
+                "agent-ir-miscaption",
+                sample.id,
+                attach=(self.post_image,),
+                claim=sample.claim,
+                post_text=sample.post_text or "(none)",
+                page_url=match.page_url,
+                context=match.page_title or "(no text)",
+            )
+            if data:
+                result["miscaption_score"] = as_score(data.get("Miscaption Rate"))
+                result["miscaption_reasoning"] = data.get("Reasoning", "")
+            trace.images.append(result)
+
+    async def reason(
+        self, sample: Sample, trace: Trace, stage: str, items: Sequence[EvidenceItem], plan: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        agent = "agent-r-t" if stage == "temporary" else "agent-r-a"
+        stage_text = (
+            "temporary reasoning over a subset of the evidence: cite in the relevant evidence lists only "
+            "the ids that support your reasoning"
+            if stage == "temporary"
+            else "accumulated reasoning over all the useful evidence found so far"
+        )
+        common = self._common(sample)
+        trace.steps += 1
+        data = await self._ask(
+            trace,
+            agent,
+            sample.id,
+            stage=stage_text,
+            claim=common["claim"],
+            claim_time=common["claim_time"],
+            post_text=common["post_text"],
+            ocr=common["ocr"],
+            plan=compact(plan.get("reasoning_steps", []), 3000),
+            evidence=evidence_text(items),
+            images=self._images_text(trace),
+            labels=", ".join(self.labels),
+        )
+        if data is not None:
+            trace.reasoning.append({"stage": stage, **data})
+        return data
+
+    async def explain(self, sample: Sample, trace: Trace) -> dict[str, Any] | None:
+        common = self._common(sample)
+        reasoning = [r for r in trace.reasoning if r["stage"] == "accumulated"][-1:] or trace.reasoning[-1:]
+        return await self._ask(
+            trace,
+            "agent-eg",
+            sample.id,
+            claim=common["claim"],
+            claim_time=common["claim_time"],
+            post_text=common["post_text"],
+            ocr=common["ocr"],
+            evidence=evidence_text(trace.useful),
+            images=self._images_text(trace),
+            reasoning=compact(reasoning, 6000) if reasoning else "(none)",
+            labels=", ".join(self.labels),
+        )
+
+    # --- the loop ----------------------------------------------------------------------------------
+
+    def _confident(self, data: dict[str, Any] | None) -> bool:
+        if not data:
+            return False
+        label = as_label(data.get("label"))
+        confidence = as_score(data.get("final_sufficiency_confidence"), 0.0) or 0.0
+        return (
+            label is not None and label is not Label.UNPROVEN and confidence >= self.options.stop_confidence
+        )
+
+    async def _review(self, sample: Sample, trace: Trace, plan: dict[str, Any], flush: bool) -> bool:
+        """Temporary then accumulated reasoning over the unreviewed part of E_r; True when confident."""
+        reviewed = trace.reviewed
+        while trace.steps < self.options.max_steps:
+            pending = [e for e in trace.pool if e.id not in reviewed]
+            if not pending or (len(pending) < self.options.min_pool and not flush):
+                return False
+            subset = pending[: self.options.subset_size]
+            reviewed.update(e.id for e in subset)
+            temp = await self.reason(sample, trace, "temporary", subset, plan)
+            cited = _cited_ids(temp)
+            new = [e for e in subset if e.id in cited and e not in trace.useful]
+            trace.useful += new
+            if not new or trace.steps >= self.options.max_steps:
+                continue
+            if self._confident(await self.reason(sample, trace, "accumulated", trace.useful, plan)):
+                trace.stopped = "confident"
+                return True
+        trace.stopped = trace.stopped or "max-steps"
+        return True
+
+    async def run(self, sample: Sample, setting: Setting) -> Trace:
+        trace = Trace()
+        image_task = None
+        if setting is Setting.OPEN_WEB:
+            image_task = asyncio.ensure_future(self.analyse_image(sample, trace))
+        plan = await self.plan(sample, trace, None)
+        if setting is Setting.GOLD_EVIDENCE:
+            trace.pool = [
+                EvidenceItem(f"G{i}", " ".join(x for x in (e.description, e.content) if x), e.url or None)
+                for i, e in enumerate(sample.evidence, start=1)
+            ]
+            await self._review(sample, trace, plan, flush=True)
+        elif setting is Setting.OPEN_WEB:
+            await self._open_web(sample, trace, plan)
+        if image_task is not None:
+            await image_task
+        if (
+            not any(r["stage"] == "accumulated" for r in trace.reasoning)
+            and trace.steps < self.options.max_steps
+        ):
+            await self.reason(sample, trace, "accumulated", trace.useful, plan)
+        trace.stopped = trace.stopped or ("no-evidence" if setting is Setting.CLOSED_BOOK else "exhausted")
+        trace.answer = await self.explain(sample, trace)
+        return trace
+
+    async def _open_web(self, sample: Sample, trace: Trace, plan: dict[str, Any]) -> None:
+        while True:
+            queue = [("validate", str(v.get("sentence", ""))) for v in plan.get("validation_list", [])]
+            queue += [("search", str(s.get("information_needed", ""))) for s in plan.get("search_list", [])]
+            queue = [(k, t.strip()) for k, t in queue if t.strip() and t.strip() not in trace.searched]
+            for item in queue:
+                trace.pool += await self.retrieve(sample, trace, item)
+                if await self._review(sample, trace, plan, flush=False):
+                    return
+            if await self._review(sample, trace, plan, flush=True):
+                return
+            if trace.replans >= self.options.max_replans:
+                trace.stopped = "plans-exhausted"
+                return
+            trace.replans += 1
+            previous = trace.reasoning[-1] if trace.reasoning else {"note": "no useful evidence was found"}
+            plan = await self.plan(sample, trace, previous)
+
+
+def _cited_ids(data: dict[str, Any] | None) -> set[str]:
+    """The evidence ids a reasoning answer cites in its relevant evidence lists."""
+    if not data:
+        return set()
+    result = data.get("validation_result") or {}
+    ids: set[str] = set()
+    for step in list(result.get("reasoning_steps") or []) + [result.get("direct_fact_check_evidence") or {}]:
+        for key in ("relevant_text_evidence_list", "relevant_image_evidence_list"):
+            for value in step.get(key) or []:
+                ids.add(str(value).strip().strip("[]"))
+    return ids

@@ -1,0 +1,102 @@
+"""The HTTP part shared by the search backends: an ``httpx.AsyncClient`` with retries and a key header."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from rwpost.errors import ConfigError, RwpostError
+
+RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+class SearchError(RwpostError):
+    """A search request that failed after every retry (the detector records it and goes on)."""
+
+
+def key_from_env(variable: str, backend: str, environ: Mapping[str, str] | None = None) -> str:
+    """The API key in ``variable``; a missing key is a :class:`ConfigError` naming the variable only."""
+    value = (os.environ if environ is None else environ).get(variable, "").strip()
+    if not value:
+        raise ConfigError(
+            f"search backend {backend!r} needs an API key in the environment variable {variable}"
+        )
+    return value
+
+
+class JsonApi:
+    """POSTs JSON to one endpoint with the key in a header (never in the URL, so never in a log line);
+    408/409/429/5xx and transport errors are retried ``max_retries`` times with doubling waits."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        key_header: str,
+        key: str,
+        timeout_s: float = 20.0,
+        max_retries: int = 3,
+        backoff_s: float = 1.0,
+    ) -> None:
+        self.url = url
+        self._headers = {key_header: key, "Content-Type": "application/json"}
+        self.timeout_s, self.max_retries, self.backoff_s = timeout_s, max_retries, backoff_s
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"JsonApi({self.url!r})"
+
+    def _bound(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = httpx.AsyncClient(timeout=self.timeout_s, headers=self._headers)
+            self._loop = loop
+        return self._client
+
+    async def post(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The JSON answer to ``payload``, or :class:`SearchError` once the retries are spent."""
+        client = self._bound()
+        problem = ""
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                await asyncio.sleep(self.backoff_s * 2 ** (attempt - 1))
+            try:
+                response = await client.post(self.url, json=payload)
+            except httpx.HTTPError as exc:
+                problem = f"{type(exc).__name__}"
+                continue
+            if response.status_code in RETRY_STATUS:
+                problem = f"HTTP {response.status_code}"
+                continue
+            if response.status_code >= 400:
+                raise SearchError(f"{self.url}: HTTP {response.status_code}")
+            try:
+                data = response.json()
+            except ValueError as exc:
+                raise SearchError(f"{self.url}: the answer is not JSON") from exc
+            if not isinstance(data, dict):
+                raise SearchError(f"{self.url}: expected a JSON object")
+            return data
+        raise SearchError(f"{self.url}: {problem} after {self.max_retries + 1} attempt(s)")
+
+    async def get_bytes(self, url: str, max_bytes: int) -> bytes | None:
+        """The body at ``url`` (an image to compare), or None when it cannot be had or is too large.
+        A separate client without the key header: the key goes to the API's host only."""
+        try:
+            async with httpx.AsyncClient(timeout=self.timeout_s, follow_redirects=True) as plain:
+                response = await plain.get(url)
+        except httpx.HTTPError:
+            return None
+        if response.status_code != 200 or len(response.content) > max_bytes:
+            return None
+        return response.content
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+        self._client, self._loop = None, None

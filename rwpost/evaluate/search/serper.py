@@ -1,0 +1,111 @@
+"""Google results through the Serper API (serper.dev), as in the paper (section V-B), and its loopback twin.
+
+Serper answers ``POST /search`` with ``{"q": ..., "num": ...}`` (key in the ``X-API-KEY`` header) by
+``{"organic": [{"title", "link", "snippet", "date"}, ...]}``. ``before`` becomes Google's custom date
+range (``tbs=cdr:1,cd_max:M/D/YYYY``), so pages after the claim are asked away at the source as well as
+dropped by the leakage guard.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import date, datetime
+from typing import Any
+
+from rwpost.evaluate.leakage import SearchResult
+from rwpost.evaluate.search.http import JsonApi, key_from_env
+
+SERPER_URL = "https://google.serper.dev"
+KEY_VARIABLE = "SERPER_API_KEY"
+
+_DATE_FORMATS = ("%b %d, %Y", "%d %b %Y", "%B %d, %Y", "%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%d/%m/%Y")
+
+
+def parse_result_date(text: str | None) -> date | None:
+    """The day of a result's date text (``Mar 3, 2020``, ``2020-03-03``...); None when undated or relative
+    (``3 days ago`` cannot be placed without knowing when the search ran)."""
+    if not text:
+        return None
+    value = re.sub(r"\s+", " ", str(text).strip())
+    for fmt in _DATE_FORMATS:
+        try:
+            return datetime.strptime(value, fmt).date()
+        except ValueError:
+            continue
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).date()
+    except ValueError:
+        return None
+
+
+def results_of(data: Mapping[str, Any], limit: int) -> list[SearchResult]:
+    """The organic results of a Serper answer as :class:`SearchResult` items."""
+    out = []
+    for row in (data.get("organic") or [])[:limit]:
+        if isinstance(row, dict) and row.get("link"):
+            out.append(
+                SearchResult(
+                    url=str(row["link"]),
+                    title=str(row.get("title") or ""),
+                    snippet=str(row.get("snippet") or ""),
+                    published=parse_result_date(row.get("date")),
+                )
+            )
+    return out
+
+
+class SerperSearch:
+    """Text search through Serper; the key comes from ``SERPER_API_KEY`` only."""
+
+    name = "serper"
+    key_required = True
+
+    def __init__(
+        self,
+        base_url: str = SERPER_URL,
+        timeout_s: float = 20.0,
+        max_retries: int = 3,
+        backoff_s: float = 1.0,
+        gl: str | None = None,
+        hl: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        key = key_from_env(KEY_VARIABLE, self.name, environ) if self.key_required else "loopback"
+        self.base_url, self.gl, self.hl = base_url.rstrip("/"), gl, hl
+        self.api = JsonApi(
+            f"{self.base_url}/search",
+            key_header="X-API-KEY",
+            key=key,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_url!r})"
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two searches comparable (enters the search cache key; no key)."""
+        return {"backend": self.name, "base_url": self.base_url, "gl": self.gl, "hl": self.hl}
+
+    async def search(self, query: str, *, limit: int = 10, before: date | None = None) -> list[SearchResult]:
+        payload: dict[str, Any] = {"q": query, "num": limit}
+        if before is not None:
+            payload["tbs"] = f"cdr:1,cd_max:{before.month}/{before.day}/{before.year}"
+        payload.update({k: v for k, v in (("gl", self.gl), ("hl", self.hl)) if v})
+        return results_of(await self.api.post(payload), limit)
+
+    async def aclose(self) -> None:
+        await self.api.aclose()
+
+
+class LoopbackSearch(SerperSearch):
+    """Serper's wire format against a local scripted server (:class:`rwpost.testing.search.SearchServer`):
+    no key, short timeouts."""
+
+    name = "loopback"
+    key_required = False
+
+    def __init__(self, base_url: str, timeout_s: float = 5.0, max_retries: int = 1, backoff_s: float = 0.01):
+        super().__init__(base_url, timeout_s=timeout_s, max_retries=max_retries, backoff_s=backoff_s)

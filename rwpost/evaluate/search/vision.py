@@ -1,0 +1,95 @@
+"""Reverse image search with Google Cloud Vision web detection, as in the paper (section IV-B3), and its
+loopback twin.
+
+``POST /v1/images:annotate`` with the image as base64 and feature ``WEB_DETECTION`` (key in the
+``X-Goog-Api-Key`` header, never in the URL) answers ``webDetection.pagesWithMatchingImages``: pages
+with ``url``, ``pageTitle`` and their ``fullMatchingImages`` / ``partialMatchingImages``.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from typing import Any
+
+from rwpost.evaluate.search import ImageMatch
+from rwpost.evaluate.search.http import JsonApi, key_from_env
+
+VISION_URL = "https://vision.googleapis.com"
+KEY_VARIABLE = "GOOGLE_VISION_API_KEY"
+
+
+def matches_of(data: Mapping[str, Any], limit: int) -> list[ImageMatch]:
+    """The pages with matching images of a web detection answer."""
+    responses = data.get("responses") or [{}]
+    detection = (responses[0] or {}).get("webDetection") or {}
+    out = []
+    for page in detection.get("pagesWithMatchingImages") or []:
+        if not isinstance(page, dict) or not page.get("url"):
+            continue
+        full, partial = page.get("fullMatchingImages") or [], page.get("partialMatchingImages") or []
+        image = (full or partial or [{}])[0].get("url")
+        kind = "full" if full else "partial" if partial else "similar"
+        title = str(page.get("pageTitle") or "").replace("<b>", "").replace("</b>", "")
+        out.append(ImageMatch(page_url=str(page["url"]), page_title=title, image_url=image, match=kind))
+    return out[:limit]
+
+
+class VisionWebDetection:
+    """Reverse image search through Cloud Vision; the key comes from ``GOOGLE_VISION_API_KEY`` only."""
+
+    name = "google-vision"
+    key_required = True
+
+    def __init__(
+        self,
+        base_url: str = VISION_URL,
+        timeout_s: float = 30.0,
+        max_retries: int = 3,
+        backoff_s: float = 1.0,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        key = key_from_env(KEY_VARIABLE, self.name, environ) if self.key_required else "loopback"
+        self.base_url = base_url.rstrip("/")
+        self.api = JsonApi(
+            f"{self.base_url}/v1/images:annotate",
+            key_header="X-Goog-Api-Key",
+            key=key,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_url!r})"
+
+    def identity(self) -> dict[str, Any]:
+        return {"backend": self.name, "base_url": self.base_url}
+
+    async def similar(self, image: bytes, *, limit: int = 10) -> list[ImageMatch]:
+        payload = {
+            "requests": [
+                {
+                    "image": {"content": base64.b64encode(image).decode("ascii")},
+                    "features": [{"type": "WEB_DETECTION", "maxResults": limit}],
+                }
+            ]
+        }
+        return matches_of(await self.api.post(payload), limit)
+
+    async def fetch_image(self, url: str, max_bytes: int = 5_000_000) -> bytes | None:
+        """The bytes of a matched image (to compare with the post image), or None."""
+        return await self.api.get_bytes(url, max_bytes)
+
+    async def aclose(self) -> None:
+        await self.api.aclose()
+
+
+class LoopbackImageSearch(VisionWebDetection):
+    """Cloud Vision's wire format against a local scripted server: no key, short timeouts."""
+
+    name = "loopback-image"
+    key_required = False
+
+    def __init__(self, base_url: str, timeout_s: float = 5.0, max_retries: int = 1, backoff_s: float = 0.01):
+        super().__init__(base_url, timeout_s=timeout_s, max_retries=max_retries, backoff_s=backoff_s)

@@ -1,0 +1,108 @@
+"""A scripted search server on 127.0.0.1 speaking Serper's and Cloud Vision's wire formats, for tests.
+
+``POST /search`` (Serper: ``{"q": ...}``) answers ``{"organic": [...]}`` from ``text``: a dict from query
+to results, or a function of the query; an unknown query gets no results. ``POST /v1/images:annotate``
+(Cloud Vision web detection) answers from ``pages``, a list of matching pages (or a function of the image
+bytes). ``GET /images/<name>`` serves the bytes of ``images[name]``, so matched images can be fetched.
+Each result is a dict ``{"link", "title", "snippet", "date"}`` as Serper sends it; :func:`result` builds
+one. The server records every query and request::
+
+    with SearchServer({"moon landing 1969": [result("https://example.org/a", "A", "...")]}) as server:
+        LoopbackSearch(base_url=server.base_url)
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from rwpost.testing.server import LoopbackHandler, LoopbackServer
+
+TextScript = Mapping[str, Sequence[dict[str, Any]]] | Callable[[str], Sequence[dict[str, Any]]]
+PageScript = Sequence[dict[str, Any]] | Callable[[bytes], Sequence[dict[str, Any]]]
+
+
+def result(link: str, title: str = "", snippet: str = "", date: str | None = None) -> dict[str, Any]:
+    """One organic result as Serper sends it."""
+    row = {"link": link, "title": title, "snippet": snippet}
+    if date:
+        row["date"] = date
+    return row
+
+
+def page(url: str, title: str = "", image_url: str | None = None, full: bool = True) -> dict[str, Any]:
+    """One page with a matching image as Cloud Vision web detection sends it."""
+    row: dict[str, Any] = {"url": url, "pageTitle": title}
+    if image_url:
+        row["fullMatchingImages" if full else "partialMatchingImages"] = [{"url": image_url}]
+    return row
+
+
+class _SearchHandler(LoopbackHandler):
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        server: SearchServer = self.owner
+        name = self.path.split("?")[0].removeprefix("/images/")
+        data = server.images.get(name) if self.path.startswith("/images/") else None
+        if data is None:
+            self.reply(404, {"Content-Type": "text/plain"}, b"not found")
+        else:
+            self.reply(200, {"Content-Type": "image/png"}, data)
+
+    def do_POST(self) -> None:  # noqa: N802
+        server: SearchServer = self.owner
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._json(400, {"error": "body is not JSON"})
+            return
+        route = self.path.split("?")[0].rstrip("/")
+        with server._lock:
+            server.requests.append({"path": route, "body": body, "headers": dict(self.headers)})
+        if route == "/search":
+            query = str(body.get("q", ""))
+            with server._lock:
+                server.queries.append(query)
+            text = server.text
+            rows = text(query) if callable(text) else text.get(query, [])
+            self._json(200, {"searchParameters": {"q": query}, "organic": list(rows)})
+        elif route == "/v1/images:annotate":
+            image = base64.b64decode(body["requests"][0]["image"]["content"])
+            with server._lock:
+                server.image_queries += 1
+            rows = server.pages(image) if callable(server.pages) else server.pages
+            self._json(200, {"responses": [{"webDetection": {"pagesWithMatchingImages": list(rows)}}]})
+        else:
+            self._json(404, {"error": f"no route {route}"})
+
+    def _json(self, status: int, data: dict[str, Any]) -> None:
+        self.reply(status, {"Content-Type": "application/json"}, json.dumps(data).encode())
+
+
+class SearchServer(LoopbackServer):
+    """Scripted text and reverse image search over HTTP on 127.0.0.1 (a context manager)."""
+
+    handler = _SearchHandler
+    thread_name = "fake-search"
+
+    def __init__(
+        self,
+        text: TextScript | None = None,
+        pages: PageScript | None = None,
+        images: Mapping[str, bytes] | None = None,
+    ) -> None:
+        self.text: TextScript = text if text is not None else {}
+        self.pages: PageScript = pages if pages is not None else []
+        self.images = dict(images or {})
+        self.queries: list[str] = []
+        self.image_queries = 0
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        super().__init__()
+
+    def image_url(self, name: str) -> str:
+        """Where ``images[name]`` is served."""
+        return f"{self.base_url}/images/{name}"

@@ -1,0 +1,284 @@
+"""AgentFact end to end: the runner, the loopback LLM server (scripted agents), the loopback search server."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rwpost.evaluate import RunSpec, Setting, evaluate
+from rwpost.evaluate.agentfact import AgentFactDetector, agentfact_rows
+from rwpost.evaluate.agentfact.detector import explanation_text
+from rwpost.evaluate.runner import read_predictions
+from rwpost.evaluate.search import make_backend
+from rwpost.labels import Label
+from rwpost.testing.llm import FakeLLMServer, Reply, message_text
+from rwpost.testing.search import SearchServer, result
+from tests.evaluate_helpers import evidence, make_sample
+
+SECRET = "sk-agentfact-secret-never-written"
+
+
+def schema_of(body) -> str:
+    return body["response_format"]["json_schema"]["name"]
+
+
+class Agents:
+    """Scripted agents: plans, queries, summaries keep every result, sources are reliable, temporary
+    reasoning cites every id it is shown; accumulated reasoning is ``confident`` (False, 5) unless
+    ``unsure_until`` (a word) is absent from its evidence, then Unproven 2."""
+
+    def __init__(self, plans=None, unsure_until: str | None = None) -> None:
+        self.plans = plans or [
+            {
+                "validation_list": [{"sentence": "V1"}, {"sentence": "V2"}],
+                "search_list": [{"information_needed": "N1"}],
+            }
+        ]
+        self.unsure_until = unsure_until
+        self.plan_calls = 0
+
+    def __call__(self, body) -> Reply:
+        schema, user = schema_of(body), message_text(body, "user")
+        if schema == "agentfact_plan":
+            plan = self.plans[min(self.plan_calls, len(self.plans) - 1)]
+            self.plan_calls += 1
+            return Reply.answer({"reasoning_steps": [{"step": "check the origin"}], **plan})
+        if schema == "agentfact_query":
+            need = re.search(r"Information needed: (.*)", user).group(1)
+            return Reply.answer({"queries": [f"query {need}"]})
+        if schema == "agentfact_summary":
+            n = len(re.findall(r"^\[\d+\]", user, re.MULTILINE))
+            return Reply.answer(
+                {"items": [{"result": i, "summary": f"summary {i}"} for i in range(1, n + 1)]}
+            )
+        if schema == "agentfact_source":
+            return Reply.answer({"type": "reliable", "reasoning": "newsroom"})
+        if schema == "agentfact_reasoning":
+            ids = sorted(set(re.findall(r"^\[([TG]\d+)\]", user, re.MULTILINE)))
+            step = {"step_name": "origin", "relevant_text_evidence_list": ids}
+            unsure = "Stage: accumulated" in user and (
+                not ids or (self.unsure_until is not None and self.unsure_until not in user)
+            )
+            label, confidence = ("Unproven", 2) if unsure else ("False", 5)
+            return Reply.answer(
+                {
+                    "validation_result": {"reasoning_steps": [step]},
+                    "label": label,
+                    "final_sufficiency_confidence": confidence,
+                }
+            )
+        if schema == "agentfact_explanation":
+            ids = sorted(set(re.findall(r"^\[([TG]\d+)\]", user, re.MULTILINE)))
+            label = "FALSE" if ids else "UNPROVEN"
+            return Reply.answer(
+                {
+                    "validation_result": {
+                        "3-class_authenticity_label": label,
+                        "reasoning_logic": "The photo predates the event.",
+                        "key_points": [{"point": "1. The image is older.", "evidence_ids": ids[:2]}],
+                    },
+                    "confidence_level": "5" if ids else "2",
+                }
+            )
+        return Reply(status=500, error=f"unscripted schema {schema}")
+
+
+def news(query: str, n: int = 3, site: str = "https://example.org") -> list[dict]:
+    slug = re.sub(r"\W+", "-", query).strip("-")
+    return [
+        result(f"{site}/{slug}/{i}", f"{query} {i}", f"text {i} about {query}", "Dec 1, 2019")
+        for i in range(n)
+    ]
+
+
+def spec(llm, search, tmp_path, setting=Setting.OPEN_WEB, detector="agentfact", **extra) -> RunSpec:
+    config = {
+        "model": "test-model",
+        "base_url": llm.base_url,
+        "cache_path": str(tmp_path / "llm.sqlite"),
+        "search": "loopback",
+        "search_options": {"base_url": search.base_url},
+        "concurrency": 2,
+        "timeout_s": 10.0,
+        "prices": {"test-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
+        **extra,
+    }
+    return RunSpec(
+        detector, config=config, secrets={"api_key": SECRET}, setting=setting, n_resamples=10, batch_size=1
+    )
+
+
+def agents_called(llm) -> list[str]:
+    return [schema_of(b) for b in llm.requests]
+
+
+def test_a_confident_answer_ends_the_run_early_with_ledger_explanation_and_layout(tmp_path):
+    samples = [make_sample(0, Label.FALSE)]
+    with FakeLLMServer(Agents()) as llm, SearchServer(news) as search:
+        metrics = evaluate(samples, spec(llm, search, tmp_path), tmp_path / "run", encode=None)
+        # the first validation sentence brings 3 items: temporary + accumulated reasoning, confident: stop
+        assert search.queries == ["V1"]
+        assert agents_called(llm) == [
+            "agentfact_plan", "agentfact_summary", "agentfact_source",
+            "agentfact_reasoning", "agentfact_reasoning", "agentfact_explanation",
+        ]  # fmt: skip
+    assert metrics["accuracy"] == 1.0
+    row = json.loads((tmp_path / "run" / "predictions.jsonl").read_text())
+    names = [c["name"] for c in row["calls"]]
+    assert names == [
+        "agent-sp@test-model", "search:loopback", "agent-tr-summarise@test-model",
+        "agent-tr-source@test-model", "agent-r-t@test-model", "agent-r-a@test-model", "agent-eg@test-model",
+    ]  # fmt: skip
+    assert all(c["cost_usd"] > 0 for c in row["calls"] if c["kind"] == "model")
+    assert row["explanation"].splitlines() == [
+        "The photo predates the event.",
+        "- 1. The image is older. [T1, T2]",
+    ]
+    assert row["evidence_urls"] == ["https://example.org/V1/0", "https://example.org/V1/1"]
+    ledger = metrics["ledger"]
+    assert ledger["by_name"]["agent-eg@test-model"]["calls"] == 1 and ledger["tool_calls"] == 1
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert "agentfact_plan.v1" in manifest["prompt_hashes"] and len(manifest["prompt_hashes"]) == 8
+    for path in (tmp_path / "run").rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".jsonl", ".md"):
+            assert SECRET not in path.read_text()
+
+    [layout] = agentfact_rows(samples, [AgentFactDetector.__new__(AgentFactDetector) and _prediction(row)])
+    answer = layout["final_answer"]["updated_answer"]
+    assert answer["validation_result"]["3-class_authenticity_label"] == "false"
+    assert answer["validation_result"]["key_points"] == ["1. The image is older. [T1, T2]"]
+    assert answer["confidence_level"] == "5" and layout["post_info"]["news_url"] == samples[0].news_url
+
+
+def _prediction(row):
+    from rwpost.evaluate.runner import _as_prediction
+
+    return _as_prediction(row)
+
+
+def test_spent_lists_bring_a_new_plan(tmp_path):
+    plans = [
+        {"validation_list": [{"sentence": "V1"}], "search_list": []},
+        {"validation_list": [], "search_list": [{"information_needed": "N2"}]},
+    ]
+    script = Agents(plans, unsure_until="query-N2")
+    text = {"V1": news("V1", 1), "query N2": news("query N2", 3)}
+    with FakeLLMServer(script) as llm, SearchServer(text) as search:
+        evaluate([make_sample(1, Label.FALSE)], spec(llm, search, tmp_path), tmp_path / "run", encode=None)
+        assert search.queries == ["V1", "query N2"]
+        assert script.plan_calls == 2
+        second_plan = [message_text(b, "user") for b in llm.requests if schema_of(b) == "agentfact_plan"][1]
+        assert "Unproven" in second_plan and "- V1" in second_plan  # the last reasoning and what was searched
+    row = json.loads((tmp_path / "run" / "predictions.jsonl").read_text())
+    assert row["label"] == "False" and row["evidence_urls"][0].startswith("https://example.org/")
+
+
+def test_fact_check_pages_never_reach_an_agent_and_are_audited(tmp_path):
+    def only_fact_checks(query):
+        return [
+            result(
+                "https://www.snopes.com/fact-check/generated-2/", "Fact check", "Rating: False", "Dec 1, 2019"
+            ),
+            result("https://snopes.com/news/x", "Snopes", "verdict"),
+            result("https://example.org/later", "Later", "after the claim", "Mar 3, 2021"),
+        ]
+
+    with FakeLLMServer(Agents()) as llm, SearchServer(only_fact_checks) as search:
+        metrics = evaluate(
+            [make_sample(2, Label.FALSE)], spec(llm, search, tmp_path), tmp_path / "run", encode=None
+        )
+        assert search.queries == ["V1", "V2", "query N1"]
+        assert "agentfact_summary" not in agents_called(llm)
+        assert not any("snopes" in json.dumps(b["messages"]).lower() for b in llm.requests)
+    row = json.loads((tmp_path / "run" / "predictions.jsonl").read_text())
+    dropped = [c["name"] for c in row["calls"] if c["name"].startswith("leakage-guard")]
+    assert dropped.count("leakage-guard:dropped:blocked:snopes.com") == 6
+    assert dropped.count("leakage-guard:dropped:after-claim-time") == 3
+    assert row["label"] == "Unproven" and row["evidence_urls"] == []
+    assert metrics["audit"]["flagged"] == 0
+
+
+def test_gold_evidence_and_closed_book_need_no_search(tmp_path):
+    samples = [make_sample(3, Label.FALSE, evidence=evidence(4))]
+    with FakeLLMServer(Agents()) as llm, SearchServer(news) as search:
+        gold = evaluate(
+            samples, spec(llm, search, tmp_path, Setting.GOLD_EVIDENCE), tmp_path / "g", encode=None
+        )
+        closed = evaluate(
+            samples, spec(llm, search, tmp_path, Setting.CLOSED_BOOK), tmp_path / "c", encode=None
+        )
+        assert search.queries == []
+    assert gold["accuracy"] == 1.0 and closed["coverage"]["no_label"] == 0
+    row = json.loads((tmp_path / "g" / "predictions.jsonl").read_text())
+    assert "[G1, G2]" in row["explanation"]
+
+
+class KillingAgentFact(AgentFactDetector):
+    """AgentFact that kills its own process (SIGKILL) once it has answered batch 2, before the runner can
+    write that answer, while ``arm_file`` exists (removed first)."""
+
+    def __init__(self, arm_file: str, **config) -> None:
+        super().__init__(**config)
+        self.arm_file, self.batches = arm_file, 0
+
+    def predict(self, samples, setting):
+        out = super().predict(samples, setting)
+        self.batches += 1
+        if self.batches == 2 and Path(self.arm_file).exists():
+            Path(self.arm_file).unlink()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return out
+
+
+def test_a_killed_run_resumes_without_one_llm_or_search_call(tmp_path):
+    samples = [make_sample(4, Label.FALSE), make_sample(5, Label.FALSE)]
+    arm = tmp_path / "arm"
+    arm.write_text("kill")
+    with FakeLLMServer(Agents()) as llm, SearchServer(news) as search:
+        run_spec = spec(
+            llm, search, tmp_path, detector="tests.test_agentfact:KillingAgentFact", arm_file=str(arm)
+        )
+        script = f"""
+import json, sys
+from rwpost.evaluate import RunSpec, Setting, evaluate
+from tests.evaluate_helpers import make_sample
+from rwpost.labels import Label
+spec = RunSpec(**json.loads(sys.argv[1]))
+spec.setting = Setting(spec.setting)
+samples = [make_sample(4, Label.FALSE), make_sample(5, Label.FALSE)]
+evaluate(samples, spec, {str(tmp_path / "run")!r}, encode=None)
+"""
+        fields = {k: getattr(run_spec, k) for k in ("detector", "config", "secrets", "setting", "batch_size")}
+        env = {**os.environ, "PYTHONPATH": os.getcwd()}
+        done = subprocess.run([sys.executable, "-c", script, json.dumps(fields)], env=env, timeout=60)
+        assert done.returncode == -signal.SIGKILL and not arm.exists()
+        assert len(read_predictions(tmp_path / "run" / "predictions.jsonl")) == 1
+        asked, searched = llm.chat_requests, len(search.queries)
+        # sample 5 asks what sample 4 asked (the same V1 search, example.org judged once): cached
+        assert asked == 6 + 5 and searched == 1
+
+        metrics = evaluate(samples, run_spec, tmp_path / "run", encode=None)
+        assert llm.chat_requests == asked and len(search.queries) == searched  # zero HTTP calls
+    assert metrics["n_samples"] == 2 and metrics["accuracy"] == 1.0
+    rows = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert all(c["cached"] for c in rows[1]["calls"])
+
+
+def test_backends_by_name_keys_from_the_environment_only(monkeypatch):
+    from rwpost.errors import ConfigError
+
+    monkeypatch.delenv("SERPER_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="SERPER_API_KEY"):
+        make_backend("serper")
+    backend = make_backend("serper", {"environ": {"SERPER_API_KEY": SECRET}})
+    assert SECRET not in repr(backend) and SECRET not in repr(backend.api)
+    with pytest.raises(ConfigError, match="unknown search backend"):
+        make_backend("nope")
+    assert explanation_text("why", ["1. a [T3]"]) == ("why\n- 1. a [T3] [T3]", ["T3"])
