@@ -31,7 +31,11 @@ Rating: {rating}
 
 def test_every_packaged_prompt_loads_with_its_version_schema_and_hash():
     names = sorted(path.stem for path in PROMPT_DIR.glob("*.md"))
-    assert names == ["detect_zero_shot.v1", "evidence", "necessity_s2", "post", "rationale", "watermark_s1"]
+    agentfact = ["explain", "image_match", "miscaption", "plan", "query", "reason", "source", "summarise"]
+    assert names == sorted(
+        [f"agentfact_{n}.v1" for n in agentfact]
+        + ["detect_zero_shot.v1", "evidence", "necessity_s2", "post", "rationale", "watermark_s1"]
+    )
     for name in names:
         prompt = load_prompt(name)
         assert prompt.name == name and prompt.version and prompt.system and prompt.user_template

@@ -63,13 +63,17 @@ def settings_from_env(
         raise ConfigError(f"bad RWPOST_LLM_* setting in the environment: {exc}") from exc
 
 
+LLM_DETECTORS = frozenset({"vlm", "agentfact"})
+"""Built-in detectors that call an OpenAI-compatible server (their key comes from the environment)."""
+
+
 def detector_secrets_from_env(detector: str, config: dict, environ: Mapping[str, str] | None = None) -> dict:
-    """Connection settings of an LLM-backed detector (``vlm``) from the environment.
+    """Connection settings of an LLM-backed detector (``vlm``, ``agentfact``) from the environment.
 
     Fills ``model`` and ``base_url`` into ``config`` where it leaves them unset and returns the secrets
     (the API key) to pass separately, so they never enter a run's recorded configuration.
     """
-    if detector != "vlm":
+    if detector not in LLM_DETECTORS:
         return {}
     settings = settings_from_env(environ, model=config.get("model"))
     config.setdefault("model", settings.model)
