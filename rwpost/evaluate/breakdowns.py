@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from sklearn.metrics import accuracy_score, f1_score
 
 from rwpost.labels import Label
@@ -59,8 +60,9 @@ DIMENSIONS: dict[str, Callable[[Sample], list[str]]] = {
 """Breakdown dimensions: each maps a sample to the groups it belongs to."""
 
 
-def group_scores(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
-    """Accuracy and macro/weighted F1 of one group, over the gold labels present in it (scikit-learn)."""
+def group_scores(gold: Sequence[Any], predicted: Sequence[Any]) -> dict[str, Any]:
+    """Accuracy and macro/weighted F1 of one group, over the gold labels present in it (scikit-learn;
+    labels may be integer codes, which scikit-learn scores many times faster than strings)."""
     labels = sorted(set(gold))
     return {
         "n": len(gold),
@@ -72,6 +74,11 @@ def group_scores(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any
 
 def breakdowns(samples: Sequence[Sample], predicted: Sequence[Label | None]) -> dict[str, dict[str, Any]]:
     """Scores per group of every dimension, over the labelled samples; groups sorted by name."""
+    names = sorted({str(s.label) for s in samples if s.label is not None} | {"Other"})
+    names += sorted({str(p) for p in predicted if p is not None} - set(names))
+    code = {name: i for i, name in enumerate(names)}
+    gold = np.array([code[str(s.label)] if s.label is not None else -1 for s in samples])
+    pred = np.array([code[str(p)] if p is not None else code["Other"] for p in predicted])
     out: dict[str, dict[str, Any]] = {}
     for dimension, groups_of in DIMENSIONS.items():
         members: dict[str, list[int]] = {}
@@ -80,11 +87,5 @@ def breakdowns(samples: Sequence[Sample], predicted: Sequence[Label | None]) -> 
                 continue
             for group in groups_of(sample):
                 members.setdefault(group, []).append(i)
-        out[dimension] = {
-            group: group_scores(
-                [str(samples[i].label) for i in idx],
-                [str(predicted[i]) if predicted[i] is not None else "Other" for i in idx],
-            )
-            for group, idx in sorted(members.items())
-        }
+        out[dimension] = {group: group_scores(gold[idx], pred[idx]) for group, idx in sorted(members.items())}
     return out

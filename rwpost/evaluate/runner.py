@@ -63,6 +63,7 @@ IDENTITY_NAMES = {
     "samples_sha256": "the samples' content",
     "train_data_sha256": "the training data file",
     "train_sha256": "the training samples",
+    "predictions_sha256": "the predictions file",
     "detector": "the detector",
     "config": "the detector options",
     "detector_config": "the detector configuration",
@@ -306,10 +307,13 @@ def run_identity(
     """What makes two runs the same: the content of every input, never a path alone."""
     info = data_info or {}
     schemas = getattr(detector, "schema_hashes", None)
+    config = detector.config()
+    inputs = config.pop("sha256", None)  # a detector reading its answers from a file: that file's content
     return {
+        "predictions_sha256": inputs,
         "detector": spec.detector,
         "config": spec.config,
-        "detector_config": detector.config(),
+        "detector_config": config,
         "prompt_hashes": prompt_hashes(detector),
         "schema_hashes": dict(schemas()) if callable(schemas) else {},
         "setting": str(spec.setting),
