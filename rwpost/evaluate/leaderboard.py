@@ -90,7 +90,7 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]]) -> str:
     the runs were scored on different data or under different failure policies."""
     policies = sorted({r.get("failures", "wrong") for r in rows})
     lines = [
-        f"Failure policy: {'; '.join(policy_title(p) for p in policies)}. "
+        f"Scores {'; '.join(policy_title(p) for p in policies)}. "
         "Coverage is answered/total; (!) marks a run below 100 %.",
         "",
         "| system | setting | view | n | failures | coverage | "

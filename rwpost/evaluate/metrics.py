@@ -44,10 +44,10 @@ HEADLINE = ("weighted_f1", "accuracy", "weighted_recall", "weighted_precision", 
 """The metrics every view reports with bootstrap intervals: paper Table III order, then Table V's macro F1."""
 
 FAILURE_POLICIES: dict[str, str] = {
-    "wrong": "failures scored as wrong answers over all samples (a miss of the gold class and a false "
-    "alarm of every other class)",
-    "exclude": "failures excluded: scored on answered samples only (as AgentFact's analysis script)",
-    "class": f"failures as a '{NO_ANSWER}' class inside the macro average (as DEFAME)",
+    "wrong": "over all samples, a failure is a wrong answer (a miss of its gold class and a false alarm "
+    "of every other class)",
+    "exclude": "on answered samples only (as AgentFact's analysis script)",
+    "class": f"a failure is a '{NO_ANSWER}' class inside the macro average (as DEFAME)",
 }
 """How a failed answer is scored (``--failures``); the policy is named in every table and the manifest."""
 

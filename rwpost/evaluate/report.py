@@ -163,7 +163,7 @@ def coverage_cell(coverage: dict[str, Any] | None) -> str:
 
 def policy_title(failures: str) -> str:
     """The failure policy as a table header names it."""
-    return f"failures: {failures} ({FAILURE_POLICIES.get(failures, '?')})"
+    return f"failures: {failures}, {FAILURE_POLICIES.get(failures, '?')}"
 
 
 def markdown(metrics: dict[str, Any], manifest: dict[str, Any], plots: Sequence[Path]) -> str:
