@@ -121,7 +121,8 @@ def test_leaderboard_and_paired_comparison(runs, tmp_path, capsys):
     )
     comparison = json.loads(result.read_text())
     assert comparison["shared_ids"] == 23
-    assert set(comparison["views"]["main"]["mcnemar"]) == {"a_right_b_wrong", "a_wrong_b_right", "p_value"}
+    main_view = comparison["views"]["main"]["metrics"]
+    assert set(main_view["accuracy"]["mcnemar"]) == {"a_right_b_wrong", "a_wrong_b_right", "p_value"}
 
 
 @pytest.mark.slow

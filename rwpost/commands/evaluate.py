@@ -81,6 +81,12 @@ def evaluate(
     key_points: bool = typer.Option(True, "--key-points/--no-key-points", help="Score key-point coverage."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics JSON on stdout."),
+    failures: str = typer.Option(
+        "wrong", "--failures", help="Failed answers: wrong (all samples) | exclude (answered only) | class."
+    ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Start afresh in --out (a changed input is otherwise refused)."
+    ),
 ) -> None:
     """Score a detector on RW-Post samples; writes metrics.json, report.md, plots and a resumable log.
 
@@ -124,6 +130,7 @@ def evaluate(
         prices=_read_prices(prices),
         blocklist=BlockList.from_file(blocklist_path),
         secrets=secrets,
+        failures=failures,
     )
     loaded = load_eval_data(data, train=train, train_fraction=train_fraction, seed=seed)
     if loaded.info.get("excluded_unlabelled"):
@@ -139,6 +146,7 @@ def evaluate(
         data_info=loaded.info,
         encode=lazy_encoder() if key_points else None,
         progress=progress,
+        overwrite=overwrite,
     )
     if as_json:
         typer.echo(json.dumps(metrics, indent=2, default=str))
@@ -146,25 +154,46 @@ def evaluate(
     _summary(metrics, out)
 
 
+HEADLINE_TITLES = (
+    ("weighted_f1", "weighted F1"),
+    ("accuracy", "accuracy"),
+    ("weighted_recall", "weighted R"),
+    ("weighted_precision", "weighted P"),
+    ("macro_f1", "macro F1"),
+)
+"""Table columns: paper Table III order, then macro F1 (Table V)."""
+
+
+def _mean_sd(row: dict[str, Any], key: str, sd: dict[str, float] | None) -> str:
+    if row.get(key) is None:
+        return "-"
+    return f"{row[key]:.3f}" + (f" ± {sd[key]:.3f}" if sd and key in sd else "")
+
+
 def _summary(metrics: dict[str, Any], out: Path) -> None:
+    from rwpost.evaluate.report import coverage_cell
+
+    failures = metrics.get("failures", "wrong")
+    repeats = metrics.get("repeats")
+    of = f", repeat 0 of {repeats['n']}" if repeats else ""
     table = Table(
         "view",
         "n",
-        "accuracy",
-        "macro F1",
-        "weighted F1",
-        "weighted P",
-        "weighted R",
-        title=metrics["system"],
+        "coverage",
+        *(title for _, title in HEADLINE_TITLES),
+        title=f"{metrics['system']} (failures: {failures}{of})",
     )
     for name, view in metrics["views"].items():
         if view.get("n"):
-            cells = [
-                f"{view[k]:.3f}"
-                for k in ("accuracy", "macro_f1", "weighted_f1", "weighted_precision", "weighted_recall")
-            ]
-            table.add_row(name, str(view["n"]), *cells)
+            cells = [f"{view[k]:.3f}" for k, _ in HEADLINE_TITLES]
+            table.add_row(name, str(view["n"]), coverage_cell(view.get("coverage")), *cells)
     Console().print(table)
+    if repeats:
+        sd = {k: s["std"] for k, s in repeats["headline"].items()}
+        console.print(
+            f"mean ± sd over {repeats['n']} repeats: "
+            + ", ".join(f"{title} {_mean_sd(metrics, k, sd)}" for k, title in HEADLINE_TITLES)
+        )
     problems = metrics.get("input_problems")
     if problems:
         console.print(f"[yellow]input problems: {problems} (details in {out / 'input_report.json'})[/]")
@@ -180,57 +209,99 @@ def leaderboard(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
 ) -> None:
-    """Aggregate evaluation runs into one table, best macro F1 first.
+    """Aggregate evaluation runs into one table, best macro F1 first (repeated runs: by the mean).
 
     Example: rwpost leaderboard reports/evaluate --out reports/evaluate/leaderboard
     """
     from rwpost.evaluate.leaderboard import leaderboard as rows_of
     from rwpost.evaluate.leaderboard import write_leaderboard
+    from rwpost.evaluate.report import coverage_cell
 
     rows = write_leaderboard(runs, out) if out else rows_of(runs)
     if as_json:
         typer.echo(json.dumps(rows, indent=2, default=str))
         return
+    policies = ", ".join(sorted({r.get("failures", "wrong") for r in rows}))
     table = Table(
-        "system", "setting", "view", "n", "accuracy", "macro F1", "weighted F1", "flagged", "cost $"
+        "system",
+        "setting",
+        "view",
+        "n",
+        "coverage",
+        "repeats",
+        *(title for _, title in HEADLINE_TITLES),
+        "flagged",
+        "cost $",
+        title=f"leaderboard (failures: {policies}; repeated runs: mean ± sd)",
     )
     for r in rows:
-        cells = ["-" if r.get(k) is None else f"{r[k]:.3f}" for k in ("accuracy", "macro_f1", "weighted_f1")]
+        cells = [_mean_sd(r, k, r.get("sd")) for k, _ in HEADLINE_TITLES]
         cost = "-" if r.get("cost_usd") is None else f"{r['cost_usd']:.4f}"
-        table.add_row(r["system"], r["setting"], str(r["view"]), str(r["n"]), *cells, str(r["flagged"]), cost)
+        table.add_row(
+            r["system"],
+            r["setting"],
+            str(r["view"]),
+            str(r["n"]),
+            coverage_cell(r.get("coverage")),
+            str(r.get("repeats", 1)),
+            *cells,
+            str(r["flagged"]),
+            cost,
+        )
     Console().print(table)
 
 
 def compare(
     run_a: Path = typer.Argument(..., help="First run folder."),
     run_b: Path = typer.Argument(..., help="Second run folder."),
-    metric: str = typer.Option("macro_f1", "--metric"),
     bootstrap: int = typer.Option(1000, "--bootstrap", min=1),
     seed: int = typer.Option(0, "--seed"),
+    failures: str = typer.Option(None, "--failures", help="wrong | exclude | class (default: run A's)."),
     out: Path = typer.Option(None, "--out", help="Write the comparison JSON here."),
 ) -> None:
-    """Paired comparison of two runs on their shared ids: bootstrap difference and McNemar's test.
+    """Paired comparison of two runs on their shared ids: a paired bootstrap of every metric's
+    difference, and McNemar's test beside accuracy (the metric it tests).
 
     Example: rwpost compare reports/evaluate/embedding reports/evaluate/majority
     """
     from rwpost.evaluate.leaderboard import compare_runs
     from rwpost.io import write_json
 
-    result = compare_runs(run_a, run_b, metric=metric, n_resamples=bootstrap, seed=seed)
+    result = compare_runs(run_a, run_b, n_resamples=bootstrap, seed=seed, failures=failures)
     if out:
         write_json(out, result)
-    table = Table(
-        "view", "n", f"A {metric}", f"B {metric}", "A-B [95% CI]", "McNemar p", title=f"{run_a} vs {run_b}"
-    )
     for name, v in result["views"].items():
-        ci = v["difference_ci95"]
-        diff = f"{v['difference']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
-        table.add_row(
-            name, str(v["n"]), f"{v['a']:.3f}", f"{v['b']:.3f}", diff, f"{v['mcnemar']['p_value']:.3g}"
+        cov = v["coverage"]
+        table = Table(
+            "metric",
+            "A",
+            "B",
+            "A-B [95% paired bootstrap CI]",
+            "test",
+            title=f"{name}: {run_a} vs {run_b}, n {v['n']} (scored {v['n_scored']}), coverage "
+            f"A {cov['a']['answered']}/{cov['a']['total']} B {cov['b']['answered']}/{cov['b']['total']}, "
+            f"failures: {result['failures']}",
         )
-    Console().print(table)
+        for key, title in HEADLINE_TITLES:
+            m = v["metrics"][key]
+            ci = m["difference_ci95"]
+            diff = f"{m['difference']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
+            reps = m.get("repeats")
+            if reps:
+                diff += f" (mean {reps['difference']['mean']:+.3f} ± {reps['difference']['std']:.3f})"
+            test = (
+                f"McNemar p {m['mcnemar']['p_value']:.3g}"
+                if "mcnemar" in m
+                else (f"bootstrap p {m['bootstrap_p']:.3g}" if m.get("bootstrap_p") is not None else "-")
+            )
+            a = f"{m['a']:.3f}" + (f" ({reps['a']['mean']:.3f} ± {reps['a']['std']:.3f})" if reps else "")
+            b = f"{m['b']:.3f}" + (f" ({reps['b']['mean']:.3f} ± {reps['b']['std']:.3f})" if reps else "")
+            table.add_row(title, a, b, diff, test)
+        Console().print(table)
     console.print(
-        f"shared ids {result['shared_ids']}, only in A {result['only_in_a']}, only in B {result['only_in_b']}"
+        f"shared ids {result['shared_ids']}, only in A {result['only_in_a']}, "
+        f"only in B {result['only_in_b']}; "
+        f"repeats A {result['repeats']['a']}, B {result['repeats']['b']}"
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sklearn.metrics import accuracy_score, f1_score
+import numpy as np
 
 from rwpost.labels import Label
 from rwpost.records import Sample
@@ -59,19 +59,31 @@ DIMENSIONS: dict[str, Callable[[Sample], list[str]]] = {
 """Breakdown dimensions: each maps a sample to the groups it belongs to."""
 
 
-def group_scores(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
-    """Accuracy and macro/weighted F1 of one group, over the gold labels present in it (scikit-learn)."""
-    labels = sorted(set(gold))
+def group_scores(gold: np.ndarray, predicted: np.ndarray) -> dict[str, Any]:
+    """Accuracy and macro/weighted F1 of one group over the gold labels present in it, from integer
+    label codes (equal to scikit-learn's ``f1_score(labels=<gold present>)``: a prediction of a class
+    absent from the group's gold is wrong but averaged over by no class)."""
+    labels = np.unique(gold)
+    size = int(max(gold.max(), predicted.max())) + 1
+    m = np.bincount(gold * size + predicted, minlength=size * size).reshape(size, size)
+    tp, support, called = np.diag(m)[labels], m.sum(axis=1)[labels], m.sum(axis=0)[labels]
+    den = support + called
+    f1 = np.divide(2 * tp, den, out=np.zeros(len(labels)), where=den > 0)
     return {
         "n": len(gold),
-        "accuracy": float(accuracy_score(gold, predicted)),
-        "macro_f1": float(f1_score(gold, predicted, labels=labels, average="macro", zero_division=0)),
-        "weighted_f1": float(f1_score(gold, predicted, labels=labels, average="weighted", zero_division=0)),
+        "accuracy": float(np.trace(m) / len(gold)),
+        "macro_f1": float(f1.mean()),
+        "weighted_f1": float((f1 * support).sum() / support.sum()),
     }
 
 
 def breakdowns(samples: Sequence[Sample], predicted: Sequence[Label | None]) -> dict[str, dict[str, Any]]:
     """Scores per group of every dimension, over the labelled samples; groups sorted by name."""
+    names = sorted({str(s.label) for s in samples if s.label is not None} | {"Other"})
+    names += sorted({str(p) for p in predicted if p is not None} - set(names))
+    code = {name: i for i, name in enumerate(names)}
+    gold = np.array([code[str(s.label)] if s.label is not None else -1 for s in samples])
+    pred = np.array([code[str(p)] if p is not None else code["Other"] for p in predicted])
     out: dict[str, dict[str, Any]] = {}
     for dimension, groups_of in DIMENSIONS.items():
         members: dict[str, list[int]] = {}
@@ -80,11 +92,5 @@ def breakdowns(samples: Sequence[Sample], predicted: Sequence[Label | None]) -> 
                 continue
             for group in groups_of(sample):
                 members.setdefault(group, []).append(i)
-        out[dimension] = {
-            group: group_scores(
-                [str(samples[i].label) for i in idx],
-                [str(predicted[i]) if predicted[i] is not None else "Other" for i in idx],
-            )
-            for group, idx in sorted(members.items())
-        }
+        out[dimension] = {group: group_scores(gold[idx], pred[idx]) for group, idx in sorted(members.items())}
     return out

@@ -11,7 +11,7 @@ import numpy as np
 
 from rwpost.dataset import read_samples
 from rwpost.errors import ConfigError
-from rwpost.evaluate.runner import split_train_test
+from rwpost.evaluate.runner import refuse_duplicate_ids, split_train_test
 from rwpost.io import sha256_file
 from rwpost.records import Sample
 
@@ -43,10 +43,12 @@ def load_eval_data(
     if train is not None and train_fraction is not None:
         raise ConfigError("give either --train or --train-fraction, not both")
     samples, unlabelled = _labelled(read_samples(data))
+    refuse_duplicate_ids(samples, str(data))
     info: dict[str, Any] = {"path": str(data), "sha256": sha256_file(data), "excluded_unlabelled": unlabelled}
     train_samples = None
     if train is not None:
         train_samples, train_unlabelled = _labelled(read_samples(train))
+        refuse_duplicate_ids(train_samples, str(train))
         info["train"] = {
             "path": str(train),
             "sha256": sha256_file(train),

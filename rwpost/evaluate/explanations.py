@@ -13,6 +13,7 @@ The gold output's explanation is the sample's reasoning logic followed by its ke
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,6 +26,7 @@ from rwpost.records import Sample
 GOLD_SYSTEM = "gold"
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_evidence_url(url: str) -> str:
     """A URL as compared with the gold: lower-case host without ``www.``, no fragment or end slash."""
     parts = urlsplit(url.strip())

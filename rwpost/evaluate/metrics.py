@@ -1,9 +1,24 @@
-"""Classification metrics for the paper's views (section V, Table III, Fig. S1), from scikit-learn and scipy.
+"""Classification metrics for the paper's views (section V, Table III, Fig. S1), with bootstrap intervals.
 
-Every score is a scikit-learn or scipy function; only the expected calibration error, which neither
-provides for multi-class outputs, is written here. A prediction outside a view's classes (or no
-prediction at all) becomes the class ``Other``: it counts as wrong and appears as its own column of the
-confusion matrix, but is not averaged over as a class.
+Every headline score (weighted F1, accuracy, weighted recall, weighted precision and macro F1, paper
+Table III order plus Table V's macro F1) is computed from one confusion count per bootstrap resample, all
+resamples at once (``np.bincount`` on gold/predicted code pairs); the scores equal scikit-learn's
+(``tests/test_evaluate_trust_metrics.py`` checks each failure policy against a direct scikit-learn
+computation). Only the expected calibration error, which neither library provides for multi-class
+outputs, is written here too.
+
+A sample's answer is one of the view's classes, a label outside the view (``Other``: always a wrong
+answer) or no answer at all (a failure: no label, an unreadable or invalid label). How failures are
+scored is the run's *failure policy* (:data:`FAILURE_POLICIES`), named in every table:
+
+- ``wrong`` (default): scored over all samples; a failure is the worst wrong answer, a miss of its gold
+  class and a false alarm of every other class (scikit-learn: a multilabel indicator row with every wrong
+  class set). Failing can never score higher than answering wrongly, on any metric.
+- ``exclude``: scored on the answered samples only (as the AgentFact repository's analysis script does).
+- ``class``: a failure predicts the class ``No answer``, which joins the macro average when it occurs
+  (as DEFAME's ``REFUSED_TO_ANSWER``).
+
+An out-of-view answer (``Other``) is scored like a ``wrong`` failure in every policy.
 """
 
 from __future__ import annotations
@@ -14,21 +29,30 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
-from sklearn.metrics import (
-    accuracy_score,
-    confusion_matrix,
-    f1_score,
-    precision_recall_fscore_support,
-    roc_auc_score,
-)
+from sklearn.metrics import roc_auc_score
 
+from rwpost.errors import ConfigError
 from rwpost.labels import CHALLENGING_LABELS, MAIN_LABELS, Label
 
 OTHER = "Other"
-"""The view class of a prediction outside the view's classes, or of a missing prediction."""
+"""The view class of a prediction outside the view's classes (or of a missing prediction)."""
 
-HEADLINE = ("accuracy", "macro_f1", "weighted_f1", "weighted_precision", "weighted_recall")
-"""The metrics every view reports, with bootstrap intervals (paper Table III reports F1, Acc, Rec, P)."""
+NO_ANSWER = "No answer"
+"""The column of failed answers (no label); a class of its own under the ``class`` policy."""
+
+HEADLINE = ("weighted_f1", "accuracy", "weighted_recall", "weighted_precision", "macro_f1")
+"""The metrics every view reports with bootstrap intervals: paper Table III order, then Table V's macro F1."""
+
+FAILURE_POLICIES: dict[str, str] = {
+    "wrong": "over all samples, a failure is a wrong answer (a miss of its gold class and a false alarm "
+    "of every other class)",
+    "exclude": "on answered samples only (as AgentFact's analysis script)",
+    "class": f"a failure is a '{NO_ANSWER}' class inside the macro average (as DEFAME)",
+}
+"""How a failed answer is scored (``--failures``); the policy is named in every table and the manifest."""
+
+PROBABILITY_TOLERANCE = 1e-3
+"""How far from 1 a sample's probabilities may sum and still be scored (rounding in a file)."""
 
 
 @dataclass(frozen=True)
@@ -89,39 +113,139 @@ VIEWS: dict[str, View] = {
 """The views reported for every run; a view with no gold samples in the data is reported as empty."""
 
 
-def headline_scores(y_true: Sequence[Any], y_pred: Sequence[Any], classes: Sequence[Any]) -> dict[str, float]:
-    """Accuracy, macro F1 and weighted precision/recall/F1 over ``classes`` (scikit-learn)."""
-    labels = list(classes)
-    precision, recall, f1, _ = precision_recall_fscore_support(
-        y_true, y_pred, labels=labels, average="weighted", zero_division=0
+def check_policy(failures: str) -> str:
+    """``failures`` if it is a known failure policy; else a ConfigError naming the known ones."""
+    if failures not in FAILURE_POLICIES:
+        raise ConfigError(f"--failures must be one of {', '.join(FAILURE_POLICIES)}, got {failures!r}")
+    return failures
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A view's samples as integer codes. Gold: ``0..k-1``. Predicted: a class ``0..k-1``, ``k`` (a wrong
+    answer that is a false alarm of every class but the gold one: ``Other``, and failures under
+    ``wrong``) or ``k + 1`` (``No answer``: failures under ``class``). ``answered`` marks samples with an
+    answer; under ``exclude`` the failures are already left out of ``true``/``pred``."""
+
+    classes: tuple[str, ...]
+    true: np.ndarray
+    pred: np.ndarray
+    failures: str
+    n_total: int
+    n_failed: int
+    n_other: int
+
+    @property
+    def k(self) -> int:
+        return len(self.classes)
+
+    @property
+    def macro_classes(self) -> list[str]:
+        """The classes the macro average runs over."""
+        extra = [NO_ANSWER] if self.failures == "class" and self.n_failed else []
+        return [*self.classes, *extra]
+
+
+def encode(
+    y_true: Sequence[str], y_pred: Sequence[str | None], classes: Sequence[str], failures: str = "wrong"
+) -> Coded:
+    """Code a view's gold and predicted classes (None: a failure) under a failure policy."""
+    check_policy(failures)
+    k = len(classes)
+    index = {c: i for i, c in enumerate(classes)}
+    true = np.fromiter((index[y] for y in y_true), dtype=np.int64, count=len(y_true))
+    failed = np.fromiter((p is None for p in y_pred), dtype=bool, count=len(y_pred))
+    pred = np.fromiter(
+        (k + 1 if p is None else index.get(p, k) for p in y_pred), dtype=np.int64, count=len(y_pred)
     )
+    n_other = int((pred == k).sum())
+    if failures == "wrong":
+        pred = np.where(failed, k, pred)
+    elif failures == "exclude":
+        true, pred = true[~failed], pred[~failed]
+    return Coded(tuple(classes), true, pred, failures, len(y_true), int(failed.sum()), n_other)
+
+
+def counts(coded: Coded, idx: np.ndarray | None = None) -> np.ndarray:
+    """Gold-by-answer counts, shape ``(resamples, k, k + 2)``: one confusion count per row of ``idx``
+    (bootstrap indices, shape ``(resamples, n)``), or a single one over all samples."""
+    k, width = coded.k, coded.k + 2
+    pair = coded.true * width + coded.pred
+    if idx is None:
+        return np.bincount(pair, minlength=k * width).reshape(1, k, width)
+    b = idx.shape[0]
+    flat = pair[idx] + (np.arange(b, dtype=np.int64) * (k * width))[:, None]
+    return np.bincount(flat.ravel(), minlength=b * k * width).reshape(b, k, width)
+
+
+def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` with 0 where ``den`` is 0 (scikit-learn's ``zero_division=0``)."""
+    return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den > 0)
+
+
+def per_class_counts(m: np.ndarray) -> dict[str, np.ndarray]:
+    """True positives, false positives, false negatives and support per class from :func:`counts`."""
+    k = m.shape[1]
+    tp = m[:, np.arange(k), np.arange(k)]
+    support = m.sum(axis=2)
+    every_wrong = m[:, :, k]  # a false alarm of every class but its gold one
+    fp = m[:, :, :k].sum(axis=1) - tp + every_wrong.sum(axis=1, keepdims=True) - every_wrong
+    return {"tp": tp, "fp": fp, "fn": support - tp, "support": support}
+
+
+def scores_from_counts(m: np.ndarray, n_macro: int) -> dict[str, np.ndarray]:
+    """Every headline metric per row of :func:`counts` (the macro average over ``n_macro`` classes: the
+    view's classes, plus ``No answer`` whose F1 is 0 since it is never gold)."""
+    c = per_class_counts(m)
+    tp, fp, fn, support = c["tp"], c["fp"], c["fn"], c["support"]
+    n = support.sum(axis=1)
+    precision, recall, f1 = _div(tp, tp + fp), _div(tp, support), _div(2 * tp, 2 * tp + fp + fn)
     return {
-        "accuracy": float(accuracy_score(y_true, y_pred)),
-        "macro_f1": float(f1_score(y_true, y_pred, labels=labels, average="macro", zero_division=0)),
-        "weighted_f1": float(f1),
-        "weighted_precision": float(precision),
-        "weighted_recall": float(recall),
+        "weighted_f1": _div((f1 * support).sum(axis=1), n),
+        "accuracy": _div(tp.sum(axis=1), n),
+        "weighted_recall": _div((recall * support).sum(axis=1), n),
+        "weighted_precision": _div((precision * support).sum(axis=1), n),
+        "macro_f1": f1.sum(axis=1) / n_macro,
     }
 
 
-def per_class_scores(
-    y_true: Sequence[str], y_pred: Sequence[str], classes: Sequence[str]
-) -> dict[str, dict[str, float]]:
-    """Precision, recall, F1 and support of each class (scikit-learn)."""
-    precision, recall, f1, support = precision_recall_fscore_support(
-        y_true, y_pred, labels=list(classes), average=None, zero_division=0
-    )
+def headline_scores(coded: Coded) -> dict[str, float]:
+    """Weighted F1, accuracy, weighted recall, weighted precision and macro F1 of all samples."""
+    if not coded.true.size:
+        return {k: None for k in HEADLINE}  # type: ignore[misc]
+    scores = scores_from_counts(counts(coded), len(coded.macro_classes))
+    return {k: float(scores[k][0]) for k in HEADLINE}
+
+
+def per_class_scores(coded: Coded) -> dict[str, dict[str, float]]:
+    """Precision, recall, F1 and support of each class (equal to scikit-learn's ``average=None``)."""
+    c = {k: v[0] for k, v in per_class_counts(counts(coded)).items()}
+    precision = _div(c["tp"], c["tp"] + c["fp"])
+    recall = _div(c["tp"], c["support"])
+    f1 = _div(2 * c["tp"], 2 * c["tp"] + c["fp"] + c["fn"])
     return {
-        c: {"precision": float(p), "recall": float(r), "f1": float(f), "support": int(s)}
-        for c, p, r, f, s in zip(classes, precision, recall, f1, support, strict=True)
+        cls: {
+            "precision": float(precision[i]),
+            "recall": float(recall[i]),
+            "f1": float(f1[i]),
+            "support": int(c["support"][i]),
+        }
+        for i, cls in enumerate(coded.classes)
     }
 
 
-def confusion(y_true: Sequence[str], y_pred: Sequence[str], classes: Sequence[str]) -> dict[str, Any]:
-    """Confusion matrix, rows gold and columns predicted; an ``Other`` column when some prediction is."""
-    columns = list(classes) + ([OTHER] if OTHER in set(y_pred) else [])
-    matrix = confusion_matrix(y_true, y_pred, labels=columns)[: len(classes)]  # no gold is ever Other
-    return {"labels": columns, "rows": "gold", "columns": "predicted", "matrix": matrix.tolist()}
+def confusion(y_true: Sequence[str], y_pred: Sequence[str | None], classes: Sequence[str]) -> dict[str, Any]:
+    """Confusion matrix, rows gold and columns predicted; an ``Other`` column when some answer is outside
+    the view, a ``No answer`` column when some sample has none (whatever the failure policy)."""
+    named = [OTHER if p is not None and p not in classes else p for p in y_pred]
+    columns = list(classes) + [c for c in (OTHER, None) if c in set(named)]
+    col = {c: j for j, c in enumerate(columns)}
+    matrix = np.zeros((len(classes), len(columns)), dtype=int)
+    row = {c: i for i, c in enumerate(classes)}
+    for t, p in zip(y_true, named, strict=True):
+        matrix[row[t], col[p]] += 1
+    labels = [NO_ANSWER if c is None else c for c in columns]
+    return {"labels": labels, "rows": "gold", "columns": "predicted", "matrix": matrix.tolist()}
 
 
 def class_probabilities(probabilities: Mapping[str, float] | None, view: View) -> np.ndarray | None:
@@ -207,38 +331,43 @@ def bootstrap_interval(
     return np.atleast_1d(result.confidence_interval.low), np.atleast_1d(result.confidence_interval.high)
 
 
-def _encoded(
-    y_true: Sequence[str], y_pred: Sequence[str], classes: Sequence[str]
-) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """Class names as integer codes (``Other`` after the classes): the same scores, and scikit-learn
-    is many times faster on integers than on strings inside a bootstrap loop."""
-    index = {c: i for i, c in enumerate(classes)}
-    other = len(classes)
-    true = np.array([index.get(y, other) for y in y_true])
-    pred = np.array([index.get(y, other) for y in y_pred])
-    return true, pred, list(range(len(classes)))
+def resample_indices(n: int, n_resamples: int, seed: int) -> np.ndarray | None:
+    """Bootstrap indices, shape ``(n_resamples, n)``, drawn once for every metric; None if n < 2."""
+    if n < 2 or n_resamples <= 0:
+        return None
+    return np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+
+
+def percentile_interval(values: np.ndarray, confidence_level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of bootstrap replicates."""
+    alpha = (1 - confidence_level) / 2
+    low, high = np.percentile(values, [100 * alpha, 100 * (1 - alpha)])
+    return float(low), float(high)
 
 
 def headline_intervals(
-    y_true: Sequence[str],
-    y_pred: Sequence[str],
-    classes: Sequence[str],
-    *,
-    n_resamples: int = 1000,
-    seed: int = 0,
+    coded: Coded, *, n_resamples: int = 1000, seed: int = 0
 ) -> dict[str, list[float]] | None:
-    """95% bootstrap intervals of every headline metric, resampling samples with replacement."""
-    true, pred, codes = _encoded(y_true, y_pred, classes)
-
-    def statistic(idx: np.ndarray) -> np.ndarray:
-        scores = headline_scores(true[idx], pred[idx], codes)
-        return np.array([scores[k] for k in HEADLINE])
-
-    interval = bootstrap_interval(statistic, len(true), n_resamples=n_resamples, seed=seed)
-    if interval is None:
+    """95% percentile bootstrap intervals of every headline metric (samples resampled with replacement;
+    one set of indices for all metrics)."""
+    idx = resample_indices(coded.true.size, n_resamples, seed)
+    if idx is None:
         return None
-    low, high = interval
-    return {k: [float(lo), float(hi)] for k, lo, hi in zip(HEADLINE, low, high, strict=True)}
+    scores = scores_from_counts(counts(coded, idx), len(coded.macro_classes))
+    return {k: list(percentile_interval(scores[k])) for k in HEADLINE}
+
+
+def valid_probabilities(probabilities: Mapping[str, float] | None) -> bool:
+    """Every probability in [0, 1] and the sum 1 (within :data:`PROBABILITY_TOLERANCE`)."""
+    if not probabilities:
+        return False
+    values = np.array([float(p) for p in probabilities.values()])
+    return bool(
+        np.isfinite(values).all()
+        and (values >= 0).all()
+        and (values <= 1).all()
+        and abs(values.sum() - 1) <= PROBABILITY_TOLERANCE
+    )
 
 
 def view_metrics(
@@ -250,24 +379,44 @@ def view_metrics(
     n_resamples: int = 1000,
     seed: int = 0,
     n_bins: int = 10,
+    failures: str = "wrong",
 ) -> dict[str, Any]:
-    """All metrics of one view over the samples whose gold label belongs to it."""
+    """All metrics of one view over the samples whose gold label belongs to it, under a failure policy.
+
+    Probability scores (ROC-AUC, reliability, ECE) use the samples with valid probabilities (each in
+    [0, 1], summing to 1); invalid ones are counted, never scored. Calibration is of the argmax of the
+    probabilities, whatever label the detector gave.
+    """
     keep = [i for i, g in enumerate(gold) if g is not None and Label(g) in view.gold]
-    out: dict[str, Any] = {"view": view.name, "description": view.description, "n": len(keep)}
+    out: dict[str, Any] = {
+        "view": view.name,
+        "description": view.description,
+        "n": len(keep),
+        "failures": check_policy(failures),
+    }
     if not keep:
         return out
     y_true = [view.view_class(gold[i]) for i in keep]
-    y_pred = [view.view_class(predicted[i]) for i in keep]
-    out.update(headline_scores(y_true, y_pred, view.classes))
-    out["n_other"] = sum(p == OTHER for p in y_pred)
-    out["per_class"] = per_class_scores(y_true, y_pred, view.classes)
+    y_pred = [None if predicted[i] is None else view.view_class(predicted[i]) for i in keep]
+    coded = encode(y_true, y_pred, view.classes, failures)
+    answered = len(keep) - coded.n_failed
+    out["coverage"] = {"answered": answered, "total": len(keep), "fraction": answered / len(keep)}
+    out["n_scored"] = int(coded.true.size)
+    out["macro_classes"] = coded.macro_classes
+    out.update(headline_scores(coded))
+    out["n_other"] = coded.n_other
+    out["n_failed"] = coded.n_failed
+    out["per_class"] = per_class_scores(coded)
     out["confusion_matrix"] = confusion(y_true, y_pred, view.classes)
-    out["ci95"] = headline_intervals(y_true, y_pred, view.classes, n_resamples=n_resamples, seed=seed)
-    # Probability scores over the samples that have probabilities (a failed answer has none).
-    rows = [class_probabilities(probabilities[i], view) for i in keep] if probabilities is not None else []
-    scored = [j for j, row in enumerate(rows) if row is not None]
+    out["ci95"] = headline_intervals(coded, n_resamples=n_resamples, seed=seed)
+    rows = [probabilities[i] for i in keep] if probabilities is not None else []
+    given = [j for j, p in enumerate(rows) if p]
+    valid = [j for j in given if valid_probabilities(rows[j])]
+    out["n_invalid_probabilities"] = len(given) - len(valid)
+    view_rows = {j: class_probabilities(rows[j], view) for j in valid}
+    scored = [j for j in valid if view_rows[j] is not None]
     if scored:
-        proba = np.vstack([rows[j] for j in scored])
+        proba = np.vstack([view_rows[j] for j in scored])
         truth = [y_true[j] for j in scored]
         out["n_with_probabilities"] = len(scored)
         out["roc_auc_ovr"] = roc_auc_ovr(truth, proba, view.classes)
@@ -283,37 +432,63 @@ def paired_comparison(
     predicted_b: Sequence[Label | None],
     view: View,
     *,
-    metric: str = "macro_f1",
     n_resamples: int = 1000,
     seed: int = 0,
+    failures: str = "wrong",
 ) -> dict[str, Any]:
-    """Run A minus run B on the same samples: paired bootstrap of the difference and exact McNemar.
+    """Run A minus run B on the same samples: a paired bootstrap of the difference of every headline
+    metric (one set of resample indices for both runs), and McNemar's exact test beside accuracy.
 
     McNemar's exact test is the two-sided binomial test (scipy) on the discordant pairs: samples one
-    run gets right and the other wrong.
+    run gets right and the other wrong; it tests accuracy only. Under ``exclude`` the samples both runs
+    answered are compared.
     """
     keep = [i for i, g in enumerate(gold) if g is not None and Label(g) in view.gold]
-    gold_cls = [view.view_class(gold[i]) for i in keep]
-    true, a, codes = _encoded(gold_cls, [view.view_class(predicted_a[i]) for i in keep], view.classes)
-    _, b, _ = _encoded(gold_cls, [view.view_class(predicted_b[i]) for i in keep], view.classes)
-    out: dict[str, Any] = {"view": view.name, "metric": metric, "n": len(keep)}
+    out: dict[str, Any] = {"view": view.name, "n": len(keep), "failures": check_policy(failures)}
     if not keep:
         return out
+    gold_cls = [view.view_class(gold[i]) for i in keep]
 
-    def score(pred: np.ndarray, idx: np.ndarray | slice = slice(None)) -> float:
-        return headline_scores(true[idx], pred[idx], codes)[metric]
+    def classes_of(predicted: Sequence[Label | None]) -> list[str | None]:
+        return [None if predicted[i] is None else view.view_class(predicted[i]) for i in keep]
 
-    def difference(idx: np.ndarray) -> np.ndarray:
-        return np.array([score(a, idx) - score(b, idx)])
-
-    out["a"] = score(a)
-    out["b"] = score(b)
-    out["difference"] = out["a"] - out["b"]
-    interval = bootstrap_interval(difference, len(keep), n_resamples=n_resamples, seed=seed)
-    out["difference_ci95"] = [float(interval[0][0]), float(interval[1][0])] if interval else None
-    only_a = int(((a == true) & (b != true)).sum())
-    only_b = int(((a != true) & (b == true)).sum())
-    out["mcnemar"] = {
+    pred_a, pred_b = classes_of(predicted_a), classes_of(predicted_b)
+    out["coverage"] = {
+        "a": {"answered": sum(p is not None for p in pred_a), "total": len(keep)},
+        "b": {"answered": sum(p is not None for p in pred_b), "total": len(keep)},
+    }
+    if failures == "exclude":
+        both = [j for j in range(len(keep)) if pred_a[j] is not None and pred_b[j] is not None]
+        gold_cls, pred_a, pred_b = ([x[j] for j in both] for x in (gold_cls, pred_a, pred_b))
+    out["n_scored"] = len(gold_cls)
+    if not gold_cls:
+        return out
+    a = encode(gold_cls, pred_a, view.classes, failures)
+    b = encode(gold_cls, pred_b, view.classes, failures)
+    # both runs average over the same classes, so that a difference is of one metric
+    n_macro = max(len(a.macro_classes), len(b.macro_classes))
+    point_a, point_b = scores_from_counts(counts(a), n_macro), scores_from_counts(counts(b), n_macro)
+    idx = resample_indices(len(gold_cls), n_resamples, seed)
+    if idx is not None:
+        diff = {
+            k: v - scores_from_counts(counts(b, idx), n_macro)[k]
+            for k, v in scores_from_counts(counts(a, idx), n_macro).items()
+        }
+    out["metrics"] = {
+        k: {
+            "a": float(point_a[k][0]),
+            "b": float(point_b[k][0]),
+            "difference": float(point_a[k][0] - point_b[k][0]),
+            "difference_ci95": list(percentile_interval(diff[k])) if idx is not None else None,
+            "bootstrap_p": float(min(1.0, 2 * min((diff[k] <= 0).mean(), (diff[k] >= 0).mean())))
+            if idx is not None
+            else None,
+        }
+        for k in HEADLINE
+    }
+    right_a, right_b = a.pred == a.true, b.pred == b.true
+    only_a, only_b = int((right_a & ~right_b).sum()), int((~right_a & right_b).sum())
+    out["metrics"]["accuracy"]["mcnemar"] = {
         "a_right_b_wrong": only_a,
         "a_wrong_b_right": only_b,
         "p_value": float(stats.binomtest(only_a, only_a + only_b, 0.5).pvalue) if only_a + only_b else 1.0,

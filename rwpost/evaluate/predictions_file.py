@@ -98,7 +98,7 @@ def read_prediction_rows(path: str | Path) -> tuple[list[Row], list[dict[str, An
     if not Path(path).exists():
         raise RecordError("predictions file not found", source=source)
     if Path(path).suffix.lower() == ".csv":
-        with open(path, encoding="utf-8", newline="") as handle:
+        with open(path, encoding="utf-8-sig", newline="") as handle:  # -sig: Excel's byte-order mark
             items = list(enumerate(csv.DictReader(handle), start=2))
     else:
         items = list(iter_jsonl(path))
@@ -110,6 +110,9 @@ def read_prediction_rows(path: str | Path) -> tuple[list[Row], list[dict[str, An
             rows.append(_row(data, line, source))
         except (ValueError, TypeError, json.JSONDecodeError) as exc:
             bad.append({"line": line, "reason": str(exc)})
+    if not rows:
+        first = f": {bad[0]['reason']}" if bad else ""
+        raise RecordError(f"no row could be read ({len(bad)} rows){first}", source=source)
     return rows, bad
 
 

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from rwpost.evaluate.explanations import paired_explanations
-from rwpost.evaluate.metrics import HEADLINE
+from rwpost.evaluate.metrics import FAILURE_POLICIES, HEADLINE
 from rwpost.evaluate.plots import category_plot, confusion_plot, reliability_plot
 from rwpost.evaluate.runner import RunResult, RunSpec, run
-from rwpost.evaluate.scoring import repeat_spread, score_run, scored_rows
+from rwpost.evaluate.scoring import combine_repeats, score_run, scored_rows
 from rwpost.io import write_json, write_jsonl, write_text
 from rwpost.records import Sample
 
@@ -39,9 +39,13 @@ def evaluate(
     data_info: dict[str, Any] | None = None,
     encode: Callable[[list[str]], np.ndarray] | None = None,
     progress: bool = False,
-    replace_different: bool = False,
+    overwrite: bool = False,
+    on_change: str = "refuse",
 ) -> dict[str, Any]:
-    """Run, score and report; returns the metrics written to ``<out_dir>/metrics.json``."""
+    """Run, score and report; returns the metrics written to ``<out_dir>/metrics.json``.
+
+    ``overwrite`` and ``on_change`` are :func:`rwpost.evaluate.runner.run`'s (resume only identical runs).
+    """
     out = Path(out_dir)
     result = run(
         samples,
@@ -50,7 +54,8 @@ def evaluate(
         train=train,
         data_info=data_info,
         progress=progress,
-        replace_different=replace_different,
+        overwrite=overwrite,
+        on_change=on_change,
     )
     return write_reports(samples, spec, result, out, encode=encode)
 
@@ -73,12 +78,16 @@ def write_reports(
             n_resamples=spec.n_resamples,
             seed=spec.seed,
             encode=encode if i == 0 else None,
+            failures=spec.failures,
         )
         for i, preds in enumerate(result.predictions)
     ]
-    metrics = {"system": spec.system, "detector": spec.detector, "setting": str(spec.setting), **runs[0]}
-    if len(runs) > 1:
-        metrics["repeats"] = {"n": len(runs), "headline": repeat_spread(runs)}
+    metrics = {
+        "system": spec.system,
+        "detector": spec.detector,
+        "setting": str(spec.setting),
+        **combine_repeats(runs),
+    }
     if result.input_report is not None:
         metrics["input_problems"] = result.input_report.get("problems", {})
         write_json(out / "input_report.json", result.input_report)
@@ -86,12 +95,18 @@ def write_reports(
     write_json(out / "metrics.json", metrics)
     write_json(out / "manifest.json", result.manifest)
     write_jsonl(
-        out / "scored.jsonl", scored_rows(samples, first, set(runs[0]["audit"]["flagged_ids"]), spec.prices)
+        out / "scored.jsonl",
+        scored_rows(samples, first, set(runs[0]["audit"]["flagged_ids"]), spec.prices, result.predictions),
     )
     write_jsonl(out / "explanations.jsonl", paired_explanations(samples, first, spec.system))
     plots = write_plots(metrics, out / "plots")
     write_text(out / "report.md", markdown(metrics, result.manifest, plots))
     return metrics
+
+
+def _partial(metrics: dict[str, Any]) -> bool:
+    cov = metrics.get("coverage") or {}
+    return bool(cov) and cov.get("answered", 0) < cov.get("total", 0)
 
 
 def write_plots(metrics: dict[str, Any], folder: Path) -> list[Path]:
@@ -128,9 +143,34 @@ def _ci(view: dict[str, Any], key: str) -> str:
     return f"{view[key]:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else _fmt(view.get(key))
 
 
+METRIC_NAMES = {
+    "weighted_f1": "weighted F1",
+    "accuracy": "accuracy",
+    "weighted_recall": "weighted recall",
+    "weighted_precision": "weighted precision",
+    "macro_f1": "macro F1",
+}
+"""Column titles of the headline metrics (paper Table III order, then macro F1)."""
+
+
+def coverage_cell(coverage: dict[str, Any] | None) -> str:
+    """``answered/total``, marked ``(!)`` below 100 %."""
+    if not coverage:
+        return "-"
+    mark = " (!)" if coverage["answered"] < coverage["total"] else ""
+    return f"{coverage['answered']}/{coverage['total']}{mark}"
+
+
+def policy_title(failures: str) -> str:
+    """The failure policy as a table header names it."""
+    return f"failures: {failures}, {FAILURE_POLICIES.get(failures, '?')}"
+
+
 def markdown(metrics: dict[str, Any], manifest: dict[str, Any], plots: Sequence[Path]) -> str:
     """The human-readable report of one run."""
     data = manifest["data"]
+    failures = metrics.get("failures", "wrong")
+    repeats = metrics.get("repeats")
     lines = [
         f"# {metrics['system']}",
         "",
@@ -138,23 +178,47 @@ def markdown(metrics: dict[str, Any], manifest: dict[str, Any], plots: Sequence[
         f"{metrics['n_samples']} samples, seed {manifest['seed']}, code {manifest['code_version']}, "
         f"device {manifest['device']}.",
         f"Data: {data.get('path', '-')} (sha256 {str(data.get('sha256', '-'))[:12]}).",
-        "",
-        "## Scores (95% bootstrap intervals)",
-        "",
-        "| view | n | " + " | ".join(HEADLINE) + " | ROC-AUC | ECE |",
-        "|---|---|" + "---|" * (len(HEADLINE) + 2),
+        f"Answered: {coverage_cell(metrics.get('coverage'))}"
+        + (" - below 100 %: read the scores with the failure policy below." if _partial(metrics) else "."),
     ]
+    if repeats:
+        spreads = repeats["headline"]
+        lines += [
+            "",
+            f"## Headline: mean ± sd over {repeats['n']} repeats ({policy_title(failures)})",
+            "",
+            "| metric | mean ± sd | " + " | ".join(f"repeat {i}" for i in range(repeats["n"])) + " |",
+            "|---|---|" + "---|" * repeats["n"],
+        ]
+        for key in HEADLINE:
+            if key in spreads:
+                s = spreads[key]
+                values = " | ".join(f"{v:.3f}" for v in s["values"])
+                lines.append(f"| {METRIC_NAMES[key]} | {s['mean']:.3f} ± {s['std']:.3f} | {values} |")
+    of = " of repeat 0" if repeats else ""
+    lines += [
+        "",
+        f"## Scores{of} (95% bootstrap intervals; {policy_title(failures)})",
+        "",
+        "| view | n | coverage | " + " | ".join(METRIC_NAMES[k] for k in HEADLINE) + " | ROC-AUC | ECE |",
+        "|---|---|---|" + "---|" * (len(HEADLINE) + 2),
+    ]
+    macro = []
     for name, view in metrics["views"].items():
         if view.get("n"):
             cells = " | ".join(_ci(view, k) for k in HEADLINE)
             calibration = f"{_fmt(view.get('roc_auc_ovr'))} | {_fmt(view.get('ece'))}"
-            lines.append(f"| {name} | {view['n']} | {cells} | {calibration} |")
+            lines.append(
+                f"| {name} | {view['n']} | {coverage_cell(view.get('coverage'))} | {cells} | {calibration} |"
+            )
+            macro.append(f"{name}: {', '.join(view.get('macro_classes') or [])}")
+    lines += ["", "Macro F1 averages over the classes " + "; ".join(macro) + "."]
     primary = metrics.get("primary_view")
     if primary:
         view = metrics["views"][primary]
         lines += [
             "",
-            f"## Per class ({primary})",
+            f"## Per class ({primary}{of}; {policy_title(failures)})",
             "",
             "| class | precision | recall | F1 | support |",
             "|---|---|---|---|---|",
@@ -173,16 +237,6 @@ def markdown(metrics: dict[str, Any], manifest: dict[str, Any], plots: Sequence[
         lines.append("|---|" + "---|" * len(cm["labels"]))
         for label, row in zip(cm["labels"], cm["matrix"], strict=False):
             lines.append(f"| {label} | " + " | ".join(str(v) for v in row) + " |")
-    if "repeats" in metrics:
-        lines += [
-            "",
-            f"## Repeats ({metrics['repeats']['n']})",
-            "",
-            "| metric | mean | std | min | max |",
-            "|---|---|---|---|---|",
-        ]
-        for key, s in metrics["repeats"]["headline"].items():
-            lines.append(f"| {key} | {s['mean']:.3f} | {s['std']:.3f} | {s['min']:.3f} | {s['max']:.3f} |")
     lines += ["", "## Breakdowns", ""]
     for dimension, groups in metrics["breakdowns"].items():
         lines += [f"**{dimension}**", "", "| group | n | accuracy | macro F1 |", "|---|---|---|---|"]
@@ -195,6 +249,8 @@ def markdown(metrics: dict[str, Any], manifest: dict[str, Any], plots: Sequence[
         "",
         f"- predictions with a label: {cov['predicted']} of {metrics['n_samples']}; "
         f"without: {cov['no_label']} {cov['no_label_reasons'] or ''}",
+        f"- probabilities not scored (outside [0, 1] or not summing to 1): "
+        f"{cov.get('invalid_probabilities', 0)} {cov.get('invalid_probability_ids', [])[:5] or ''}",
         f"- calls {ledger['calls']} (model {ledger['model_calls']}, tool {ledger['tool_calls']}), tokens in "
         f"{ledger['tokens_in']} / out {ledger['tokens_out']}, latency {ledger['latency_s']:.2f}s, "
         f"cost ${ledger['cost_usd']:.4f} ({ledger['unpriced_calls']} unpriced), "

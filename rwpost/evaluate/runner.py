@@ -2,8 +2,11 @@
 
 Predictions are appended to ``<out>/predictions.jsonl`` one flushed line per sample, so a killed run
 restarted with the same arguments skips every sample already answered (no model call is repeated).
-``<out>/run.json`` records what the run is; a restart with different arguments into the same folder is
-refused rather than mixing two runs.
+``<out>/run.json`` records what the run is: its identity hashes the content of every input (data, the
+samples themselves, predictions file through the detector's config, prompts and answer schemas, detector
+config, blocked-domain list, code version). A run resumes only when all are identical; otherwise it is
+refused with one line naming what changed, or started afresh when asked (``overwrite``), so predictions
+of two inputs are never mixed.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 import os
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +29,7 @@ from rwpost.errors import ConfigError, RecordError, RwpostError
 from rwpost.evaluate.leakage import BlockList
 from rwpost.evaluate.ledger import PriceTable
 from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids_sha256, now
+from rwpost.evaluate.metrics import check_policy
 from rwpost.evaluate.protocol import (
     CheckingDetector,
     Detector,
@@ -35,11 +40,42 @@ from rwpost.evaluate.protocol import (
     prompt_hashes,
 )
 from rwpost.evaluate.registry import make_detector, resolve_detector
-from rwpost.io import write_json, write_text
+from rwpost.io import sha256_hex, write_json, write_text
 from rwpost.records import Sample
 
 PREDICTIONS_FILE = "predictions.jsonl"
 RUN_FILE = "run.json"
+RUN_OUTPUTS = (
+    RUN_FILE,
+    PREDICTIONS_FILE,
+    "metrics.json",
+    "manifest.json",
+    "scored.jsonl",
+    "explanations.jsonl",
+    "input_report.json",
+    "report.md",
+    "plots",
+)
+"""What a run writes in its folder (and all that ``overwrite`` removes: nothing else of the folder)."""
+
+IDENTITY_NAMES = {
+    "data_sha256": "the data file",
+    "samples_sha256": "the samples' content",
+    "train_data_sha256": "the training data file",
+    "train_sha256": "the training samples",
+    "predictions_sha256": "the predictions file",
+    "detector": "the detector",
+    "config": "the detector options",
+    "detector_config": "the detector configuration",
+    "prompt_hashes": "the prompts",
+    "schema_hashes": "the answer schemas",
+    "blocked_domains_sha256": "the blocked-domain list",
+    "code_version": "the code version",
+    "setting": "the setting",
+    "seed": "the seed",
+    "repeats": "the number of repeats",
+}
+"""The run identity's keys, as the refusal to resume names them."""
 
 
 @dataclass
@@ -58,11 +94,33 @@ class RunSpec:
     blocklist: BlockList = field(default_factory=BlockList)
     secrets: dict[str, Any] = field(default_factory=dict, repr=False)
     """Extra detector arguments never written anywhere (API keys); not part of the run's identity."""
+    failures: str = "wrong"
+    """How failed answers are scored (``rwpost.evaluate.metrics.FAILURE_POLICIES``); scoring only, so
+    not part of the run's identity: a run rescored under another policy resumes."""
 
     @property
     def system(self) -> str:
         """The run's name in reports and the paired explanations file."""
         return self.name or f"{self.detector}/{self.setting}"
+
+
+def refuse_duplicate_ids(samples: Sequence[Sample], source: str) -> None:
+    """A ConfigError naming the ids that occur more than once (one copy could be trained on, the other
+    scored)."""
+    repeated = sorted(i for i, n in Counter(s.id for s in samples).items() if n > 1)
+    if repeated:
+        shown = ", ".join(repeated[:5]) + (f" and {len(repeated) - 5} more" if len(repeated) > 5 else "")
+        raise ConfigError(f"{source}: duplicate sample ids {shown}; each sample must occur once")
+
+
+def samples_sha256(samples: Sequence[Sample]) -> str:
+    """SHA-256 of the samples' content (every field, in order): changes when any sample does."""
+    return sha256_hex("\n".join(s.model_dump_json() for s in samples))
+
+
+def blocklist_sha256(blocklist: BlockList) -> str:
+    """SHA-256 of a blocked-domain list (sorted domains and substrings)."""
+    return sha256_hex("\n".join([*sorted(blocklist.domains), "", *sorted(blocklist.substrings)]))
 
 
 def split_train_test(
@@ -171,22 +229,63 @@ def predict_all(
     return [_as_prediction(done[(repeat, s.id)]) for s in samples]
 
 
-def _claim_run(out_dir: Path, identity: dict[str, Any], replace_different: bool = False) -> None:
-    """Write run.json, or check that the folder's existing run is this one (or clear it, if asked)."""
+def identity_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between two run identities, in words (``the data file (sha256 1a2b3c -> 4d5e6f)``)."""
+
+    def short(value: Any) -> str:
+        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+        return text[:12] + "..." if len(text) > 15 else text
+
+    changes = []
+    order = list(IDENTITY_NAMES)
+    for key in sorted(set(old) | set(new), key=lambda k: (order.index(k) if k in order else len(order), k)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        name = IDENTITY_NAMES.get(key, key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+            parts = [f"{k} {short(a.get(k))} -> {short(b.get(k))}" for k in keys]
+            changes.append(f"{name} ({'; '.join(parts)})")
+        else:
+            changes.append(f"{name} ({short(a)} -> {short(b)})")
+    return changes
+
+
+def clear_run(out_dir: Path) -> None:
+    """Remove what a run wrote in ``out_dir`` (:data:`RUN_OUTPUTS`), nothing else."""
+    for name in RUN_OUTPUTS:
+        path = out_dir / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+
+
+def claim_run(
+    out_dir: Path, identity: dict[str, Any], *, overwrite: bool = False, on_change: str = "refuse"
+) -> str:
+    """Resume the run in ``out_dir`` if its identity is this one, else refuse naming what changed; or
+    start afresh: always with ``overwrite``, when something changed with ``on_change="restart"`` (for
+    pipeline stages, which own their folders). Returns ``new``, ``resumed`` or ``restarted``."""
     path = out_dir / RUN_FILE
     key = fingerprint(identity)
-    if path.exists():
-        existing = json.loads(path.read_text(encoding="utf-8"))
-        if existing.get("fingerprint") != key and replace_different:
-            shutil.rmtree(out_dir)
-        elif existing.get("fingerprint") != key:
+    state = "new"
+    if path.exists() or (out_dir / PREDICTIONS_FILE).exists():
+        existing = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        same = existing.get("fingerprint") == key
+        if same and not overwrite:
+            return "resumed"
+        if not (overwrite or on_change == "restart"):
+            changes = "; ".join(identity_changes(existing.get("identity") or {}, identity))
             raise ConfigError(
-                f"{out_dir} holds a different run ({existing.get('identity')}); "
-                "use another --out folder or delete it"
+                f"{out_dir} holds a different run: changed since it started: {changes}; "
+                "use --overwrite to start afresh, or another --out folder"
             )
-        if path.exists():
-            return
+        clear_run(out_dir)
+        state = "restarted"
     write_json(path, {"fingerprint": key, "identity": identity, "started": now()})
+    return state
 
 
 @dataclass
@@ -198,6 +297,37 @@ class RunResult:
     input_report: dict[str, Any] | None
 
 
+def run_identity(
+    samples: Sequence[Sample],
+    spec: RunSpec,
+    detector: Detector,
+    train: Sequence[Sample] | None,
+    data_info: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """What makes two runs the same: the content of every input, never a path alone."""
+    info = data_info or {}
+    schemas = getattr(detector, "schema_hashes", None)
+    config = detector.config()
+    inputs = config.pop("sha256", None)  # a detector reading its answers from a file: that file's content
+    return {
+        "predictions_sha256": inputs,
+        "detector": spec.detector,
+        "config": spec.config,
+        "detector_config": config,
+        "prompt_hashes": prompt_hashes(detector),
+        "schema_hashes": dict(schemas()) if callable(schemas) else {},
+        "setting": str(spec.setting),
+        "seed": spec.seed,
+        "repeats": spec.repeats,
+        "data_sha256": info.get("sha256"),
+        "samples_sha256": samples_sha256(samples),
+        "train_data_sha256": (info.get("train") or {}).get("sha256"),
+        "train_sha256": samples_sha256(train) if train else None,
+        "blocked_domains_sha256": blocklist_sha256(spec.blocklist),
+        "code_version": code_version(),
+    }
+
+
 def run(
     samples: Sequence[Sample],
     spec: RunSpec,
@@ -206,34 +336,35 @@ def run(
     train: Sequence[Sample] | None = None,
     data_info: dict[str, Any] | None = None,
     progress: bool = False,
-    replace_different: bool = False,
+    overwrite: bool = False,
+    on_change: str = "refuse",
     make: Callable[[str, dict[str, Any]], Detector] = make_detector,
 ) -> RunResult:
     """Run ``spec``'s detector on ``samples`` (training it on ``train`` first if it learns), resumably.
 
-    A folder holding a different run is an error, or is cleared with ``replace_different`` (for
-    pipeline stages, which own their output folders).
+    The folder's run resumes only if every input is identical (:func:`run_identity`); otherwise it is
+    refused naming what changed, or started afresh with ``overwrite`` (always) or ``on_change="restart"``
+    (pipeline stages, which own their output folders).
     """
     out = Path(out_dir)
     if not samples:
         raise ConfigError("no samples to evaluate")
-    identity = {
-        "detector": spec.detector,
-        "config": spec.config,
-        "setting": str(spec.setting),
-        "seed": spec.seed,
-        "repeats": spec.repeats,
-        "samples_sha256": ids_sha256([s.id for s in samples]),
-        "train_sha256": ids_sha256([s.id for s in train]) if train else None,
-    }
-    _claim_run(out, identity, replace_different)
+    if on_change not in ("refuse", "restart"):
+        raise ConfigError(f"on_change must be 'refuse' or 'restart', got {on_change!r}")
+    check_policy(spec.failures)
+    refuse_duplicate_ids(samples, "the evaluated samples")
+    if train:
+        refuse_duplicate_ids(train, "the training samples")
+    first = make(spec.detector, {**detector_config(spec, 0), **spec.secrets})
+    identity = run_identity(samples, spec, first, train, data_info)
+    resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     path = out / PREDICTIONS_FILE
     done = read_predictions(path)
     all_predictions, input_report, configs, hashes, device = [], None, [], {}, None
     started = now()
     for repeat in range(spec.repeats):
-        config = detector_config(spec, repeat)
-        detector = make(spec.detector, {**config, **spec.secrets})
+        config = {**detector_config(spec, repeat), **spec.secrets}
+        detector = first if repeat == 0 else make(spec.detector, config)
         configs.append(detector.config())
         hashes.update(prompt_hashes(detector))
         device = getattr(detector, "device", device)
@@ -262,25 +393,42 @@ def run(
             )
         )
     wall = [float(r["wall_s"]) for r in done.values() if "wall_s" in r]
+    ids = ids_sha256([s.id for s in samples])
     manifest = {
         "system": spec.system,
-        "code_version": code_version(),
+        "code_version": identity["code_version"],
         "detector": spec.detector,
         "detector_config": configs[0] if len(configs) == 1 else configs,
         "prompt_hashes": hashes,
+        "schema_hashes": identity["schema_hashes"],
         "setting": str(spec.setting),
         "seed": spec.seed,
         "repeats": spec.repeats,
+        "failures": spec.failures,
         "batch_size": spec.batch_size,
         "bootstrap_resamples": spec.n_resamples,
         "device": device or "cpu",
-        "data": {**(data_info or {}), "samples": len(samples), "ids_sha256": identity["samples_sha256"]},
-        "train": {"samples": len(train), "ids_sha256": identity["train_sha256"]} if train else None,
+        "data": {
+            **(data_info or {}),
+            "samples": len(samples),
+            "ids_sha256": ids,
+            "content_sha256": identity["samples_sha256"],
+        },
+        "train": {
+            "samples": len(train),
+            "ids_sha256": ids_sha256([s.id for s in train]),
+            "content_sha256": identity["train_sha256"],
+        }
+        if train
+        else None,
         "blocked_domains": len(spec.blocklist.domains),
+        "blocked_domains_sha256": identity["blocked_domains_sha256"],
         "environment": environment(),
         "started": started,
         "finished": now(),
+        "resume": resumed,
         "mean_detector_wall_s_per_sample": float(np.mean(wall)) if wall else None,
         "run_fingerprint": fingerprint(identity),
+        "identity": identity,
     }
     return RunResult(all_predictions, manifest, input_report)

@@ -112,7 +112,7 @@ def run(params: Params) -> StageReport:
                         train=train,
                         data_info=data_info,
                         encode=encode,
-                        replace_different=True,
+                        on_change="restart",
                     )
                 except ConfigError as exc:
                     raise ConfigError(f"evaluate {subset}/{entry.name}/{setting}: {exc}") from exc
