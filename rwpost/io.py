@@ -202,6 +202,29 @@ def parse_json_line(text: str, source: str, line: int) -> Any:
         raise RecordError("JSON nested too deeply", source=source, line=line) from exc
 
 
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """The JSON value of a whole file; a missing, unreadable or malformed file is one :class:`RecordError`."""
+    source = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise input_error(path, exc) from exc
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise RecordError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x})", source=source, line=line) from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem = f"not valid JSON ({exc.msg} at column {exc.colno})"
+        raise RecordError(problem, source=source, line=exc.lineno) from exc
+    except RecursionError as exc:
+        raise RecordError("JSON nested too deeply", source=source) from exc
+
+
 def iter_jsonl(
     path: str | os.PathLike[str], *, on_error: Callable[[RecordError, bytes], None] | None = None
 ) -> Iterator[tuple[int, Any]]:
@@ -280,3 +303,39 @@ def read_records(
             if rejects is None:
                 raise error from exc
             rejects.append(Reject(id=rid, stage=stage, reason=str(error), source=source, line=line, data=row))
+
+
+def sorted_by_id(rows: Iterable[M]) -> list[M]:
+    """Records in ``id`` order; a stable sort, so records of one id keep the order they were made in."""
+    return sorted(rows, key=lambda row: str(getattr(row, "id", None) or ""))
+
+
+def sorted_rejects(rejects: Iterable[Reject]) -> list[Reject]:
+    """Rejects in a stable order (id, then where they came from): stage outputs never depend on the
+    order records arrived in, so rebuilding the same inputs gives the same bytes."""
+    return sorted(rejects, key=lambda r: (r.id or "", r.source or "", r.line or 0, r.reason))
+
+
+def sort_jsonl_by_id(path: str | os.PathLike[str], fields: tuple[str, ...] = ("id",)) -> None:
+    """Rewrite an append-only JSONL file (lines kept byte for byte) in ``fields`` order, atomically.
+
+    Resumable stages append results as they complete; sorting once at the end makes the output the same
+    bytes however the work was ordered or interrupted. Lines with equal keys keep their order (a later
+    line of an id still wins for readers that keep the last). A file with a bad line is left as it is.
+    """
+    target = Path(path)
+    if not target.exists():
+        return
+    keyed = []
+    for number, raw in iter_lines(target):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            return
+        values = tuple(str(row.get(f) or "") if isinstance(row, dict) else "" for f in fields)
+        keyed.append((values, number, raw if raw.endswith(b"\n") else raw + b"\n"))
+    ordered = sorted(keyed)
+    if ordered != keyed:
+        write_bytes(target, b"".join(raw for _key, _number, raw in ordered))

@@ -22,7 +22,12 @@ def read_annotation_samples(path: Path, rejects: list[Reject] | None = None) -> 
     splits and whole files of one kind, with no rejects.)
     """
     source = str(path)
-    for line, row in iter_jsonl(path):
+
+    def bad_line(error: RecordError, raw: bytes) -> None:
+        data = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        rejects.append(Reject(stage="annotate", reason=str(error), source=source, line=error.line, data=data))  # type: ignore[union-attr]
+
+    for line, row in iter_jsonl(path, on_error=None if rejects is None else bad_line):
         try:
             if isinstance(row, dict) and "provenance" in row:
                 yield _sample(row, source, line)

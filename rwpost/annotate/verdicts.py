@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from rwpost.annotate.tasks import CRITERIA, SLOTS
 from rwpost.errors import RecordError
+from rwpost.io import validation_problem
 from rwpost.records import ExplanationScore, ImageRole, PostCheck, Reject, ValidationVerdict
 
 _CRITERION_FIELD = {
@@ -90,21 +91,43 @@ def validation_verdicts(
                 _set_aside(task, annotation, problem, project, rejects)
                 continue
             user = annotation.get("completed_by")
-            verdicts.append(
-                ValidationVerdict(
-                    id=task["data"]["record_id"],
-                    annotator=users.get(int(user), f"user-{user}") if user is not None else "unknown",
-                    post_extraction=post,
-                    image_role=role,
-                    note=values.get("note", ""),
-                    adjudicated=adjudicated,
-                    project=project,
-                    task_id=int(task["id"]),
-                    annotation_id=int(annotation["id"]),
-                    updated_at=annotation.get("updated_at"),
+            try:
+                verdicts.append(
+                    ValidationVerdict(
+                        id=task["data"]["record_id"],
+                        annotator=_annotator(users, user),
+                        post_extraction=post,
+                        image_role=role,
+                        note=values.get("note", ""),
+                        adjudicated=adjudicated,
+                        project=project,
+                        task_id=int(task["id"]),
+                        annotation_id=int(annotation["id"]),
+                        updated_at=annotation.get("updated_at"),
+                    )
                 )
-            )
+            except (KeyError, TypeError, ValueError) as exc:  # ValidationError is a ValueError
+                _set_aside(task, annotation, f"not a validation verdict: {_problem(exc)}", project, rejects)
     return verdicts
+
+
+def _annotator(users: dict[int, str], user: Any) -> str:
+    if user is None:
+        return "unknown"
+    try:
+        return users.get(int(user), f"user-{user}")
+    except (TypeError, ValueError):
+        return f"user-{user}"
+
+
+def _problem(exc: Exception) -> str:
+    """One line for what is wrong in an exported annotation (never pydantic's multi-line dump)."""
+    if isinstance(exc, ValidationError):
+        message, where = validation_problem(exc)
+        return f"{where}: {message}" if where else message
+    if isinstance(exc, KeyError):
+        return f"no {exc.args[0]!r}"
+    return " ".join(str(exc).split())
 
 
 def explanation_scores(
@@ -117,11 +140,10 @@ def explanation_scores(
     """Three :class:`ExplanationScore` per annotation, unblinded by ``keys`` (record -> slot -> source)."""
     scores: list[ExplanationScore] = []
     for task in export:
-        rid = task["data"]["record_id"]
+        rid = (task.get("data") or {}).get("record_id")
         for annotation in _annotations(task):
             values = result_values(annotation)
-            user = annotation.get("completed_by")
-            annotator = users.get(int(user), f"user-{user}") if user is not None else "unknown"
+            annotator = _annotator(users, annotation.get("completed_by"))
             for slot in SLOTS:
                 try:
                     fields = {_CRITERION_FIELD[c]: int(values[f"{c}_{slot}"]) for c in CRITERIA}
@@ -136,7 +158,7 @@ def explanation_scores(
                             **fields,
                         )
                     )
-                except (KeyError, ValueError, ValidationError) as exc:
-                    problem = f"output {slot}: missing or invalid score or key ({exc})"
+                except (KeyError, TypeError, ValueError) as exc:  # ValidationError is a ValueError
+                    problem = f"output {slot}: missing or invalid score or key ({_problem(exc)})"
                     _set_aside(task, annotation, problem, "explanation", rejects)
     return scores
