@@ -7,11 +7,14 @@ The edge of the annotation tools: reads environment variables (credentials) and 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -42,6 +45,20 @@ OUT = typer.Option(Path("state/label-studio/export"), "--out", help="Folder for 
 OVERWRITE = typer.Option(False, "--overwrite", help="Replace output files that already exist.")
 PULLED = ("validation_verdicts.jsonl", "human_verdicts.jsonl", "explanation_scores.jsonl", "rejects.jsonl")
 """The files ``pull`` writes under ``--out``."""
+
+
+def _talks_to_server(command: Callable[..., None]) -> Callable[..., None]:
+    """A command that talks to Label Studio: a server that is not running is one line naming its URL."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        from rwpost.annotate.sync import reaching
+
+        url = kwargs.get("url") or f"http://127.0.0.1:{kwargs.get('port', 8080)}"
+        with reaching(url):
+            command(*args, **kwargs)
+
+    return wrapper
 
 
 def _paths(state: Path):
@@ -124,6 +141,7 @@ def serve(
 
 
 @annotate_app.command("push")
+@_talks_to_server
 def push(
     records: Path = typer.Argument(..., help="JSONL of Sample records or released RW-Post records."),
     annotators: str = typer.Option(
@@ -190,6 +208,7 @@ def push(
 
 
 @annotate_app.command("push-explanations")
+@_talks_to_server
 def push_explanations(
     items: Path = typer.Argument(
         ..., help="JSONL of ExplanationItem: id, claim, post_text, image_path, outputs."
@@ -247,6 +266,7 @@ def _load_keys(path: Path) -> dict[str, dict[int, str]]:
 
 
 @annotate_app.command("pull")
+@_talks_to_server
 def pull(
     out: Path = OUT,
     keys: Path = typer.Option(Path("state/label-studio/explanation_keys.json"), "--keys"),
@@ -286,6 +306,7 @@ def pull(
 
 
 @annotate_app.command("adjudicate")
+@_talks_to_server
 def adjudicate(
     verdicts: Path = typer.Option(Path("state/label-studio/export/validation_verdicts.jsonl"), "--verdicts"),
     state: Path = STATE,
