@@ -271,6 +271,11 @@ def validation_problem(exc: ValidationError) -> tuple[str, str | None]:
     return first.get("msg", "invalid"), where or None
 
 
+def reject_data(row: Any) -> dict[str, Any] | str:
+    """A row as a Reject keeps it: an object as it is, any other JSON value as its JSON text."""
+    return row if isinstance(row, dict) else json.dumps(row, ensure_ascii=False)
+
+
 def read_records(
     path: str | os.PathLike[str],
     model: type[M],
@@ -302,7 +307,11 @@ def read_records(
             )
             if rejects is None:
                 raise error from exc
-            rejects.append(Reject(id=rid, stage=stage, reason=str(error), source=source, line=line, data=row))
+            rejects.append(
+                Reject(
+                    id=rid, stage=stage, reason=str(error), source=source, line=line, data=reject_data(row)
+                )
+            )
 
 
 def sorted_by_id(rows: Iterable[M]) -> list[M]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rwpost.errors import RecordError
-from rwpost.io import iter_jsonl, read_records, validation_problem
+from rwpost.io import iter_jsonl, read_records, reject_data, validation_problem
 from rwpost.records import Reject, Sample, TaggedArticle
 from rwpost.rwpost_format import sample_from_released
 
@@ -38,7 +38,12 @@ def read_annotation_samples(path: Path, rejects: list[Reject] | None = None) -> 
                 raise
             rejects.append(
                 Reject(
-                    id=exc.record_id, stage="annotate", reason=str(exc), source=source, line=line, data=row
+                    id=exc.record_id,
+                    stage="annotate",
+                    reason=str(exc),
+                    source=source,
+                    line=line,
+                    data=reject_data(row),
                 )
             )
 

@@ -70,7 +70,7 @@ def extract(
     Example: rwpost extract --in data/work/tagged/articles.jsonl --out data/work/extract --backend offline
     """
     from rwpost.extract.llm import LLMExtractor
-    from rwpost.io import check_outputs, read_records
+    from rwpost.io import check_outputs, iter_lines, read_records
     from rwpost.llm import Price, settings_from_env
     from rwpost.records import TaggedArticle
     from rwpost.stages.extract import extract_tagged, make_extractor
@@ -99,7 +99,7 @@ def extract(
             return
         _print_usage("dry run (estimate, nothing called)", estimate["tasks"], estimate["total"])
         return
-    total = sum(1 for _ in open(in_path, encoding="utf-8")) if in_path.exists() else 0
+    total = sum(1 for _ in iter_lines(in_path)) if in_path.is_file() else 0
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task(f"extract ({extractor.backend})", total=total)
         report = extract_tagged(
