@@ -16,6 +16,11 @@ from rich.console import Console
 
 from rwpost.errors import RwpostError
 
+try:  # typer vendors its own click since 0.2x; its exceptions are not click's
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover - an older typer on the real click
+    from click import exceptions as click_errors
+
 COMMAND_MODULES: tuple[str, ...] = (
     "rwpost.commands.core",
     "rwpost.commands.data",
@@ -50,28 +55,57 @@ for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(app)
 
 
+def _one_line(message: object) -> str:
+    """A message on one line (a YAML or OS error may carry newlines)."""
+    return " ".join(str(message).split())
+
+
+def _internal(exc: BaseException, debug: bool) -> int:
+    if debug:
+        raise exc
+    err_console.print(
+        f"[bold red]internal error:[/] {type(exc).__name__}: {_one_line(exc)} (rerun with --debug)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return 70
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; turn rwpost errors into one line on stderr and a non-zero exit code."""
+    """Run the CLI; turn errors into one line on stderr and an exit code.
+
+    1: bad input (an :class:`RwpostError`), 2: bad usage (a :class:`ConfigError` or a usage error),
+    130: interrupted, 70: a bug (the traceback with ``--debug``).
+    """
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args or os.environ.get("RWPOST_DEBUG") == "1"
     try:
-        app(args=args, prog_name="rwpost")  # standalone: click prints usage errors and exits itself
+        code = app(args=args, prog_name="rwpost", standalone_mode=False)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except RwpostError as exc:
         if debug:
             raise
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {_one_line(exc)}", highlight=False, soft_wrap=True)
         return exc.exit_code
+    except click_errors.ClickException as exc:  # usage errors: click's own message, on one line
+        if debug:
+            raise
+        message = _one_line(exc.format_message())
+        if message:  # empty after a bare group name: the help is already shown
+            err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+        return exc.exit_code
+    except typer.Abort as exc:  # click turns an EOFError inside a command into Abort
+        if isinstance(exc.__cause__, KeyboardInterrupt) or exc.__cause__ is None:
+            err_console.print("aborted")
+            return 130
+        return _internal(exc.__cause__, debug)
     except KeyboardInterrupt:
         err_console.print("aborted")
         return 130
     except Exception as exc:
-        if debug:
-            raise
-        err_console.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc} (rerun with --debug)")
-        return 70
-    return 0
+        return _internal(exc, debug)
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":

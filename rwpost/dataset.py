@@ -22,10 +22,10 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from rwpost.errors import ConfigError, RecordError
-from rwpost.io import atomic_path, iter_jsonl, read_records, sha256_file
+from rwpost.io import atomic_path, iter_jsonl, read_records, sha256_file, validation_problem
 from rwpost.records import Image, Sample
 from rwpost.rwpost_format import read_released
 
@@ -139,12 +139,35 @@ def write_parquet(path: str | os.PathLike[str], samples: Iterable[Sample]) -> in
 
 
 def read_parquet(path: str | os.PathLike[str]) -> list[Sample]:
-    """Samples of one Parquet split file."""
+    """Samples of one Parquet split file; a bad file or row raises :class:`RecordError` naming it."""
+    source = str(path)
+    if Path(path).is_dir():
+        raise RecordError("is a directory, expected a Parquet file", source=source)
     try:
         table = pq.read_table(path)
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise RecordError(f"not a readable Parquet file: {exc}", source=str(path)) from exc
-    return [row_to_sample(row) for row in table.to_pylist()]
+        rows = table.to_pylist()
+    except (OSError, pa.ArrowException) as exc:
+        problem = " ".join(str(exc).split())[:200]
+        raise RecordError(f"not a readable Parquet file ({problem})", source=source) from exc
+    missing = [name for name in REQUIRED_COLUMNS if name not in table.column_names]
+    if missing:
+        raise RecordError(f"not an RW-Post split: no {', '.join(missing)} column", source=source)
+    return [_row_sample(row, source, number) for number, row in enumerate(rows, start=1)]
+
+
+REQUIRED_COLUMNS = ("id", "claim", "news_url")
+"""Columns without which a Parquet file is not a split of ours (checked before any row is read)."""
+
+
+def _row_sample(row: dict[str, Any], source: str, number: int) -> Sample:
+    rid = row.get("id") if isinstance(row.get("id"), str) else None
+    try:
+        return row_to_sample(row)
+    except ValidationError as exc:
+        message, where = validation_problem(exc)
+        raise RecordError(f"row {number}: {message}", source=source, record_id=rid, field=where) from exc
+    except (ValueError, TypeError) as exc:  # a JSON column that is not JSON
+        raise RecordError(f"row {number}: cannot read ({exc})", source=source, record_id=rid) from exc
 
 
 def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
@@ -152,6 +175,8 @@ def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
     target = Path(path)
     if not target.exists():
         raise RecordError("file not found", source=str(path))
+    if target.is_dir():
+        raise RecordError("is a directory, expected a file", source=str(path))
     if target.suffix == ".parquet":
         return read_parquet(target)
     first = next(iter_jsonl(target), None)

@@ -7,14 +7,14 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from rwpost.errors import RecordError
+from rwpost.errors import ConfigError, RecordError, RwpostError
 from rwpost.records import Reject
 
 M = TypeVar("M", bound=BaseModel)
@@ -27,18 +27,76 @@ def _umask() -> int:
     return mask
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def check_output(
+    out: str | os.PathLike[str],
+    inputs: Iterable[str | os.PathLike[str] | None] = (),
+    *,
+    overwrite: bool = False,
+) -> Path:
+    """Refuse an output path that is one of ``inputs`` (symlinks and hard links included) or, unless
+    ``overwrite``, one that already exists: a command never replaces a file without being asked."""
+    target = Path(out)
+    for given in inputs:
+        if given is not None and _same_file(target, Path(given)):
+            raise ConfigError(f"{target}: is also an input of this command; write the output elsewhere")
+    if (target.exists() or target.is_symlink()) and not overwrite:
+        raise ConfigError(f"{target}: already exists (pass --overwrite to replace it)")
+    return target
+
+
+def check_outputs(
+    outs: Iterable[str | os.PathLike[str]],
+    inputs: Iterable[str | os.PathLike[str] | None] = (),
+    *,
+    overwrite: bool = False,
+) -> None:
+    """:func:`check_output` for each file a command writes (a folder output: the files it puts there)."""
+    given = list(inputs)
+    for out in outs:
+        check_output(out, given, overwrite=overwrite)
+
+
+def _write_error(target: Path, exc: OSError) -> RwpostError:
+    """An OS error while writing ``target``, named by the path the user gave (never the temp file)."""
+    if isinstance(exc, IsADirectoryError) or target.is_dir():
+        return ConfigError(f"{target}: is a directory, expected a file path")
+    return RwpostError(f"{target}: cannot write ({exc.strerror or exc})")
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it replaces ``path`` in one rename."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600 files; outputs get the usual mode
+    if target.is_dir():
+        raise ConfigError(f"{target}: is a directory, expected a file path")
     try:
-        yield tmp_path
-        os.replace(tmp_path, target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise _write_error(target, exc) from exc
+    tmp_path = Path(tmp)
+    try:
+        os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600 files; outputs get the usual mode
+        try:
+            yield tmp_path
+        except OSError as exc:
+            if exc.filename not in (None, tmp, str(tmp_path)):
+                raise  # not about the file being written
+            raise _write_error(target, exc) from exc
+        try:
+            os.replace(tmp_path, target)
+        except OSError as exc:
+            raise _write_error(target, exc) from exc
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
@@ -96,27 +154,99 @@ def append_jsonl(path: str | os.PathLike[str], row: BaseModel | dict[str, Any]) 
         os.fsync(handle.fileno())
 
 
-def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+def input_error(path: str | os.PathLike[str], exc: OSError) -> RecordError:
+    """An OS error opening an input file as one line naming the file (missing, a folder, unreadable)."""
+    if isinstance(exc, FileNotFoundError):
+        problem = "file not found"
+    elif isinstance(exc, IsADirectoryError):
+        problem = "is a directory, expected a file"
+    elif isinstance(exc, PermissionError):
+        problem = "permission denied"
+    else:
+        problem = f"cannot read ({exc.strerror or exc})"
+    return RecordError(problem, source=str(path))
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, raw bytes)`` per line of a file; a missing or unreadable file is a
+    :class:`RecordError` naming it. Decode each with :func:`decode_line`."""
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise input_error(path, exc) from exc
+    with handle:
+        try:
+            yield from enumerate(handle, start=1)
+        except OSError as exc:
+            raise input_error(path, exc) from exc
+
+
+def decode_line(raw: bytes, source: str, line: int) -> str:
+    """One line as UTF-8 text (a leading byte-order mark dropped); bad bytes name file, line and column."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+        raise RecordError(problem, source=source, line=line) from exc
+    return text[1:] if line == 1 and text.startswith("\ufeff") else text
+
+
+def parse_json_line(text: str, source: str, line: int) -> Any:
+    """One JSON value of a JSONL line; a bad line raises :class:`RecordError` with its file and line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem = f"not valid JSON ({exc.msg} at column {exc.colno})"
+        raise RecordError(problem, source=source, line=line) from exc
+    except RecursionError as exc:
+        raise RecordError("JSON nested too deeply", source=source, line=line) from exc
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """The JSON value of a whole file; a missing, unreadable or malformed file is one :class:`RecordError`."""
+    source = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise input_error(path, exc) from exc
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise RecordError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x})", source=source, line=line) from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem = f"not valid JSON ({exc.msg} at column {exc.colno})"
+        raise RecordError(problem, source=source, line=exc.lineno) from exc
+    except RecursionError as exc:
+        raise RecordError("JSON nested too deeply", source=source) from exc
+
+
+def iter_jsonl(
+    path: str | os.PathLike[str], *, on_error: Callable[[RecordError, bytes], None] | None = None
+) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, object)`` per non-empty line; a bad line raises :class:`RecordError`.
 
     A last line without a newline that does not parse is treated as a write cut short by a kill and
-    reported like any other bad line, so callers decide (skip with a reject, or stop).
+    reported like any other bad line, so callers decide (skip with a reject, or stop). With ``on_error``
+    a bad line (not UTF-8, not JSON) is handed to it with its raw bytes and reading goes on.
     """
     source = str(path)
-    try:
-        handle = open(path, encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise RecordError("file not found", source=source) from exc
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
+    for number, raw in iter_lines(path):
+        try:
+            text = decode_line(raw, source, number)
+            if not text.strip():
                 continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RecordError(
-                    f"not valid JSON ({exc.msg} at column {exc.colno})", source=source, line=number
-                ) from exc
+            value = parse_json_line(text, source, number)
+        except RecordError as exc:
+            if on_error is None:
+                raise
+            on_error(exc, raw)
+            continue
+        yield number, value
 
 
 def sha256_hex(data: bytes | str) -> str:
@@ -141,6 +271,11 @@ def validation_problem(exc: ValidationError) -> tuple[str, str | None]:
     return first.get("msg", "invalid"), where or None
 
 
+def reject_data(row: Any) -> dict[str, Any] | str:
+    """A row as a Reject keeps it: an object as it is, any other JSON value as its JSON text."""
+    return row if isinstance(row, dict) else json.dumps(row, ensure_ascii=False)
+
+
 def read_records(
     path: str | os.PathLike[str],
     model: type[M],
@@ -154,7 +289,14 @@ def read_records(
     when ``rejects`` is given it is set aside there instead, as a ``Reject`` of ``stage`` with its data.
     """
     source = str(path)
-    for line, row in iter_jsonl(path):
+
+    def bad_line(error: RecordError, raw: bytes) -> None:
+        data = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        rejects.append(  # type: ignore[union-attr]
+            Reject(stage=stage, reason=str(error), source=source, line=error.line, data=data)
+        )
+
+    for line, row in iter_jsonl(path, on_error=None if rejects is None else bad_line):
         try:
             yield model.model_validate(row)
         except ValidationError as exc:
@@ -165,4 +307,44 @@ def read_records(
             )
             if rejects is None:
                 raise error from exc
-            rejects.append(Reject(id=rid, stage=stage, reason=str(error), source=source, line=line, data=row))
+            rejects.append(
+                Reject(
+                    id=rid, stage=stage, reason=str(error), source=source, line=line, data=reject_data(row)
+                )
+            )
+
+
+def sorted_by_id(rows: Iterable[M]) -> list[M]:
+    """Records in ``id`` order; a stable sort, so records of one id keep the order they were made in."""
+    return sorted(rows, key=lambda row: str(getattr(row, "id", None) or ""))
+
+
+def sorted_rejects(rejects: Iterable[Reject]) -> list[Reject]:
+    """Rejects in a stable order (id, then where they came from): stage outputs never depend on the
+    order records arrived in, so rebuilding the same inputs gives the same bytes."""
+    return sorted(rejects, key=lambda r: (r.id or "", r.source or "", r.line or 0, r.reason))
+
+
+def sort_jsonl_by_id(path: str | os.PathLike[str], fields: tuple[str, ...] = ("id",)) -> None:
+    """Rewrite an append-only JSONL file (lines kept byte for byte) in ``fields`` order, atomically.
+
+    Resumable stages append results as they complete; sorting once at the end makes the output the same
+    bytes however the work was ordered or interrupted. Lines with equal keys keep their order (a later
+    line of an id still wins for readers that keep the last). A file with a bad line is left as it is.
+    """
+    target = Path(path)
+    if not target.exists():
+        return
+    keyed = []
+    for number, raw in iter_lines(target):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            return
+        values = tuple(str(row.get(f) or "") if isinstance(row, dict) else "" for f in fields)
+        keyed.append((values, number, raw if raw.endswith(b"\n") else raw + b"\n"))
+    ordered = sorted(keyed)
+    if ordered != keyed:
+        write_bytes(target, b"".join(raw for _key, _number, raw in ordered))

@@ -13,7 +13,6 @@ the source line (tested on the real files).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import date
@@ -24,7 +23,7 @@ from pydantic import ValidationError
 
 from rwpost.errors import RecordError, UnknownRatingError
 from rwpost.ids import record_id
-from rwpost.io import iter_jsonl
+from rwpost.io import decode_line, iter_jsonl, iter_lines, parse_json_line
 from rwpost.labels import map_rating
 from rwpost.records import Evidence, Image, Provenance, Reject, Sample
 
@@ -313,17 +312,13 @@ def iter_released(path: str | Path, rejects: list[Reject] | None = None) -> Iter
     given: then it is appended there with its reason and raw text, and reading goes on (``--skip-bad``).
     """
     source = str(path)
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
+    for number, raw in iter_lines(path):
+        text = raw.decode("utf-8", errors="replace")
         try:
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise RecordError(
-                    f"not valid JSON ({exc.msg} at column {exc.colno})", source=source, line=number
-                ) from exc
+            text = decode_line(raw, source, number)
+            if not text.strip():
+                continue
+            obj = parse_json_line(text, source, number)
             yield sample_from_released(obj, source=Path(path).name, line=number)
         except RecordError as exc:
             if rejects is None:
@@ -339,7 +334,7 @@ def iter_released(path: str | Path, rejects: list[Reject] | None = None) -> Iter
                     source=source,
                     line=number,
                     id=exc.record_id,
-                    data=text,
+                    data=text.rstrip("\r\n"),
                 )
             )
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from rwpost.errors import RwpostError
 from rwpost.io import write_json, write_text
 from rwpost.records import Evidence, Sample
 
@@ -103,6 +104,16 @@ def render_markdown(stats: dict[str, Any], title: str) -> str:
     return "\n".join(lines)
 
 
+PLOTS = {
+    "labels": "RW-Post labels",
+    "categories": "Categories",
+    "evidence_per_sample": "Evidence items per sample",
+    "evidence_modalities": "Evidence modality",
+    "claim_years": "Claims by year",
+}
+"""Bar charts :func:`plot_stats` draws: the stats key (also the PNG name) and the title."""
+
+
 def plot_stats(stats: dict[str, Any], out_dir: Path) -> list[Path]:
     """Bar charts of the main distributions as PNG files; returns their paths."""
     import matplotlib
@@ -112,15 +123,9 @@ def plot_stats(stats: dict[str, Any], out_dir: Path) -> list[Path]:
 
     from rwpost.io import atomic_path
 
-    charts = {
-        "labels": ("RW-Post labels", stats["labels"]),
-        "categories": ("Categories", stats["categories"]),
-        "evidence_per_sample": ("Evidence items per sample", stats["evidence_per_sample"]),
-        "evidence_modalities": ("Evidence modality", stats["evidence_modalities"]),
-        "claim_years": ("Claims by year", stats["claim_years"]),
-    }
     paths = []
-    for name, (title, counts) in charts.items():
+    for name, title in PLOTS.items():
+        counts = stats[name]
         fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * len(counts) + 2), 3.2))
         ax.bar(list(counts), list(counts.values()), color="#3b6ea5")
         ax.set_title(title)
@@ -135,9 +140,16 @@ def plot_stats(stats: dict[str, Any], out_dir: Path) -> list[Path]:
     return paths
 
 
+REPORT_FILES = ("stats.json", "stats.md", *(f"{name}.png" for name in PLOTS))
+"""The files :func:`write_report` may write into its folder."""
+
+
 def write_report(stats: dict[str, Any], out_dir: Path, title: str, plots: bool = True) -> list[Path]:
     """Write ``stats.json``, ``stats.md`` and (optionally) PNG plots into ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RwpostError(f"{out_dir}: cannot create the folder ({exc.strerror or exc})") from exc
     write_json(out_dir / "stats.json", stats)
     write_text(out_dir / "stats.md", render_markdown(stats, title))
     written = [out_dir / "stats.json", out_dir / "stats.md"]

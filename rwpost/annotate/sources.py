@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rwpost.errors import RecordError
-from rwpost.io import iter_jsonl, read_records, validation_problem
+from rwpost.io import iter_jsonl, read_records, reject_data, validation_problem
 from rwpost.records import Reject, Sample, TaggedArticle
 from rwpost.rwpost_format import sample_from_released
 
@@ -22,7 +22,12 @@ def read_annotation_samples(path: Path, rejects: list[Reject] | None = None) -> 
     splits and whole files of one kind, with no rejects.)
     """
     source = str(path)
-    for line, row in iter_jsonl(path):
+
+    def bad_line(error: RecordError, raw: bytes) -> None:
+        data = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        rejects.append(Reject(stage="annotate", reason=str(error), source=source, line=error.line, data=data))  # type: ignore[union-attr]
+
+    for line, row in iter_jsonl(path, on_error=None if rejects is None else bad_line):
         try:
             if isinstance(row, dict) and "provenance" in row:
                 yield _sample(row, source, line)
@@ -33,7 +38,12 @@ def read_annotation_samples(path: Path, rejects: list[Reject] | None = None) -> 
                 raise
             rejects.append(
                 Reject(
-                    id=exc.record_id, stage="annotate", reason=str(exc), source=source, line=line, data=row
+                    id=exc.record_id,
+                    stage="annotate",
+                    reason=str(exc),
+                    source=source,
+                    line=line,
+                    data=reject_data(row),
                 )
             )
 

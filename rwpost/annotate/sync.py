@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,28 @@ import httpx
 
 from rwpost.annotate.server import LabelStudioError
 from rwpost.annotate.tasks import ProjectSpec
-from rwpost.errors import RecordError
+from rwpost.errors import ConfigError, RecordError, RwpostError
+
+
+@contextmanager
+def reaching(url: str) -> Iterator[None]:
+    """Turn a Label Studio that is not running (or refuses the token) into one line naming ``url``."""
+    from label_studio_sdk.core.api_error import ApiError
+
+    try:
+        yield
+    except httpx.TransportError as exc:
+        problem = " ".join(str(exc).split()) or type(exc).__name__
+        raise RwpostError(
+            f"Label Studio is not reachable at {url} ({problem}); start it with: rwpost annotate serve"
+        ) from exc
+    except ApiError as exc:
+        if exc.status_code in (401, 403):
+            raise ConfigError(
+                f"Label Studio at {url} refused the token (HTTP {exc.status_code}); "
+                "check LABEL_STUDIO_API_KEY or the saved credentials"
+            ) from exc
+        raise
 
 
 def connect(url: str, token: str) -> Any:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from rwpost.annotate.tasks import CRITERIA, SLOTS
 from rwpost.errors import RecordError
+from rwpost.io import validation_problem
 from rwpost.records import ExplanationScore, ImageRole, PostCheck, Reject, ValidationVerdict
 
 _CRITERION_FIELD = {
@@ -26,27 +27,38 @@ _CRITERION_FIELD = {
 def result_values(annotation: dict[str, Any]) -> dict[str, str]:
     """Control name -> the single answer (choice alias or text) of one annotation."""
     values: dict[str, str] = {}
-    for item in annotation.get("result") or []:
-        value = item.get("value") or {}
+    for item in _dicts(annotation.get("result")):
+        value = item.get("value") if isinstance(item.get("value"), dict) else {}
         answers = value.get("choices") or value.get("text") or []
-        if isinstance(answers, str):
+        if not isinstance(answers, list):
             answers = [answers]
-        if answers:
+        if answers and isinstance(item.get("from_name"), str):
             values[item["from_name"]] = "\n".join(str(a) for a in answers)
     return values
 
 
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    """The JSON objects of a list from the export (anything else there is not an answer)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def _annotations(task: dict[str, Any]) -> Iterable[dict[str, Any]]:
-    for annotation in task.get("annotations") or []:
+    for annotation in _dicts(task.get("annotations")):
         if not annotation.get("was_cancelled"):
             yield annotation
+
+
+def _record_id(task: dict[str, Any]) -> str | None:
+    data = task.get("data")
+    rid = data.get("record_id") if isinstance(data, dict) else None
+    return rid if isinstance(rid, str) else None
 
 
 def _set_aside(
     task: dict[str, Any], annotation: dict[str, Any], problem: str, source: str, rejects: list[Reject] | None
 ) -> None:
     """Keep a bad annotation in ``rejects``; without them, raise :class:`RecordError` naming its task."""
-    record_id = (task.get("data") or {}).get("record_id")
+    record_id = _record_id(task)
     if rejects is None:
         raise RecordError(problem, source=f"{source} task {task.get('id')}", record_id=record_id)
     rejects.append(
@@ -75,7 +87,7 @@ def validation_verdicts(
     """One :class:`ValidationVerdict` per submitted annotation of the validation (or adjudication) project."""
     checks, roles = set(get_args(PostCheck)), set(get_args(ImageRole))
     verdicts: list[ValidationVerdict] = []
-    for task in export:
+    for task in _dicts(export):
         for annotation in _annotations(task):
             values = result_values(annotation)
             post, role = values.get("post_extraction"), values.get("image_role")
@@ -90,21 +102,43 @@ def validation_verdicts(
                 _set_aside(task, annotation, problem, project, rejects)
                 continue
             user = annotation.get("completed_by")
-            verdicts.append(
-                ValidationVerdict(
-                    id=task["data"]["record_id"],
-                    annotator=users.get(int(user), f"user-{user}") if user is not None else "unknown",
-                    post_extraction=post,
-                    image_role=role,
-                    note=values.get("note", ""),
-                    adjudicated=adjudicated,
-                    project=project,
-                    task_id=int(task["id"]),
-                    annotation_id=int(annotation["id"]),
-                    updated_at=annotation.get("updated_at"),
+            try:
+                verdicts.append(
+                    ValidationVerdict(
+                        id=task["data"]["record_id"],
+                        annotator=_annotator(users, user),
+                        post_extraction=post,
+                        image_role=role,
+                        note=values.get("note", ""),
+                        adjudicated=adjudicated,
+                        project=project,
+                        task_id=int(task["id"]),
+                        annotation_id=int(annotation["id"]),
+                        updated_at=annotation.get("updated_at"),
+                    )
                 )
-            )
+            except (KeyError, TypeError, ValueError) as exc:  # ValidationError is a ValueError
+                _set_aside(task, annotation, f"not a validation verdict: {_problem(exc)}", project, rejects)
     return verdicts
+
+
+def _annotator(users: dict[int, str], user: Any) -> str:
+    if user is None:
+        return "unknown"
+    try:
+        return users.get(int(user), f"user-{user}")
+    except (TypeError, ValueError):
+        return f"user-{user}"
+
+
+def _problem(exc: Exception) -> str:
+    """One line for what is wrong in an exported annotation (never pydantic's multi-line dump)."""
+    if isinstance(exc, ValidationError):
+        message, where = validation_problem(exc)
+        return f"{where}: {message}" if where else message
+    if isinstance(exc, KeyError):
+        return f"no {exc.args[0]!r}"
+    return " ".join(str(exc).split())
 
 
 def explanation_scores(
@@ -116,12 +150,11 @@ def explanation_scores(
 ) -> list[ExplanationScore]:
     """Three :class:`ExplanationScore` per annotation, unblinded by ``keys`` (record -> slot -> source)."""
     scores: list[ExplanationScore] = []
-    for task in export:
-        rid = task["data"]["record_id"]
+    for task in _dicts(export):
+        rid = _record_id(task)
         for annotation in _annotations(task):
             values = result_values(annotation)
-            user = annotation.get("completed_by")
-            annotator = users.get(int(user), f"user-{user}") if user is not None else "unknown"
+            annotator = _annotator(users, annotation.get("completed_by"))
             for slot in SLOTS:
                 try:
                     fields = {_CRITERION_FIELD[c]: int(values[f"{c}_{slot}"]) for c in CRITERIA}
@@ -136,7 +169,7 @@ def explanation_scores(
                             **fields,
                         )
                     )
-                except (KeyError, ValueError, ValidationError) as exc:
-                    problem = f"output {slot}: missing or invalid score or key ({exc})"
+                except (KeyError, TypeError, ValueError) as exc:  # ValidationError is a ValueError
+                    problem = f"output {slot}: missing or invalid score or key ({_problem(exc)})"
                     _set_aside(task, annotation, problem, "explanation", rejects)
     return scores

@@ -7,11 +7,14 @@ The edge of the annotation tools: reads environment variables (credentials) and 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -39,6 +42,23 @@ GUIDELINES = typer.Option(
     Path("annotation/guidelines"), "--guidelines", help="Folder of the guideline files."
 )
 OUT = typer.Option(Path("state/label-studio/export"), "--out", help="Folder for exported records.")
+OVERWRITE = typer.Option(False, "--overwrite", help="Replace output files that already exist.")
+PULLED = ("validation_verdicts.jsonl", "human_verdicts.jsonl", "explanation_scores.jsonl", "rejects.jsonl")
+"""The files ``pull`` writes under ``--out``."""
+
+
+def _talks_to_server(command: Callable[..., None]) -> Callable[..., None]:
+    """A command that talks to Label Studio: a server that is not running is one line naming its URL."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        from rwpost.annotate.sync import reaching
+
+        url = kwargs.get("url") or f"http://127.0.0.1:{kwargs.get('port', 8080)}"
+        with reaching(url):
+            command(*args, **kwargs)
+
+    return wrapper
 
 
 def _paths(state: Path):
@@ -121,6 +141,7 @@ def serve(
 
 
 @annotate_app.command("push")
+@_talks_to_server
 def push(
     records: Path = typer.Argument(..., help="JSONL of Sample records or released RW-Post records."),
     annotators: str = typer.Option(
@@ -187,6 +208,7 @@ def push(
 
 
 @annotate_app.command("push-explanations")
+@_talks_to_server
 def push_explanations(
     items: Path = typer.Argument(
         ..., help="JSONL of ExplanationItem: id, claim, post_text, image_path, outputs."
@@ -207,10 +229,10 @@ def push_explanations(
     """
     from rwpost.annotate import workflow
     from rwpost.annotate.tasks import ExplanationItem
-    from rwpost.io import iter_jsonl, write_json
+    from rwpost.io import read_records, write_json
 
+    loaded = list(read_records(items, ExplanationItem))
     client, _ = _client(state, url, port)
-    loaded = [ExplanationItem.model_validate(row) for _line, row in iter_jsonl(items)]
     result, new_keys = workflow.push_explanations(
         client,
         loaded,
@@ -219,7 +241,7 @@ def push_explanations(
         seed=seed,
         guidelines_dir=guidelines,
     )
-    merged = json.loads(keys.read_text(encoding="utf-8")) if keys.exists() else {}
+    merged = {rid: {str(k): v for k, v in key.items()} for rid, key in _load_keys(keys).items()}
     merged.update({rid: {str(k): v for k, v in key.items()} for rid, key in new_keys.items()})
     write_json(keys, merged)
     console.print(
@@ -229,19 +251,29 @@ def push_explanations(
 
 
 def _load_keys(path: Path) -> dict[str, dict[int, str]]:
+    """The unblinding keys (record id -> output slot -> source); a malformed file is one line naming it."""
+    from rwpost.errors import RecordError
+    from rwpost.io import read_json
+
     if not path.exists():
         return {}
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    return {rid: {int(slot): src for slot, src in key.items()} for rid, key in raw.items()}
+    raw = read_json(path)
+    try:
+        return {str(rid): {int(slot): str(src) for slot, src in key.items()} for rid, key in raw.items()}
+    except (AttributeError, TypeError, ValueError) as exc:
+        problem = "expected {record id: {slot number: source}}"
+        raise RecordError(problem, source=str(path)) from exc
 
 
 @annotate_app.command("pull")
+@_talks_to_server
 def pull(
     out: Path = OUT,
     keys: Path = typer.Option(Path("state/label-studio/explanation_keys.json"), "--keys"),
     state: Path = STATE,
     url: str = URL,
     port: int = PORT,
+    overwrite: bool = OVERWRITE,
 ) -> None:
     """Export annotations as typed records: validation_verdicts.jsonl, explanation_scores.jsonl, rejects.
 
@@ -249,18 +281,19 @@ def pull(
     """
     from rwpost.annotate import workflow
     from rwpost.annotate.merge import resolve_verdicts
-    from rwpost.io import write_jsonl
+    from rwpost.io import check_outputs, sorted_by_id, sorted_rejects, write_jsonl
     from rwpost.records import Reject
 
+    check_outputs([out / name for name in PULLED], [keys], overwrite=overwrite)
     client, _ = _client(state, url, port)
     rejects: list[Reject] = []
     verdicts = workflow.pull_validation(client, rejects)
     scores = workflow.pull_explanations(client, _load_keys(keys), rejects)
     human = resolve_verdicts(verdicts)
-    write_jsonl(out / "validation_verdicts.jsonl", verdicts)
-    write_jsonl(out / "human_verdicts.jsonl", human)
-    write_jsonl(out / "explanation_scores.jsonl", scores)
-    write_jsonl(out / "rejects.jsonl", rejects)
+    write_jsonl(out / "validation_verdicts.jsonl", sorted_by_id(verdicts))
+    write_jsonl(out / "human_verdicts.jsonl", sorted_by_id(human))
+    write_jsonl(out / "explanation_scores.jsonl", sorted_by_id(scores))
+    write_jsonl(out / "rejects.jsonl", sorted_rejects(rejects))
     table = Table("file", "records")
     for name, rows in (
         ("validation_verdicts.jsonl", verdicts),
@@ -273,6 +306,7 @@ def pull(
 
 
 @annotate_app.command("adjudicate")
+@_talks_to_server
 def adjudicate(
     verdicts: Path = typer.Option(Path("state/label-studio/export/validation_verdicts.jsonl"), "--verdicts"),
     state: Path = STATE,
@@ -286,11 +320,11 @@ def adjudicate(
     Example: rwpost annotate pull && rwpost annotate adjudicate
     """
     from rwpost.annotate import workflow
-    from rwpost.io import iter_jsonl
+    from rwpost.io import read_records
     from rwpost.records import ValidationVerdict
 
+    loaded = list(read_records(verdicts, ValidationVerdict))
     client, _ = _client(state, url, port)
-    loaded = [ValidationVerdict.model_validate(row) for _line, row in iter_jsonl(verdicts)]
     result = workflow.push_adjudication(
         client, loaded, configs_dir=configs, files_root=_paths(state).files, guidelines_dir=guidelines
     )
@@ -308,19 +342,19 @@ def agreement(
     out: Path = typer.Option(Path("reports/annotation"), "--out", help="Folder of agreement.{json,md}."),
     resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples."),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report."),
+    overwrite: bool = OVERWRITE,
 ) -> None:
     """Cohen's kappa and Krippendorff's alpha per question; explanation scores as in paper Table IV.
 
     Example: rwpost annotate agreement --compare agentfact,lemma
     """
     from rwpost.annotate.report import annotation_report, report_markdown
-    from rwpost.io import iter_jsonl, write_json, write_text
+    from rwpost.io import check_outputs, read_records, write_json, write_text
     from rwpost.records import ExplanationScore, ValidationVerdict
 
-    loaded_v = (
-        [ValidationVerdict.model_validate(r) for _l, r in iter_jsonl(verdicts)] if verdicts.exists() else []
-    )
-    loaded_s = [ExplanationScore.model_validate(r) for _l, r in iter_jsonl(scores)] if scores.exists() else []
+    check_outputs([out / "agreement.json", out / "agreement.md"], [verdicts, scores], overwrite=overwrite)
+    loaded_v = list(read_records(verdicts, ValidationVerdict)) if verdicts.exists() else []
+    loaded_s = list(read_records(scores, ExplanationScore)) if scores.exists() else []
     if not loaded_v and not loaded_s:
         raise ConfigError(
             f"nothing to measure: neither {verdicts} nor {scores} has records (run rwpost annotate pull)"
@@ -345,6 +379,7 @@ def merge(
     out: Path = typer.Option(
         Path("state/label-studio/merged"), "--out", help="Folder of the merged outputs."
     ),
+    overwrite: bool = OVERWRITE,
 ) -> None:
     """Apply agreed and adjudicated human verdicts to samples (they override the model's decisions).
 
@@ -352,8 +387,11 @@ def merge(
 
     Example: rwpost annotate merge data/sample/released/rwpost_dev_main.head.jsonl
     """
+    from rwpost.io import check_outputs
     from rwpost.stages import annotate_merge as stage
 
+    outputs = [out / name for name in stage.OUTPUT_FILES]
+    check_outputs(outputs, [records, verdicts], overwrite=overwrite)
     if not verdicts.exists():
         raise ConfigError(f"{verdicts}: file not found (export it with: rwpost annotate pull)")
     summary = stage.run(stage.Params(samples=records, verdicts=verdicts, out=out)).counts

@@ -13,6 +13,8 @@ from rwpost.errors import RwpostError
 
 console = Console()
 
+OVERWRITE = typer.Option(False, "--overwrite", help="Replace output files that already exist.")
+
 
 def _samples_of(path: Path):  # noqa: ANN202
     """Samples of a file (released JSONL, Sample JSONL, Parquet) or of every split in a version folder."""
@@ -31,14 +33,20 @@ def stats(
     json_out: Path = typer.Option(None, "--json", help="Also write the statistics JSON here."),
     out: Path = typer.Option(None, "--out", help="Folder for stats.json, stats.md and PNG plots."),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write PNG plots (with --out)."),
+    overwrite: bool = OVERWRITE,
 ) -> None:
     """Print the paper's Figure 3 statistics (labels, ratings, categories, evidence, years).
 
     Example: rwpost stats data/sample/released/rwpost_dev_main.head.jsonl --out reports/stats
     """
-    from rwpost.io import write_json
-    from rwpost.stats import compute_stats, write_report
+    from rwpost.io import check_output, check_outputs, write_json
+    from rwpost.stats import REPORT_FILES, compute_stats, write_report
 
+    if json_out:
+        check_output(json_out, [path], overwrite=overwrite)
+    if out:
+        check_output(out, [path], overwrite=True)  # a folder may exist; the files in it may not
+        check_outputs([out / name for name in REPORT_FILES], [path, json_out], overwrite=overwrite)
     result = compute_stats(_samples_of(path))
     for key, heading, title in (
         ("labels", "RW-Post label", "RW-Post labels"),
@@ -63,21 +71,25 @@ def import_released(
     out: Path = typer.Option(..., "--out", help="Parquet file to write."),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="Set malformed lines aside instead of stopping."),
     rejects: Path = typer.Option(None, "--rejects", help="Rejects JSONL (default: <out>.rejects.jsonl)."),
+    overwrite: bool = OVERWRITE,
 ) -> None:
     """Import the authors' released JSONL into our Parquet layout.
 
     Example: rwpost import-released data/sample/released/rwpost_dev_main.head.jsonl --out dev.parquet
     """
     from rwpost.dataset import write_parquet
-    from rwpost.io import write_jsonl
+    from rwpost.io import check_output, write_jsonl
     from rwpost.rwpost_format import read_released
 
+    check_output(out, [path], overwrite=overwrite)
+    target = rejects or out.with_suffix(".rejects.jsonl")
+    if skip_bad:
+        check_output(target, [path, out], overwrite=overwrite)
     bad: list = [] if skip_bad else None  # type: ignore[assignment]
     samples = read_released(path, rejects=bad)
     count = write_parquet(out, samples)
     console.print(f"wrote {count} samples to {out}")
     if bad:
-        target = rejects or out.with_suffix(".rejects.jsonl")
         write_jsonl(target, bad)
         console.print(f"[yellow]set aside {len(bad)} malformed lines in {target}[/]")
 
@@ -86,17 +98,20 @@ def export_released(
     path: Path = typer.Argument(..., help="Parquet split or Sample JSONL."),
     out: Path = typer.Option(..., "--out", help="JSONL file to write in the released layout."),
     fmt: str = typer.Option(None, "--format", help="flat or demo (default: the layout each came from)."),
+    overwrite: bool = OVERWRITE,
 ) -> None:
     """Export samples back to the authors' released JSONL layout.
 
     Example: rwpost export-released data/rwpost/v1/main/test.parquet --out test.jsonl --format flat
     """
     from rwpost.dataset import read_samples
-    from rwpost.io import write_text
+    from rwpost.errors import ConfigError
+    from rwpost.io import check_output, write_text
     from rwpost.rwpost_format import export_released as export
 
     if fmt not in (None, "flat", "demo"):
-        raise RwpostError(f"--format must be flat or demo, not {fmt!r}")
+        raise ConfigError(f"--format must be flat or demo, not {fmt!r}")
+    check_output(out, [path], overwrite=overwrite)
     rows = export(read_samples(path), fmt)  # type: ignore[arg-type]
     write_text(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     console.print(f"wrote {len(rows)} records to {out}")

@@ -21,14 +21,21 @@ def reformat(
     out: Path = typer.Option(None, "--out", help="Output folder [default: data/work/tagged]."),
     min_words: int = typer.Option(None, "--min-words", help="Reject bodies with fewer words [default: 1]."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the outputs of an earlier run."),
 ) -> None:
     """Turn crawled pages into text with tagged URLs and a link table (paper III-B.2).
 
     Example: rwpost reformat --in data/work/crawl --out data/work/tagged
     """
+    from rwpost.io import check_outputs
     from rwpost.stages import reformat as stage
 
     params = stage.Params.of(crawl=crawl_dir, out=out, min_words=min_words)
+    check_outputs(
+        [params.out / name for name in stage.OUTPUT_FILES],
+        [params.crawl / "articles.jsonl"],
+        overwrite=overwrite,
+    )
     report = stage.run(params).counts
     if as_json:
         typer.echo(json.dumps(report, indent=2))
@@ -63,11 +70,14 @@ def extract(
     Example: rwpost extract --in data/work/tagged/articles.jsonl --out data/work/extract --backend offline
     """
     from rwpost.extract.llm import LLMExtractor
-    from rwpost.io import read_records
+    from rwpost.io import check_outputs, iter_lines, read_records
     from rwpost.llm import Price, settings_from_env
     from rwpost.records import TaggedArticle
     from rwpost.stages.extract import extract_tagged, make_extractor
 
+    # a rerun resumes (documented): outputs are appended to; only an output that is the input is refused
+    outputs = [out / "extractions.jsonl", out / "rejects.jsonl", out / "cost.json"]
+    check_outputs(outputs, [in_path], overwrite=True)
     settings = settings_from_env(model=model, concurrency=concurrency)
     prices = {}
     if price_in is not None and price_out is not None:
@@ -89,7 +99,7 @@ def extract(
             return
         _print_usage("dry run (estimate, nothing called)", estimate["tasks"], estimate["total"])
         return
-    total = sum(1 for _ in open(in_path, encoding="utf-8")) if in_path.exists() else 0
+    total = sum(1 for _ in iter_lines(in_path)) if in_path.is_file() else 0
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task(f"extract ({extractor.backend})", total=total)
         report = extract_tagged(

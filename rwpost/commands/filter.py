@@ -56,9 +56,14 @@ def run(
 
     Example: rwpost filter run --params params.yaml --out data/work/filter
     """
+    from rwpost.io import check_outputs
     from rwpost.stages import filter as stage
     from rwpost.stages.base import load_params
 
+    # a rerun into the same folder is the documented way to try new thresholds (the measurement cache makes it
+    # cheap), so existing outputs are replaced; an output that is one of the inputs is refused
+    outputs = ["decisions.jsonl", "verdicts.jsonl", "rejects.jsonl", "funnel.json", "summary.json"]
+    check_outputs([out / name for name in outputs], [tagged, extractions, crawl, params], overwrite=True)
     raw = load_params(params) if params else {}
     settings = stage.Params.from_params(raw, str(params)) if "filter" in raw else stage.Params()
     settings = settings.model_copy(
@@ -84,9 +89,19 @@ def funnel(
 
     Example: rwpost filter funnel data/work/filter/funnel.json
     """
+    from rwpost.errors import RecordError
+    from rwpost.io import read_json
+    from rwpost.stages.base import read_funnel
+
     if not path.exists():
         raise ConfigError(f"no funnel at {path} (run: rwpost filter run)")
-    print_funnel(json.loads(path.read_text(encoding="utf-8")))
+    read_json(path)  # a malformed file: one line naming it
+    try:
+        steps = [step.row() for step in read_funnel(path)]
+    except (TypeError, ValueError) as exc:  # ValidationError is a ValueError
+        problem = "not a funnel: expected a list of steps (step, in, removed, out)"
+        raise RecordError(problem, source=str(path)) from exc
+    print_funnel(steps)
 
 
 @filter_app.command("keywords")

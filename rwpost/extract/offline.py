@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from rwpost.errors import RecordError
 from rwpost.records import Evidence, Extraction, Link, Post, Provenance, TaggedArticle
 from rwpost.snopes.links import ARCHIVE_HOSTS
 from rwpost.tagged import TAG_RE, sentence_spans, strip_tags
@@ -216,7 +217,16 @@ class OfflineExtractor:
         return Provenance(backend=self.backend, model=None, prompt_version=PROMPT_VERSION)
 
     def extract(self, article: TaggedArticle) -> Extraction:
-        """Post, rationale and evidence of one article by the rules of this module."""
+        """Post, rationale and evidence of one article by the rules of this module.
+
+        A text that tags a link id its link table lacks raises :class:`RecordError` (the stage sets the
+        article aside): the rules look every tag up.
+        """
+        known = {link.id for link in article.links}
+        for match in TAG_RE.finditer(article.text):
+            if int(match.group(2)) not in known:
+                problem = f"the text tags link {match.group(2)}, which the link table lacks"
+                raise RecordError(problem, record_id=article.id, field="links")
         post = extract_post(article)
         reasoning, key_points = extract_rationale(article)
         return Extraction(

@@ -13,7 +13,7 @@ from pathlib import Path
 from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
 from rwpost.annotate.report import post_link_rates
 from rwpost.annotate.sources import read_annotation_samples
-from rwpost.io import read_records, write_json, write_jsonl
+from rwpost.io import read_records, sorted_by_id, sorted_rejects, write_json, write_jsonl
 from rwpost.records import Reject, ValidationVerdict
 from rwpost.stages.base import StageParams, StageReport
 
@@ -28,6 +28,10 @@ class Params(StageParams):
     out: Path = Path("data/work/annotated")
 
 
+OUTPUT_FILES = ("samples.jsonl", "decisions.jsonl", "disputed.jsonl", "rejects.jsonl", "summary.json")
+"""What the stage writes under ``out``."""
+
+
 def run(params: Params) -> StageReport:
     """Merge verdicts into samples; the report's counts are what ``summary.json`` holds."""
     rejects: list[Reject] = []
@@ -35,10 +39,10 @@ def run(params: Params) -> StageReport:
     verdicts = list(read_records(params.verdicts, ValidationVerdict)) if params.verdicts.exists() else []
     human = resolve_verdicts(verdicts)
     result = merge_verdicts(samples, human)
-    write_jsonl(params.out / "samples.jsonl", result.samples)
-    write_jsonl(params.out / "decisions.jsonl", result.decisions)
-    write_jsonl(params.out / "disputed.jsonl", [v for v in human if v.status == "disputed"])
-    write_jsonl(params.out / "rejects.jsonl", rejects)
+    write_jsonl(params.out / "samples.jsonl", sorted_by_id(result.samples))
+    write_jsonl(params.out / "decisions.jsonl", sorted_by_id(result.decisions))
+    write_jsonl(params.out / "disputed.jsonl", sorted_by_id(v for v in human if v.status == "disputed"))
+    write_jsonl(params.out / "rejects.jsonl", sorted_rejects(rejects))
     summary = {"samples": len(result.samples), "verdicts": len(verdicts), "rejected_lines": len(rejects)}
     summary.update(result.counts)
     summary["post_link"] = post_link_rates(human, samples)

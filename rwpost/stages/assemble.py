@@ -13,7 +13,7 @@ from typing import TypeVar
 from pydantic import BaseModel, Field
 
 from rwpost.assemble import assemble_samples
-from rwpost.io import read_records, write_jsonl
+from rwpost.io import read_records, sorted_by_id, sorted_rejects, write_jsonl
 from rwpost.records import CrawledArticle, Decision, Extraction, TaggedArticle
 from rwpost.stages.base import FunnelStep, StageParams, StageReport, funnel_so_far, write_funnel
 
@@ -57,7 +57,7 @@ def run(params: Params) -> StageReport:
         funnel=[FunnelStep.of("assemble", len(result.samples), here)] if here else [],
         message=f"assemble: {len(result.samples)} samples, {len(result.rejects)} rejects -> {params.out}",
     )
-    write_jsonl(params.out / "samples.jsonl", result.samples)
-    write_jsonl(params.out / "rejects.jsonl", result.rejects)
+    write_jsonl(params.out / "samples.jsonl", sorted_by_id(result.samples))
+    write_jsonl(params.out / "rejects.jsonl", sorted_rejects(result.rejects))
     write_funnel(params.out / "funnel.json", funnel_so_far(params.filter_funnel, report))
     return report

@@ -143,8 +143,14 @@ def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: params file not found") from exc
+    except OSError as exc:  # a folder, unreadable
+        raise ConfigError(f"{path}: cannot read the params file ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x})") from exc
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: YAML nested too deeply") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of sections, found {type(data).__name__}")
     return data

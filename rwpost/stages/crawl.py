@@ -13,6 +13,7 @@ from datetime import date
 from pathlib import Path
 
 from rwpost.crawl import CrawlOptions, run_crawl
+from rwpost.io import sort_jsonl_by_id
 from rwpost.sample.serve import SampleServer
 from rwpost.stages.base import StageParams, StageReport
 
@@ -65,6 +66,9 @@ def run(params: Params) -> StageReport:
             max_image_bytes=params.max_image_bytes,
         )
         report = run_crawl(options)
+    # The spider appends in completion order; the stage's output is in id order (same input, same bytes).
+    sort_jsonl_by_id(params.out / "articles.jsonl")
+    sort_jsonl_by_id(params.out / "aliases.jsonl", ("id", "path"))
     store = report["store"]
     return StageReport(
         stage="crawl",

@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rwpost.errors import ConfigError
+from rwpost.errors import ConfigError, RecordError
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor
 from rwpost.extract.offline import OfflineExtractor
-from rwpost.io import append_jsonl, iter_jsonl, read_records, write_json, write_jsonl
+from rwpost.io import append_jsonl, iter_jsonl, read_records, sort_jsonl_by_id, write_json, write_jsonl
 from rwpost.llm import LLMSettings, Price, PriceTable, client_from, settings_from_env
 from rwpost.records import Extraction, Reject, TaggedArticle
 from rwpost.stages.base import StageParams, StageReport
@@ -131,8 +131,14 @@ def extract_tagged(
         cost = extractor.client.report()
     else:
         for article in todo:
-            record(article, extractor.extract(article))
+            try:
+                outcome: Extraction | ExtractionFailure = extractor.extract(article)
+            except RecordError as exc:  # an article the rules cannot read: set aside with the reason
+                outcome = ExtractionFailure(id=article.id, task="offline", error=str(exc))
+            record(article, outcome)
         cost = {"model": None, "total": {"requests": 0, "cost_usd": 0.0}}
+    sort_jsonl_by_id(out_path)  # appended in completion order; the stage's output is in id order
+    sort_jsonl_by_id(rejects_path)
     cost["backend"] = extractor.backend
     cost["prompt_version"] = extractor.provenance().prompt_version
     cost["counts"] = dict(counts)

@@ -24,7 +24,7 @@ from rwpost.filters.cache import MeasurementCache
 from rwpost.filters.candidates import build_candidates, fetch_missing
 from rwpost.filters.llm import TextJudge, VisionJudge
 from rwpost.filters.runner import FilterResult, run_filters
-from rwpost.io import write_json, write_jsonl
+from rwpost.io import sorted_by_id, sorted_rejects, write_json, write_jsonl
 from rwpost.records import Reject
 from rwpost.stages.base import FunnelStep, StageParams, StageReport, write_funnel
 
@@ -139,9 +139,9 @@ def run_candidates(
             workers=params.workers,
             progress=progress,
         )
-    write_jsonl(out / "decisions.jsonl", result.decisions)
-    write_jsonl(out / "verdicts.jsonl", result.verdicts)
-    write_jsonl(out / "rejects.jsonl", rejects)
+    write_jsonl(out / "decisions.jsonl", sorted_by_id(result.decisions))
+    write_jsonl(out / "verdicts.jsonl", sorted_by_id(result.verdicts))
+    write_jsonl(out / "rejects.jsonl", sorted_rejects(rejects))
     write_funnel(out / "funnel.json", funnel_steps(result))
     summary = {
         **result.totals(),

@@ -7,12 +7,13 @@ Writes ``articles.jsonl`` (TaggedArticle), ``rejects.jsonl`` and ``report.json``
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from rwpost.errors import RecordError, RwpostError
-from rwpost.io import read_records, write_json, write_jsonl
+from rwpost.io import read_records, sorted_rejects, write_json, write_jsonl
 from rwpost.labels import UNRATED
 from rwpost.records import CrawledArticle, Reject, TaggedArticle
 from rwpost.stages.base import FunnelStep, StageParams, StageReport
@@ -31,6 +32,10 @@ class Params(StageParams):
     """Bodies shorter than this are rejected with their word count."""
 
 
+OUTPUT_FILES = ("articles.jsonl", "rejects.jsonl", "report.json")
+"""What the stage writes under ``out``."""
+
+
 def _read_html(crawl_dir: Path, article: CrawledArticle) -> str:
     candidates = []
     if article.html_path:
@@ -40,9 +45,13 @@ def _read_html(crawl_dir: Path, article: CrawledArticle) -> str:
         candidates.append(crawl_dir / "html" / f"{article.html_sha256}.html.gz")
     for path in candidates:
         if path.exists():
-            data = path.read_bytes()
-            if path.suffix == ".gz":
-                data = gzip.decompress(data)
+            try:
+                data = path.read_bytes()
+                if path.suffix == ".gz":
+                    data = gzip.decompress(data)
+            except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt .gz: EOFError
+                problem = f"verbatim HTML {path} unreadable ({type(exc).__name__}: {exc or 'truncated'})"
+                raise RecordError(problem, record_id=article.id, field="html_path") from exc
             return data.decode("utf-8", errors="replace")
     raise RecordError("verbatim HTML not found", record_id=article.id, field="html_path")
 
@@ -88,8 +97,8 @@ def reformat_store(crawl_dir: Path, out_dir: Path, *, min_words: int = 1) -> dic
     invalid = len(rejects) - sum(reasons.values())
     if invalid:
         reasons["invalid record"] = invalid
-    write_jsonl(out_dir / "articles.jsonl", kept)
-    write_jsonl(out_dir / "rejects.jsonl", rejects)
+    write_jsonl(out_dir / "articles.jsonl", sorted(kept, key=lambda a: a.id))
+    write_jsonl(out_dir / "rejects.jsonl", sorted_rejects(rejects))
     report = {"in": len(kept) + len(rejects), "kept": len(kept), "rejected": dict(reasons)}
     write_json(out_dir / "report.json", report)
     return report

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rwpost.dataset import read_samples
-from rwpost.io import write_jsonl
+from rwpost.io import sorted_rejects, write_jsonl
 from rwpost.publish import BuildInfo, write_version
 from rwpost.records import Reject, Sample
 from rwpost.splits import DEV_TEST_RATIO, assign_splits
@@ -69,7 +69,7 @@ def run(params: Params) -> StageReport:
         generated_notes=meta.generated_notes,
     )
     manifest = write_version(assigned, meta.version_dir, info)
-    write_jsonl(params.rejects, excluded)
+    write_jsonl(params.rejects, sorted_rejects(excluded))
     report.counts["published"] = manifest["counts"]
     report.message = f"split: {len(assigned)} samples -> {meta.version_dir} {manifest['counts']}"
     return report

@@ -17,10 +17,13 @@ A subclass names its request handler (a :class:`LoopbackHandler`, which reaches 
 
 from __future__ import annotations
 
+import errno
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Self
+
+from rwpost.errors import ConfigError
 
 HOST = "127.0.0.1"
 """Every loopback server binds here and nowhere else."""
@@ -80,7 +83,12 @@ class LoopbackServer:
     thread_name: ClassVar[str] = "loopback-server"
 
     def __init__(self, port: int = 0) -> None:
-        self.httpd = _HTTPServer(port, self.handler, self)
+        try:
+            self.httpd = _HTTPServer(port, self.handler, self)
+        except OSError as exc:  # the port is taken (or privileged): one line, not a traceback
+            in_use = exc.errno == errno.EADDRINUSE
+            problem = "address already in use" if in_use else (exc.strerror or str(exc))
+            raise ConfigError(f"cannot listen on {HOST}:{port}: {problem} (choose another --port)") from exc
         self._thread: threading.Thread | None = None
 
     @property

@@ -1,0 +1,239 @@
+"""Every bad input through the real ``rwpost`` command line is one line naming the file, line, record or
+field, with exit 1 (bad input) or 2 (bad usage): never "internal error (exit 70)", never a traceback."""
+
+from __future__ import annotations
+
+import json
+import socket
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from rwpost.cli import main
+from rwpost.io import iter_jsonl, write_jsonl
+from tests.test_extract import crawl_store
+
+DEV = Path("data/sample/released/rwpost_dev_main.head.jsonl")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """Exit code and stderr of one in-process run of the command line."""
+    capsys.readouterr()
+    code = main([str(a) for a in args])
+    return code, capsys.readouterr().err
+
+
+def one_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and "internal error" not in err
+    return lines[0]
+
+
+def released_lines(n: int = 3) -> list[bytes]:
+    return DEV.read_bytes().splitlines(keepends=True)[:n]
+
+
+def test_import_released_missing_file_names_it(tmp_path, capsys):
+    code, err = run(capsys, "import-released", tmp_path / "nope.jsonl", "--out", tmp_path / "o.parquet")
+    assert code == 1
+    assert "nope.jsonl: file not found" in one_line(err)
+
+
+def test_import_released_directory_as_file_names_it(tmp_path, capsys):
+    code, err = run(capsys, "import-released", tmp_path, "--out", tmp_path / "o.parquet")
+    assert code == 1
+    assert f"{tmp_path}: is a directory" in one_line(err)
+
+
+def test_non_utf8_bytes_name_the_file_and_line(tmp_path, capsys):
+    source = tmp_path / "bad.jsonl"
+    lines = released_lines()
+    source.write_bytes(lines[0] + b'{"claim": "caf\xe9"}\n' + lines[1])
+    code, err = run(capsys, "import-released", source, "--out", tmp_path / "o.parquet")
+    assert code == 1
+    line = one_line(err)
+    assert f"{source}:2" in line and "not UTF-8" in line and "0xe9" in line
+
+
+def test_non_utf8_line_with_skip_bad_becomes_a_reject(tmp_path, capsys):
+    source = tmp_path / "bad.jsonl"
+    lines = released_lines()
+    source.write_bytes(lines[0] + b"\xff\xfe garbage\n" + lines[1])
+    rejects = tmp_path / "rejects.jsonl"
+    code, _ = run(
+        capsys, "import-released", source, "--out", tmp_path / "o.parquet", "--skip-bad", "--rejects", rejects
+    )
+    assert code == 0
+    (reject,) = [row for _n, row in iter_jsonl(rejects)]
+    assert reject["line"] == 2 and "not UTF-8" in reject["reason"] and reject["source"] == str(source)
+
+
+def test_byte_order_mark_is_not_an_error(tmp_path, capsys):
+    source = tmp_path / "bom.jsonl"
+    source.write_bytes(b"\xef\xbb\xbf" + b"".join(released_lines(2)))
+    code, err = run(capsys, "import-released", source, "--out", tmp_path / "o.parquet")
+    assert code == 0, err
+
+
+def test_parquet_without_id_column_is_one_line(tmp_path, capsys):
+    path = tmp_path / "noid.parquet"
+    pq.write_table(pa.table({"claim": ["x"], "label": ["False"]}), path)
+    code, err = run(capsys, "stats", path)
+    assert code == 1
+    line = one_line(err)
+    assert str(path) in line and "no id" in line
+
+
+def test_parquet_that_is_not_parquet_is_one_line(tmp_path, capsys):
+    path = tmp_path / "junk.parquet"
+    path.write_bytes(b"PAR1 not really\n\x00\x01")
+    code, err = run(capsys, "export-released", path, "--out", tmp_path / "o.jsonl")
+    assert code == 1
+    assert f"{path}: not a readable Parquet file" in one_line(err)
+
+
+def test_bad_label_names_file_line_and_field(tmp_path, capsys):
+    row = json.loads(released_lines(1)[0])
+    row["label"] = "Totally Bogus Rating"
+    source = tmp_path / "label.jsonl"
+    source.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    code, err = run(capsys, "import-released", source, "--out", tmp_path / "o.parquet")
+    assert code == 1
+    line = one_line(err)
+    assert f"{source}:1" in line and "field 'label'" in line
+
+
+def test_bad_annotation_verdict_is_one_line_not_a_pydantic_dump(tmp_path, capsys):
+    verdicts = tmp_path / "verdicts.jsonl"
+    verdicts.write_text(
+        json.dumps({"id": "rw-1", "annotator": "a", "post_extraction": "maybe?", "project": "validation"})
+        + "\n",
+        encoding="utf-8",
+    )
+    code, err = run(capsys, "annotate", "agreement", "--verdicts", verdicts, "--out", tmp_path / "r")
+    assert code == 1
+    line = one_line(err)
+    assert f"{verdicts}:1" in line and "record rw-1" in line and "post_extraction" in line
+
+
+def test_unwritable_out_names_the_path_not_the_temp_file(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    out = blocker / "sub" / "out.jsonl"  # its parent cannot be made: a file is in the way
+    code, err = run(capsys, "export-released", DEV, "--out", out)
+    assert code == 1
+    line = one_line(err)
+    assert str(out) in line and "cannot write" in line and ".tmp" not in line
+
+
+def test_out_that_is_a_directory_is_a_usage_error(tmp_path, capsys):
+    (tmp_path / "dir").mkdir()
+    code, err = run(capsys, "export-released", DEV, "--out", tmp_path / "dir", "--overwrite")
+    assert code == 2
+    assert "is a directory" in one_line(err)
+
+
+def test_sample_serve_on_a_port_in_use_is_one_line(capsys):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        code, err = run(capsys, "sample", "serve", "--port", port)
+    assert code == 2
+    line = one_line(err)
+    assert f"127.0.0.1:{port}" in line and "in use" in line
+
+
+@pytest.mark.parametrize("command", [["pull"], ["adjudicate"]])
+def test_annotate_without_label_studio_names_the_url(tmp_path, capsys, monkeypatch, command):
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "token")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text("", encoding="utf-8")
+    extra = ["--out", tmp_path / "export"] if command == ["pull"] else ["--verdicts", verdicts]
+    code, err = run(capsys, "annotate", *command, "--port", port, "--state", tmp_path / "ls", *extra)
+    assert code == 1
+    line = one_line(err)
+    assert f"http://127.0.0.1:{port}" in line and "not reachable" in line
+
+
+def test_reformat_sets_a_truncated_html_gz_aside(tmp_path, capsys):
+    store = crawl_store(tmp_path / "crawl")
+    victim = sorted((store / "html").glob("*.html.gz"))[0]
+    victim.write_bytes(victim.read_bytes()[:200])  # a gzip stream cut short
+    code, err = run(capsys, "reformat", "--in", store, "--out", tmp_path / "tagged")
+    assert code == 0, err
+    assert "Aborted" not in err
+    reasons = [row["reason"] for _n, row in iter_jsonl(tmp_path / "tagged" / "rejects.jsonl")]
+    assert any(victim.name in r and "unreadable" in r for r in reasons)
+
+
+def test_corrupt_funnel_json_is_one_line(tmp_path, capsys):
+    path = tmp_path / "funnel.json"
+    path.write_text("[{not json", encoding="utf-8")
+    code, err = run(capsys, "filter", "funnel", path)
+    assert code == 1
+    assert f"{path}:1: not valid JSON" in one_line(err)
+
+
+def test_usage_errors_are_one_line_exit_2(capsys):
+    code, err = run(capsys, "stats", "--no-such-option")
+    assert code == 2
+    assert "--no-such-option" in one_line(err)
+    code, err = run(capsys, "export-released", DEV, "--out", "x.jsonl", "--format", "bogus")
+    assert code == 2
+    assert "--format" in one_line(err)
+
+
+def test_bad_params_yaml_is_one_line(tmp_path, capsys):
+    params = tmp_path / "params.yaml"
+    params.write_text("filter: [unclosed\n  - x: {\n", encoding="utf-8")
+    code, err = run(capsys, "filter", "run", "--params", params, "--out", tmp_path / "f")
+    assert code == 2
+    assert f"{params}: not valid YAML" in one_line(err)
+
+
+def test_truncated_last_line_in_a_stage_input_is_a_reject(tmp_path, capsys):
+    store = crawl_store(tmp_path / "crawl")
+    articles = store / "articles.jsonl"
+    articles.write_bytes(articles.read_bytes() + b'{"schema_version": "1.0", "id": "rw-cut')
+    code, err = run(capsys, "reformat", "--in", store, "--out", tmp_path / "tagged")
+    assert code == 0, err
+    rejects = [row for _n, row in iter_jsonl(tmp_path / "tagged" / "rejects.jsonl")]
+    assert any(r["line"] == 5 and "not valid JSON" in r["reason"] for r in rejects)
+
+
+def test_tagged_store_with_wrong_types_is_set_aside_by_extract(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    tagged = tmp_path / "tagged.jsonl"
+    write_jsonl(tagged, [{"id": 5, "url": ["x"]}])
+    code, err = run(capsys, "extract", "--in", tagged, "--out", tmp_path / "x", "--backend", "offline")
+    assert code == 0, err
+    (reject,) = [row for _n, row in iter_jsonl(tmp_path / "x" / "rejects.jsonl")]
+    assert "tagged.jsonl:1" in reject["reason"]
+
+
+def test_gzip_of_garbage_is_named(tmp_path):
+    # the reader under reformat: a .gz that is not gzip at all
+    from rwpost.errors import RecordError
+    from rwpost.records import CrawledArticle
+    from rwpost.stages.reformat import _read_html
+
+    (tmp_path / "html").mkdir()
+    (tmp_path / "html" / "x.html.gz").write_bytes(b"not gzip")
+    article = CrawledArticle(
+        id="rw-x",
+        url="https://www.snopes.com/fact-check/x/",
+        http_status=200,
+        fetched_at=datetime(2026, 5, 3, tzinfo=UTC),
+        html_path="html/x.html.gz",
+    )
+    with pytest.raises(RecordError, match=r"record rw-x, field 'html_path'.*x\.html\.gz unreadable"):
+        _read_html(tmp_path, article)
