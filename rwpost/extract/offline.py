@@ -257,12 +257,14 @@ def extract_post(article: TaggedArticle) -> Post:
             continue
         text = strip_tags(paragraph).rstrip()
         if text.endswith(":") and _SPREAD.search(text):
-            for link in _introduced(origin, index, links):
+            introduced = _introduced(origin, index, links)
+            for link in introduced:
                 if link.kind == "image" and link.url not in images:
                     images.append(link.url)
                 elif link.kind == "video" and video_link is None:
                     video_link = link.url
-            break
+            if introduced:
+                break
         for link_id in _link_ids(paragraph):
             link = links[link_id]
             sentence = strip_tags(_sentence_of(paragraph, link_id))
