@@ -130,9 +130,18 @@ def _month_year(article: SiteArticle) -> str:
     return f"{d.strftime('%B')} {d.year}"
 
 
+_COMMON_OPENERS = frozenset(
+    "a an the this that these those there it its some several many no one two three people photographs "
+    "photograph photo photos image images picture pictures video videos footage clip meme post posts "
+    "article story quote text message document map chart screenshot someone former".split()
+)
+
+
 def _lower_first(text: str) -> str:
+    """``text`` without its final stop, its first word lowercased when it is a common word (not a name)."""
     text = text.strip().rstrip(".")
-    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+    first = text.split(" ", 1)[0]
+    return text[:1].lower() + text[1:] if first.lower() in _COMMON_OPENERS else text
 
 
 def _a(url: str, anchor: str) -> str:
