@@ -237,9 +237,17 @@ def _evidence_part(
 
 def _body_parts(article: SiteArticle) -> str:
     """The article body: origin (post link, quoted text, introduced image), findings, conclusion."""
-    parts = _origin_parts(article)
+    evidence = list(enumerate(article.evidence))
+    opening: list[str] = []
+    linked = [(i, e) for i, e in evidence if e.url and e.url != article.post_link]
+    if len(linked) >= 3 and _pick(article, "context-first", (True, False, False)):
+        # as many real articles do, open with background from a source before saying where the claim spread
+        index, item = linked[0]
+        evidence.remove((index, item))
+        opening.append(_evidence_part(article, index, item.content, item.source, item.url))
+    parts = opening + _origin_parts(article)
     parts.append(_AD)
-    for index, item in enumerate(article.evidence):
+    for index, item in evidence:
         parts.append(_evidence_part(article, index, item.content, item.source, item.url))
     if article.reasoning_logic:
         lead = _pick(article, "verdict", ("", "In sum, ", "In short, ", ""))
