@@ -1,4 +1,12 @@
-"""Extraction quality on the bundled sample: extraction vs the gold records of ``data/sample/site/``.
+"""Extraction quality on the bundled sample site and on real Snopes pages, side by side.
+
+**Sample site**: extraction vs the gold records of ``data/sample/site/`` (generated pages).
+**Real pages** (``--real``, default ``tests/fixtures/snopes_html``): the real 2018 pages with
+hand-labelled post links (``2018/labels.json``) and the four with the authors' released record
+(``2018/with-rwpost-gold/*.rwpost.json``): post link correct where a page has one, false positives
+where it has none, and evidence URL precision / recall against the gold evidence URLs present in the
+body (URLs compared through :func:`rwpost.snopes.links.link_identity`, so Snopes images of every era,
+tweets and players match). The post is the extractor's ``post_link``, else its first post image.
 
 For each backend it reports claim exact match (claim read from the page), post link found, post
 image found, evidence URL precision / recall (micro, over articles whose gold has evidence URLs),
@@ -20,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor
-from rwpost.extract.offline import OfflineExtractor
+from rwpost.extract.offline import OfflineExtractor, link_key
 from rwpost.io import write_json
 from rwpost.llm import LLMCache, LLMClient
 from rwpost.records import Extraction, TaggedArticle
@@ -28,6 +36,7 @@ from rwpost.tagged import tag_article
 from rwpost.testing.llm import FakeLLMServer, Recorder, Replayer
 
 DEFAULT_RECORDING = Path("data/sample/llm/scripted_answers.jsonl")
+DEFAULT_REAL = Path("tests/fixtures/snopes_html")
 SCRIPTED_MODEL = "scripted-offline-rules"
 
 
@@ -59,6 +68,7 @@ def score(
     """The quality figures of one backend's outcomes against the gold records."""
     by_id = {a.id: a for a in articles}
     claim_hits = post_hits = post_total = image_hits = image_total = 0
+    has_post = post_right = no_post = post_wrong = 0
     tp = n_pred = n_gold = 0
     key_points: list[int] = []
     hallucinated = failed = 0
@@ -69,6 +79,17 @@ def score(
         if not isinstance(outcome, Extraction):
             failed += 1
             continue
+        reference = _norm_url(post_reference(outcome))
+        if _norm_url(row.get("post_link")) or _norm_url(row.get("image_link")):
+            has_post += 1
+            post_right += reference is not None and (
+                reference == _norm_url(row.get("post_link"))
+                or reference == _norm_url(row.get("image_link"))
+                or reference.endswith("/" + (row.get("image_path") or "\0"))
+            )
+        else:
+            no_post += 1
+            post_wrong += reference is not None
         if _norm_url(row.get("post_link")):
             post_total += 1
             post_hits += _norm_url(outcome.post.post_link) == _norm_url(row["post_link"])
@@ -96,6 +117,8 @@ def score(
         "claim_exact_match": round(claim_hits / len(gold), 4) if gold else 0.0,
         "post_link_found": round(post_hits / post_total, 4) if post_total else None,
         "post_link_gold_count": post_total,
+        "post_correct": round(post_right / has_post, 4) if has_post else None,
+        "post_false_positive": round(post_wrong / no_post, 4) if no_post else None,
         "post_image_found": round(image_hits / image_total, 4) if image_total else None,
         "evidence_url_precision": round(precision, 4),
         "evidence_url_recall": round(recall, 4),
@@ -108,6 +131,93 @@ def score(
         else 0.0,
         "hallucinated_links_dropped": hallucinated,
     }
+
+
+# --- real pages --------------------------------------------------------------------------------------
+
+
+def load_real(root: Path) -> list[dict[str, Any]]:
+    """Real pages with a hand label or a gold record: ``name``, ``article`` (tagged), ``label``, ``gold``."""
+    era = root / "2018"
+    urls = {e["file"].removeprefix("2018/"): e["url"] for e in json.loads((era / "index.json").read_text())}
+    for entry in json.loads((era / "with-rwpost-gold" / "index.json").read_text()):
+        urls[f"with-rwpost-gold/{entry['slug']}.fragment.html"] = entry["url"]
+    for path in sorted(era.glob("*.html")):
+        if not path.name.endswith(".fragment.html"):  # whole pages carry their canonical URL
+            urls.setdefault(path.name, f"https://www.snopes.com/fact-check/{path.stem.split('_', 1)[-1]}/")
+    labels = json.loads((era / "labels.json").read_text(encoding="utf-8"))["pages"]
+    pages = []
+    for name in sorted(set(labels) | {n for n in urls if n.startswith("with-rwpost-gold/")}):
+        gold_path = era / name.replace(".fragment.html", ".rwpost.json").replace(".html", ".rwpost.json")
+        pages.append(
+            {
+                "name": name,
+                "article": tag_article((era / name).read_text(encoding="utf-8"), urls[name]),
+                "label": labels.get(name),
+                "gold": json.loads(gold_path.read_text(encoding="utf-8")) if gold_path.exists() else None,
+            }
+        )
+    return pages
+
+
+def post_reference(extraction: Extraction) -> str | None:
+    """What an extraction names as the post: its post link, else its first post image."""
+    post = extraction.post
+    return post.post_link or (post.image_links[0] if post.image_links else None)
+
+
+def score_real(pages: list[dict[str, Any]], outcomes: dict[str, Extraction]) -> dict[str, Any]:
+    """Post link and evidence figures on real pages (see the module docstring)."""
+    with_post = post_hits = without_post = false_pos = 0
+    tp = n_pred = n_gold = 0
+    misses: list[str] = []
+    for page in pages:
+        extraction = outcomes[page["name"]]
+        found = post_reference(extraction)
+        label = page["label"]
+        if label is not None:
+            acceptable = {link_key(u) for u in filter(None, [label["post_link"], *label["also_acceptable"]])}
+            if label["post_link"]:
+                with_post += 1
+                hit = found is not None and link_key(found) in acceptable
+                post_hits += hit
+                if not hit:
+                    misses.append(f"{page['name']}: post {found}")
+            else:
+                without_post += 1
+                wrong = found is not None and link_key(found) not in acceptable
+                false_pos += wrong
+                if wrong:
+                    misses.append(f"{page['name']}: false post {found}")
+        if page["gold"] is not None:
+            body = {link_key(link.url) for link in page["article"].links}
+            gold = {link_key(e["url"]) for e in page["gold"].get("fact_checking_evidence") or []}
+            gold = {u for u in gold if u in body}
+            predicted = {link_key(e.url) for e in extraction.evidence}
+            tp += len(predicted & gold)
+            n_pred += len(predicted)
+            n_gold += len(gold)
+    precision = tp / n_pred if n_pred else 0.0
+    recall = tp / n_gold if n_gold else 0.0
+    return {
+        "pages": len(pages),
+        "post_link_correct": round(post_hits / with_post, 4) if with_post else None,
+        "post_link_pages": with_post,
+        "post_link_false_positive": round(false_pos / without_post, 4) if without_post else None,
+        "no_post_pages": without_post,
+        "evidence_url_precision": round(precision, 4),
+        "evidence_url_recall": round(recall, 4),
+        "evidence_gold_pages": sum(p["gold"] is not None for p in pages),
+        "evidence_gold_urls_in_body": n_gold,
+        "misses": misses,
+    }
+
+
+def run_real(root: Path) -> dict[str, Any]:
+    """The offline backend on the real pages, scored."""
+    pages = load_real(root)
+    extractor = OfflineExtractor()
+    return score_real(pages, {p["name"]: extractor.extract(p["article"]) for p in pages})
 
 
 def run_offline(articles: list[TaggedArticle]) -> dict[str, Extraction | ExtractionFailure]:
@@ -147,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--site", type=Path, default=Path("data/sample/site"))
     parser.add_argument("--recording", type=Path, default=DEFAULT_RECORDING)
+    parser.add_argument("--real", type=Path, default=DEFAULT_REAL, help="real pages with labels and gold")
     parser.add_argument("--record", action="store_true", help="re-record the scripted answers first")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/extract_quality.json"))
     args = parser.parse_args(argv)
@@ -159,12 +270,32 @@ def main(argv: list[str] | None = None) -> int:
         "script (rwpost.extract.scripted), not a real model"
     )
     llm["llm_report"] = report
-    result = {"site": str(args.site), "offline": offline, "llm_scripted_replay": llm}
+    real = run_real(args.real)
+    result = {
+        "site": str(args.site),
+        "offline": offline,
+        "llm_scripted_replay": llm,
+        "real_pages": str(args.real),
+        "offline_real": real,
+    }
     write_json(args.out, result)
     keys = [k for k in offline if k != "post_link_gold_count"]
     print(f"{'metric':28} {'offline':>10} {'llm (scripted replay)':>22}")
     for key in keys:
         print(f"{key:28} {offline[key]!s:>10} {llm[key]!s:>22}")
+    print(f"\noffline backend, generated site vs real pages ({real['pages']} real pages)")
+    side = [
+        ("post link correct", offline["post_link_found"], real["post_link_correct"]),
+        ("post (link or image) correct", offline["post_correct"], real["post_link_correct"]),
+        ("post false positive", offline["post_false_positive"], real["post_link_false_positive"]),
+        ("evidence URL precision", offline["evidence_url_precision"], real["evidence_url_precision"]),
+        ("evidence URL recall", offline["evidence_url_recall"], real["evidence_url_recall"]),
+    ]
+    print(f"{'metric':28} {'sample site':>12} {'real pages':>12}")
+    for name, site_value, real_value in side:
+        print(f"{name:28} {site_value!s:>12} {real_value!s:>12}")
+    for miss in real["misses"]:
+        print(f"  real miss: {miss}")
     print(f"wrote {args.out}")
     return 0
 

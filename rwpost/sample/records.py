@@ -8,6 +8,7 @@ images) is generated elsewhere in :mod:`rwpost.sample` and labelled as such.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -18,7 +19,7 @@ from urllib.parse import urlsplit
 
 from rwpost.errors import RecordError, RwpostError
 from rwpost.ids import record_id
-from rwpost.snopes.layouts import LAYOUT_2020S, LAYOUT_WORDPRESS
+from rwpost.snopes.layouts import LAYOUT_2018_LATE, LAYOUT_2018_MICRODATA, LAYOUT_2020S, LAYOUT_WORDPRESS
 
 _RATING_WORDS = {
     "FALSE": "False",
@@ -63,14 +64,30 @@ class SiteArticle:
 
     @property
     def layout(self) -> str:
-        """Pages dated 2020 or later use the 2020s theme (with ClaimReview JSON-LD), older ones WordPress."""
-        if self.date and int(self.date[:4]) >= 2020:
-            return LAYOUT_2020S
-        return LAYOUT_WORDPRESS
+        """The theme Snopes used at the article's date: :func:`layout_for_date`."""
+        return layout_for_date(self.date, self.id)
 
     @property
     def slug(self) -> str:
         return self.path.rstrip("/").rsplit("/", 1)[-1]
+
+
+OLDER_THEMES = (LAYOUT_2018_MICRODATA, LAYOUT_2018_LATE, LAYOUT_WORDPRESS)
+"""Themes an undated or pre-2017 page is spread across (by its id, deterministically)."""
+
+
+def layout_for_date(day: str | None, article_id: str) -> str:
+    """2022 on: the 2020s theme (JSON-LD); 2019-2021: WordPress; July-December 2018: the card theme;
+    2017 to June 2018: the microdata theme; earlier or undated: one of :data:`OLDER_THEMES` by id."""
+    if day and day[:4] >= "2022":
+        return LAYOUT_2020S
+    if day and day[:4] >= "2019":
+        return LAYOUT_WORDPRESS
+    if day and day[:7] >= "2018-07":
+        return LAYOUT_2018_LATE
+    if day and day[:4] >= "2017":
+        return LAYOUT_2018_MICRODATA
+    return OLDER_THEMES[int(hashlib.sha256(article_id.encode()).hexdigest()[:8], 16) % len(OLDER_THEMES)]
 
 
 def _clean(value: Any) -> str | None:

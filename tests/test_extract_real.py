@@ -1,0 +1,150 @@
+"""The offline extractor on real Snopes articles (issue 17), not on the generated site's phrasing.
+
+Real pages: the 2018 pages of ``tests/fixtures/snopes_html/2018/`` with hand-labelled post links
+(``labels.json``: 12 with a post, 1 without) and the four with the authors' released RW-Post record
+(``with-rwpost-gold/*.rwpost.json``, dev split) for the evidence URLs. The rules were written reading the
+tagged text of all 13 of these pages, so no real 2018 page is held out: these are tuning figures. The
+checks outside that set are the 2025 and 2026 pages of ``test_extract.py`` (post link right on both) and
+the regenerated sample site, whose prose was written without these rules in view. The figures are printed
+side by side with the sample site's by ``python -m rwpost.extract.quality``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rwpost.extract.offline import OfflineExtractor, evidence_links, is_never_evidence, link_key
+from rwpost.extract.quality import load_real, post_reference, run_real, score_real
+
+REAL = Path(__file__).parent / "fixtures" / "snopes_html"
+
+
+@pytest.fixture(scope="module")
+def figures() -> dict:
+    return run_real(REAL)
+
+
+def test_post_link_goals_on_real_pages(figures):
+    assert figures["post_link_pages"] >= 12 and figures["no_post_pages"] >= 1
+    assert figures["post_link_correct"] >= 0.76, figures["misses"]
+    assert figures["post_link_false_positive"] <= 0.14, figures["misses"]
+
+
+def test_post_link_on_the_pages_without_a_gold_record_alone():
+    """The nine pages without an authors' record reach the goal by themselves (not only on average)."""
+    pages = [p for p in load_real(REAL) if p["gold"] is None]
+    extractor = OfflineExtractor()
+    subset = score_real(pages, {p["name"]: extractor.extract(p["article"]) for p in pages})
+    assert subset["post_link_pages"] >= 8
+    assert subset["post_link_correct"] >= 0.76, subset["misses"]
+    assert subset["post_link_false_positive"] <= 0.14
+
+
+def test_evidence_recall_goal_on_real_pages(figures):
+    assert figures["evidence_gold_urls_in_body"] >= 20
+    assert figures["evidence_url_recall"] >= 0.8
+    assert figures["evidence_url_precision"] >= 0.55  # the old rules: about .5
+
+
+@pytest.mark.xfail(
+    reason="not reached by general prose rules: .61 on the four gold pages (issue 17)", strict=True
+)
+def test_evidence_precision_goal_on_real_pages(figures):
+    assert figures["evidence_url_precision"] >= 0.9
+
+
+def test_boxes_author_tags_related_and_share_links_are_never_evidence():
+    for url in (
+        "https://www.snopes.com/fact-check/rating/false/",
+        "https://www.snopes.com/author/bethania/",
+        "https://www.snopes.com/tag/parkland-shooting/",
+        "https://www.snopes.com/fact-check/emma-gonzalez-flag-patch/",
+        "https://www.facebook.com/sharer/sharer.php?u=x",
+        "https://twitter.com/intent/tweet?url=x",
+        "https://twitter.com/hashtag/NYCSubway?src=hash",
+        "https://twitter.com/Starbucks?ref_src=twsrc%5Etfw",
+        "https://t.co/sWhqymJbZG",
+        "https://www.flickr.com/photos/wozischra/",
+    ):
+        assert is_never_evidence(url), url
+    for url in (
+        "https://www.snopes.com/uploads/2018/04/x.jpg",
+        "https://us-east-1.tchyn.io/snopes-production/uploads/2018/04/x.jpg",
+        "https://twitter.com/missydepino/status/984539713016094721",
+        "https://www.youtube.com/watch?v=8oAzdbd0J2A",
+        "https://www.facebook.com/786888781492026/videos/942478112599758/",
+    ):
+        assert not is_never_evidence(url), url
+    for page in load_real(REAL):
+        urls = [link.url for link in evidence_links(page["article"])]
+        assert not any(u.endswith("rating-false.png") or "/author/" in u or "/tag/" in u for u in urls)
+
+
+def test_one_key_per_linked_thing():
+    assert link_key("https://www.youtube.com/embed/8oAzdbd0J2A") == link_key(
+        "https://www.youtube.com/watch?v=8oAzdbd0J2A"
+    )
+    assert link_key("https://us-east-1.tchyn.io/snopes-production/uploads/2018/04/a.jpg") == link_key(
+        "https://www.snopes.com/uploads/2018/04/a.jpg"
+    )
+    assert link_key("http://www.bbc.com/news/x") == link_key("https://www.bbc.com/news/x/")
+
+
+def test_posts_of_each_kind():
+    posts = {p["name"]: OfflineExtractor().extract(p["article"]).post for p in load_real(REAL)}
+    liberals = posts["with-rwpost-gold/liberals-protesting-trump-photo.fragment.html"]
+    assert liberals.post_link == "https://archive.li/3UP65"  # "posted to the Facebook page [capture]"
+    hogg = posts["with-rwpost-gold/david-hogg-give-nazi-salute.fragment.html"]
+    assert hogg.post_link is None and hogg.image_links[0].endswith("/2018/03/nazi-salute.jpg")
+    cohen = posts["2018-04_michael-cohen-the-fixer-ads.fragment.html"]
+    assert "status/987450802397696001" in cohen.post_link  # the embed's status, not its t.co picture link
+    late = posts["2018-11_christmas-story-marathon-tbs.html"]
+    assert post_reference_of(late) == "https://www.snopes.com/tachyon/2018/11/christmas-story.jpg"
+
+
+def post_reference_of(post) -> str | None:
+    return post.post_link or (post.image_links[0] if post.image_links else None)
+
+
+def test_post_reference_is_the_link_else_the_image():
+    extraction = OfflineExtractor().extract(load_real(REAL)[0]["article"])
+    assert post_reference(extraction) == post_reference_of(extraction.post)
+
+
+def test_saved_pages_crawl_reformat_extract_offline_reach_the_post_goals(tmp_path, monkeypatch):
+    """Every labelled real page through the stages: saved pages -> crawl store -> reformat -> extract."""
+    import json
+    import shutil
+
+    from rwpost.extract.quality import score_real
+    from rwpost.io import iter_jsonl
+    from rwpost.records import Extraction
+    from rwpost.stages.extract import extract_tagged
+    from rwpost.stages.reformat import reformat_store
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "crawlers"))
+    from snopes_crawler.saved import import_saved_pages
+
+    pages = load_real(REAL)
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    index = []
+    for number, page in enumerate(pages):
+        name = f"page-{number}.html"
+        shutil.copy(REAL / "2018" / page["name"], saved / name)
+        index.append({"file": name, "url": page["article"].news_url})
+    (saved / "index.json").write_text(json.dumps(index))
+    import_saved_pages(saved, tmp_path / "crawl")
+    reformat_store(tmp_path / "crawl", tmp_path / "tagged")
+    extract_tagged(tmp_path / "tagged" / "articles.jsonl", tmp_path / "extract", OfflineExtractor())
+    by_id = {
+        row["id"]: Extraction.model_validate(row)
+        for _, row in iter_jsonl(tmp_path / "extract" / "extractions.jsonl")
+    }
+    kept = [p for p in pages if p["article"].id in by_id]
+    assert len(kept) >= 12  # the unrated page may be set aside; every rated one goes through
+    figures = score_real(kept, {p["name"]: by_id[p["article"].id] for p in kept})
+    assert figures["post_link_correct"] >= 0.76 and figures["post_link_false_positive"] <= 0.14
+    assert figures["evidence_url_recall"] >= 0.8
