@@ -21,7 +21,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from rwpost.dataset import features, read_parquet, write_parquet
 from rwpost.errors import RwpostError
 from rwpost.io import sha256_file, sha256_hex, write_json, write_text
-from rwpost.labels import CHALLENGING_LABELS, MAIN_LABELS
+from rwpost.labels import ALIASES, CHALLENGING_LABELS, MAIN_LABELS
 from rwpost.records import SCHEMA_VERSION, Sample
 
 SUBSETS: dict[str, tuple[str, ...]] = {
@@ -140,6 +140,9 @@ def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
         f"- Splits: dev : test = 1 : {info.ratio} per label (paper section III), stratified by label and "
         f"category, near-duplicate clusters kept on one side, seed {info.seed}",
         f"- Record schema version: {manifest['schema_version']}",
+        "- Labels: Snopes ratings mapped by paper Table II; "
+        + "; ".join(f'"{alias}" is read as "{target}" ({why})' for alias, (target, why) in ALIASES.items())
+        + '; "No Rating" and pages without a rating are set aside as `unrated`.',
         "",
     ]
     if info.generated_notes:

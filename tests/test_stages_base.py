@@ -98,6 +98,8 @@ def test_funnel_steps_are_passed_on_and_reach_the_card(tmp_path):
     assert [c["config_name"] for c in card.data.configs] == ["main", "challenging"]
     assert "| filter: size | 10 | 2 | 8 | too_short (2) |" in card.text
     assert "| label mapping (Table II) | 8 | 1 | 7 | excluded (1) |" in card.text
+    # the card says which later Snopes wordings were read as which Table II rating (issue 17)
+    assert '"incorrect attribution" is read as "misattributed"' in card.text and "`unrated`" in card.text
 
 
 def test_published_columns_are_derived_from_sample_in_their_published_order():
