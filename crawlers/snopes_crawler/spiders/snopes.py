@@ -290,7 +290,10 @@ class SnopesSpider(scrapy.Spider):
     def listing_failed(self, failure: Failure) -> None:
         self.count("listing_failed")
         if failure.request.url == self.start_url:  # type: ignore[attr-defined]
-            self.crawler.stats.set_value("rwpost/start_error", failure.getErrorMessage())
+            reason = failure.getErrorMessage()
+            if failure.check(HttpError):
+                reason = f"HTTP {failure.value.response.status}"
+            self.crawler.stats.set_value("rwpost/start_error", reason)
         self.logger.warning("listing failed: %s (%s)", failure.request.url, failure.getErrorMessage())  # type: ignore[attr-defined]
 
     def ignore_failure(self, failure: Failure) -> None:
