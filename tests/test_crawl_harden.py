@@ -219,3 +219,14 @@ def test_the_child_dies_with_a_killed_parent(tmp_path):
         parent.kill()
         parent.wait()
         assert all(gone(pid) for pid in children)
+
+
+def test_evaluate_with_the_vlm_detector_and_no_endpoint_fails_fast(tmp_path, monkeypatch):
+    from rwpost.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    data = ROOT / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
+    started = time.monotonic()
+    code = main(["evaluate", "--data", str(data), "--detector", "vlm", "--out", str(tmp_path / "ev")])
+    assert code == 2 and time.monotonic() - started < 30
