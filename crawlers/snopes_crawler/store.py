@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 from rwpost.errors import RwpostError
 from rwpost.ids import record_id
+from rwpost.images import IMAGES_DIR
 from rwpost.io import append_jsonl, sha256_hex, write_bytes, write_jsonl
 from rwpost.records import CrawledArticle, ImageFile
 
@@ -211,8 +212,20 @@ class ArticleStore:
         self.by_path: dict[str, str] = {}
         self.torn_lines = 0
         self.aliases: dict[str, str] = {}
+        self.removed_temp_files = self._remove_temp_files()
         if self._load():
             self.compact()
+
+    def _remove_temp_files(self) -> int:
+        """Delete what a killed atomic write left (``.<name>.<random>.tmp``, ``rwpost.io.atomic_path``)."""
+        removed = 0
+        for folder in (self.out_dir, self.out_dir / HTML_DIR, self.out_dir / IMAGES_DIR):
+            for leftover in folder.glob(".*.tmp") if folder.is_dir() else []:
+                leftover.unlink(missing_ok=True)
+                removed += 1
+        if removed:
+            logger.warning("%s: removed %d temporary files of a killed run", self.out_dir, removed)
+        return removed
 
     def _load(self) -> bool:
         """Read both files from disk into a fresh index; True when they need compacting (a torn or
