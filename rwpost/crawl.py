@@ -1,19 +1,32 @@
-"""Launch the Scrapy crawl (``crawlers/``) in a subprocess and follow its progress.
+"""Launch the Scrapy crawl (the ``snopes_crawler`` package) in a subprocess and follow its progress.
 
 Twisted's reactor cannot be restarted within a process, so every crawl runs as
-``python -m snopes_crawler.run`` with ``crawlers/`` as its working directory. ``rwpost`` never imports
-the crawler; it passes a JSON config and reads JSON progress lines from the child's stdout.
+``python -m snopes_crawler.run``: from the repository's ``crawlers/`` in a checkout, else the
+``snopes_crawler`` package installed with rwpost's wheel. ``rwpost`` never imports the crawler; it
+passes a JSON config and reads JSON progress lines from the child's stdout.
 The output folder layout is documented in ``crawlers/README.md``.
+
+The child lives and dies with its parent: it runs in its own process group, the parent forwards
+SIGINT/SIGTERM to it (Scrapy then stops gracefully, keeping its JOBDIR queue) and, on Linux, the
+kernel sends it SIGTERM if the parent dies (``PR_SET_PDEATHSIG``). A stopped crawl raises
+:class:`CrawlStopped` (exit 130 or 143, "rerun to resume").
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import importlib.util
 import ipaddress
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
@@ -48,6 +61,22 @@ class CrawlOptions:
     sitemaps: bool = False
     """Discover from the site's sitemaps only (no listing walk): ``sitemap_urls``, else the live site's."""
     sitemap_urls: list[str] | None = None
+    site_origin: str | None = None
+    """The site's fixed origin (e.g. ``https://sample.rwpost.invalid``) when ``start_url`` is a mirror of it
+    (the sample site on a random loopback port): URLs are stored under it and ``fetched_at`` is pinned, so
+    two crawls of the same site give byte-identical stores. None: store what was fetched."""
+    preflight_timeout: float = 10.0
+    """Seconds to wait for a TCP connection to the start URL's host before starting Scrapy."""
+
+
+class CrawlStopped(RwpostError):
+    """The crawl was stopped by a signal; its queue is kept and a rerun resumes it."""
+
+    def __init__(self, out_dir: Path, signum: int) -> None:
+        self.signum = signum
+        self.exit_code = 128 + signum
+        name = signal.Signals(signum).name
+        super().__init__(f"crawl into {out_dir} stopped ({name}); rerun to resume")
 
 
 def is_loopback_url(url: str) -> bool:
@@ -90,19 +119,21 @@ def validate_options(options: CrawlOptions) -> CrawlOptions:
     return options
 
 
-def find_crawlers_dir(explicit: Path | None = None) -> Path:
-    """The Scrapy project folder: ``explicit``, else ``./crawlers``, else the one beside the package."""
-    candidates = (
-        [explicit]
-        if explicit
-        else [Path.cwd() / "crawlers", Path(__file__).resolve().parents[1] / "crawlers"]
-    )
-    for candidate in candidates:
-        if candidate and (candidate / "snopes_crawler" / "run.py").is_file():
-            return candidate.resolve()
+def find_crawlers_dir(explicit: Path | None = None) -> Path | None:
+    """The folder holding the ``snopes_crawler`` package to run: ``explicit``, else the repository's
+    ``crawlers/`` beside this package (a checkout), else None when ``snopes_crawler`` is installed (a
+    wheel: nothing to add to the child's path). Nothing is imported."""
+    if explicit is not None:
+        if (Path(explicit) / "snopes_crawler" / "run.py").is_file():
+            return Path(explicit).resolve()
+        raise ConfigError(f"--crawlers-dir {explicit}: no snopes_crawler/run.py in it")
+    checkout = Path(__file__).resolve().parents[1] / "crawlers"
+    if (checkout / "snopes_crawler" / "run.py").is_file():
+        return checkout
+    if importlib.util.find_spec("snopes_crawler") is not None:
+        return None
     raise ConfigError(
-        "cannot find the Scrapy project (crawlers/snopes_crawler); run from the repository root "
-        "or pass --crawlers-dir"
+        "cannot find the crawler (the snopes_crawler package): reinstall rwpost or pass --crawlers-dir"
     )
 
 
@@ -113,14 +144,70 @@ def crawl_command(options: CrawlOptions) -> list[str]:
     return [sys.executable, "-m", "snopes_crawler.run", "--config", json.dumps(config)]
 
 
-def crawl_env(crawlers_dir: Path) -> dict[str, str]:
+def crawl_env(crawlers_dir: Path | None) -> dict[str, str]:
     """The child's environment: ours, with the crawler project and this rwpost importable."""
     env = dict(os.environ)
     rwpost_root = str(Path(__file__).resolve().parents[1])
-    paths = [str(crawlers_dir), rwpost_root, env.get("PYTHONPATH", "")]
+    paths = [str(crawlers_dir) if crawlers_dir else "", rwpost_root, env.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
+
+
+def check_reachable(url: str, timeout: float) -> None:
+    """Fail fast, before Scrapy starts, when the start URL's host does not accept connections."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        where = f"{parts.hostname}:{port}"
+        raise RwpostError(f"--start-url {url}: cannot connect to {where} ({reason})") from None
+
+
+_PR_SET_PDEATHSIG = 1
+_LIBC = (
+    ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform.startswith("linux") else None
+)
+
+
+def _child_preexec(parent: int) -> Callable[[], None]:
+    """Run in the child between fork and exec: own process group, SIGTERM when the parent dies."""
+
+    def setup() -> None:
+        os.setpgid(0, 0)
+        if _LIBC is not None:
+            _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl: stop now
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return setup
+
+
+@contextmanager
+def forwarding_signals(process: subprocess.Popen) -> Iterator[list[int]]:
+    """While the block runs, SIGINT/SIGTERM to this process go to the child's process group (the first
+    stops Scrapy gracefully, a second one forces it); yields the signals received."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def forward(signum: int, _frame: object) -> None:
+        received.append(signum)
+        try:
+            os.killpg(process.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def run_crawl(
@@ -129,39 +216,61 @@ def run_crawl(
     crawlers_dir: Path | None = None,
     on_event: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Run one crawl to the end; returns ``report.json`` (raises :class:`RwpostError` if the crawl failed)."""
+    """Run one crawl to the end; returns ``report.json``. Raises :class:`CrawlStopped` when a signal
+    stopped it, :class:`RwpostError` (one line) when it failed, another crawl holds ``out_dir`` or the
+    start URL cannot be reached."""
     validate_options(options)
     project = find_crawlers_dir(crawlers_dir)
+    check_reachable(options.start_url, options.preflight_timeout)
     out_dir = Path(options.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     stderr_path = out_dir / "crawl.stderr.log"
     report_path = out_dir / "report.json"
-    report_path.unlink(missing_ok=True)
+    errors: list[str] = []
+    started = False
     with open(stderr_path, "ab") as stderr:
         process = subprocess.Popen(
             crawl_command(options),
-            cwd=project,
+            cwd=project or out_dir,
             env=crawl_env(project),
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
+            preexec_fn=_child_preexec(os.getpid()),  # noqa: PLW1509 (no threads run Python here)
         )
         assert process.stdout is not None
-        for line in process.stdout:
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if on_event:
-                on_event(event)
-        code = process.wait()
-    if code != 0 or not report_path.exists():
-        tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-2000:]
-        raise RwpostError(f"crawl into {out_dir} failed (exit code {code}); see {out_dir}/crawl.log\n{tail}")
-    return json.loads(report_path.read_text(encoding="utf-8"))
+        with forwarding_signals(process) as received:
+            for line in process.stdout:
+                line = line.strip()
+                if not line.startswith("{"):
+                    continue
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if event.get("event") == "error":
+                    errors.append(str(event.get("message")))
+                    continue
+                if event.get("event") == "started":
+                    started = True
+                    report_path.unlink(missing_ok=True)
+                if on_event:
+                    on_event(event)
+            code = process.wait()
+    if errors:
+        raise RwpostError(errors[-1])
+    report = json.loads(report_path.read_text(encoding="utf-8")) if started and report_path.exists() else None
+    if received or code < 0 or (report and report.get("finish_reason") == "shutdown"):
+        signum = received[0] if received else (-code if code < 0 else signal.SIGTERM)
+        raise CrawlStopped(out_dir, signum)
+    if code != 0 or report is None:
+        last = stderr_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:] or [""]
+        raise RwpostError(
+            f"crawl into {out_dir} failed (exit code {code}): {last[0][:300]} (see {stderr_path})"
+        )
+    if report.get("start_error") and not report["this_run"].get("listing_pages"):
+        raise RwpostError(f"--start-url {options.start_url}: {report['start_error']} (nothing crawled)")
+    return report
 
 
 def import_html_command(folder: Path, out_dir: Path) -> list[str]:
@@ -186,13 +295,16 @@ def run_import_html(folder: Path, out_dir: Path, *, crawlers_dir: Path | None = 
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
         import_html_command(folder, out_dir),
-        cwd=project,
+        cwd=project or out_dir,
         env=crawl_env(project),
         capture_output=True,
         text=True,
         check=False,
     )
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    errors = [e for e in events if e.get("event") == "error"]
+    if errors:
+        raise RwpostError(str(errors[-1].get("message")))
     if done.returncode != 0 or not events:
         raise RwpostError(
             f"import of {folder} into {out_dir} failed (exit code {done.returncode})\n{done.stderr[-2000:]}"

@@ -230,7 +230,9 @@ def test_store_drops_a_torn_last_line_and_keeps_one_line_per_id(tmp_path):
     store = ArticleStore(tmp_path)
     assert store.torn_lines == 1
     rows = [json.loads(line) for line in (tmp_path / "articles.jsonl").read_text().splitlines()]
-    assert [r["claim"] for r in rows] == ["new", "b"]
+    # one line per id (the last one wins), sorted by id (issue 16: deterministic store)
+    expected = sorted([(record_id(url), "new"), (record_id("https://www.snopes.com/fact-check/b/"), "b")])
+    assert [(r["id"], r["claim"]) for r in rows] == expected
     assert store.get_by_url("http://127.0.0.1:9/fact-check/a/").claim == "new"
     sha, path = store.save_html(b"<html>x</html>")
     assert gzip.decompress((tmp_path / path).read_bytes()) == b"<html>x</html>" and sha in path

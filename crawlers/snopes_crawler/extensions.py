@@ -99,6 +99,7 @@ class CrawlReport:
             "pages_per_s": round(counts["fetched"] / elapsed, 2) if elapsed > 0 else 0.0,
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "this_run": counts,
+            "start_error": self.crawler.stats.get_value("rwpost/start_error"),
             "store": {
                 "articles": len(records),
                 "parsed_ok": sum(1 for r in records if not r.parse_error),

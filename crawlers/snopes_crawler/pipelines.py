@@ -249,9 +249,11 @@ class StorePipeline:
     @staticmethod
     def to_record(item: dict[str, Any], store: ArticleStore) -> CrawledArticle:
         fetched_at = datetime.now(UTC)
+        url, status = item["fetched_url"], item["http_status"]
+        logger.info("fetched %s at %s (HTTP %s)", url, fetched_at.isoformat(), status)
         if item["kind"] == "failure":
             url = item["fetched_url"]
-            return CrawledArticle(
+            record = CrawledArticle(
                 id=record_id(url),
                 url=url,
                 fetched_url=url,
@@ -259,11 +261,13 @@ class StorePipeline:
                 fetched_at=fetched_at,
                 parse_error=item["reason"],
             )
-        return article_record(
-            item["parsed"],
-            fetched_url=item["fetched_url"],
-            http_status=item["http_status"],
-            fetched_at=fetched_at,
-            html=store.save_html(item["body"]),
-            images=item.get("images") or [],
-        )
+        else:
+            record = article_record(
+                item["parsed"],
+                fetched_url=item["fetched_url"],
+                http_status=item["http_status"],
+                fetched_at=fetched_at,
+                html=store.save_html(item["body"]),
+                images=item.get("images") or [],
+            )
+        return store.origin.record(record)

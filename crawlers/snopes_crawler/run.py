@@ -5,6 +5,12 @@ cannot be restarted in a process. The config keys mirror ``rwpost crawl``'s opti
 :func:`crawl_settings`). A marker file in the Scrapy JOBDIR tells whether the last run ended cleanly;
 if it did not (a hard kill), the on-disk request queue may be torn, so it is discarded and the crawl
 rediscovers its work from the listings, skipping everything the store already holds.
+
+The run holds the store's lock (:func:`snopes_crawler.store.store_lock`) from start to end: a second
+crawl into the same folder ends at once with an ``{"event": "error"}`` line naming the holder's PID.
+SIGINT and SIGTERM stop the crawl gracefully (Scrapy's shutdown: the JOBDIR keeps the pending queue);
+the ``rwpost crawl`` parent forwards its own signals here and arranges that this process receives
+SIGTERM if the parent dies.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from scrapy.settings import Settings
 from rwpost.images import MAX_IMAGE_BYTES
 from snopes_crawler.settings import USER_AGENT as DEFAULT_USER_AGENT
 from snopes_crawler.spiders.snopes import SnopesSpider
-from snopes_crawler.store import JOB_DIR, REPORT_FILE
+from snopes_crawler.store import JOB_DIR, REPORT_FILE, StoreBusy, store_lock
 
 RUNNING_MARKER = "RUNNING"
 
@@ -77,10 +83,22 @@ def prepare_jobdir(out_dir: Path, resume: bool) -> bool:
     return killed
 
 
+EXIT_BUSY = 75
+"""Exit code when another crawl holds the store (EX_TEMPFAIL)."""
+
+
 def run(config: dict[str, Any]) -> int:
-    """Run the crawl described by ``config``; returns the process exit code."""
+    """Run the crawl described by ``config`` under the store's lock; returns the process exit code."""
     out_dir = Path(config["out_dir"])
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with store_lock(out_dir):
+            return _run_locked(config, out_dir)
+    except StoreBusy as exc:
+        print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
+        return EXIT_BUSY
+
+
+def _run_locked(config: dict[str, Any], out_dir: Path) -> int:
     discarded = prepare_jobdir(out_dir, bool(config.get("resume", True)))
     if discarded:
         print(json.dumps({"event": "notice", "message": "previous run was killed: request queue discarded"}))
@@ -97,6 +115,7 @@ def run(config: dict[str, Any]) -> int:
         follow_categories=bool(config.get("follow_categories", True)),
         sitemaps_only=bool(config.get("sitemaps", False)),
         sitemap_urls=",".join(config.get("sitemap_urls") or []),
+        site_origin=config.get("site_origin") or "",
     )
     process.start()
     jobdir = out_dir / JOB_DIR

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.snopes.page import SnopesArticle, read_article
-from snopes_crawler.store import ArticleStore, article_record
+from snopes_crawler.store import ArticleStore, StoreBusy, article_record, store_lock
 
 SAVED_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
 
@@ -149,7 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from", dest="source", required=True, type=Path, help="folder of saved pages")
     parser.add_argument("--out", required=True, type=Path, help="the crawl store folder")
     args = parser.parse_args(argv)
-    counts = import_saved_pages(args.source, args.out)
+    try:
+        with store_lock(args.out):
+            counts = import_saved_pages(args.source, args.out)
+    except StoreBusy as exc:
+        print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
+        return 75
     (args.out / "report.json").write_text(json.dumps({"from_html": str(args.source), **counts}, indent=2))
     print(json.dumps({"event": "done", **counts}))
     return 0

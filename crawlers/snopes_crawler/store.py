@@ -1,24 +1,38 @@
 """The crawl store: ``articles.jsonl`` (one CrawledArticle per id), gzip HTML and images by sha256
 (``images/<sha256>.<ext>``, written by ``pipelines.ArticleImagesPipeline``).
 
-Records are appended one whole line at a time as they are crawled, so a killed crawl loses at most
-the line being written; opening the store drops such a torn last line and rewrites the file with one
-line per id (the last one wins, so a re-fetched updated article replaces the old record). The store is
-what makes a crawl resumable and incremental: the spider asks it which article paths it already holds
-(``aliases.jsonl`` remembers pages that turned out to be another URL of a stored article).
+Records are appended one whole line at a time (and fsynced) as they are crawled, so a killed crawl
+loses at most the line being written. The store is never rewritten from memory: :meth:`ArticleStore.compact`
+re-reads the files from disk and rewrites them with one line per id (the last one wins, so a re-fetched
+updated article replaces the old record), sorted by id, and only a process holding the store's lock
+(:func:`store_lock`, one writer per folder) opens, appends or compacts. The store is what makes a crawl
+resumable and incremental: the spider asks it which article paths it already holds (``aliases.jsonl``
+remembers pages that turned out to be another URL of a stored article).
+
+Nothing run-specific goes into the files DVC hashes (``articles.jsonl``, ``aliases.jsonl``, ``html/``,
+``images/``) when the crawl names the site's origin (``site_origin``): URLs fetched from a mirror (the
+sample site on a random loopback port) are recorded under the site's fixed origin, and ``fetched_at``
+is pinned (fetch times are in ``crawl.log``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import gzip
 import json
 import logging
-from datetime import datetime
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from rwpost.errors import RwpostError
 from rwpost.ids import record_id
+from rwpost.images import IMAGES_DIR
 from rwpost.io import append_jsonl, sha256_hex, write_bytes, write_jsonl
 from rwpost.records import CrawledArticle, ImageFile
 
@@ -29,6 +43,112 @@ ALIASES_FILE = "aliases.jsonl"
 HTML_DIR = "html"
 REPORT_FILE = "report.json"
 JOB_DIR = ".jobdir"
+LOCK_FILE = ".crawl.lock"
+PINNED_FETCHED_AT = datetime(1970, 1, 1, tzinfo=UTC)
+"""``fetched_at`` of a crawl that names its site's origin (a reproducible build of a fixed site)."""
+
+
+class StoreBusy(RwpostError):
+    """Another live process holds the store's lock."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def store_lock(out_dir: Path) -> Iterator[Path]:
+    """Hold ``out_dir``'s lock (``fcntl.flock`` on ``.crawl.lock``, which names the holder's PID).
+
+    The kernel drops the lock when its holder dies, so the lock of a killed crawl is taken over; a
+    live holder makes this raise :class:`StoreBusy` naming its PID.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            state = "" if not holder.isdigit() or _pid_alive(int(holder)) else " (exited; its child holds it)"
+            raise StoreBusy(
+                f"{out_dir} is being crawled by PID {holder}{state} (lock {path}): two crawls cannot "
+                "share one --out; wait for it or stop it"
+            ) from None
+        previous = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+        if previous:
+            logger.info("taking over the lock of PID %s (no longer running)", previous)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        os.fsync(fd)
+        try:
+            yield path
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+class SiteOrigin:
+    """Maps URLs fetched from a mirror (``served``, e.g. ``http://127.0.0.1:41231``) to the site's fixed
+    origin (``site``), so a store does not depend on the port a mirror was served on."""
+
+    def __init__(self, served: str | None = None, site: str | None = None) -> None:
+        self.served = _origin(served) if served and site else None
+        self.site = _origin(site) if served and site else None
+
+    def __bool__(self) -> bool:
+        return self.served is not None
+
+    def url(self, url: str) -> str:
+        if self.served and self.site and url.startswith(self.served):
+            rest = url[len(self.served) :]
+            if not rest or rest[0] in "/?#":
+                return self.site + rest
+        return url
+
+    def text(self, text: str | None) -> str | None:
+        """Free text (an error message) with the mirror's origin replaced."""
+        if text is None or not self.served or not self.site:
+            return text
+        return text.replace(self.served, self.site)
+
+    def record(self, record: CrawledArticle) -> CrawledArticle:
+        """``record`` as fetched from the site itself: URLs, id (when it derives from the fetched URL),
+        error texts, and a pinned ``fetched_at``."""
+        if not self:
+            return record
+        url = self.url(record.url)
+        return record.model_copy(
+            update={
+                "id": record_id(url) if url != record.url else record.id,
+                "url": url,
+                "fetched_url": self.url(record.fetched_url) if record.fetched_url else None,
+                "fetched_at": PINNED_FETCHED_AT,
+                "image_urls": [self.url(u) for u in record.image_urls],
+                "images": [
+                    image.model_copy(update={"url": self.url(image.url), "error": self.text(image.error)})
+                    for image in record.images
+                ],
+                "parse_error": self.text(record.parse_error),
+            }
+        )
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def path_key(url: str) -> str:
@@ -82,29 +202,49 @@ def article_record(
 class ArticleStore:
     """What one crawl output folder holds, loaded once at start and appended to as the crawl runs."""
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, origin: SiteOrigin | None = None) -> None:
         self.out_dir = Path(out_dir)
+        self.origin = origin or SiteOrigin()
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.articles_path = self.out_dir / ARTICLES_FILE
         self.aliases_path = self.out_dir / ALIASES_FILE
         self.records: dict[str, CrawledArticle] = {}
         self.by_path: dict[str, str] = {}
         self.torn_lines = 0
-        self._load()
+        self.aliases: dict[str, str] = {}
+        self.removed_temp_files = self._remove_temp_files()
+        if self._load():
+            self.compact()
 
-    def _load(self) -> None:
+    def _remove_temp_files(self) -> int:
+        """Delete what a killed atomic write left (``.<name>.<random>.tmp``, ``rwpost.io.atomic_path``)."""
+        removed = 0
+        for folder in (self.out_dir, self.out_dir / HTML_DIR, self.out_dir / IMAGES_DIR):
+            for leftover in folder.glob(".*.tmp") if folder.is_dir() else []:
+                leftover.unlink(missing_ok=True)
+                removed += 1
+        if removed:
+            logger.warning("%s: removed %d temporary files of a killed run", self.out_dir, removed)
+        return removed
+
+    def _load(self) -> bool:
+        """Read both files from disk into a fresh index; True when they need compacting (a torn or
+        invalid line, a duplicate id or alias)."""
+        self.records, self.by_path, self.aliases, self.torn_lines = {}, {}, {}, 0
+        untidy = False
         if self.aliases_path.exists():
             for line in self.aliases_path.read_text(encoding="utf-8").splitlines():
                 try:
                     alias = json.loads(line)
-                    self.by_path[alias["path"]] = alias["id"]
+                    untidy |= alias["path"] in self.aliases
+                    self.aliases[alias["path"]] = self.by_path[alias["path"]] = alias["id"]
                 except (json.JSONDecodeError, KeyError, TypeError):
-                    continue  # a torn last line: the alias is simply learnt again
+                    untidy = True  # a torn last line: the alias is simply learnt again
         if not self.articles_path.exists():
-            return
-        lines = self.articles_path.read_text(encoding="utf-8").splitlines()
-        duplicates = 0
-        for number, line in enumerate(lines, start=1):
+            return untidy
+        data = self.articles_path.read_bytes()
+        untidy |= bool(data) and not data.endswith(b"\n")  # a torn last line must not prefix the next
+        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
             if not line.strip():
                 continue
             try:
@@ -115,9 +255,8 @@ class ArticleStore:
                 logger.warning("%s:%d: dropped a torn or invalid line (%s)", self.articles_path, number, exc)
                 continue
             if self._index(record):
-                duplicates += 1
-        if self.torn_lines or duplicates:
-            self.compact()
+                untidy = True
+        return untidy or bool(self.torn_lines)
 
     def _index(self, record: CrawledArticle) -> bool:
         """Index one record; True when it replaces an earlier one (same id, or same fetched path)."""
@@ -148,7 +287,7 @@ class ArticleStore:
         return digest, relative
 
     def add(self, record: CrawledArticle) -> None:
-        """Append one record; it replaces a stored one with its id, or fetched from the same path."""
+        """Append one record (fsynced); it replaces a stored one with its id or fetched from its path."""
         append_jsonl(self.articles_path, record)
         self._index(record)
 
@@ -156,9 +295,13 @@ class ArticleStore:
         """Remember that ``url`` is another address of a stored article (same canonical URL)."""
         key = path_key(url)
         if self.by_path.get(key) != record_id:
-            self.by_path[key] = record_id
+            self.by_path[key] = self.aliases[key] = record_id
             append_jsonl(self.aliases_path, {"path": key, "id": record_id})
 
     def compact(self) -> None:
-        """Rewrite ``articles.jsonl`` atomically with exactly one line per id."""
-        write_jsonl(self.articles_path, self.records.values())
+        """Rewrite ``articles.jsonl`` and ``aliases.jsonl`` from what is on disk (never from memory): one
+        line per id sorted by id, one alias per path sorted by path. Call it only under :func:`store_lock`."""
+        self._load()
+        write_jsonl(self.articles_path, sorted(self.records.values(), key=lambda r: r.id))
+        if self.aliases_path.exists():
+            write_jsonl(self.aliases_path, [{"path": p, "id": i} for p, i in sorted(self.aliases.items())])

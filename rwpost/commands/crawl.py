@@ -90,6 +90,12 @@ def crawl(
     sitemap_url: list[str] = typer.Option(
         None, "--sitemap-url", help="With --sitemaps: read these sitemaps instead (repeatable)."
     ),
+    site_origin: str = typer.Option(
+        None,
+        "--site-origin",
+        help="The site's fixed origin when --start-url is a mirror of it (e.g. the sample site on a random "
+        "port): URLs are stored under it and fetch times pinned, so two crawls give identical stores.",
+    ),
     from_html: Path = typer.Option(
         None,
         "--from-html",
@@ -138,6 +144,7 @@ def crawl(
         retry_failed=retry_failed,
         sitemaps=sitemaps or bool(sitemap_url),
         sitemap_urls=list(sitemap_url or []) or None,
+        site_origin=site_origin,
     )
     progress_console = Console(stderr=True)
     with Live(console=progress_console, transient=True, refresh_per_second=4) as live:

@@ -26,7 +26,7 @@ from twisted.python.failure import Failure
 
 from rwpost.snopes.listing import is_article_url, read_listing, sitemaps_between, sitemaps_of_robots
 from rwpost.snopes.page import SnopesArticle, parse_date, read_article
-from snopes_crawler.store import ArticleStore, path_key
+from snopes_crawler.store import ArticleStore, SiteOrigin, path_key
 
 
 def _day(value: str | date | None) -> date | None:
@@ -60,6 +60,7 @@ class SnopesSpider(scrapy.Spider):
         follow_categories: bool | str = True,
         sitemaps_only: bool | str = False,
         sitemap_urls: str = "",
+        site_origin: str = "",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -72,7 +73,8 @@ class SnopesSpider(scrapy.Spider):
         self.follow_categories = str(follow_categories).lower() in ("1", "true", "yes")
         self.sitemaps_only = str(sitemaps_only).lower() in ("1", "true", "yes")
         self.sitemap_urls = [u.strip() for u in str(sitemap_urls or "").split(",") if u.strip()]
-        self.store = ArticleStore(Path(out_dir))
+        # A mirror of a fixed site (the sample site on a random port) is stored under the site's origin.
+        self.store = ArticleStore(Path(out_dir), SiteOrigin(start_url, site_origin or None))
         self.scheduled: set[str] = set()
         self.skipped: set[str] = set()
         self.pages_seen: set[str] = set()
@@ -287,6 +289,11 @@ class SnopesSpider(scrapy.Spider):
 
     def listing_failed(self, failure: Failure) -> None:
         self.count("listing_failed")
+        if failure.request.url == self.start_url:  # type: ignore[attr-defined]
+            reason = failure.getErrorMessage()
+            if failure.check(HttpError):
+                reason = f"HTTP {failure.value.response.status}"
+            self.crawler.stats.set_value("rwpost/start_error", reason)
         self.logger.warning("listing failed: %s (%s)", failure.request.url, failure.getErrorMessage())  # type: ignore[attr-defined]
 
     def ignore_failure(self, failure: Failure) -> None:
