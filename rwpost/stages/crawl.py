@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rwpost.crawl import CrawlOptions, run_crawl
 from rwpost.io import sort_jsonl_by_id
+from rwpost.sample.hostile import HOSTILE_HOST
 from rwpost.sample.serve import SampleServer
 from rwpost.stages.base import StageParams, StageReport
 
@@ -38,21 +39,25 @@ class Params(StageParams):
     allow_loopback: bool = CrawlOptions.allow_loopback
     download_images: bool = CrawlOptions.download_images
     max_image_bytes: int = CrawlOptions.max_image_bytes
+    site_origin: str | None = None
+    """Store fetched URLs under this origin (a mirror of the site); the sample site uses its fixed host."""
 
 
 @contextlib.contextmanager
-def start_url_for(params: Params) -> Iterator[tuple[str, bool]]:
-    """The URL to crawl and whether loopback is allowed; serves the sample site when none is set."""
+def start_url_for(params: Params) -> Iterator[tuple[str, bool, str | None]]:
+    """The URL to crawl, whether loopback is allowed and the site origin URLs are stored under; serves
+    the sample site when no start URL is set (stored under its fixed origin, so no port enters the store)."""
     if params.start_url:
-        yield params.start_url, params.allow_loopback
+        yield params.start_url, params.allow_loopback, params.site_origin
         return
     with SampleServer(params.sample_site) as server:
-        yield f"{server.base_url}/fact-check/", True
+        yield f"{server.base_url}/fact-check/", True, params.site_origin or HOSTILE_HOST
 
 
 def run(params: Params) -> StageReport:
-    with start_url_for(params) as (start_url, allow_loopback):
+    with start_url_for(params) as (start_url, allow_loopback, site_origin):
         options = CrawlOptions(
+            site_origin=site_origin,
             start_url=start_url,
             out_dir=str(params.out),
             since=params.since.isoformat() if params.since else "any",
