@@ -16,9 +16,6 @@ from rwpost.llm.config import detector_secrets_from_env
 
 console = Console(stderr=True)
 
-DEFAULT_BLOCKLIST = Path("data/sample/released/blocked_domains.txt")
-"""The authors' released list of fact-checking domains (used when it exists and no other is given)."""
-
 
 def _parse_sets(pairs: list[str] | None) -> dict[str, Any]:
     """``key=value`` options into a dict; values are parsed as JSON when they can be (numbers, bools)."""
@@ -73,7 +70,7 @@ def evaluate(
     blocked_domains: Path = typer.Option(
         None,
         "--blocked-domains",
-        help=f"Blocked fact-check domains (default {DEFAULT_BLOCKLIST} if present).",
+        help="More blocked domains, on top of the built-in fact-checkers and the authors' packaged list.",
     ),
     prices: Path = typer.Option(None, "--prices", help="YAML/JSON price table: model -> input_per_mtok..."),
     name: str = typer.Option(None, "--name", help="System name in reports (default detector/setting)."),
@@ -110,7 +107,6 @@ def evaluate(
         raise ConfigError(
             f"--setting must be one of {', '.join(s.value for s in Setting)}, got {setting!r}"
         ) from exc
-    blocklist_path = blocked_domains or (DEFAULT_BLOCKLIST if DEFAULT_BLOCKLIST.exists() else None)
     secrets = detector_secrets_from_env(detector, config)
     spec = RunSpec(
         detector=detector,
@@ -122,7 +118,7 @@ def evaluate(
         n_resamples=bootstrap,
         name=name,
         prices=_read_prices(prices),
-        blocklist=BlockList.from_file(blocklist_path),
+        blocklist=BlockList.from_file(blocked_domains),
         secrets=secrets,
     )
     loaded = load_eval_data(data, train=train, train_fraction=train_fraction, seed=seed)

@@ -121,6 +121,8 @@ class PredictionsFileDetector:
     """
 
     name = "predictions"
+    retrieves = True  # the file holds whatever the system did, retrieval included
+    reads_images = False
 
     def __init__(self, path: str | Path, strict: bool = False, system: str | None = None) -> None:
         self.path = Path(path)

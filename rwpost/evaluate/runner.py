@@ -28,10 +28,13 @@ from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids
 from rwpost.evaluate.protocol import (
     CheckingDetector,
     Detector,
+    Inputs,
     Prediction,
     Setting,
     TrainableDetector,
     blind,
+    check_cell,
+    evidence_axis,
     prompt_hashes,
 )
 from rwpost.evaluate.registry import make_detector, resolve_detector
@@ -48,7 +51,8 @@ class RunSpec:
 
     detector: str
     config: dict[str, Any] = field(default_factory=dict)
-    setting: Setting = Setting.CLOSED_BOOK
+    setting: Setting | Inputs = Setting.CLOSED_BOOK
+    """The evidence axis, or a cell of the input grid (T, T+I, T+E, T+I+E, evidence-k)."""
     seed: int = 0
     repeats: int = 1
     batch_size: int = 16
@@ -58,6 +62,8 @@ class RunSpec:
     blocklist: BlockList = field(default_factory=BlockList)
     secrets: dict[str, Any] = field(default_factory=dict, repr=False)
     """Extra detector arguments never written anywhere (API keys); not part of the run's identity."""
+    allow_missing_images: bool = False
+    """Image cells: run anyway when images cannot be loaded (each such sample fails with a reason)."""
 
     @property
     def system(self) -> str:
@@ -133,7 +139,7 @@ def _as_prediction(row: dict[str, Any]) -> Prediction:
 def predict_all(
     detector: Detector,
     samples: Sequence[Sample],
-    setting: Setting,
+    setting: Setting | Inputs,
     path: Path,
     *,
     repeat: int = 0,
@@ -151,7 +157,7 @@ def predict_all(
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             began = time.perf_counter()
-            answers = detector.predict([blind(s, setting) for s in batch], setting)
+            answers = detector.predict([blind(s, setting) for s in batch], evidence_axis(setting))
             wall = (time.perf_counter() - began) / len(batch)
             by_id = {p.id: p for p in answers}
             extra = set(by_id) - {s.id for s in batch}
@@ -229,7 +235,7 @@ def run(
     _claim_run(out, identity, replace_different)
     path = out / PREDICTIONS_FILE
     done = read_predictions(path)
-    all_predictions, input_report, configs, hashes, device = [], None, [], {}, None
+    all_predictions, input_report, configs, hashes, device, images = [], None, [], {}, None, None
     started = now()
     for repeat in range(spec.repeats):
         config = detector_config(spec, repeat)
@@ -237,6 +243,9 @@ def run(
         configs.append(detector.config())
         hashes.update(prompt_hashes(detector))
         device = getattr(detector, "device", device)
+        if repeat == 0:
+            allow = spec.allow_missing_images
+            images = check_cell(detector, spec.setting, samples, allow_missing_images=allow)
         if isinstance(detector, CheckingDetector) and repeat == 0:
             input_report = detector.check(samples)
         if isinstance(detector, TrainableDetector):
@@ -248,7 +257,9 @@ def run(
                     "give --train or --train-fraction"
                 )
             else:
-                detector.fit([blind(s, spec.setting, keep_label=True) for s in train], spec.setting)
+                detector.fit(
+                    [blind(s, spec.setting, keep_label=True) for s in train], evidence_axis(spec.setting)
+                )
         all_predictions.append(
             predict_all(
                 detector,
@@ -277,6 +288,8 @@ def run(
         "data": {**(data_info or {}), "samples": len(samples), "ids_sha256": identity["samples_sha256"]},
         "train": {"samples": len(train), "ids_sha256": identity["train_sha256"]} if train else None,
         "blocked_domains": len(spec.blocklist.domains),
+        "blocked_domain_list": spec.blocklist.describe(),
+        "images": None if images is None else {**images, "sent": getattr(detector, "images_sent", None)},
         "environment": environment(),
         "started": started,
         "finished": now(),
