@@ -14,14 +14,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 from urllib.parse import urlsplit
 
 from rwpost.errors import ConfigError
 from rwpost.io import sha256_hex
-
-if TYPE_CHECKING:  # the protocol blinds with this module's BlockList: no import cycle at run time
-    from rwpost.evaluate.protocol import Prediction
 
 FACT_CHECK_DOMAINS: frozenset[str] = frozenset(
     {
@@ -228,8 +225,9 @@ class Flag:
     domains: tuple[str, ...]
 
 
-def audit(predictions: Sequence[Prediction], blocklist: BlockList) -> dict[str, Flag]:
-    """Every prediction whose evidence URLs (or explanation text) cite a blocked domain, by sample id."""
+def audit(predictions: Sequence[Any], blocklist: BlockList) -> dict[str, Flag]:
+    """Every prediction (a :class:`rwpost.evaluate.protocol.Prediction`) whose evidence URLs (or
+    explanation text) cite a blocked domain, by sample id."""
     flags: dict[str, Flag] = {}
     for p in predictions:
         cited = list(p.evidence_urls) + _URL_IN_TEXT.findall(p.explanation or "")

@@ -14,36 +14,16 @@ import csv
 import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rwpost.errors import RecordError, RwpostError
+from rwpost.evaluate.formats.common import Row, parse_label
 from rwpost.evaluate.protocol import Prediction, Setting
 from rwpost.ids import record_id
 from rwpost.io import iter_jsonl
 from rwpost.labels import Label
 from rwpost.records import Sample
-
-_LABELS = {label.value.lower(): label for label in Label}
-
-
-def parse_label(value: Any) -> Label | None:
-    """An RW-Post label from its name in any letter case (``FALSE``, ``false``, ``False``); else None."""
-    return _LABELS.get(str(value).strip().lower()) if value is not None else None
-
-
-@dataclass
-class Row:
-    """One parsed row of a predictions file, with where it came from."""
-
-    line: int
-    id: str
-    raw_label: Any
-    label: Label | None
-    probabilities: dict[Label, float] | None = None
-    explanation: str | None = None
-    evidence_urls: list[str] = field(default_factory=list)
 
 
 def _urls(value: Any) -> list[str]:

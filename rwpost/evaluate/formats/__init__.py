@@ -1,10 +1,11 @@
 """Readers of other systems' prediction files, as those systems write them (no conversion step).
 
-``flat``: rwpost's own JSONL/CSV (``rwpost.evaluate.predictions_file``); ``agentfact``: the AgentFact main
-workflow's output folders; ``agentfact-baselines``: its ``baseline_lvlms/results`` folders (one set per
-model x setting x k); ``defame``: DEFAME's ``predictions.csv``; ``generic``: any JSONL/JSON/CSV with
-``--id-field``, ``--label-field`` (dotted) and ``--label-map``. :func:`detect_format` guesses the format of
-a file or folder; :func:`read_sets` returns its :class:`PredictionSet` values.
+``flat``: rwpost's own JSONL/CSV (read by ``rwpost.evaluate.predictions_file``); ``agentfact``:
+the AgentFact main workflow's output folders; ``agentfact-baselines``: its ``baseline_lvlms/results``
+folders (one set per model x setting x k); ``defame``: DEFAME's ``predictions.csv``; ``generic``: any
+JSONL/JSON/CSV with ``--id-field``, ``--label-field`` (dotted) and ``--label-map``.
+:func:`detect_format` guesses the format of a file or folder; :func:`read_sets` returns its
+:class:`PredictionSet` values.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from rwpost.evaluate.formats.agentfact import looks_like_baselines, read_baselin
 from rwpost.evaluate.formats.common import PredictionSet, parse_label_map
 from rwpost.evaluate.formats.defame import read_defame
 from rwpost.evaluate.formats.generic import read_generic
-from rwpost.evaluate.predictions_file import read_prediction_rows
 from rwpost.io import sha256_file, sha256_hex
 
 FORMATS = ("flat", "agentfact", "agentfact-baselines", "defame", "generic")
@@ -91,11 +91,7 @@ def read_sets(
             )
         ]
     else:
-        rows, bad = read_prediction_rows(source)
-        flat = PredictionSet(name=source.stem, format="flat", source=str(source), bad_rows=bad)
-        for row in rows:
-            flat.add(row)
-        sets = [flat]
+        raise ConfigError(f"{source}: rwpost's flat format is read by PredictionsFileDetector, not read_sets")
     if not sets or all(not s.rows and not s.failures for s in sets):
         raise ConfigError(f"{source}: no prediction could be read as {chosen} (bad rows: {_bad(sets)})")
     return sets

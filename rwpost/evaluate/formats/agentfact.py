@@ -17,8 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rwpost.evaluate.formats.common import PredictionSet, dotted, iter_json_rows, join_id, map_label
-from rwpost.evaluate.predictions_file import Row
+from rwpost.evaluate.formats.common import PredictionSet, Row, dotted, iter_json_rows, join_id, map_label
 
 LABEL_PATH = "final_answer.updated_answer.validation_result.3-class_authenticity_label"
 SETTING_FOLDER = re.compile(r"^(T|TI|TE|TIE)(_k\d+)?$")

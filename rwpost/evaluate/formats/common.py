@@ -11,9 +11,28 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.predictions_file import Row, parse_label
 from rwpost.ids import record_id
 from rwpost.labels import Label
+
+_LABELS = {label.value.lower(): label for label in Label}
+
+
+def parse_label(value: Any) -> Label | None:
+    """An RW-Post label from its name in any letter case (``FALSE``, ``false``, ``False``); else None."""
+    return _LABELS.get(str(value).strip().lower()) if value is not None else None
+
+
+@dataclass
+class Row:
+    """One parsed row of a predictions file, with where it came from."""
+
+    line: int
+    id: str
+    raw_label: Any
+    label: Label | None
+    probabilities: dict[Label, float] | None = None
+    explanation: str | None = None
+    evidence_urls: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -13,8 +13,7 @@ import json
 from pathlib import Path
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.formats.common import PredictionSet, join_id, map_label
-from rwpost.evaluate.predictions_file import Row
+from rwpost.evaluate.formats.common import PredictionSet, Row, join_id, map_label
 
 LABEL_MAP: dict[str, str] = {
     "supported": "True",

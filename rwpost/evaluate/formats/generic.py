@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.formats.common import PredictionSet, dotted, iter_json_rows, join_id, map_label
-from rwpost.evaluate.predictions_file import Row
+from rwpost.evaluate.formats.common import PredictionSet, Row, dotted, iter_json_rows, join_id, map_label
 
 
 def _objects(source: Path) -> list[tuple[int, Any, str | None]]:
