@@ -10,15 +10,14 @@ import pytest
 
 from rwpost.cli import main
 from rwpost.errors import ConfigError
-from rwpost.evaluate.leakage import BlockList, GuardedWeb, SearchResult, audit
+from rwpost.evaluate.leakage import PACKAGED_LIST, BlockList, GuardedWeb, SearchResult, audit
 from rwpost.evaluate.protocol import Prediction
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
 from tests.evaluate_helpers import make_sample
 
-RELEASED_BLOCKLIST = (
-    Path(__file__).resolve().parents[1] / "data" / "sample" / "released" / "blocked_domains.txt"
-)
+RELEASED_BLOCKLIST = PACKAGED_LIST  # the authors' released list, shipped inside the package
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_audit_flags_predictions_citing_snopes_or_politifact():
@@ -47,6 +46,24 @@ def test_released_block_list_is_loaded_on_top_of_the_built_in_fact_checkers():
         blocklist.blocked_domain("https://example.org/snopesish") == "example.org"
     )  # paper's substring rule
     assert blocklist.blocked_domain("https://nasa.gov/") is None
+
+
+def test_the_packaged_block_list_is_the_default_wherever_the_command_runs(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import json; from rwpost.evaluate.leakage import BlockList; "
+        "print(json.dumps(BlockList().describe()))"
+    )
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    described = json.loads(done.stdout)
+    assert described["count"] == 1675  # 1,650 released lines + built-in fact-checkers, deduplicated
+    assert described["count"] == len(BlockList().domains) and len(described["sha256"]) == 64
+    assert BlockList().blocked_domain("https://boards.4chan.org/pol/") == "boards.4chan.org"
+    assert "evaluate/blocked_domains.txt" in (ROOT / "pyproject.toml").read_text()  # package data
 
 
 def test_guarded_web_drops_blocked_domains_and_results_after_the_claim_time():

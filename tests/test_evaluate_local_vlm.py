@@ -203,7 +203,7 @@ def test_local_vlm_end_to_end_with_images_ledger_manifest_and_resume(tmp_path, m
     assert manifest["device"] == "cpu"
     assert manifest["detector_config"]["model_type"] == "idefics3"
     assert manifest["detector_config"]["dtype"] == "float32"
-    assert list(manifest["prompt_hashes"]) == ["detect_zero_shot.v1"]
+    assert list(manifest["prompt_hashes"]) == ["detect_zero_shot.v2"]
     assert (out / "report.md").is_file() and (out / "metrics.json").is_file()
 
     # a rerun into the same folder answers from disk: the same predictions file, nothing generated

@@ -31,7 +31,6 @@ def test_stage_scores_each_detector_and_setting_and_writes_a_leaderboard(tmp_pat
             "seed": 0,
             "bootstrap": 50,
             "key_points": False,
-            "blocked_domains": str(RELEASED / "blocked_domains.txt"),
             "detectors": [
                 {"name": "majority"},
                 {"name": "stratified", "repeats": 2, "settings": ["closed-book", "gold-evidence"]},

@@ -9,7 +9,7 @@ import pytest
 
 from rwpost.cli import main
 from rwpost.errors import RwpostError
-from rwpost.evaluate.predictions_file import PredictionsFileDetector
+from rwpost.evaluate.formats.flat import PredictionsFileDetector
 from rwpost.evaluate.protocol import Setting
 from rwpost.io import write_jsonl
 from rwpost.labels import Label

@@ -96,7 +96,7 @@ def test_vlm_detector_end_to_end_with_image_evidence_ledger_and_resume(tmp_path,
         assert metrics["explanations"]["evidence_urls"]["macro_precision"] == pytest.approx(1.0)
         assert metrics["views"]["main"]["ece"] is not None
         manifest = json.loads((out / "manifest.json").read_text())
-        assert list(manifest["prompt_hashes"]) == ["detect_zero_shot.v1"]
+        assert list(manifest["prompt_hashes"]) == ["detect_zero_shot.v2"]
         for path in out.rglob("*"):
             if path.is_file() and path.suffix in (".json", ".jsonl", ".md"):
                 assert SECRET not in path.read_text(), f"{path} contains the API key"

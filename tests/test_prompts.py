@@ -34,7 +34,8 @@ def test_every_packaged_prompt_loads_with_its_version_schema_and_hash():
     agentfact = ["explain", "image_match", "miscaption", "plan", "query", "reason", "source", "summarise"]
     assert names == sorted(
         [f"agentfact_{n}.v1" for n in agentfact]
-        + ["detect_zero_shot.v1", "evidence", "necessity_s2", "post", "rationale", "watermark_s1"]
+        + ["detect_zero_shot.v1", "detect_zero_shot.v2", "evidence", "necessity_s2", "post", "rationale"]
+        + ["watermark_s1"]
     )
     for name in names:
         prompt = load_prompt(name)

@@ -16,9 +16,6 @@ from rwpost.llm.config import detector_secrets_from_env
 
 console = Console(stderr=True)
 
-DEFAULT_BLOCKLIST = Path("data/sample/released/blocked_domains.txt")
-"""The authors' released list of fact-checking domains (used when it exists and no other is given)."""
-
 
 def _parse_sets(pairs: list[str] | None) -> dict[str, Any]:
     """``key=value`` options into a dict; values are parsed as JSON when they can be (numbers, bools)."""
@@ -52,28 +49,57 @@ def _read_prices(path: Path | None) -> dict[str, Any] | None:
 
 def evaluate(
     data: Path = typer.Option(..., "--data", help="Samples to score: released JSONL or a Parquet split."),
-    detector: str = typer.Option(
+    detector: list[str] = typer.Option(
         None,
         "--detector",
-        help="Detector name (majority, stratified, category-prior, embedding, vlm, "
-        "predictions), an entry point of group rwpost.detectors, or module:Class.",
+        help="Detector name (majority, stratified, category-prior, embedding, vlm, local-vlm, "
+        "predictions), an entry point of group rwpost.detectors, or module:Class (repeatable).",
     ),
-    predictions: Path = typer.Option(None, "--predictions", help="Score this JSONL/CSV of predictions."),
-    setting: str = typer.Option("closed-book", "--setting", help="closed-book | gold-evidence | open-web"),
+    predictions: Path = typer.Option(
+        None, "--predictions", help="Score another system's output: a file or a folder (see --format)."
+    ),
+    format: str = typer.Option(
+        None,
+        "--format",
+        help="flat | agentfact | agentfact-baselines | defame | generic (detected).",
+    ),
+    id_field: str = typer.Option(None, "--id-field", help="Generic format: the id or news_url field."),
+    label_field: str = typer.Option(None, "--label-field", help="Generic format: the label's dotted path."),
+    label_map: str = typer.Option(None, "--label-map", help="Spelling=Label,... or a file of them."),
+    id_map: Path = typer.Option(None, "--id-map", help="DEFAME: sample_index -> id or news_url (JSON/CSV)."),
+    setting: list[str] = typer.Option(
+        None,
+        "--setting",
+        help="Input cell, repeatable: T, T+I, T+E, T+I+E, T+I+W, or closed-book | gold-evidence | open-web "
+        "(default closed-book).",
+    ),
+    grid: bool = typer.Option(False, "--grid", help="Every cell of the paper's grid: T, T+I, T+E, T+I+E."),
+    ks: list[int] = typer.Option(
+        None,
+        "--k",
+        min=1,
+        help="Evidence-k ablation: k gold items per claim in each evidence cell.",
+    ),
+    evidence_seed: int = typer.Option(42, "--evidence-seed", help="Seed of the evidence-k subsets."),
+    allow_missing_images: bool = typer.Option(
+        False, "--allow-missing-images", help="Image cells: fail samples whose image is missing, not the run."
+    ),
     train: Path = typer.Option(None, "--train", help="Labelled training samples (e.g. the dev split)."),
     train_fraction: float = typer.Option(
         None, "--train-fraction", help="Train on this seeded part of --data."
     ),
     repeats: int = typer.Option(1, "--repeats", min=1, help="Runs of a stochastic detector (seed+i each)."),
     seed: int = typer.Option(0, "--seed", help="Seed of splits, detectors and bootstrap."),
-    out: Path = typer.Option(..., "--out", help="Run folder for predictions and reports (resumable)."),
+    out: Path = typer.Option(
+        ..., "--out", help="Run folder (one run), or the folder of one run per detector x cell (resumable)."
+    ),
     sets: list[str] = typer.Option(None, "--set", help="Detector option key=value (repeatable)."),
     batch_size: int = typer.Option(16, "--batch-size", min=1),
     bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap resamples for 95% intervals."),
     blocked_domains: Path = typer.Option(
         None,
         "--blocked-domains",
-        help=f"Blocked fact-check domains (default {DEFAULT_BLOCKLIST} if present).",
+        help="More blocked domains, on top of the built-in fact-checkers and the authors' packaged list.",
     ),
     prices: Path = typer.Option(None, "--prices", help="YAML/JSON price table: model -> input_per_mtok..."),
     name: str = typer.Option(None, "--name", help="System name in reports (default detector/setting)."),
@@ -88,70 +114,110 @@ def evaluate(
         False, "--overwrite", help="Start afresh in --out (a changed input is otherwise refused)."
     ),
 ) -> None:
-    """Score a detector on RW-Post samples; writes metrics.json, report.md, plots and a resumable log.
+    """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md, plots
+    and a resumable log per run, and a leaderboard when there are several runs.
 
     Example: rwpost evaluate --data data/sample/released/rwpost_dev_main.head.jsonl
     --detector embedding --train-fraction 0.5 --seed 0 --out reports/evaluate/embedding
+
+    The paper's grid: add --grid --k 1 --k 3 (one run per detector x cell under --out).
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local model folders only, never a download
+    from dataclasses import replace
+
     from rwpost.evaluate.data import lazy_encoder, load_eval_data
+    from rwpost.evaluate.leaderboard import write_leaderboard
     from rwpost.evaluate.leakage import BlockList
-    from rwpost.evaluate.protocol import Setting
+    from rwpost.evaluate.protocol import GRID, Inputs
+    from rwpost.evaluate.protocol import grid as grid_cells
+    from rwpost.evaluate.registry import with_task_labels
     from rwpost.evaluate.report import evaluate as run_evaluation
     from rwpost.evaluate.runner import RunSpec
 
     config = _parse_sets(sets)
+    detectors = list(detector or [])
+    runs: list[tuple[str, dict[str, Any], Inputs | None]] = []  # (detector, config, cell fixed by the files)
     if predictions is not None:
-        if detector not in (None, "predictions"):
+        if detectors not in ([], ["predictions"]):
             raise ConfigError(
                 "--predictions scores a file: leave out --detector or give --detector predictions"
             )
-        detector = "predictions"
-        config.update(path=str(predictions), strict=strict)
-    if detector is None:
-        raise ConfigError("give --detector NAME or --predictions FILE")
-    try:
-        chosen = Setting(setting)
-    except ValueError as exc:
-        raise ConfigError(
-            f"--setting must be one of {', '.join(s.value for s in Setting)}, got {setting!r}"
-        ) from exc
-    blocklist_path = blocked_domains or (DEFAULT_BLOCKLIST if DEFAULT_BLOCKLIST.exists() else None)
-    secrets = detector_secrets_from_env(detector, config)
-    spec = RunSpec(
-        detector=detector,
-        config=config,
-        setting=chosen,
-        seed=seed,
-        repeats=repeats,
-        batch_size=batch_size,
-        n_resamples=bootstrap,
-        name=name,
-        prices=_read_prices(prices),
-        blocklist=BlockList.from_file(blocklist_path),
-        secrets=secrets,
-        failures=failures,
-    )
+        from rwpost.evaluate.formats import detect_format, read_sets
+
+        options = {"id_field": id_field, "label_field": label_field, "label_map": label_map}
+        options = {k: v for k, v in options.items() if v is not None}
+        if id_map is not None:
+            options["id_map"] = str(id_map)
+        chosen_format = format or detect_format(predictions, generic=bool(options.keys() - {"id_map"}))
+        base = {**config, "path": str(predictions), "strict": strict}
+        if chosen_format == "flat":
+            runs.append(("predictions", base, None))
+        else:
+            for found in read_sets(predictions, chosen_format, **options):
+                cell = Inputs.of(found.setting) if found.setting else None
+                runs.append(
+                    ("predictions", {**base, "format": chosen_format, "select": found.name, **options}, cell)
+                )
+    else:
+        if not detectors:
+            raise ConfigError("give --detector NAME or --predictions FILE")
+        runs = [(d, dict(config), None) for d in detectors]
+    cells = grid_cells(list(setting or []) + (list(GRID) if grid else []) or ["closed-book"], ks or [])
+    cells = [replace(c, seed=evidence_seed) for c in cells]
     loaded = load_eval_data(data, train=train, train_fraction=train_fraction, seed=seed)
     if loaded.info.get("excluded_unlabelled"):
         console.print(
             f"[yellow]{loaded.info['excluded_unlabelled']} samples have no RW-Post label "
             "(excluded ratings such as satire) and are not scored[/]"
         )
-    metrics = run_evaluation(
-        loaded.test,
-        spec,
-        out,
-        train=loaded.train,
-        data_info=loaded.info,
-        encode=lazy_encoder() if key_points else None,
-        progress=progress,
-        overwrite=overwrite,
-    )
+    blocklist = BlockList.from_file(blocked_domains)
+    price_table = _read_prices(prices)
+    plan = [(d, c, fixed or cell) for d, c, fixed in runs for cell in ([fixed] if fixed else cells)]
+    plan = list({(d, json.dumps(c, sort_keys=True), str(cell)): (d, c, cell) for d, c, cell in plan}.values())
+    single = len(plan) == 1
+    run_dirs, metrics = [], {}
+    for det, det_config, cell in plan:
+        det_config = with_task_labels(det, det_config, loaded.test)
+        label = det_config.get("select") or det
+        spec = RunSpec(
+            detector=det,
+            config=det_config,
+            setting=cell.evidence if cell.legacy else cell,
+            seed=seed,
+            repeats=repeats,
+            batch_size=batch_size,
+            n_resamples=bootstrap,
+            name=name if single else (f"{name}/{label}/{cell}" if name else f"{label}/{cell}"),
+            prices=price_table,
+            blocklist=blocklist,
+            secrets=detector_secrets_from_env(det, det_config),
+            allow_missing_images=allow_missing_images,
+            failures=failures,
+        )
+        run_out = out if single else out / f"{_slug(label)}-{cell.slug}"
+        metrics = run_evaluation(
+            loaded.test,
+            spec,
+            run_out,
+            train=loaded.train,
+            data_info=loaded.info,
+            encode=lazy_encoder() if key_points else None,
+            progress=progress,
+            overwrite=overwrite,
+        )
+        run_dirs.append(run_out)
+        if not as_json:
+            _summary(metrics, run_out)
+    if not single:
+        write_leaderboard(run_dirs, out / "leaderboard")
+        console.print(f"{len(run_dirs)} runs; leaderboard in {out / 'leaderboard'}")
     if as_json:
         typer.echo(json.dumps(metrics, indent=2, default=str))
-        return
-    _summary(metrics, out)
+
+
+def _slug(text: str) -> str:
+    """A folder name for a detector or a prediction set (``module:Class``, ``model/TE_k3``)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
 
 
 HEADLINE_TITLES = (

@@ -32,6 +32,8 @@ class _PriorDetector:
     """Shared parts: fitted prior, config, the 'not fitted' error."""
 
     name = "baseline"
+    retrieves = False
+    reads_images = False
     _prior: dict[Label, float] | None = None
 
     def config(self) -> dict[str, Any]:

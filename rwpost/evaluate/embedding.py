@@ -166,6 +166,8 @@ class EmbeddingDetector:
     """Sentence embedding of the post + logistic regression trained on labelled samples."""
 
     name = "embedding"
+    retrieves = False
+    reads_images = False  # the OCR text of an image cell, never the image itself
 
     def __init__(
         self,

@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.protocol import Prediction
+from rwpost.io import sha256_hex
 
 FACT_CHECK_DOMAINS: frozenset[str] = frozenset(
     {
@@ -56,7 +57,11 @@ FACT_CHECK_DOMAINS: frozenset[str] = frozenset(
         "chequeado.com",
     }
 )
-"""Fact-checking domains always blocked, on top of the released ``blocked_domains.txt``."""
+"""Fact-checking domains always blocked, on top of the authors' released list (:data:`PACKAGED_LIST`)."""
+
+PACKAGED_LIST = Path(__file__).with_name("blocked_domains.txt")
+"""The authors' released ``blocked_domains.txt`` (1,650 lines), shipped inside the package so it is found
+wherever the command runs."""
 
 FACT_CHECK_SUBSTRINGS: tuple[str, ...] = (
     "snopes",
@@ -90,19 +95,34 @@ def load_blocked_domains(path: str | Path) -> frozenset[str]:
     return frozenset(d for d in (normalize_domain(x.split("#")[0]) for x in lines) if d)
 
 
+DEFAULT_DOMAINS: frozenset[str] = FACT_CHECK_DOMAINS | load_blocked_domains(PACKAGED_LIST)
+"""The built-in fact-checkers plus the packaged released list: the default of every :class:`BlockList`."""
+
+
 @dataclass(frozen=True)
 class BlockList:
     """Blocked domains and URL substrings: a URL is blocked when its host is one of the domains or a
     subdomain of one, or when the URL contains one of the substrings (as the paper's filter does)."""
 
-    domains: frozenset[str] = FACT_CHECK_DOMAINS
+    domains: frozenset[str] = DEFAULT_DOMAINS
     substrings: tuple[str, ...] = FACT_CHECK_SUBSTRINGS
+    source: str = "built-in + packaged blocked_domains.txt"
 
     @classmethod
     def from_file(cls, path: str | Path | None) -> BlockList:
-        """The built-in fact-checkers plus the domains of ``path`` (if given)."""
-        extra = load_blocked_domains(path) if path else frozenset()
-        return cls(FACT_CHECK_DOMAINS | extra)
+        """The built-in fact-checkers and the packaged list, plus the domains of ``path`` (if given)."""
+        if not path:
+            return cls()
+        return cls(DEFAULT_DOMAINS | load_blocked_domains(path), source=f"{cls.source} + {path}")
+
+    @property
+    def sha256(self) -> str:
+        """Checksum of the sorted domains and substrings (the run identity and the manifest hold it)."""
+        return sha256_hex("\n".join(sorted(self.domains)) + "\n--\n" + "\n".join(self.substrings))
+
+    def describe(self) -> dict[str, object]:
+        """What the manifest records: count, checksum and where the list came from."""
+        return {"count": len(self.domains), "sha256": self.sha256, "source": self.source}
 
     def blocked_domain(self, url: str) -> str | None:
         """The blocked domain ``url`` belongs to (or the host, if a blocked substring matched), or None."""
@@ -205,8 +225,9 @@ class Flag:
     domains: tuple[str, ...]
 
 
-def audit(predictions: Sequence[Prediction], blocklist: BlockList) -> dict[str, Flag]:
-    """Every prediction whose evidence URLs (or explanation text) cite a blocked domain, by sample id."""
+def audit(predictions: Sequence[Any], blocklist: BlockList) -> dict[str, Flag]:
+    """Every prediction (a :class:`rwpost.evaluate.protocol.Prediction`) whose evidence URLs (or
+    explanation text) cite a blocked domain, by sample id."""
     flags: dict[str, Flag] = {}
     for p in predictions:
         cited = list(p.evidence_urls) + _URL_IN_TEXT.findall(p.explanation or "")

@@ -28,7 +28,14 @@ from typing import Any
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate.protocol import Call, Prediction, Setting
-from rwpost.evaluate.vlm import DEFAULT_PROMPT, image_input, verdict_prediction, verdict_user_text
+from rwpost.evaluate.vlm import (
+    DEFAULT_PROMPT,
+    image_input,
+    missing_image_prediction,
+    task_schema,
+    verdict_prediction,
+    verdict_user_text,
+)
 from rwpost.labels import MAIN_LABELS, Label
 from rwpost.prompts import load_prompt
 from rwpost.records import Sample
@@ -109,6 +116,8 @@ class LocalVLMDetector:
     """Asks a local vision-language model for a verdict on each post (with its image), zero-shot."""
 
     name = "local-vlm"
+    retrieves = False
+    reads_images = True
 
     def __init__(
         self,
@@ -132,7 +141,7 @@ class LocalVLMDetector:
         self.prompt, self.seed = prompt, seed
         self.labels = [str(Label(x)) for x in (labels or [str(x) for x in MAIN_LABELS])]
         self.prompt_file = load_prompt(prompt)
-        self.schema = load_llm_schema(self.prompt_file.schema_name)
+        self.schema = task_schema(load_llm_schema(self.prompt_file.schema_name), self.labels)
         self.image_root = Path(image_root) if image_root else None
         self.device = pick_device(device)
         self.batch_size, self.max_new_tokens = max(1, int(batch_size)), int(max_new_tokens)
@@ -235,6 +244,10 @@ class LocalVLMDetector:
         groups: dict[bool, list[tuple[Sample, str, Any]]] = {False: [], True: []}
         for sample in samples:
             image = image_input(sample, self.image_root)
+            missing = missing_image_prediction(sample, image)
+            if missing is not None:
+                out[sample.id] = missing
+                continue
             picture = None
             if image is not None:
                 try:

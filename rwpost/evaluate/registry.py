@@ -12,12 +12,14 @@ The named object is called with the detector's configuration as keyword argument
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.protocol import Detector
+from rwpost.evaluate.protocol import Detector, task_labels
+from rwpost.records import Sample
 
 ENTRY_POINT_GROUP = "rwpost.detectors"
 
@@ -28,7 +30,7 @@ BUILTIN: dict[str, str] = {
     "category-prior": "rwpost.evaluate.baselines:CategoryPrior",
     "embedding": "rwpost.evaluate.embedding:EmbeddingDetector",
     "local-vlm": "rwpost.evaluate.local_vlm:LocalVLMDetector",
-    "predictions": "rwpost.evaluate.predictions_file:PredictionsFileDetector",
+    "predictions": "rwpost.evaluate.formats.flat:PredictionsFileDetector",
     "vlm": "rwpost.evaluate.vlm:VLMDetector",
 }
 """Built-in detectors, by name, as ``module:attribute`` (imported only when used)."""
@@ -77,3 +79,15 @@ def make_detector(name: str, config: dict[str, Any] | None = None) -> Detector:
     if not isinstance(detector, Detector):
         raise ConfigError(f"detector {name!r} does not follow the protocol (needs name, config(), predict())")
     return detector
+
+
+def with_task_labels(name: str, config: dict[str, Any], samples: Sequence[Sample]) -> dict[str, Any]:
+    """``config`` plus ``labels``: the task's label space (:func:`task_labels` of the evaluated samples),
+    for a detector that takes a ``labels`` argument and was not given one."""
+    if "labels" in config:
+        return config
+    try:
+        takes = "labels" in inspect.signature(resolve_detector(name)).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return {**config, "labels": [str(x) for x in task_labels(samples)]} if takes else config

@@ -33,10 +33,13 @@ from rwpost.evaluate.metrics import check_policy
 from rwpost.evaluate.protocol import (
     CheckingDetector,
     Detector,
+    Inputs,
     Prediction,
     Setting,
     TrainableDetector,
     blind,
+    check_cell,
+    evidence_axis,
     prompt_hashes,
 )
 from rwpost.evaluate.registry import make_detector, resolve_detector
@@ -84,7 +87,8 @@ class RunSpec:
 
     detector: str
     config: dict[str, Any] = field(default_factory=dict)
-    setting: Setting = Setting.CLOSED_BOOK
+    setting: Setting | Inputs = Setting.CLOSED_BOOK
+    """The evidence axis, or a cell of the input grid (T, T+I, T+E, T+I+E, evidence-k)."""
     seed: int = 0
     repeats: int = 1
     batch_size: int = 16
@@ -97,6 +101,8 @@ class RunSpec:
     failures: str = "wrong"
     """How failed answers are scored (``rwpost.evaluate.metrics.FAILURE_POLICIES``); scoring only, so
     not part of the run's identity: a run rescored under another policy resumes."""
+    allow_missing_images: bool = False
+    """Image cells: run anyway when images cannot be loaded (each such sample fails with a reason)."""
 
     @property
     def system(self) -> str:
@@ -116,11 +122,6 @@ def refuse_duplicate_ids(samples: Sequence[Sample], source: str) -> None:
 def samples_sha256(samples: Sequence[Sample]) -> str:
     """SHA-256 of the samples' content (every field, in order): changes when any sample does."""
     return sha256_hex("\n".join(s.model_dump_json() for s in samples))
-
-
-def blocklist_sha256(blocklist: BlockList) -> str:
-    """SHA-256 of a blocked-domain list (sorted domains and substrings)."""
-    return sha256_hex("\n".join([*sorted(blocklist.domains), "", *sorted(blocklist.substrings)]))
 
 
 def split_train_test(
@@ -191,7 +192,7 @@ def _as_prediction(row: dict[str, Any]) -> Prediction:
 def predict_all(
     detector: Detector,
     samples: Sequence[Sample],
-    setting: Setting,
+    setting: Setting | Inputs,
     path: Path,
     *,
     repeat: int = 0,
@@ -209,7 +210,7 @@ def predict_all(
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             began = time.perf_counter()
-            answers = detector.predict([blind(s, setting) for s in batch], setting)
+            answers = detector.predict([blind(s, setting) for s in batch], evidence_axis(setting))
             wall = (time.perf_counter() - began) / len(batch)
             by_id = {p.id: p for p in answers}
             extra = set(by_id) - {s.id for s in batch}
@@ -323,7 +324,7 @@ def run_identity(
         "samples_sha256": samples_sha256(samples),
         "train_data_sha256": (info.get("train") or {}).get("sha256"),
         "train_sha256": samples_sha256(train) if train else None,
-        "blocked_domains_sha256": blocklist_sha256(spec.blocklist),
+        "blocked_domains_sha256": spec.blocklist.sha256,
         "code_version": code_version(),
     }
 
@@ -360,7 +361,7 @@ def run(
     resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     path = out / PREDICTIONS_FILE
     done = read_predictions(path)
-    all_predictions, input_report, configs, hashes, device = [], None, [], {}, None
+    all_predictions, input_report, configs, hashes, device, images = [], None, [], {}, None, None
     started = now()
     for repeat in range(spec.repeats):
         config = {**detector_config(spec, repeat), **spec.secrets}
@@ -368,6 +369,9 @@ def run(
         configs.append(detector.config())
         hashes.update(prompt_hashes(detector))
         device = getattr(detector, "device", device)
+        if repeat == 0:
+            allow = spec.allow_missing_images
+            images = check_cell(detector, spec.setting, samples, allow_missing_images=allow)
         if isinstance(detector, CheckingDetector) and repeat == 0:
             input_report = detector.check(samples)
         if isinstance(detector, TrainableDetector):
@@ -379,7 +383,9 @@ def run(
                     "give --train or --train-fraction"
                 )
             else:
-                detector.fit([blind(s, spec.setting, keep_label=True) for s in train], spec.setting)
+                detector.fit(
+                    [blind(s, spec.setting, keep_label=True) for s in train], evidence_axis(spec.setting)
+                )
         all_predictions.append(
             predict_all(
                 detector,
@@ -422,7 +428,8 @@ def run(
         if train
         else None,
         "blocked_domains": len(spec.blocklist.domains),
-        "blocked_domains_sha256": identity["blocked_domains_sha256"],
+        "blocked_domain_list": spec.blocklist.describe(),
+        "images": None if images is None else {**images, "sent": getattr(detector, "images_sent", None)},
         "environment": environment(),
         "started": started,
         "finished": now(),

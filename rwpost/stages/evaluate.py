@@ -1,24 +1,28 @@
-"""Stage ``evaluate``: score the configured detectors on a published version's splits.
+"""Stage ``evaluate``: score the configured detectors on a published version's splits, over the input grid.
 
 For each subset every detector is trained on ``train_split`` (dev) and scored on ``test_split`` (test), in
-each of its settings; each run writes ``<out>/<subset>/<detector>-<setting>/`` (metrics.json, report.md,
-plots, predictions), and the stage writes ``<out>/leaderboard/`` and the ``summary`` file (headline
-scores per run, the DVC metrics file).
+each cell of the grid (``settings`` x ``k``: T, T+I, T+E, T+I+E and the evidence-k ablation, or the legacy
+closed-book / gold-evidence / open-web); each run writes ``<out>/<subset>/<detector>-<cell>/``
+(metrics.json, report.md, plots, predictions), and the stage writes one ``<out>/leaderboard/`` over every
+cell and the ``summary`` file (headline scores per run, the DVC metrics file).
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rwpost.dataset import read_parquet, split_file
 from rwpost.errors import ConfigError
-from rwpost.evaluate import BlockList, RunSpec, Setting, evaluate
+from rwpost.evaluate import BlockList, RunSpec, evaluate
 from rwpost.evaluate.data import lazy_encoder
 from rwpost.evaluate.leaderboard import write_leaderboard
+from rwpost.evaluate.protocol import EVIDENCE_SEED, grid
+from rwpost.evaluate.registry import with_task_labels
 from rwpost.io import sha256_file, write_json
 from rwpost.llm.config import detector_secrets_from_env
 from rwpost.records import Sample
@@ -31,7 +35,11 @@ class DetectorParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    settings: list[Setting] = Field(default_factory=lambda: [Setting.CLOSED_BOOK])
+    settings: list[str] | None = None
+    """Input cells (T, T+I, T+E, T+I+E, T+I+W, or closed-book / gold-evidence / open-web); None: the
+    stage's ``settings``."""
+    k: list[int] | None = None
+    """Evidence-k ablation for this detector; None: the stage's ``k``."""
     subsets: list[str] | None = None
     """None: every subset of the stage."""
     config: dict[str, Any] = Field(default_factory=dict)
@@ -57,6 +65,15 @@ class Params(StageParams):
     key_points: bool = True
     """Key-point coverage of explanations (embedding similarity)."""
     blocked_domains: Path | None = None
+    """More blocked domains, on top of the built-in fact-checkers and the packaged released list."""
+    settings: list[str] = Field(default_factory=lambda: ["closed-book"])
+    """The grid's input cells for every detector that names none."""
+    k: list[int] = Field(default_factory=list)
+    """Evidence-k ablation: k gold items per claim in each evidence cell."""
+    evidence_seed: int = EVIDENCE_SEED
+    allow_missing_images: bool = False
+    failures: Literal["wrong", "exclude", "class"] = "wrong"
+    """How failed answers are scored (named in every table): all samples, answered only, or a class."""
     detectors: list[DetectorParams] = Field(default_factory=list)
     prices: dict[str, dict[str, float]] | None = None
     dataset: DatasetParams
@@ -88,8 +105,10 @@ def run(params: Params) -> StageReport:
         for entry in params.detectors:
             if entry.subsets is not None and subset not in entry.subsets:
                 continue
-            for setting in entry.settings:
-                config = dict(entry.config)
+            cells = grid(entry.settings or params.settings, params.k if entry.k is None else entry.k)
+            for cell in (replace(c, seed=params.evidence_seed) for c in cells):
+                setting = cell.evidence if cell.legacy else cell
+                config = with_task_labels(entry.name, dict(entry.config), test)
                 spec = RunSpec(
                     detector=entry.name,
                     config=config,
@@ -102,8 +121,10 @@ def run(params: Params) -> StageReport:
                     prices=params.prices or None,  # type: ignore[arg-type]
                     blocklist=blocklist,
                     secrets=detector_secrets_from_env(entry.name, config),
+                    allow_missing_images=params.allow_missing_images,
+                    failures=params.failures,
                 )
-                out = params.out / subset / f"{entry.name}-{setting}"
+                out = params.out / subset / f"{entry.name}-{cell.slug}"
                 try:
                     metrics = evaluate(
                         test,

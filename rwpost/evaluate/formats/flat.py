@@ -12,37 +12,18 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rwpost.errors import RecordError, RwpostError
+from rwpost.evaluate.formats.common import Row, parse_label
 from rwpost.evaluate.protocol import Prediction, Setting
 from rwpost.ids import record_id
-from rwpost.io import iter_jsonl, sha256_file
+from rwpost.io import iter_jsonl
 from rwpost.labels import Label
 from rwpost.records import Sample
-
-_LABELS = {label.value.lower(): label for label in Label}
-
-
-def parse_label(value: Any) -> Label | None:
-    """An RW-Post label from its name in any letter case (``FALSE``, ``false``, ``False``); else None."""
-    return _LABELS.get(str(value).strip().lower()) if value is not None else None
-
-
-@dataclass
-class Row:
-    """One parsed row of a predictions file, with where it came from."""
-
-    line: int
-    id: str
-    raw_label: Any
-    label: Label | None
-    probabilities: dict[Label, float] | None = None
-    explanation: str | None = None
-    evidence_urls: list[str] = field(default_factory=list)
 
 
 def _urls(value: Any) -> list[str]:
@@ -117,28 +98,88 @@ def read_prediction_rows(path: str | Path) -> tuple[list[Row], list[dict[str, An
 
 
 class PredictionsFileDetector:
-    """A detector that reads its answers from a file instead of computing them.
+    """A detector that reads its answers from a file (or an output folder) instead of computing them.
 
-    With ``strict=True`` any problem in the file (bad row, unknown id or label, duplicate, missing
-    sample) is an error; otherwise the problems are reported and the run goes on.
+    ``format`` names the file's format (:mod:`rwpost.evaluate.formats`; detected when None); a folder
+    holding several systems or settings needs ``select`` (one set's name). Failures the system recorded
+    are predictions with no label and the system's reason. With ``strict=True`` any problem in the file
+    (bad row, unknown id or label, duplicate, missing sample) is an error; otherwise the problems are
+    reported and the run goes on.
     """
 
     name = "predictions"
+    retrieves = True  # the file holds whatever the system did, retrieval included
+    reads_images = False
 
-    def __init__(self, path: str | Path, strict: bool = False, system: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        strict: bool = False,
+        system: str | None = None,
+        format: str | None = None,
+        select: str | None = None,
+        id_field: str | None = None,
+        label_field: str | None = None,
+        label_map: str | dict[str, str] | None = None,
+        id_map: str | None = None,
+    ) -> None:
+        from rwpost.evaluate.formats import detect_format, read_sets
+
         self.path = Path(path)
         self.strict = strict
         self.system = system or self.path.stem
-        self.rows, self.bad_rows = read_prediction_rows(self.path)
+        self.options = {
+            k: v
+            for k, v in dict(
+                id_field=id_field, label_field=label_field, label_map=label_map, id_map=id_map
+            ).items()
+            if v is not None
+        }
+        generic = bool(id_field or label_field or label_map)
+        self.format = format or detect_format(self.path, generic=generic)
+        self.select, self.failures, self.unknown_label_counts = select, {}, {}
+        self.by_position = False
+        if self.format == "flat":
+            self.rows, self.bad_rows = read_prediction_rows(self.path)
+        else:
+            sets = read_sets(self.path, self.format, **self.options)
+            names = [s.name for s in sets]
+            if select is None and len(sets) > 1:
+                raise RwpostError(f"{self.path} holds {len(sets)} prediction sets; select one of {names}")
+            chosen = sets[0] if select is None else next((s for s in sets if s.name == select), None)
+            if chosen is None:
+                raise RwpostError(f"{self.path}: no prediction set {select!r}; found {names}")
+            self.select, self.rows, self.bad_rows = chosen.name, list(chosen.rows.values()), chosen.bad_rows
+            self.failures, self.by_position = dict(chosen.failures), chosen.by_position
+            self.unknown_label_counts = dict(chosen.unknown_labels)
         self._first: dict[str, Row] = {}
         for row in self.rows:
             self._first.setdefault(row.id, row)
 
     def config(self) -> dict[str, Any]:
-        return {"path": str(self.path), "sha256": sha256_file(self.path), "system": self.system}
+        from rwpost.evaluate.formats import content_sha256
+
+        config = {"path": str(self.path), "sha256": content_sha256(self.path), "system": self.system}
+        if self.format != "flat":
+            config.update(format=self.format, select=self.select, **self.options)
+        return config
+
+    def _resolve_positions(self, samples: Sequence[Sample]) -> None:
+        """Rows keyed by position in the evaluated data (DEFAME without an id map) -> sample ids."""
+        if not self.by_position:
+            return
+        by_index = {str(i): s.id for i, s in enumerate(samples)}
+        for row in self.rows:
+            row.id = by_index.get(row.id, f"position {row.id}")
+        self.failures = {by_index.get(k, f"position {k}"): v for k, v in self.failures.items()}
+        self._first = {}
+        for row in self.rows:
+            self._first.setdefault(row.id, row)
+        self.by_position = False
 
     def check(self, samples: Sequence[Sample]) -> dict[str, Any]:
         """Problems of the file against the evaluated samples; raises in strict mode if there are any."""
+        self._resolve_positions(samples)
         wanted = {s.id for s in samples}
         lines: dict[str, list[Row]] = {}
         for row in self.rows:
@@ -159,13 +200,18 @@ class PredictionsFileDetector:
             "rows": len(self.rows) + len(self.bad_rows),
             "bad_rows": self.bad_rows,
             "unknown_ids": [{"line": r.line, "id": r.id} for r in self.rows if r.id not in wanted],
-            "missing_ids": sorted(wanted - set(lines)),
+            "missing_ids": sorted(wanted - set(lines) - set(self.failures)),
+            "failures": [{"id": k, "reason": v} for k, v in sorted(self.failures.items()) if k in wanted],
             "duplicate_ids": duplicates,
             "unknown_labels": [
                 {"line": r.line, "id": r.id, "label": r.raw_label} for r in self.rows if r.label is None
             ],
         }
         problems = {k: len(v) for k, v in report.items() if isinstance(v, list) and v}
+        report["format"] = self.format
+        report["unknown_label_counts"] = self.unknown_label_counts or dict(
+            Counter(str(r.raw_label) for r in self.rows if r.label is None)
+        )
         report["problems"] = problems
         if self.strict and problems:
             summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in problems.items())
@@ -173,9 +219,14 @@ class PredictionsFileDetector:
         return report
 
     def predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
+        if self.by_position:
+            raise RwpostError(f"{self.path}: rows are keyed by position: call check(samples) before predict")
         out = []
         for s in samples:
             row = self._first.get(s.id)
+            if row is None and s.id in self.failures:
+                out.append(Prediction(id=s.id, error=f"system failure: {self.failures[s.id]}"))
+                continue
             if row is None:
                 out.append(Prediction(id=s.id, error=f"no row in the predictions file ({self.path})"))
                 continue

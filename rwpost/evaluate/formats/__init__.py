@@ -1,0 +1,111 @@
+"""Readers of other systems' prediction files, as those systems write them (no conversion step).
+
+``flat``: rwpost's own JSONL/CSV (read by ``rwpost.evaluate.formats.flat``); ``agentfact``:
+the AgentFact main workflow's output folders; ``agentfact-baselines``: its ``baseline_lvlms/results``
+folders (one set per model x setting x k); ``defame``: DEFAME's ``predictions.csv``; ``generic``: any
+JSONL/JSON/CSV with ``--id-field``, ``--label-field`` (dotted) and ``--label-map``.
+:func:`detect_format` guesses the format of a file or folder; :func:`read_sets` returns its
+:class:`PredictionSet` values.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from rwpost.errors import ConfigError
+from rwpost.evaluate.formats.agentfact import looks_like_baselines, read_baselines, read_main
+from rwpost.evaluate.formats.common import PredictionSet, parse_label_map
+from rwpost.evaluate.formats.defame import read_defame
+from rwpost.evaluate.formats.generic import read_generic
+from rwpost.io import sha256_file, sha256_hex
+
+FORMATS = ("flat", "agentfact", "agentfact-baselines", "defame", "generic")
+
+__all__ = ["FORMATS", "PredictionSet", "content_sha256", "detect_format", "parse_label_map", "read_sets"]
+
+
+def _first_object(path: Path) -> Any:
+    with open(path, encoding="utf-8-sig") as handle:
+        for line in handle:
+            if line.strip():
+                try:
+                    return json.loads(line)
+                except json.JSONDecodeError:
+                    return None
+    return None
+
+
+def detect_format(path: str | Path, *, generic: bool = False) -> str:
+    """The format of a predictions file or folder (``generic`` when id/label fields are given)."""
+    source = Path(path)
+    if not source.exists():
+        raise ConfigError(f"predictions not found: {source}")
+    if generic:
+        return "generic"
+    if source.is_dir():
+        if (source / "predictions.csv").is_file():
+            return "defame"
+        if any(source.rglob("output.jsonl")) or any(source.rglob("*failed*.jsonl")):
+            return "agentfact-baselines" if looks_like_baselines(source) else "agentfact"
+        raise ConfigError(f"{source}: no predictions.csv or output.jsonl below; give a file or --format")
+    if source.suffix.lower() == ".csv":
+        with open(source, encoding="utf-8-sig", newline="") as handle:
+            header = next(csv.reader(handle), [])
+        return "defame" if {"sample_index", "predicted"} <= set(header) else "flat"
+    first = _first_object(source)
+    if isinstance(first, dict) and "final_answer" in first:
+        return "agentfact-baselines" if looks_like_baselines(source) else "agentfact"
+    return "flat"
+
+
+def read_sets(
+    path: str | Path,
+    format: str | None = None,
+    *,
+    id_field: str | None = None,
+    label_field: str | None = None,
+    label_map: str | dict[str, str] | None = None,
+    id_map: str | Path | None = None,
+) -> list[PredictionSet]:
+    """Every prediction set of ``path`` in ``format`` (detected when None)."""
+    chosen = format or detect_format(path, generic=bool(id_field or label_field or label_map))
+    source = Path(path)
+    if chosen not in FORMATS:
+        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {chosen!r}")
+    if chosen == "agentfact":
+        sets = read_main(source.parent if source.is_file() else source)
+    elif chosen == "agentfact-baselines":
+        sets = read_baselines(source.parent.parent if source.is_file() else source)
+    elif chosen == "defame":
+        sets = [read_defame(source, id_map)]
+    elif chosen == "generic":
+        sets = [
+            read_generic(
+                source,
+                id_field=id_field or "id",
+                label_field=label_field or "label",
+                label_map=parse_label_map(label_map),
+            )
+        ]
+    else:
+        raise ConfigError(f"{source}: rwpost's flat format is read by PredictionsFileDetector, not read_sets")
+    if not sets or all(not s.rows and not s.failures for s in sets):
+        raise ConfigError(f"{source}: no prediction could be read as {chosen} (bad rows: {_bad(sets)})")
+    return sets
+
+
+def _bad(sets: list[PredictionSet]) -> str:
+    rows = [r for s in sets for r in s.bad_rows]
+    return f"{len(rows)}, e.g. {rows[0]['reason']}" if rows else "none"
+
+
+def content_sha256(path: str | Path) -> str:
+    """The checksum of a predictions file, or of every file below a folder (paths and contents)."""
+    source = Path(path)
+    if source.is_file():
+        return sha256_file(source)
+    files = sorted(p for p in source.rglob("*") if p.is_file())
+    return sha256_hex("".join(f"{p.relative_to(source)}\t{sha256_file(p)}\n" for p in files))

@@ -1,0 +1,139 @@
+"""What every predictions reader returns: one :class:`PredictionSet` per system (x setting x k) in a file or
+folder, with rows joined on RW-Post ids, failures with their reasons and every unknown label spelling."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rwpost.errors import ConfigError
+from rwpost.ids import record_id
+from rwpost.labels import Label
+
+_LABELS = {label.value.lower(): label for label in Label}
+
+
+def parse_label(value: Any) -> Label | None:
+    """An RW-Post label from its name in any letter case (``FALSE``, ``false``, ``False``); else None."""
+    return _LABELS.get(str(value).strip().lower()) if value is not None else None
+
+
+@dataclass
+class Row:
+    """One parsed row of a predictions file, with where it came from."""
+
+    line: int
+    id: str
+    raw_label: Any
+    label: Label | None
+    probabilities: dict[Label, float] | None = None
+    explanation: str | None = None
+    evidence_urls: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PredictionSet:
+    """The answers of one system in one setting: rows by id, failed ids with why, label spellings."""
+
+    name: str
+    format: str
+    source: str
+    rows: dict[str, Row] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    """Ids the system failed on (crashes, unreadable answers), with the reason; a later success wins."""
+    unknown_labels: Counter[str] = field(default_factory=Counter)
+    bad_rows: list[dict[str, Any]] = field(default_factory=list)
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    setting: str | None = None
+    """The input cell the files say (``T+E k=3`` for an AgentFact baselines folder), if any."""
+    by_position: bool = False
+    """Ids are positions in the evaluated data (DEFAME's sample_index without an id map)."""
+
+    def add(self, row: Row) -> None:
+        """Keep the first row of an id (a duplicate is listed); an unknown label is counted."""
+        if row.label is None:
+            self.unknown_labels[str(row.raw_label)] += 1
+        if row.id in self.rows:
+            self.duplicates.append({"id": row.id, "lines": [self.rows[row.id].line, row.line]})
+            return
+        self.rows[row.id] = row
+        self.failures.pop(row.id, None)
+
+    def fail(self, rid: str, reason: str) -> None:
+        """A failure, unless the id already succeeded (a claim that failed and later succeeded)."""
+        if rid not in self.rows:
+            self.failures.setdefault(rid, reason)
+
+
+def dotted(data: Any, path: str) -> Any:
+    """``data["a"]["b"]`` for ``a.b``; a key may itself hold dots (``validation_result.3-class_label``)."""
+    if isinstance(data, Mapping) and path in data:
+        return data[path]
+    head, sep, rest = path.partition(".")
+    while sep:
+        if isinstance(data, Mapping) and head in data:
+            return dotted(data[head], rest)
+        more, sep, rest = rest.partition(".")
+        head = f"{head}.{more}"
+    return data.get(head) if isinstance(data, Mapping) else None
+
+
+def join_id(value: Any) -> str | None:
+    """An RW-Post id from an id or a fact-check article URL (the id is computed from the URL)."""
+    if value in (None, ""):
+        return None
+    text = str(value).strip()
+    return record_id(text) if "://" in text else text
+
+
+def map_label(value: Any, label_map: Mapping[str, str | None] | None = None) -> Label | None:
+    """A label through ``label_map`` (keys matched ignoring case and spacing; a value of None or ``""``
+    means no answer), else by name in any letter case."""
+    if value is None:
+        return None
+    if label_map:
+        wanted = str(value).strip().lower()
+        for key, target in label_map.items():
+            if key.strip().lower() == wanted:
+                return parse_label(target) if target else None
+    return parse_label(value)
+
+
+def parse_label_map(value: str | Path | Mapping[str, str] | None) -> dict[str, str] | None:
+    """A label map from a mapping, ``k=v,k2=v2``, or a JSON / ``k=v`` lines file."""
+    if value is None or isinstance(value, Mapping):
+        return dict(value) if value else None
+    text = str(value)
+    path = Path(text)
+    if path.is_file():
+        text = path.read_text(encoding="utf-8-sig")
+        if text.lstrip().startswith("{"):
+            return {str(k): v for k, v in json.loads(text).items()}
+        pairs: Iterable[str] = text.splitlines()
+    else:
+        pairs = text.split(",")
+    out = {}
+    for pair in pairs:
+        if not pair.strip() or pair.strip().startswith("#"):
+            continue
+        key, sep, target = pair.partition("=")
+        if not sep:
+            raise ConfigError(f"--label-map: expected spelling=Label, got {pair!r}")
+        out[key.strip()] = target.strip()
+    return out
+
+
+def iter_json_rows(path: Path) -> Iterable[tuple[int, Any, str | None]]:
+    """``(line, object, problem)`` for each non-empty line of a JSONL file (BOM tolerated)."""
+    text = path.read_text(encoding="utf-8-sig")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line), None
+        except json.JSONDecodeError as exc:
+            yield number, None, f"{path}:{number}: not valid JSON ({exc.msg})"

@@ -1,0 +1,57 @@
+"""Any JSONL, JSON (a list of objects) or CSV file: ``--id-field`` (an id or a fact-check article URL),
+``--label-field`` (a dotted path into each object), ``--label-map`` (spelling -> RW-Post label)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from rwpost.errors import ConfigError
+from rwpost.evaluate.formats.common import PredictionSet, Row, dotted, iter_json_rows, join_id, map_label
+
+
+def _objects(source: Path) -> list[tuple[int, Any, str | None]]:
+    if source.suffix.lower() == ".csv":
+        with open(source, encoding="utf-8-sig", newline="") as handle:
+            return [(n, row, None) for n, row in enumerate(csv.DictReader(handle), start=2)]
+    text = source.read_text(encoding="utf-8-sig")
+    if source.suffix.lower() == ".json" or text.lstrip().startswith("["):
+        data = json.loads(text)
+        if not isinstance(data, list):
+            raise ConfigError(f"{source}: expected a JSON list of objects")
+        return [(n, row, None) for n, row in enumerate(data, start=1)]
+    return list(iter_json_rows(source))
+
+
+def read_generic(
+    path: str | Path,
+    *,
+    id_field: str = "id",
+    label_field: str = "label",
+    label_map: dict[str, str] | None = None,
+    explanation_field: str | None = None,
+) -> PredictionSet:
+    """The set of one file; an empty label is a failure, an unknown one is counted by spelling."""
+    source = Path(path)
+    if not source.is_file():
+        raise ConfigError(f"predictions file not found: {source}")
+    result = PredictionSet(name=source.stem, format="generic", source=str(source))
+    for line, data, problem in _objects(source):
+        if problem or not isinstance(data, dict):
+            result.bad_rows.append({"line": line, "reason": problem or f"{source}:{line}: not an object"})
+            continue
+        rid = join_id(dotted(data, id_field))
+        if rid is None:
+            result.bad_rows.append({"line": line, "reason": f"{source}:{line}: no {id_field!r}"})
+            continue
+        raw = dotted(data, label_field)
+        if raw in (None, ""):
+            result.fail(rid, f"no {label_field!r} in {source}:{line}")
+            continue
+        explanation = dotted(data, explanation_field) if explanation_field else None
+        result.add(
+            Row(line=line, id=rid, raw_label=raw, label=map_label(raw, label_map), explanation=explanation)
+        )
+    return result
