@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from datetime import date
 
+import numpy as np
+from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
+
+from rwpost.evaluate.metrics import NO_ANSWER
 from rwpost.ids import record_id
 from rwpost.labels import Label
 from rwpost.records import Evidence, Provenance, Sample
@@ -64,3 +68,38 @@ class CountingDetector:
                 handle.write(s.id + "\n")
             out.append(Prediction(id=s.id, label=Label.FALSE, explanation=f"evidence {len(s.evidence)}"))
         return out
+
+
+CLASSES = ["True", "False", "Unproven"]
+
+
+def _indicator(labels):
+    return np.eye(3, dtype=int)[[CLASSES.index(str(x)) for x in labels]]
+
+
+def sklearn_scores(gold, pred, failures):
+    """The headline scores of a direct scikit-learn computation under a failure policy (pred None:
+    a failure)."""
+    if failures == "exclude":
+        kept = [i for i, p in enumerate(pred) if p is not None]
+        y_true, y_pred = [str(gold[i]) for i in kept], [str(pred[i]) for i in kept]
+        labels = CLASSES
+    elif failures == "class":
+        y_true = [str(g) for g in gold]
+        y_pred = [NO_ANSWER if p is None else str(p) for p in pred]
+        labels = CLASSES + ([NO_ANSWER] if None in pred else [])
+    else:  # wrong: a failure is a multilabel row flagging every class but the gold one
+        y_true = _indicator(gold)
+        y_pred = np.array(
+            [1 - t if p is None else _indicator([p])[0] for p, t in zip(pred, y_true, strict=True)]
+        )
+        labels = None
+    kw = {"labels": labels} if labels is not None else {}
+    p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average="weighted", zero_division=0, **kw)
+    return {
+        "accuracy": accuracy_score(y_true, y_pred),
+        "macro_f1": f1_score(y_true, y_pred, average="macro", zero_division=0, **kw),
+        "weighted_f1": f,
+        "weighted_precision": p,
+        "weighted_recall": r,
+    }

@@ -11,13 +11,12 @@ import json
 from pathlib import Path
 
 import pytest
-from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
 
 from rwpost.cli import main
 from rwpost.evaluate.formats import detect_format, read_sets
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
-from tests.evaluate_helpers import make_sample
+from tests.evaluate_helpers import make_sample, sklearn_scores
 
 GOLD = [Label.TRUE, Label.FALSE, Label.UNPROVEN, Label.FALSE, Label.FALSE, Label.TRUE] * 2
 CLASSES = ["True", "False", "Unproven"]
@@ -36,19 +35,10 @@ def data(tmp_path, samples) -> Path:
 
 
 def expected(predicted: dict[int, str | None]) -> dict[str, float]:
-    """Scores by scikit-learn: a sample with no usable answer is 'Other', so it is wrong."""
-    y_true = [str(g) for g in GOLD]
-    y_pred = [predicted.get(i) or "Other" for i in range(len(GOLD))]
-    p, r, f, _ = precision_recall_fscore_support(
-        y_true, y_pred, labels=CLASSES, average="weighted", zero_division=0
-    )
-    return {
-        "accuracy": accuracy_score(y_true, y_pred),
-        "macro_f1": f1_score(y_true, y_pred, labels=CLASSES, average="macro", zero_division=0),
-        "weighted_f1": f,
-        "weighted_precision": p,
-        "weighted_recall": r,
-    }
+    """Scores by scikit-learn under the default policy: a sample with no usable answer, or with a label
+    outside the task's classes (Mixture in the 3-class task), is wrong."""
+    answers = [predicted.get(i) for i in range(len(GOLD))]
+    return sklearn_scores(GOLD, [a if a in CLASSES else None for a in answers], "wrong")
 
 
 def run(*args: str) -> None:
