@@ -27,22 +27,11 @@ def samples():
     return [make_sample(i, g) for i, g in enumerate(GOLD)]
 
 
-@pytest.fixture
-def data(tmp_path, samples) -> Path:
-    path = tmp_path / "samples.jsonl"
-    write_jsonl(path, samples)
-    return path
-
-
 def expected(predicted: dict[int, str | None]) -> dict[str, float]:
     """Scores by scikit-learn under the default policy: a sample with no usable answer, or with a label
     outside the task's classes (Mixture in the 3-class task), is wrong."""
     answers = [predicted.get(i) for i in range(len(GOLD))]
     return sklearn_scores(GOLD, [a if a in CLASSES else None for a in answers], "wrong")
-
-
-def run(*args: str) -> None:
-    assert main(["evaluate", *args, "--bootstrap", "0", "--no-progress", "--no-key-points"]) == 0
 
 
 def assert_scores(metrics_path: Path, predicted: dict[int, str | None]) -> dict:
@@ -63,7 +52,7 @@ def agentfact_record(sample, label: str | None) -> dict:
     }
 
 
-def test_agentfact_main_workflow_tree(tmp_path, data, samples):
+def test_agentfact_main_workflow_tree(tmp_path, data, samples, evaluate_cli):
     # output/<dataset>/<split>/<mode>/<start_id>/<model>/output.jsonl; labels lower case, one odd spelling
     labels = ["true", "false", "unproven", "true", "false", "false", "True ", "mostly false", "false"]
     root = tmp_path / "output"
@@ -81,7 +70,7 @@ def test_agentfact_main_workflow_tree(tmp_path, data, samples):
     assert sorted(found.failures) == sorted([samples[9].id, samples[10].id])
     assert dict(found.unknown_labels) == {"mostly false": 1}
     out = tmp_path / "run"
-    run("--data", str(data), "--predictions", str(root), "--out", str(out))
+    evaluate_cli("--data", str(data), "--predictions", str(root), "--out", str(out))
     (run_dir,) = [p.parent for p in out.rglob("metrics.json")]
     predicted = {
         0: "True",
@@ -101,7 +90,9 @@ def test_agentfact_main_workflow_tree(tmp_path, data, samples):
     assert report["missing_ids"] == [samples[11].id]
 
 
-def test_agentfact_baselines_results_tree_gives_one_run_per_model_setting_and_k(tmp_path, data, samples):
+def test_agentfact_baselines_results_tree_gives_one_run_per_model_setting_and_k(
+    tmp_path, data, samples, evaluate_cli
+):
     root = tmp_path / "baseline_lvlms" / "results"
     folders = ["T", "TI", "TE", "TIE", "TE_k1", "TE_k3", "TIE_k1", "TIE_k3"]
     wanted = {}
@@ -132,7 +123,7 @@ def test_agentfact_baselines_results_tree_gives_one_run_per_model_setting_and_k(
     assert [s.name for s in sets] == sorted(f"qwen2-vl/{f}" for f in folders)
     assert {s.setting for s in sets} >= {"T", "T+I", "T+E", "T+I+E", "T+E k=1", "T+I+E k=3"}
     out = tmp_path / "runs"
-    run("--data", str(data), "--predictions", str(root), "--out", str(out))
+    evaluate_cli("--data", str(data), "--predictions", str(root), "--out", str(out))
     for folder, predicted in wanted.items():
         run_dir = out / f"qwen2-vl_{folder}-{folder}"
         metrics = assert_scores(run_dir / "metrics.json", predicted)
@@ -144,7 +135,7 @@ def test_agentfact_baselines_results_tree_gives_one_run_per_model_setting_and_k(
     assert len(rows) == 8
 
 
-def test_defame_predictions_csv_with_an_id_map(tmp_path, data, samples):
+def test_defame_predictions_csv_with_an_id_map(tmp_path, data, samples, evaluate_cli):
     verdicts = {
         0: "SUPPORTED",
         1: "REFUTED",
@@ -169,7 +160,7 @@ def test_defame_predictions_csv_with_an_id_map(tmp_path, data, samples):
     id_map.write_text(json.dumps({str(100 + i): s.news_url for i, s in enumerate(samples)}))
     assert detect_format(path) == "defame"
     out = tmp_path / "run"
-    run("--data", str(data), "--predictions", str(path), "--id-map", str(id_map), "--out", str(out))
+    evaluate_cli("--data", str(data), "--predictions", str(path), "--id-map", str(id_map), "--out", str(out))
     names = {"SUPPORTED": "True", "REFUTED": "False", "NEI": "Unproven", "CONFLICTING": "Mixture"}
     predicted = {i: names.get(v.strip().upper()) for i, v in verdicts.items()}
     assert_scores(out / "metrics.json", predicted)
@@ -179,7 +170,7 @@ def test_defame_predictions_csv_with_an_id_map(tmp_path, data, samples):
     assert report["unknown_label_counts"] == {"maybe": 1}
 
 
-def test_generic_file_with_dotted_fields_and_a_label_map(tmp_path, data, samples):
+def test_generic_file_with_dotted_fields_and_a_label_map(tmp_path, data, samples, evaluate_cli):
     spellings = ["Real", "Fake", "unclear", "FAKE", "Satire", "Fake", "Real", "Satire", None, "Fake", "Real"]
     rows = [
         {"meta": {"url": samples[i].news_url}, "out": {"verdict": v}} for i, v in enumerate(spellings)
@@ -188,7 +179,7 @@ def test_generic_file_with_dotted_fields_and_a_label_map(tmp_path, data, samples
     write_jsonl(path, rows)
     out = tmp_path / "run"
     label_map = "fake=False,real=True,unclear=Unproven"
-    run(
+    evaluate_cli(
         "--data", str(data), "--predictions", str(path), "--format", "generic", "--id-field", "meta.url",
         "--label-field", "out.verdict", "--label-map", label_map, "--out", str(out),
     )  # fmt: skip

@@ -58,13 +58,6 @@ def samples():
     return [make_sample(i, g) for i, g in enumerate(GOLD)]
 
 
-@pytest.fixture
-def data(tmp_path, samples) -> Path:
-    path = tmp_path / "samples.jsonl"
-    write_jsonl(path, samples)
-    return path
-
-
 def _predictions(path: Path, samples, labels) -> Path:
     write_jsonl(path, [{"id": s.id, "label": str(lab)} for s, lab in zip(samples, labels, strict=True)])
     return path

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +12,7 @@ from rwpost.cli import main as cli_main
 from rwpost.extract import LLMExtractor, OfflineExtractor
 from rwpost.extract.scripted import FABRICATED_URL, scripted_reply
 from rwpost.ids import record_id
-from rwpost.io import iter_jsonl, sha256_hex, write_jsonl
+from rwpost.io import iter_jsonl, write_jsonl
 from rwpost.llm import LLMCache, LLMClient
 from rwpost.prompts import load_prompt
 from rwpost.records import CrawledArticle, Extraction, TaggedArticle
@@ -21,17 +20,12 @@ from rwpost.stages.extract import extract_tagged
 from rwpost.stages.reformat import reformat_store
 from rwpost.tagged import tag_article
 from rwpost.testing.llm import FakeLLMServer, Reply, message_text
+from tests.conftest import real_page, write_real_crawl_store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "snopes_html"
 SITE = Path(__file__).resolve().parents[1] / "data" / "sample" / "site"
 DE_NIRO = "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/"
 PIKER = "https://www.snopes.com/fact-check/house-resolution-piker-antisemitism/"
-
-
-def real_page(name: str) -> str:
-    return (FIXTURES / f"{name}.head.html").read_text(encoding="utf-8") + (
-        FIXTURES / f"{name}.html"
-    ).read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -255,44 +249,21 @@ def test_scripted_answers_exercise_the_hallucination_guard():
 
 
 def crawl_store(root: Path) -> Path:
-    """A crawl store as the crawler writes it: articles.jsonl + html/<sha>.html.gz (real pages)."""
-    rows = []
-    for name, url in (
-        ("robert-de-niro-trump-oscars", DE_NIRO),
-        ("house-resolution-piker-antisemitism", PIKER),
-    ):
-        body = real_page(name).encode("utf-8")
-        sha = sha256_hex(body)
-        (root / "html").mkdir(parents=True, exist_ok=True)
-        (root / "html" / f"{sha}.html.gz").write_bytes(gzip.compress(body))
-        rows.append(
-            CrawledArticle(
-                id=record_id(url),
-                url=url,
-                http_status=200,
-                fetched_at=datetime(2026, 5, 3, tzinfo=UTC),
-                html_sha256=sha,
-                html_path=f"html/{sha}.html.gz",
-            )
-        )
+    """The real pages' crawl store plus a record whose HTML is missing and one the crawler failed to parse."""
     missing = "https://www.snopes.com/fact-check/missing-html/"
-    rows.append(
-        CrawledArticle(
-            id=record_id(missing), url=missing, http_status=200, fetched_at=datetime(2026, 5, 3, tzinfo=UTC)
-        )
-    )
     broken = "https://www.snopes.com/fact-check/broken/"
-    rows.append(
+    fetched = datetime(2026, 5, 3, tzinfo=UTC)
+    extra = [
+        CrawledArticle(id=record_id(missing), url=missing, http_status=200, fetched_at=fetched),
         CrawledArticle(
             id=record_id(broken),
             url=broken,
             http_status=200,
-            fetched_at=datetime(2026, 5, 3, tzinfo=UTC),
+            fetched_at=fetched,
             parse_error="no claim found",
-        )
-    )
-    write_jsonl(root / "articles.jsonl", rows)
-    return root
+        ),
+    ]
+    return write_real_crawl_store(root, extra)
 
 
 def test_reformat_stage_tags_stored_pages_and_rejects_the_rest(tmp_path):

@@ -2,50 +2,18 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
 
-from rwpost.ids import record_id
-from rwpost.io import iter_jsonl, sha256_hex, write_jsonl
-from rwpost.records import CrawledArticle
+from rwpost.io import iter_jsonl
+from tests.conftest import write_real_crawl_store
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "tests" / "fixtures" / "snopes_html"
-PAGES = {
-    "robert-de-niro-trump-oscars": "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/",
-    "house-resolution-piker-antisemitism": "https://www.snopes.com/fact-check/house-resolution-piker-antisemitism/",
-}
-
-
-def crawl_store(root: Path) -> Path:
-    """A crawl store as the crawler writes it (articles.jsonl + html/<sha>.html.gz) of the real pages."""
-    rows = []
-    for name, url in PAGES.items():
-        body = (
-            (FIXTURES / f"{name}.head.html").read_text() + (FIXTURES / f"{name}.html").read_text()
-        ).encode()
-        sha = sha256_hex(body)
-        (root / "html").mkdir(parents=True, exist_ok=True)
-        (root / "html" / f"{sha}.html.gz").write_bytes(gzip.compress(body))
-        rows.append(
-            CrawledArticle(
-                id=record_id(url),
-                url=url,
-                http_status=200,
-                fetched_at=datetime(2026, 5, 3, tzinfo=UTC),
-                html_sha256=sha,
-                html_path=f"html/{sha}.html.gz",
-            )
-        )
-    write_jsonl(root / "articles.jsonl", rows)
-    return root
 
 
 def run_stage(name: str, params: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -60,7 +28,7 @@ def run_stage(name: str, params: Path, env: dict[str, str]) -> subprocess.Comple
 
 
 def test_reformat_then_extract_stages_offline_without_a_key(tmp_path):
-    store = crawl_store(tmp_path / "crawl")
+    store = write_real_crawl_store(tmp_path / "crawl")
     params = tmp_path / "params.yaml"
     params.write_text(
         yaml.safe_dump(

@@ -1,0 +1,71 @@
+"""Fixtures shared by the test modules (STYLE.md 9): real Snopes pages as a crawl store, samples written
+to a data file, and the `rwpost evaluate` command line with the options every scoring test uses."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from rwpost.cli import main
+from rwpost.ids import record_id
+from rwpost.io import sha256_hex, write_jsonl
+from rwpost.records import CrawledArticle
+
+FIXTURES = Path(__file__).parent / "fixtures" / "snopes_html"
+REAL_PAGES = {
+    "robert-de-niro-trump-oscars": "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/",
+    "house-resolution-piker-antisemitism": "https://www.snopes.com/fact-check/house-resolution-piker-antisemitism/",
+}
+"""The two whole real 2025-2026 pages (head and body slices, see fixtures/snopes_html/SOURCES.md)."""
+
+
+def real_page(name: str) -> str:
+    """A real page as one document: its saved ``<head>`` slice followed by its ``<body>`` slice."""
+    return (FIXTURES / f"{name}.head.html").read_text(encoding="utf-8") + (
+        FIXTURES / f"{name}.html"
+    ).read_text(encoding="utf-8")
+
+
+def write_real_crawl_store(root: Path, extra: list[CrawledArticle] = ()) -> Path:
+    """A crawl store as the crawler writes it (articles.jsonl + html/<sha>.html.gz) of the real pages,
+    plus ``extra`` records."""
+    rows = []
+    for name, url in REAL_PAGES.items():
+        body = real_page(name).encode("utf-8")
+        sha = sha256_hex(body)
+        (root / "html").mkdir(parents=True, exist_ok=True)
+        (root / "html" / f"{sha}.html.gz").write_bytes(gzip.compress(body))
+        rows.append(
+            CrawledArticle(
+                id=record_id(url),
+                url=url,
+                http_status=200,
+                fetched_at=datetime(2026, 5, 3, tzinfo=UTC),
+                html_sha256=sha,
+                html_path=f"html/{sha}.html.gz",
+            )
+        )
+    write_jsonl(root / "articles.jsonl", [*rows, *extra])
+    return root
+
+
+@pytest.fixture
+def data(tmp_path, samples) -> Path:
+    """The test module's ``samples`` written to a JSONL data file."""
+    path = tmp_path / "samples.jsonl"
+    write_jsonl(path, samples)
+    return path
+
+
+@pytest.fixture
+def evaluate_cli() -> Callable[..., None]:
+    """Run ``rwpost evaluate ARGS`` without bootstrap, progress or key points; it must exit 0."""
+
+    def run(*args: str) -> None:
+        assert main(["evaluate", *args, "--bootstrap", "0", "--no-progress", "--no-key-points"]) == 0
+
+    return run
