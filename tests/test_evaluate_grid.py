@@ -174,6 +174,9 @@ def test_images_sent_are_counted_and_a_missing_image_is_refused_or_fails_the_sam
     assert manifest["images"]["missing_ids"] == [samples[2].id]
     assert metrics["coverage"]["no_label_reasons"] == {"image missing": 1}
     assert json.loads((tmp_path / "t" / "manifest.json").read_text())["images"] is None
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert f"Images: 7 sent of 8 expected, 1 missing ({samples[2].id})." in report
+    assert "Images:" not in (tmp_path / "t" / "report.md").read_text()
 
 
 def test_cli_grid_runs_every_detector_and_cell_into_one_leaderboard(tmp_path, labelled):

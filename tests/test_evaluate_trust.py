@@ -370,3 +370,14 @@ def test_duplicate_sample_ids_in_the_data_are_refused_naming_them(tmp_path, samp
     assert code == 2
     err = capsys.readouterr().err
     assert "duplicate sample ids" in err and samples[3].id in err
+
+
+def test_two_class_views_scored_from_three_class_answers_are_labelled_derived(tmp_path, data, evaluate_cli):
+    evaluate_cli(
+        "--data", str(data), "--detector", "majority", "--train-fraction", "0.5", "--out", str(tmp_path)
+    )
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["views"]["binary"]["derived"] and not metrics["views"]["main"]["derived"]
+    report = (tmp_path / "report.md").read_text()
+    assert "| binary (derived) |" in report and "| true_vs_not_true (derived) |" in report
+    assert "| main |" in report

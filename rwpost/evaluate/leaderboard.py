@@ -46,7 +46,7 @@ def leaderboard_row(run_dir: Path) -> dict[str, Any]:
         "system": metrics.get("system"),
         "detector": metrics.get("detector"),
         "setting": metrics.get("setting"),
-        "view": primary,
+        "view": view.get("title", primary),
         "n": view.get("n", 0),
         "failures": metrics.get("failures", manifest.get("failures", "wrong")),
         "coverage": {

@@ -64,6 +64,13 @@ class View:
     gold: tuple[Label, ...]
     classes: tuple[str, ...]
     mapping: Mapping[Label, str] = field(default_factory=dict)
+    derived: bool = False
+    """Scored from answers in another label space (2 classes from 3-class answers): every table says so."""
+
+    @property
+    def title(self) -> str:
+        """The view's name as tables print it (``binary (derived)`` for a derived view)."""
+        return f"{self.name} (derived)" if self.derived else self.name
 
     def view_class(self, label: Label | str | None) -> str:
         """The view's class for a (gold or predicted) label; ``Other`` when it has none."""
@@ -94,6 +101,7 @@ VIEWS: dict[str, View] = {
         (Label.TRUE, Label.FALSE),
         ("True", "False"),
         _identity((Label.TRUE, Label.FALSE)),
+        derived=True,
     ),
     "true_vs_not_true": View(
         "true_vs_not_true",
@@ -101,6 +109,7 @@ VIEWS: dict[str, View] = {
         MAIN_LABELS,
         ("True", "Not True"),
         {Label.TRUE: "True", Label.FALSE: "Not True", Label.UNPROVEN: "Not True"},
+        derived=True,
     ),
     "challenging": View(
         "challenging",
@@ -390,6 +399,8 @@ def view_metrics(
     keep = [i for i, g in enumerate(gold) if g is not None and Label(g) in view.gold]
     out: dict[str, Any] = {
         "view": view.name,
+        "title": view.title,
+        "derived": view.derived,
         "description": view.description,
         "n": len(keep),
         "failures": check_policy(failures),

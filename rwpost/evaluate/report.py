@@ -208,11 +208,25 @@ def markdown(metrics: dict[str, Any], manifest: dict[str, Any], plots: Sequence[
         if view.get("n"):
             cells = " | ".join(_ci(view, k) for k in HEADLINE)
             calibration = f"{_fmt(view.get('roc_auc_ovr'))} | {_fmt(view.get('ece'))}"
+            title = view.get("title", name)
             lines.append(
-                f"| {name} | {view['n']} | {coverage_cell(view.get('coverage'))} | {cells} | {calibration} |"
+                f"| {title} | {view['n']} | {coverage_cell(view.get('coverage'))} | {cells} | {calibration} |"
             )
             macro.append(f"{name}: {', '.join(view.get('macro_classes') or [])}")
     lines += ["", "Macro F1 averages over the classes " + "; ".join(macro) + "."]
+    if any(v.get("derived") for v in metrics["views"].values() if v.get("n")):
+        lines += [
+            "A view marked (derived) is scored from the detector's 3-class answers, not asked as 2 classes."
+        ]
+    images = manifest.get("images")
+    if images:
+        lines += [
+            "",
+            f"Images: {images.get('sent')} sent of {images.get('expected')} expected, "
+            f"{images.get('missing')} missing"
+            + (f" ({', '.join(images['missing_ids'][:10])})" if images.get("missing_ids") else "")
+            + ".",
+        ]
     primary = metrics.get("primary_view")
     if primary:
         view = metrics["views"][primary]
