@@ -154,6 +154,32 @@ def append_jsonl(path: str | os.PathLike[str], row: BaseModel | dict[str, Any]) 
         os.fsync(handle.fileno())
 
 
+def drop_torn_tail(path: str | os.PathLike[str]) -> bool:
+    """Remove a last line without a newline (the append a kill cut short) before a resumable writer
+    appends again; returns whether one was removed. A whole last line is kept, parsable or not."""
+    target = Path(path)
+    if not target.exists():
+        return False
+    with open(target, "rb+") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return False
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return False
+        handle.seek(max(0, size - (1 << 20)))
+        tail = handle.read()
+        cut = tail.rfind(b"\n")
+        keep = size - len(tail) + cut + 1 if cut >= 0 else 0
+        if cut < 0 and size > len(tail):  # a torn line longer than 1 MiB: find its start the slow way
+            handle.seek(0)
+            keep = handle.read().rfind(b"\n") + 1
+        handle.truncate(keep)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return True
+
+
 def input_error(path: str | os.PathLike[str], exc: OSError) -> RecordError:
     """An OS error opening an input file as one line naming the file (missing, a folder, unreadable)."""
     if isinstance(exc, FileNotFoundError):

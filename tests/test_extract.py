@@ -215,6 +215,20 @@ def test_extract_stage_resumes_and_a_rerun_is_served_from_cache(tmp_path):
     assert cost["backend"] == "llm" and "k" not in json.dumps(cost).split('"')  # no key in the report
 
 
+def test_a_line_a_kill_cut_short_is_redone_not_a_stop(tmp_path):
+    articles = sample_articles(3)
+    tagged = tmp_path / "tagged.jsonl"
+    write_jsonl(tagged, articles)
+    out = tmp_path / "out"
+    extract_tagged(tagged, out, OfflineExtractor())
+    whole = (out / "extractions.jsonl").read_bytes()
+    lines = whole.splitlines(keepends=True)
+    (out / "extractions.jsonl").write_bytes(b"".join(lines[:2]) + lines[2][:40])  # killed mid-append
+    report = extract_tagged(tagged, out, OfflineExtractor())
+    assert report["counts"]["skipped"] == 2 and report["counts"]["extracted"] == 1
+    assert (out / "extractions.jsonl").read_bytes() == whole
+
+
 def test_invalid_answers_set_the_record_aside_with_raw_responses(tmp_path, de_niro):
     def responder(body):
         if body["response_format"]["json_schema"]["name"] == "rationale":

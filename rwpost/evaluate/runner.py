@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from rwpost.errors import ConfigError, RecordError, RwpostError
+from rwpost.errors import ConfigError, RwpostError
 from rwpost.evaluate.leakage import BlockList
 from rwpost.evaluate.ledger import PriceTable
 from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids_sha256, now
@@ -43,7 +43,7 @@ from rwpost.evaluate.protocol import (
     prompt_hashes,
 )
 from rwpost.evaluate.registry import make_detector, resolve_detector
-from rwpost.io import sha256_hex, write_json, write_text
+from rwpost.io import drop_torn_tail, iter_jsonl, sha256_hex, write_json
 from rwpost.records import Sample
 
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -156,23 +156,10 @@ def detector_config(spec: RunSpec, repeat: int) -> dict[str, Any]:
 
 def read_predictions(path: Path) -> dict[tuple[int, str], dict[str, Any]]:
     """Predictions already written, by ``(repeat, id)``; a last line cut short by a kill is removed."""
+    drop_torn_tail(path)  # the write a kill interrupted: redo that sample
     if not path.exists():
         return {}
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines(keepends=True)
-    done: dict[tuple[int, str], dict[str, Any]] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if number == len(lines) and not line.endswith("\n"):
-                write_text(path, "".join(lines[:-1]))  # the write a kill interrupted: redo that sample
-                break
-            raise RecordError(f"not valid JSON ({exc.msg})", source=str(path), line=number) from exc
-        done[(int(row["repeat"]), row["id"])] = row
-    return done
+    return {(int(row["repeat"]), row["id"]): row for _, row in iter_jsonl(path)}
 
 
 def append_rows(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -18,7 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from rwpost.errors import ConfigError, RecordError
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor
 from rwpost.extract.offline import OfflineExtractor
-from rwpost.io import append_jsonl, iter_jsonl, read_records, sort_jsonl_by_id, write_json, write_jsonl
+from rwpost.io import (
+    append_jsonl,
+    drop_torn_tail,
+    iter_jsonl,
+    read_records,
+    sort_jsonl_by_id,
+    write_json,
+    write_jsonl,
+)
 from rwpost.llm import LLMSettings, Price, PriceTable, client_from, settings_from_env
 from rwpost.records import Extraction, Reject, TaggedArticle
 from rwpost.stages.base import StageParams, StageReport
@@ -76,8 +84,10 @@ def make_extractor(
 
 
 def _done_ids(*paths: Path) -> set[str]:
+    """Ids already written; a last line a kill cut short is removed first, so that record is redone."""
     done: set[str] = set()
     for path in paths:
+        drop_torn_tail(path)
         if path.exists():
             for _, row in iter_jsonl(path):
                 if isinstance(row, dict) and row.get("id"):
