@@ -83,8 +83,8 @@ def test_changing_a_filter_threshold_reruns_only_downstream_stages_from_cache(ch
     assert "Running stage 'filter'" in out  # later stages rerun only if the filter's outputs changed
     for stage in ("crawl", "reformat", "extract"):  # no crawl, no LLM call: extraction is not rerun
         assert f"Running stage '{stage}'" not in out
-    funnel = json.loads((checkout / "data" / "work" / "filter" / "funnel.json").read_text())
-    assert sum(step["measured"] for step in funnel) == 0, "a threshold change must re-measure nothing"
-    assert sum(step["from_cache"] for step in funnel) > 0
+    cache_use = json.loads((checkout / "data" / "work" / "filter" / "cache" / "last_run.json").read_text())
+    assert sum(step["measured"] for step in cache_use) == 0, "a threshold change must re-measure nothing"
+    assert sum(step["from_cache"] for step in cache_use) > 0
     card = (_version_dir(checkout) / "README.md").read_text()
     assert "| filter: size |" in card and "| filter: watermark |" in card  # the funnel reaches the card

@@ -112,8 +112,9 @@ def test_stage_writes_decisions_verdicts_funnel_and_rejects(tmp_path: Path) -> N
     assert reject["id"] == "rw-broken" and reject["line"] == 4 and "tagged.jsonl:4" in reject["reason"]
     # a rerun measures nothing
     assert main(args) == 0
-    again = json.loads((out / "funnel.json").read_text())
+    again = json.loads((out / "cache" / "last_run.json").read_text())
     assert [s["measured"] for s in again] == [0, 0, 0, 0]
+    assert "measured" not in (out / "funnel.json").read_text()  # the hashed funnel holds no cache use
 
 
 def test_dvc_stage_reads_paths_and_thresholds_from_params(tmp_path: Path) -> None:

@@ -63,7 +63,8 @@ class FilterResult:
 
     def funnel(self) -> list[dict[str, Any]]:
         """The funnel in the dataset card's shape: per filter in order, ``step``/``in``/``removed``/``out``
-        and ``reasons`` (what was dropped and why), plus the filter version and cache use."""
+        and ``reasons`` (what was dropped and why), plus the filter version. Nothing here depends on what
+        the measurement cache held (that is :meth:`cache_use`), so a rebuild writes the same bytes."""
         return [
             {
                 "step": f"filter: {s.filter}",
@@ -73,11 +74,13 @@ class FilterResult:
                 "removed": s.dropped,
                 "out": s.kept,
                 "reasons": dict(sorted(s.reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
-                "measured": s.measured,
-                "from_cache": s.cached,
             }
             for s in self.steps
         ]
+
+    def cache_use(self) -> list[dict[str, Any]]:
+        """Per filter: how many records this run measured and how many came from the measurement cache."""
+        return [{"filter": s.filter, "measured": s.measured, "from_cache": s.cached} for s in self.steps]
 
     def totals(self) -> dict[str, int]:
         """Records in and records kept by all filters."""

@@ -87,7 +87,7 @@ class DatasetParams(BaseModel):
 class FunnelStep(BaseModel):
     """One line of the dataset card's funnel: how many records a step got, removed (and why) and passed on.
 
-    Extra keys a stage adds (the filter's ``version``, ``measured``, ``from_cache``) are kept.
+    Extra keys a stage adds (the filter's ``version``) are kept.
     """
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)

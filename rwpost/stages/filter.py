@@ -143,6 +143,8 @@ def run_candidates(
     write_jsonl(out / "verdicts.jsonl", sorted_by_id(result.verdicts))
     write_jsonl(out / "rejects.jsonl", sorted_rejects(rejects))
     write_funnel(out / "funnel.json", funnel_steps(result))
+    # run-specific (depends on what the cache held): beside the cache, outside what DVC hashes
+    write_json(out / "cache" / "last_run.json", result.cache_use())
     summary = {
         **result.totals(),
         "rejected_input_lines": len(rejects),
