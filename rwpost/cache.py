@@ -34,7 +34,9 @@ Entry = tuple[str, str, Any, float]
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    # key order kept as the producer wrote it: a value read back from the cache then serialises to the same
+    # bytes as a fresh one (a decision measured now and one served from the cache are byte-identical)
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 class SqliteStore:

@@ -110,8 +110,10 @@ def test_stage_writes_decisions_verdicts_funnel_and_rejects(tmp_path: Path) -> N
     assert verdicts[ids["short"]]["dropped_by"] == "size"
     (reject,) = [obj for _n, obj in iter_jsonl(out / "rejects.jsonl")]
     assert reject["id"] == "rw-broken" and reject["line"] == 4 and "tagged.jsonl:4" in reject["reason"]
-    # a rerun measures nothing
+    # a rerun measures nothing, and decisions served from the cache are the same bytes as measured ones
+    cold = (out / "decisions.jsonl").read_bytes()
     assert main(args) == 0
+    assert (out / "decisions.jsonl").read_bytes() == cold
     again = json.loads((out / "cache" / "last_run.json").read_text())
     assert [s["measured"] for s in again] == [0, 0, 0, 0]
     assert "measured" not in (out / "funnel.json").read_text()  # the hashed funnel holds no cache use
