@@ -176,3 +176,15 @@ def test_annotate_pull_refuses_existing_exports_before_connecting(tmp_path, caps
     code, err = run(capsys, "annotate", "pull", "--out", out, "--port", 9, "--state", tmp_path / "ls")
     assert code == 2 and "already exists" in err and "not reachable" not in err
     assert (out / "validation_verdicts.jsonl").read_text(encoding="utf-8") == "precious\n"
+
+
+def test_sample_build_refuses_a_non_empty_site_folder_and_the_released_folder(tmp_path, capsys):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "keep.txt").write_text("mine", encoding="utf-8")
+    code, err = run(capsys, "sample", "build", "--out", site)
+    assert code == 2 and "already holds files" in err and len(err.strip().splitlines()) == 1
+    assert (site / "keep.txt").read_text(encoding="utf-8") == "mine"
+    code, err = run(capsys, "sample", "build", "--out", DEV.parent / "site")
+    assert code == 2 and "inside the released records folder" in err
+    assert not (DEV.parent / "site").exists()

@@ -22,12 +22,21 @@ def sample_build(
         Path("data/sample/released"), "--released", help="Folder of the released RW-Post records."
     ),
     out: Path = typer.Option(Path("data/sample/site"), "--out", help="Where to write the site."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Rebuild into an existing, non-empty --out."),
 ) -> None:
     """Generate the sample site (pages, stand-in images, listings, sitemap, gold) from released records.
 
-    Example: rwpost sample build --out data/sample/site
+    Example: rwpost sample build --out data/sample/site --overwrite
     """
+    from rwpost.errors import ConfigError
     from rwpost.sample.build import build_site
+
+    if out.resolve() == released.resolve() or released.resolve() in out.resolve().parents:
+        raise ConfigError(
+            f"{out}: is inside the released records folder {released}; write the site elsewhere"
+        )
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        raise ConfigError(f"{out}: already holds files (pass --overwrite to rebuild the site there)")
 
     counts = build_site(released, out)
     console.print(
