@@ -78,12 +78,10 @@ class AgentFactDetector:
         drop_factcheck_sources: bool = True,
         seed: int = 0,
     ) -> None:
-        from rwpost.llm import LLMSettings, client_from, settings_from_env
+        from rwpost.llm import LLMSettings, client_from
 
-        if api_key is None and base_url is None:
-            # `rwpost evaluate` passes secrets only for the vlm detector so far: read OPENAI_API_KEY here,
-            # at the detector's edge, never recorded (rwpost.llm.config.detector_secrets_from_env).
-            api_key = settings_from_env().api_key
+        # the key comes from the edge (`rwpost evaluate` and the evaluate stage pass it as a secret, read by
+        # rwpost.llm.config.detector_secrets_from_env), never from the environment here
         self.model, self.base_url, self.cache_path = model, base_url, cache_path
         self.search_cache_path = search_cache_path or cache_path
         self.labels = [str(Label(x)) for x in (labels or [str(x) for x in MAIN_LABELS])]

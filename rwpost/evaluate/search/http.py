@@ -100,3 +100,40 @@ class JsonApi:
         if self._client is not None:
             await self._client.aclose()
         self._client, self._loop = None, None
+
+
+class ApiBackend:
+    """What the HTTP search backends share: the key from one environment variable (loopback twins need
+    none), one :class:`JsonApi` endpoint with the key in a header, a ``repr`` without the key."""
+
+    name: str
+    key_required = True
+    key_variable: str
+    key_header: str
+    path: str
+
+    def _connect(
+        self,
+        base_url: str,
+        *,
+        timeout_s: float,
+        max_retries: int,
+        backoff_s: float,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        key = key_from_env(self.key_variable, self.name, environ) if self.key_required else "loopback"
+        self.base_url = base_url.rstrip("/")
+        self.api = JsonApi(
+            f"{self.base_url}{self.path}",
+            key_header=self.key_header,
+            key=key,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_url!r})"
+
+    async def aclose(self) -> None:
+        await self.api.aclose()

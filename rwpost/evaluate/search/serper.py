@@ -14,7 +14,7 @@ from datetime import date, datetime
 from typing import Any
 
 from rwpost.evaluate.leakage import SearchResult
-from rwpost.evaluate.search.http import JsonApi, key_from_env
+from rwpost.evaluate.search.http import ApiBackend
 
 SERPER_URL = "https://google.serper.dev"
 KEY_VARIABLE = "SERPER_API_KEY"
@@ -55,11 +55,13 @@ def results_of(data: Mapping[str, Any], limit: int) -> list[SearchResult]:
     return out
 
 
-class SerperSearch:
+class SerperSearch(ApiBackend):
     """Text search through Serper; the key comes from ``SERPER_API_KEY`` only."""
 
     name = "serper"
-    key_required = True
+    key_variable = KEY_VARIABLE
+    key_header = "X-API-KEY"
+    path = "/search"
 
     def __init__(
         self,
@@ -71,19 +73,10 @@ class SerperSearch:
         hl: str | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        key = key_from_env(KEY_VARIABLE, self.name, environ) if self.key_required else "loopback"
-        self.base_url, self.gl, self.hl = base_url.rstrip("/"), gl, hl
-        self.api = JsonApi(
-            f"{self.base_url}/search",
-            key_header="X-API-KEY",
-            key=key,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
+        self._connect(
+            base_url, timeout_s=timeout_s, max_retries=max_retries, backoff_s=backoff_s, environ=environ
         )
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.base_url!r})"
+        self.gl, self.hl = gl, hl
 
     def identity(self) -> dict[str, Any]:
         """What makes two searches comparable (enters the search cache key; no key)."""
@@ -95,9 +88,6 @@ class SerperSearch:
             payload["tbs"] = f"cdr:1,cd_max:{before.month}/{before.day}/{before.year}"
         payload.update({k: v for k, v in (("gl", self.gl), ("hl", self.hl)) if v})
         return results_of(await self.api.post(payload), limit)
-
-    async def aclose(self) -> None:
-        await self.api.aclose()
 
 
 class LoopbackSearch(SerperSearch):

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rwpost.evaluate.search import ImageMatch
-from rwpost.evaluate.search.http import JsonApi, key_from_env
+from rwpost.evaluate.search.http import ApiBackend
 
 VISION_URL = "https://vision.googleapis.com"
 KEY_VARIABLE = "GOOGLE_VISION_API_KEY"
@@ -35,11 +35,13 @@ def matches_of(data: Mapping[str, Any], limit: int) -> list[ImageMatch]:
     return out[:limit]
 
 
-class VisionWebDetection:
+class VisionWebDetection(ApiBackend):
     """Reverse image search through Cloud Vision; the key comes from ``GOOGLE_VISION_API_KEY`` only."""
 
     name = "google-vision"
-    key_required = True
+    key_variable = KEY_VARIABLE
+    key_header = "X-Goog-Api-Key"
+    path = "/v1/images:annotate"
 
     def __init__(
         self,
@@ -49,19 +51,9 @@ class VisionWebDetection:
         backoff_s: float = 1.0,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        key = key_from_env(KEY_VARIABLE, self.name, environ) if self.key_required else "loopback"
-        self.base_url = base_url.rstrip("/")
-        self.api = JsonApi(
-            f"{self.base_url}/v1/images:annotate",
-            key_header="X-Goog-Api-Key",
-            key=key,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
+        self._connect(
+            base_url, timeout_s=timeout_s, max_retries=max_retries, backoff_s=backoff_s, environ=environ
         )
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.base_url!r})"
 
     def identity(self) -> dict[str, Any]:
         return {"backend": self.name, "base_url": self.base_url}
@@ -80,9 +72,6 @@ class VisionWebDetection:
     async def fetch_image(self, url: str, max_bytes: int = 5_000_000) -> bytes | None:
         """The bytes of a matched image (to compare with the post image), or None."""
         return await self.api.get_bytes(url, max_bytes)
-
-    async def aclose(self) -> None:
-        await self.api.aclose()
 
 
 class LoopbackImageSearch(VisionWebDetection):
