@@ -24,7 +24,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def _texts(n: int) -> list[str]:
     from benchmarks.evaluate import _samples
-    from rwpost.evaluate.embedding import sample_text
+    from rwpost.evaluate.detectors.embedding import sample_text
     from rwpost.evaluate.protocol import Setting
 
     return [sample_text(s, Setting.CLOSED_BOOK) for s in _samples(n)]
@@ -59,7 +59,7 @@ def _cosine_min(a, b) -> float:
 
 def measure(device: str, texts: list[str], batch_size: int, repeats: int, old_path: bool) -> dict:
     """samples/s of the new encoder on ``device`` (and of plain ``encode`` in float32 if ``old_path``)."""
-    from rwpost.evaluate.embedding import SentenceEncoder
+    from rwpost.evaluate.detectors.embedding import SentenceEncoder
 
     encoder = SentenceEncoder(device=device, batch_size=batch_size)
     rate, new = _time(encoder, texts, device, repeats)

@@ -158,7 +158,7 @@ def runner_overhead(n: int, batch_size: int) -> dict:
 
 
 def embedding_throughput(n: int, device: str | None, batch_sizes: list[int]) -> dict:
-    from rwpost.evaluate.embedding import EmbeddingDetector, pick_device
+    from rwpost.evaluate.detectors.embedding import EmbeddingDetector, pick_device
     from rwpost.evaluate.protocol import Setting, blind
 
     samples = _samples(n)
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    from rwpost.evaluate.embedding import pick_device
+    from rwpost.evaluate.detectors.embedding import pick_device
 
     device = pick_device(args.device)
     gpu = torch.cuda.get_device_name(0) if device == "cuda" else None

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rwpost.evaluate import RunSpec, Setting, evaluate
-from rwpost.evaluate.agentfact import AgentFactDetector, agentfact_rows
-from rwpost.evaluate.agentfact.detector import explanation_text
+from rwpost.evaluate.detectors.agentfact import AgentFactDetector, agentfact_rows
+from rwpost.evaluate.detectors.agentfact.detector import explanation_text
 from rwpost.evaluate.runner import read_predictions
 from rwpost.evaluate.search import make_backend
 from rwpost.labels import Label

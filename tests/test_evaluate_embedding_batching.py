@@ -31,7 +31,7 @@ def _texts(n: int) -> list[str]:
 def reference():
     from sentence_transformers import SentenceTransformer
 
-    from rwpost.evaluate.embedding import default_model_path
+    from rwpost.evaluate.detectors.embedding import default_model_path
 
     model = SentenceTransformer(str(default_model_path()), device="cpu", local_files_only=True)
     texts = _texts(37)
@@ -40,7 +40,7 @@ def reference():
 
 @pytest.fixture(scope="module")
 def encoder():
-    from rwpost.evaluate.embedding import SentenceEncoder
+    from rwpost.evaluate.detectors.embedding import SentenceEncoder
 
     return SentenceEncoder(device="cpu")
 
@@ -61,7 +61,7 @@ def test_sorted_batches_give_the_encode_embeddings(reference, encoder, batch_siz
 
 def test_detector_config_names_the_precision():
     from rwpost.errors import ConfigError
-    from rwpost.evaluate.embedding import EmbeddingDetector, pick_precision
+    from rwpost.evaluate.detectors.embedding import EmbeddingDetector, pick_precision
 
     assert EmbeddingDetector(device="cpu").config()["precision"] == "float32"
     assert pick_precision("cuda") == "float16" and pick_precision("cuda:1", "bfloat16") == "bfloat16"

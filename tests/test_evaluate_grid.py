@@ -16,12 +16,12 @@ from rwpost.cli import main
 from rwpost.dataset import read_samples
 from rwpost.errors import ConfigError
 from rwpost.evaluate import RunSpec, evaluate
-from rwpost.evaluate.embedding import sample_text
+from rwpost.evaluate.detectors.embedding import sample_text
+from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
+from rwpost.evaluate.detectors.vlm import DEFAULT_PROMPT, verdict_prediction, verdict_user_text
 from rwpost.evaluate.leakage import FACT_CHECK_DOMAINS
-from rwpost.evaluate.local_vlm import LocalVLMDetector
 from rwpost.evaluate.protocol import GRID, Call, Inputs, Setting, blind, evidence_subset, grid
 from rwpost.evaluate.registry import with_task_labels
-from rwpost.evaluate.vlm import DEFAULT_PROMPT, verdict_prediction, verdict_user_text
 from rwpost.io import write_jsonl
 from rwpost.labels import CHALLENGING_LABELS, MAIN_LABELS, Label
 from rwpost.prompts import load_prompt

@@ -158,7 +158,7 @@ def _spec(folder, setting=Setting.GOLD_EVIDENCE, **config):
 
 
 def test_parse_verdict_is_lenient_about_fences_and_surrounding_text():
-    from rwpost.evaluate.local_vlm import generated_length, parse_verdict
+    from rwpost.evaluate.detectors.local_vlm import generated_length, parse_verdict
     from rwpost.llm import load_llm_schema
 
     schema = load_llm_schema("verdict")
@@ -225,7 +225,7 @@ def test_random_model_answers_are_counted_failures_never_dropped(tmp_path, model
 
 
 def test_static_cache_gives_the_same_answers(models, samples):
-    from rwpost.evaluate.local_vlm import LocalVLMDetector
+    from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
 
     dynamic = LocalVLMDetector(str(models / "random"), batch_size=3, max_new_tokens=6)
     static = LocalVLMDetector(str(models / "random"), batch_size=3, max_new_tokens=6, static_cache=True)
@@ -238,7 +238,7 @@ def test_static_cache_gives_the_same_answers(models, samples):
 
 def test_open_web_and_bad_folders_are_refused(tmp_path, models):
     from rwpost.errors import ConfigError
-    from rwpost.evaluate.local_vlm import LocalVLMDetector
+    from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
 
     with pytest.raises(ConfigError, match="no config.json"):
         LocalVLMDetector(str(tmp_path))

@@ -73,7 +73,7 @@ def lazy_encoder(
     """An embedding function that loads the local sentence model only when first called."""
 
     def encode(texts: list[str]) -> np.ndarray:
-        from rwpost.evaluate.embedding import shared_encoder
+        from rwpost.evaluate.detectors.embedding import shared_encoder
 
         return shared_encoder(model_path, device)(texts)
 

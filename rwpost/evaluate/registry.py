@@ -24,14 +24,14 @@ from rwpost.records import Sample
 ENTRY_POINT_GROUP = "rwpost.detectors"
 
 BUILTIN: dict[str, str] = {
-    "agentfact": "rwpost.evaluate.agentfact:AgentFactDetector",
-    "majority": "rwpost.evaluate.baselines:MajorityClass",
-    "stratified": "rwpost.evaluate.baselines:StratifiedRandom",
-    "category-prior": "rwpost.evaluate.baselines:CategoryPrior",
-    "embedding": "rwpost.evaluate.embedding:EmbeddingDetector",
-    "local-vlm": "rwpost.evaluate.local_vlm:LocalVLMDetector",
+    "agentfact": "rwpost.evaluate.detectors.agentfact:AgentFactDetector",
+    "majority": "rwpost.evaluate.detectors.baselines:MajorityClass",
+    "stratified": "rwpost.evaluate.detectors.baselines:StratifiedRandom",
+    "category-prior": "rwpost.evaluate.detectors.baselines:CategoryPrior",
+    "embedding": "rwpost.evaluate.detectors.embedding:EmbeddingDetector",
+    "local-vlm": "rwpost.evaluate.detectors.local_vlm:LocalVLMDetector",
     "predictions": "rwpost.evaluate.formats.flat:PredictionsFileDetector",
-    "vlm": "rwpost.evaluate.vlm:VLMDetector",
+    "vlm": "rwpost.evaluate.detectors.vlm:VLMDetector",
 }
 """Built-in detectors, by name, as ``module:attribute`` (imported only when used)."""
 

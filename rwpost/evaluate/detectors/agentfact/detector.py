@@ -10,8 +10,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from rwpost.evaluate.agentfact.agents import Agents, as_label, as_score
-from rwpost.evaluate.agentfact.workflow import Options, Tools, Trace, Workflow
+from rwpost.evaluate.detectors.agentfact.agents import Agents, as_label, as_score
+from rwpost.evaluate.detectors.agentfact.workflow import Options, Tools, Trace, Workflow
 from rwpost.evaluate.leakage import BlockList
 from rwpost.evaluate.protocol import Prediction, Setting
 from rwpost.labels import MAIN_LABELS, Label
@@ -169,7 +169,7 @@ class AgentFactDetector:
         return asyncio.run(self._predict(samples, setting))
 
     async def _predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
-        from rwpost.evaluate.vlm import image_input
+        from rwpost.evaluate.detectors.vlm import image_input
 
         tools = self._tools(setting)
         try:

@@ -10,7 +10,7 @@
 Search is a plug-in (:mod:`rwpost.evaluate.search`); every result passes the leakage guard first.
 """
 
-from rwpost.evaluate.agentfact.detector import AgentFactDetector, explanation_text
-from rwpost.evaluate.agentfact.layout import agentfact_rows, write_agentfact_output
+from rwpost.evaluate.detectors.agentfact.detector import AgentFactDetector, explanation_text
+from rwpost.evaluate.detectors.agentfact.layout import agentfact_rows, write_agentfact_output
 
 __all__ = ["AgentFactDetector", "agentfact_rows", "explanation_text", "write_agentfact_output"]

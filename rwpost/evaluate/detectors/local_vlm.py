@@ -1,7 +1,7 @@
 """Zero-shot vision-language detector run in-process from a local Hugging Face model folder.
 
-The same prompts and answer schema as the API detector (:mod:`rwpost.evaluate.vlm`), but the model is
-loaded with ``transformers`` (``AutoProcessor`` + ``AutoModelForImageTextToText``, chat template from
+The same prompts and answer schema as the API detector (:mod:`rwpost.evaluate.detectors.vlm`), but the
+model is loaded with ``transformers`` (``AutoProcessor`` + ``AutoModelForImageTextToText``, chat template from
 the folder) and never downloaded: ``local_files_only``. bf16 on CUDA, float32 on CPU. Samples are
 grouped by whether they carry an image, sorted by prompt length and generated in left-padded batches
 with greedy (deterministic) decoding. The generated text is parsed leniently (code fences, text
@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.protocol import Call, Prediction, Setting
-from rwpost.evaluate.vlm import (
+from rwpost.evaluate.detectors.vlm import (
     DEFAULT_PROMPT,
     image_input,
     missing_image_prediction,
@@ -36,6 +35,7 @@ from rwpost.evaluate.vlm import (
     verdict_prediction,
     verdict_user_text,
 )
+from rwpost.evaluate.protocol import Call, Prediction, Setting
 from rwpost.labels import MAIN_LABELS, Label
 from rwpost.prompts import load_prompt
 from rwpost.records import Sample
@@ -134,7 +134,7 @@ class LocalVLMDetector:
         attn_implementation: str | None = None,
         seed: int = 0,
     ) -> None:
-        from rwpost.evaluate.embedding import pick_device
+        from rwpost.evaluate.detectors.embedding import pick_device
         from rwpost.llm import load_llm_schema
 
         self.model_path = str(Path(model).expanduser().resolve())

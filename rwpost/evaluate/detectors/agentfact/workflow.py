@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from rwpost.evaluate.agentfact.agents import (
+from rwpost.evaluate.detectors.agentfact.agents import (
     Agents,
     EvidenceItem,
     as_label,

@@ -5,7 +5,8 @@ their loader gives it: ``news_url``, ``claim``, ``label``...), ``context`` and `
 with ``validation_result["3-class_authenticity_label"]`` (lower case, as theirs), ``reasoning_logic``,
 ``key_points`` and ``confidence_level``. Rebuilt from ``predictions.jsonl`` and the (unblinded) samples::
 
-    python -m rwpost.evaluate.agentfact.layout --run reports/evaluate/agentfact --data DATA --out output.jsonl
+    python -m rwpost.evaluate.detectors.agentfact.layout \
+        --run reports/evaluate/agentfact --data DATA --out output.jsonl
 """
 
 from __future__ import annotations
