@@ -1,8 +1,13 @@
-"""Generated samples for evaluation tests (made up here, not real data: claims are placeholders)."""
+"""Shared pieces of the evaluation tests: generated samples (made up here, not real data: claims are
+placeholders), scripted AgentFact agents and search results for the loopback servers, and a tiny
+randomly initialised vision-language model built on the spot (no download)."""
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import date
+from pathlib import Path
 
 import numpy as np
 from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
@@ -11,6 +16,8 @@ from rwpost.evaluate.metrics import NO_ANSWER
 from rwpost.ids import record_id
 from rwpost.labels import Label
 from rwpost.records import Evidence, Provenance, Sample
+from rwpost.testing.llm import Reply, message_text
+from rwpost.testing.search import result
 
 
 def make_sample(n: int, label: Label | str | None, **fields) -> Sample:
@@ -103,3 +110,190 @@ def sklearn_scores(gold, pred, failures):
         "weighted_precision": p,
         "weighted_recall": r,
     }
+
+
+def schema_of(body) -> str:
+    """The answer schema an LLM request asks for (which AgentFact agent is calling)."""
+    return body["response_format"]["json_schema"]["name"]
+
+
+class Agents:
+    """Scripted AgentFact agents for the loopback LLM server: plans, queries, summaries keep every
+    result, sources are reliable, temporary reasoning cites every id it is shown; accumulated reasoning
+    is ``confident`` (False, 5) unless ``unsure_until`` (a word) is absent from its evidence, then
+    Unproven 2. Agent-IR finds the same photo, miscaptioned; the explanation cites the first two text
+    or gold ids and every image match id (``I1``...)."""
+
+    def __init__(self, plans=None, unsure_until: str | None = None) -> None:
+        self.plans = plans or [
+            {
+                "validation_list": [{"sentence": "V1"}, {"sentence": "V2"}],
+                "search_list": [{"information_needed": "N1"}],
+            }
+        ]
+        self.unsure_until = unsure_until
+        self.plan_calls = 0
+
+    def __call__(self, body) -> Reply:
+        schema, user = schema_of(body), message_text(body, "user")
+        if schema == "agentfact_plan":
+            plan = self.plans[min(self.plan_calls, len(self.plans) - 1)]
+            self.plan_calls += 1
+            return Reply.answer({"reasoning_steps": [{"step": "check the origin"}], **plan})
+        if schema == "agentfact_query":
+            need = re.search(r"Information needed: (.*)", user).group(1)
+            return Reply.answer({"queries": [f"query {need}"]})
+        if schema == "agentfact_summary":
+            n = len(re.findall(r"^\[\d+\]", user, re.MULTILINE))
+            return Reply.answer(
+                {"items": [{"result": i, "summary": f"summary {i}"} for i in range(1, n + 1)]}
+            )
+        if schema == "agentfact_source":
+            return Reply.answer({"type": "reliable", "reasoning": "newsroom"})
+        if schema == "agentfact_image_match":
+            return Reply.answer(
+                {"relationship": "the same photo", "tampering_probability": 10, "tampering_reasoning": "none"}
+            )
+        if schema == "agentfact_miscaption":
+            return Reply.answer({"Miscaption Rate": "95", "Reasoning": "the photo shows another event"})
+        if schema == "agentfact_reasoning":
+            ids = sorted(set(re.findall(r"^\[([TG]\d+)\]", user, re.MULTILINE)))
+            step = {"step_name": "origin", "relevant_text_evidence_list": ids}
+            unsure = "Stage: accumulated" in user and (
+                not ids or (self.unsure_until is not None and self.unsure_until not in user)
+            )
+            label, confidence = ("Unproven", 2) if unsure else ("False", 5)
+            return Reply.answer(
+                {
+                    "validation_result": {"reasoning_steps": [step]},
+                    "label": label,
+                    "final_sufficiency_confidence": confidence,
+                }
+            )
+        if schema == "agentfact_explanation":
+            ids = sorted(set(re.findall(r"^\[([TG]\d+)\]", user, re.MULTILINE)))
+            ids = ids[:2] + sorted(set(re.findall(r'"id":"(I\d+)"', user)))  # + Agent-IR's matches
+            label = "FALSE" if ids else "UNPROVEN"
+            return Reply.answer(
+                {
+                    "validation_result": {
+                        "3-class_authenticity_label": label,
+                        "reasoning_logic": "The photo predates the event.",
+                        "key_points": [{"point": "1. The image is older.", "evidence_ids": ids}],
+                    },
+                    "confidence_level": "5" if ids else "2",
+                }
+            )
+        return Reply(status=500, error=f"unscripted schema {schema}")
+
+
+def news(query: str, n: int = 3, site: str = "https://example.org") -> list[dict]:
+    """``n`` Serper results for ``query`` on ``site``, dated before the generated samples' claims."""
+    slug = re.sub(r"\W+", "-", query).strip("-")
+    return [
+        result(f"{site}/{slug}/{i}", f"{query} {i}", f"text {i} about {query}", "Dec 1, 2019")
+        for i in range(n)
+    ]
+
+
+VERDICT = {
+    "label": "False",
+    "confidence": 0.8,
+    "explanation": "The image is miscaptioned.",
+    "evidence_urls": ["https://example.org/e1"],
+}
+"""What the scripted tiny VLM answers for every sample."""
+_SPECIAL = ["<pad>", "<unk>", "<|im_start|>", "<end_of_utterance>", "<fake_token_around_image>", "<image>"]
+_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}:{% for c in m['content'] %}"
+    "{% if c['type'] == 'image' %}<image>{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}"
+    "{% endfor %}<end_of_utterance>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant:{% endif %}"
+)
+
+
+def build_tiny_vlm(folder: str | Path, scripted: bool) -> None:
+    """Save a tiny Idefics3 model (SmolVLM's architecture, one layer per tower) and its processor, with a
+    word-level tokenizer trained on a few words, to ``folder``.
+
+    ``scripted``: the layers' output projections are zeroed, so each next token depends on the current
+    token only, and the output head makes it write the fenced JSON :data:`VERDICT` after the chat's last
+    prompt token and stop: the real processor, chat template, generation and parsing run, and the answer
+    is known. Otherwise it is left as initialised (its answers are not JSON)."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import (
+        AddedToken,
+        Idefics3Config,
+        Idefics3ForConditionalGeneration,
+        Idefics3Processor,
+        PreTrainedTokenizerFast,
+    )
+    from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
+
+    words = "the claim post text image evidence label true false json answer system user assistant : , ."
+    core = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    core.train_from_iterator([words], trainers.WordLevelTrainer(special_tokens=_SPECIAL))
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        pad_token="<pad>",
+        unk_token="<unk>",
+        eos_token="<end_of_utterance>",
+        chat_template=_TEMPLATE,
+    )
+    answer = ["```json", json.dumps(VERDICT), "```"]
+    tokenizer.add_tokens([AddedToken(t, normalized=False, single_word=False) for t in answer])
+    images = Idefics3ImageProcessorPil(
+        do_image_splitting=False, size={"longest_edge": 32}, max_image_size={"longest_edge": 32}
+    )
+    processor = Idefics3Processor(image_processor=images, tokenizer=tokenizer, image_seq_len=4)
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in [*_SPECIAL, *answer, ":"]}
+    hidden = 64
+    assert len(tokenizer) <= hidden
+    config = Idefics3Config(
+        text_config={
+            "model_type": "llama",
+            "vocab_size": len(tokenizer),
+            "hidden_size": hidden,
+            "intermediate_size": 64,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            "max_position_embeddings": 4096,
+            "pad_token_id": ids["<pad>"],
+            "eos_token_id": ids["<end_of_utterance>"],
+            "tie_word_embeddings": False,
+        },
+        vision_config={
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "image_size": 32,
+            "patch_size": 8,
+        },
+        scale_factor=2,
+        image_token_id=ids["<image>"],
+        pad_token_id=ids["<pad>"],
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(0)
+    model = Idefics3ForConditionalGeneration(config)
+    if scripted:  # a bigram model: ':' -> ```json -> {verdict} -> ``` -> end
+        with torch.no_grad():
+            text = model.model.text_model
+            for layer in text.layers:
+                layer.self_attn.o_proj.weight.zero_()
+                layer.mlp.down_proj.weight.zero_()
+            text.embed_tokens.weight.copy_(torch.eye(len(tokenizer), hidden))
+            head = torch.zeros(len(tokenizer), hidden)
+            head[ids["<end_of_utterance>"], :] = 0.5
+            chain = [":", *answer, "<end_of_utterance>"]
+            for current, following in zip(chain, chain[1:], strict=False):
+                head[ids[following], ids[current]] = 1.0
+            model.lm_head.weight.copy_(head)
+    model.generation_config.pad_token_id = ids["<pad>"]
+    model.generation_config.eos_token_id = ids["<end_of_utterance>"]
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)

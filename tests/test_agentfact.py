@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -18,84 +17,11 @@ from rwpost.evaluate.detectors.agentfact.detector import explanation_text
 from rwpost.evaluate.runner import read_predictions
 from rwpost.evaluate.search import make_backend
 from rwpost.labels import Label
-from rwpost.testing.llm import FakeLLMServer, Reply, message_text
+from rwpost.testing.llm import FakeLLMServer, message_text
 from rwpost.testing.search import SearchServer, result
-from tests.evaluate_helpers import evidence, make_sample
+from tests.evaluate_helpers import Agents, evidence, make_sample, news, schema_of
 
 SECRET = "sk-agentfact-secret-never-written"
-
-
-def schema_of(body) -> str:
-    return body["response_format"]["json_schema"]["name"]
-
-
-class Agents:
-    """Scripted agents: plans, queries, summaries keep every result, sources are reliable, temporary
-    reasoning cites every id it is shown; accumulated reasoning is ``confident`` (False, 5) unless
-    ``unsure_until`` (a word) is absent from its evidence, then Unproven 2."""
-
-    def __init__(self, plans=None, unsure_until: str | None = None) -> None:
-        self.plans = plans or [
-            {
-                "validation_list": [{"sentence": "V1"}, {"sentence": "V2"}],
-                "search_list": [{"information_needed": "N1"}],
-            }
-        ]
-        self.unsure_until = unsure_until
-        self.plan_calls = 0
-
-    def __call__(self, body) -> Reply:
-        schema, user = schema_of(body), message_text(body, "user")
-        if schema == "agentfact_plan":
-            plan = self.plans[min(self.plan_calls, len(self.plans) - 1)]
-            self.plan_calls += 1
-            return Reply.answer({"reasoning_steps": [{"step": "check the origin"}], **plan})
-        if schema == "agentfact_query":
-            need = re.search(r"Information needed: (.*)", user).group(1)
-            return Reply.answer({"queries": [f"query {need}"]})
-        if schema == "agentfact_summary":
-            n = len(re.findall(r"^\[\d+\]", user, re.MULTILINE))
-            return Reply.answer(
-                {"items": [{"result": i, "summary": f"summary {i}"} for i in range(1, n + 1)]}
-            )
-        if schema == "agentfact_source":
-            return Reply.answer({"type": "reliable", "reasoning": "newsroom"})
-        if schema == "agentfact_reasoning":
-            ids = sorted(set(re.findall(r"^\[([TG]\d+)\]", user, re.MULTILINE)))
-            step = {"step_name": "origin", "relevant_text_evidence_list": ids}
-            unsure = "Stage: accumulated" in user and (
-                not ids or (self.unsure_until is not None and self.unsure_until not in user)
-            )
-            label, confidence = ("Unproven", 2) if unsure else ("False", 5)
-            return Reply.answer(
-                {
-                    "validation_result": {"reasoning_steps": [step]},
-                    "label": label,
-                    "final_sufficiency_confidence": confidence,
-                }
-            )
-        if schema == "agentfact_explanation":
-            ids = sorted(set(re.findall(r"^\[([TG]\d+)\]", user, re.MULTILINE)))
-            label = "FALSE" if ids else "UNPROVEN"
-            return Reply.answer(
-                {
-                    "validation_result": {
-                        "3-class_authenticity_label": label,
-                        "reasoning_logic": "The photo predates the event.",
-                        "key_points": [{"point": "1. The image is older.", "evidence_ids": ids[:2]}],
-                    },
-                    "confidence_level": "5" if ids else "2",
-                }
-            )
-        return Reply(status=500, error=f"unscripted schema {schema}")
-
-
-def news(query: str, n: int = 3, site: str = "https://example.org") -> list[dict]:
-    slug = re.sub(r"\W+", "-", query).strip("-")
-    return [
-        result(f"{site}/{slug}/{i}", f"{query} {i}", f"text {i} about {query}", "Dec 1, 2019")
-        for i in range(n)
-    ]
 
 
 def spec(llm, search, tmp_path, setting=Setting.OPEN_WEB, detector="agentfact", **extra) -> RunSpec:
@@ -107,11 +33,16 @@ def spec(llm, search, tmp_path, setting=Setting.OPEN_WEB, detector="agentfact", 
         "search_options": {"base_url": search.base_url},
         "concurrency": 2,
         "timeout_s": 10.0,
-        "prices": {"test-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
         **extra,
     }
     return RunSpec(
-        detector, config=config, secrets={"api_key": SECRET}, setting=setting, n_resamples=10, batch_size=1
+        detector,
+        config=config,
+        secrets={"api_key": SECRET},
+        setting=setting,
+        n_resamples=10,
+        batch_size=1,
+        prices={"test-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
     )
 
 
@@ -131,19 +62,34 @@ def test_a_confident_answer_ends_the_run_early_with_ledger_explanation_and_layou
         ]  # fmt: skip
     assert metrics["accuracy"] == 1.0
     row = json.loads((tmp_path / "run" / "predictions.jsonl").read_text())
-    names = [c["name"] for c in row["calls"]]
+    names = [(c["name"], c["agent"]) for c in row["calls"]]
     assert names == [
-        "agent-sp@test-model", "search:loopback", "agent-tr-summarise@test-model",
-        "agent-tr-source@test-model", "agent-r-t@test-model", "agent-r-a@test-model", "agent-eg@test-model",
+        ("test-model", "agent-sp"), ("search:loopback", "agent-tr-search"),
+        ("test-model", "agent-tr-summarise"), ("test-model", "agent-tr-source"),
+        ("test-model", "agent-r-t"), ("test-model", "agent-r-a"), ("test-model", "agent-eg"),
     ]  # fmt: skip
-    assert all(c["cost_usd"] > 0 for c in row["calls"] if c["kind"] == "model")
+    # the runner's price table prices every model call by its model name (the detector prices nothing)
+    model_calls = [c for c in row["calls"] if c["kind"] == "model"]
+    assert all(c["cost_usd"] is None and c["tokens_in"] > 0 and c["tokens_out"] > 0 for c in model_calls)
+    tokens_in, tokens_out = (
+        sum(c["tokens_in"] for c in model_calls),
+        sum(c["tokens_out"] for c in model_calls),
+    )
     assert row["explanation"].splitlines() == [
         "The photo predates the event.",
         "- 1. The image is older. [T1, T2]",
     ]
     assert row["evidence_urls"] == ["https://example.org/V1/0", "https://example.org/V1/1"]
     ledger = metrics["ledger"]
-    assert ledger["by_name"]["agent-eg@test-model"]["calls"] == 1 and ledger["tool_calls"] == 1
+    assert ledger["cost_usd"] == pytest.approx((tokens_in * 1.0 + tokens_out * 2.0) / 1e6)
+    assert ledger["unpriced_calls"] == 1  # the search call: no price for search:loopback in the table
+    assert ledger["by_name"]["test-model"]["calls"] == 6 and ledger["tool_calls"] == 1
+    assert {a: t["calls"] for a, t in ledger["by_agent"].items()} == {
+        "agent-eg": 1, "agent-r-a": 1, "agent-r-t": 1, "agent-sp": 1,
+        "agent-tr-search": 1, "agent-tr-source": 1, "agent-tr-summarise": 1,
+    }  # fmt: skip
+    assert ledger["by_agent"]["agent-eg"]["cost_usd"] > 0
+    assert "| agent-tr-summarise | 1 | 1 | 0 |" in (tmp_path / "run" / "report.md").read_text()
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert "agentfact_plan.v1" in manifest["prompt_hashes"] and len(manifest["prompt_hashes"]) == 8
     for path in (tmp_path / "run").rglob("*"):
@@ -203,6 +149,10 @@ def test_fact_check_pages_never_reach_an_agent_and_are_audited(tmp_path):
     assert dropped.count("leakage-guard:dropped:after-claim-time") == 3
     assert row["label"] == "Unproven" and row["evidence_urls"] == []
     assert metrics["audit"]["flagged"] == 0
+    leakage = json.loads((tmp_path / "run" / "manifest.json").read_text())["leakage"]
+    assert leakage["by_reason"] == {"after-claim-time": 3, "blocked:snopes.com": 6}
+    assert (leakage["dropped"], leakage["predictions_with_drops"], leakage["predictions"]) == (9, 1, 1)
+    assert "leakage guard: 9 retrieved results dropped" in (tmp_path / "run" / "report.md").read_text()
 
 
 def test_gold_evidence_and_closed_book_need_no_search(tmp_path):

@@ -1,11 +1,9 @@
 """The local vision-language detector end to end on CPU, with tiny models built here (no download).
 
-The models are Idefics3 (SmolVLM's architecture) with one layer per tower and a word-level tokenizer
-trained on a few words. The "scripted" one has its layers' output projections zeroed, so each next
-token depends on the current token only, and its output head is set so that after the chat's last
-prompt token it writes a fenced JSON verdict and stops: the real processor, chat template, batched
-generation, decoding and parsing all run, and the answer is known. The "random" one is left as
-initialised: its answers are not JSON and every sample must come back as a counted failure.
+The models are tiny Idefics3 models (:func:`tests.evaluate_helpers.build_tiny_vlm`). The "scripted" one
+writes a fenced JSON verdict and stops: the real processor, chat template, batched generation, decoding
+and parsing all run, and the answer is known. The "random" one is left as initialised: its answers are
+not JSON and every sample must come back as a counted failure.
 """
 
 from __future__ import annotations
@@ -24,104 +22,11 @@ from PIL import Image as PILImage  # noqa: E402
 from rwpost.evaluate import RunSpec, Setting, evaluate  # noqa: E402
 from rwpost.labels import Label  # noqa: E402
 from rwpost.records import Image  # noqa: E402
-from tests.evaluate_helpers import evidence, make_sample  # noqa: E402
+from tests.evaluate_helpers import VERDICT, build_tiny_vlm, evidence, make_sample  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 GOLD = [Label.TRUE, Label.FALSE, Label.FALSE, Label.UNPROVEN, Label.TRUE, Label.FALSE, Label.FALSE]
-VERDICT = {
-    "label": "False",
-    "confidence": 0.8,
-    "explanation": "The image is miscaptioned.",
-    "evidence_urls": ["https://example.org/e1"],
-}
-SPECIAL = ["<pad>", "<unk>", "<|im_start|>", "<end_of_utterance>", "<fake_token_around_image>", "<image>"]
-TEMPLATE = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}:{% for c in m['content'] %}"
-    "{% if c['type'] == 'image' %}<image>{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}"
-    "{% endfor %}<end_of_utterance>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant:{% endif %}"
-)
-
-
-def build_tiny_vlm(folder, scripted: bool) -> None:
-    """Save a tiny Idefics3 model and its processor to ``folder``."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import (
-        AddedToken,
-        Idefics3Config,
-        Idefics3ForConditionalGeneration,
-        Idefics3Processor,
-        PreTrainedTokenizerFast,
-    )
-    from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
-
-    words = "the claim post text image evidence label true false json answer system user assistant : , ."
-    core = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    core.train_from_iterator([words], trainers.WordLevelTrainer(special_tokens=SPECIAL))
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core,
-        pad_token="<pad>",
-        unk_token="<unk>",
-        eos_token="<end_of_utterance>",
-        chat_template=TEMPLATE,
-    )
-    answer = ["```json", json.dumps(VERDICT), "```"]
-    tokenizer.add_tokens([AddedToken(t, normalized=False, single_word=False) for t in answer])
-    images = Idefics3ImageProcessorPil(
-        do_image_splitting=False, size={"longest_edge": 32}, max_image_size={"longest_edge": 32}
-    )
-    processor = Idefics3Processor(image_processor=images, tokenizer=tokenizer, image_seq_len=4)
-    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in [*SPECIAL, *answer, ":"]}
-    hidden = 64
-    assert len(tokenizer) <= hidden
-    config = Idefics3Config(
-        text_config={
-            "model_type": "llama",
-            "vocab_size": len(tokenizer),
-            "hidden_size": hidden,
-            "intermediate_size": 64,
-            "num_hidden_layers": 1,
-            "num_attention_heads": 2,
-            "num_key_value_heads": 1,
-            "max_position_embeddings": 4096,
-            "pad_token_id": ids["<pad>"],
-            "eos_token_id": ids["<end_of_utterance>"],
-            "tie_word_embeddings": False,
-        },
-        vision_config={
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 1,
-            "num_attention_heads": 2,
-            "image_size": 32,
-            "patch_size": 8,
-        },
-        scale_factor=2,
-        image_token_id=ids["<image>"],
-        pad_token_id=ids["<pad>"],
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(0)
-    model = Idefics3ForConditionalGeneration(config)
-    if scripted:  # a bigram model: ':' -> ```json -> {verdict} -> ``` -> end
-        with torch.no_grad():
-            text = model.model.text_model
-            for layer in text.layers:
-                layer.self_attn.o_proj.weight.zero_()
-                layer.mlp.down_proj.weight.zero_()
-            text.embed_tokens.weight.copy_(torch.eye(len(tokenizer), hidden))
-            head = torch.zeros(len(tokenizer), hidden)
-            head[ids["<end_of_utterance>"], :] = 0.5
-            chain = [":", *answer, "<end_of_utterance>"]
-            for current, following in zip(chain, chain[1:], strict=False):
-                head[ids[following], ids[current]] = 1.0
-            model.lm_head.weight.copy_(head)
-    model.generation_config.pad_token_id = ids["<pad>"]
-    model.generation_config.eos_token_id = ids["<end_of_utterance>"]
-    model.save_pretrained(folder)
-    processor.save_pretrained(folder)
 
 
 @pytest.fixture(scope="module")

@@ -52,7 +52,7 @@ def evaluate(
     detector: list[str] = typer.Option(
         None,
         "--detector",
-        help="Detector name (majority, stratified, category-prior, embedding, vlm, local-vlm, "
+        help="Detector name (majority, stratified, category-prior, embedding, vlm, local-vlm, agentfact, "
         "predictions), an entry point of group rwpost.detectors, or module:Class (repeatable).",
     ),
     predictions: Path = typer.Option(
@@ -94,6 +94,12 @@ def evaluate(
         ..., "--out", help="Run folder (one run), or the folder of one run per detector x cell (resumable)."
     ),
     sets: list[str] = typer.Option(None, "--set", help="Detector option key=value (repeatable)."),
+    model: str = typer.Option(
+        None,
+        "--model",
+        help="The detector's model: same as --set model=... (vlm, agentfact: the model name; local-vlm: "
+        "the model folder).",
+    ),
     batch_size: int = typer.Option(16, "--batch-size", min=1),
     bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap resamples for 95% intervals."),
     blocked_domains: Path = typer.Option(
@@ -121,6 +127,8 @@ def evaluate(
     --detector embedding --train-fraction 0.5 --seed 0 --out reports/evaluate/embedding
 
     The paper's grid: add --grid --k 1 --k 3 (one run per detector x cell under --out).
+
+    A local vision-language model: --detector local-vlm --model /path/to/Qwen2-VL-2B-Instruct.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local model folders only, never a download
     from dataclasses import replace
@@ -135,6 +143,10 @@ def evaluate(
     from rwpost.evaluate.runner import RunSpec
 
     config = _parse_sets(sets)
+    if model is not None:
+        if "model" in config and str(config["model"]) != model:
+            raise ConfigError(f"--model {model!r} and --set model={config['model']!r} differ: give one")
+        config["model"] = model
     detectors = list(detector or [])
     runs: list[tuple[str, dict[str, Any], Inputs | None]] = []  # (detector, config, cell fixed by the files)
     if predictions is not None:

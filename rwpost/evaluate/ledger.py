@@ -3,6 +3,8 @@
 Costs come from the call itself when the detector knows them, else from a price table keyed by model or
 tool name (``{"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6, "per_call": 0.0}}``, kept in
 params.yaml and passed in). A cached call costs nothing; a call with no price is counted as unpriced.
+Totals are split by call name (the model or tool) and, for calls a multi-agent detector tags with its
+agent (:attr:`~rwpost.evaluate.protocol.Call.agent`), by agent.
 """
 
 from __future__ import annotations
@@ -67,17 +69,21 @@ def sample_ledger(prediction: Prediction, prices: PriceTable | None) -> dict[str
 
 
 def run_ledger(predictions: Sequence[Prediction], prices: PriceTable | None) -> dict[str, Any]:
-    """Totals over a run, per call name, and means per sample."""
+    """Totals over a run, per call name, per agent (calls that name one), and means per sample."""
     total = _empty()
     by_name: dict[str, dict[str, Any]] = {}
+    by_agent: dict[str, dict[str, Any]] = {}
     for prediction in predictions:
         for call in prediction.calls:
             cost = call_cost(call, prices)
             _add(total, call, cost)
             _add(by_name.setdefault(call.name, _empty()), call, cost)
+            if call.agent is not None:
+                _add(by_agent.setdefault(call.agent, _empty()), call, cost)
     n = max(len(predictions), 1)
     total["samples"] = len(predictions)
     total["by_name"] = by_name
+    total["by_agent"] = dict(sorted(by_agent.items()))
     total["per_sample"] = {
         k: total[k] / n for k in ("calls", "tokens_in", "tokens_out", "latency_s", "cost_usd")
     }

@@ -14,6 +14,13 @@ items per claim, nested subsets drawn per claim with a fixed seed). The evidence
 ``gold-evidence`` are the cells with the image (T+I, T+I+E). Detectors declare what they can do with two
 class attributes: ``retrieves`` (searches the web itself; required for open-web) and ``reads_images``
 (its answers depend on the image; a missing image is then refused up front or fails the sample).
+
+A detector that retrieves gets the run's leakage guard rather than building its own: when its constructor
+takes a ``blocklist`` argument, the runner passes the run's
+:class:`~rwpost.evaluate.leakage.BlockList` (``rwpost evaluate --blocked-domains``; like the secrets,
+never part of the recorded options: the list's checksum is in the run identity). A detector with a
+``leakage_report(predictions)`` method says what its guard dropped; the runner puts it in the manifest
+and the report.
 """
 
 from __future__ import annotations
@@ -163,6 +170,11 @@ class Call(BaseModel):
 
     kind: str = Field(default="model", description="'model' (LLM, VLM, encoder) or 'tool' (search, fetch)")
     name: str = Field(description="model name or tool name; the price table is keyed by it")
+    agent: str | None = Field(
+        default=None,
+        description="the agent or step of a multi-agent detector that made the call (e.g. 'agent-sp'); "
+        "the ledger also totals calls by it",
+    )
     tokens_in: int = 0
     tokens_out: int = 0
     latency_s: float = 0.0
@@ -221,6 +233,13 @@ def prompt_hashes(detector: Detector) -> dict[str, str]:
     """The detector's prompt file hashes, if it has prompts (for the run manifest)."""
     getter = getattr(detector, "prompt_hashes", None)
     return dict(getter()) if callable(getter) else {}
+
+
+def leakage_report(detector: Detector, predictions: Sequence[Prediction]) -> dict[str, Any] | None:
+    """What the detector's leakage guard dropped over ``predictions``, if it reports it (for the run
+    manifest and report)."""
+    getter = getattr(detector, "leakage_report", None)
+    return dict(getter(predictions)) if callable(getter) else None
 
 
 def opaque_url(sample_id: str, kind: str = "article") -> str:

@@ -75,7 +75,9 @@ def make_detector(name: str, config: dict[str, Any] | None = None) -> Detector:
     try:
         detector = factory(**(config or {}))
     except TypeError as exc:
-        raise ConfigError(f"detector {name!r}: bad configuration {config!r} ({exc})") from exc
+        # option names only: the arguments hold the secrets and the run's block list
+        given = ", ".join(sorted(config or {})) or "none"
+        raise ConfigError(f"detector {name!r}: bad configuration ({exc}); options given: {given}") from exc
     if not isinstance(detector, Detector):
         raise ConfigError(f"detector {name!r} does not follow the protocol (needs name, config(), predict())")
     return detector

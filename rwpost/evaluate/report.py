@@ -274,6 +274,15 @@ def markdown(metrics: dict[str, Any], manifest: dict[str, Any], plots: Sequence[
     if audit.get("excluding_flagged"):
         ex = audit["excluding_flagged"]
         lines.append("  - excluding them: " + ", ".join(f"{k} {_fmt(ex.get(k))}" for k in HEADLINE))
+    leakage = manifest.get("leakage")
+    if leakage:
+        reasons = ", ".join(f"{k} {v}" for k, v in leakage["by_reason"].items()) or "none"
+        block_list = leakage.get("block_list") or manifest.get("blocked_domain_list") or {}
+        lines.append(
+            f"- leakage guard: {leakage['dropped']} retrieved results dropped before the detector saw them, "
+            f"in {leakage['predictions_with_drops']} of {leakage['predictions']} predictions (by reason: "
+            f"{reasons}); block list {block_list.get('source', '-')}, {block_list.get('count', '-')} domains"
+        )
     urls = metrics["explanations"]["evidence_urls"]
     lines.append(
         f"- evidence URLs vs gold: macro precision {_fmt(urls['macro_precision'])}, macro recall "
@@ -287,6 +296,21 @@ def markdown(metrics: dict[str, Any], manifest: dict[str, Any], plots: Sequence[
         )
     if metrics.get("input_problems"):
         lines.append(f"- input problems (see input_report.json): {metrics['input_problems']}")
+    if ledger.get("by_agent"):
+        lines += [
+            "",
+            "## Ledger per agent",
+            "",
+            "| agent | calls | model | tool | tokens in | tokens out | latency s | cost $ | unpriced "
+            "| cache hits |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for agent, t in ledger["by_agent"].items():
+            lines.append(
+                f"| {agent} | {t['calls']} | {t['model_calls']} | {t['tool_calls']} | {t['tokens_in']} | "
+                f"{t['tokens_out']} | {t['latency_s']:.2f} | {t['cost_usd']:.4f} | {t['unpriced_calls']} | "
+                f"{t['cache_hits']} |"
+            )
     if plots:
         lines += ["", "## Plots", ""] + [f"![{p.stem}](plots/{p.name})" for p in plots]
     return "\n".join(lines) + "\n"

@@ -40,6 +40,7 @@ from rwpost.evaluate.protocol import (
     blind,
     check_cell,
     evidence_axis,
+    leakage_report,
     prompt_hashes,
 )
 from rwpost.evaluate.registry import make_detector, resolve_detector
@@ -142,16 +143,28 @@ def split_train_test(
     return train, test, f"{len(train)} of {len(samples)} samples, seed {seed}, {how}"
 
 
+def _takes(detector: str, argument: str) -> bool:
+    """Whether the factory of ``detector`` takes the keyword ``argument``."""
+    try:
+        return argument in inspect.signature(resolve_detector(detector)).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def detector_config(spec: RunSpec, repeat: int) -> dict[str, Any]:
     """The detector's keyword arguments for one repeat: the seed is ``spec.seed + repeat`` if it takes one."""
     config = dict(spec.config)
-    try:
-        takes_seed = "seed" in inspect.signature(resolve_detector(spec.detector)).parameters
-    except (TypeError, ValueError):
-        takes_seed = False
-    if takes_seed:
+    if _takes(spec.detector, "seed"):
         config["seed"] = int(config.get("seed", spec.seed)) + repeat
     return config
+
+
+def detector_arguments(spec: RunSpec, repeat: int) -> dict[str, Any]:
+    """Everything the detector is built with for one repeat: its options (:func:`detector_config`), the
+    secrets, and the run's block list if it takes a ``blocklist`` (a retrieving detector: the one leakage
+    guard of the run). Secrets and block list are not options: never recorded, not in ``config()``."""
+    extra = {"blocklist": spec.blocklist} if _takes(spec.detector, "blocklist") else {}
+    return {**detector_config(spec, repeat), **spec.secrets, **extra}
 
 
 def read_predictions(path: Path) -> dict[tuple[int, str], dict[str, Any]]:
@@ -186,8 +199,10 @@ def predict_all(
     batch_size: int = 16,
     progress: bool = False,
     done: dict[tuple[int, str], dict[str, Any]] | None = None,
+    blocklist: BlockList | None = None,
 ) -> list[Prediction]:
-    """Predictions for every sample, in sample order: read from ``path`` if there, else asked and appended."""
+    """Predictions for every sample, in sample order: read from ``path`` if there, else asked and appended.
+    Samples are blinded with ``blocklist`` (the run's; default the built-in one)."""
     done = read_predictions(path) if done is None else done
     todo = [s for s in samples if (repeat, s.id) not in done]
     bar = tqdm(
@@ -197,7 +212,8 @@ def predict_all(
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             began = time.perf_counter()
-            answers = detector.predict([blind(s, setting) for s in batch], evidence_axis(setting))
+            seen = [blind(s, setting, blocklist=blocklist) for s in batch]
+            answers = detector.predict(seen, evidence_axis(setting))
             wall = (time.perf_counter() - began) / len(batch)
             by_id = {p.id: p for p in answers}
             extra = set(by_id) - {s.id for s in batch}
@@ -343,7 +359,7 @@ def run(
     refuse_duplicate_ids(samples, "the evaluated samples")
     if train:
         refuse_duplicate_ids(train, "the training samples")
-    first = make(spec.detector, {**detector_config(spec, 0), **spec.secrets})
+    first = make(spec.detector, detector_arguments(spec, 0))
     identity = run_identity(samples, spec, first, train, data_info)
     resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     path = out / PREDICTIONS_FILE
@@ -351,8 +367,7 @@ def run(
     all_predictions, input_report, configs, hashes, device, images = [], None, [], {}, None, None
     started = now()
     for repeat in range(spec.repeats):
-        config = {**detector_config(spec, repeat), **spec.secrets}
-        detector = first if repeat == 0 else make(spec.detector, config)
+        detector = first if repeat == 0 else make(spec.detector, detector_arguments(spec, repeat))
         configs.append(detector.config())
         hashes.update(prompt_hashes(detector))
         device = getattr(detector, "device", device)
@@ -370,9 +385,8 @@ def run(
                     "give --train or --train-fraction"
                 )
             else:
-                detector.fit(
-                    [blind(s, spec.setting, keep_label=True) for s in train], evidence_axis(spec.setting)
-                )
+                seen = [blind(s, spec.setting, keep_label=True, blocklist=spec.blocklist) for s in train]
+                detector.fit(seen, evidence_axis(spec.setting))
         all_predictions.append(
             predict_all(
                 detector,
@@ -383,6 +397,7 @@ def run(
                 batch_size=spec.batch_size,
                 progress=progress,
                 done=done,
+                blocklist=spec.blocklist,
             )
         )
     wall = [float(r["wall_s"]) for r in done.values() if "wall_s" in r]
@@ -416,6 +431,7 @@ def run(
         else None,
         "blocked_domains": len(spec.blocklist.domains),
         "blocked_domain_list": spec.blocklist.describe(),
+        "leakage": leakage_report(first, [p for preds in all_predictions for p in preds]),
         "images": None if images is None else {**images, "sent": getattr(detector, "images_sent", None)},
         "environment": environment(),
         "started": started,

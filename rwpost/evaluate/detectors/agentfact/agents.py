@@ -1,9 +1,9 @@
 """The five AgentFact agents (paper section IV-B) as calls of the project's LLM client.
 
 Each agent is one versioned prompt file (``rwpost/prompts/agentfact_*.md``, the appendix's wording) with
-its answer schema; every call becomes a :class:`~rwpost.evaluate.protocol.Call` named
-``<agent>@<model>`` (e.g. ``agent-sp@gpt-4o-mini``), so the ledger's ``by_name`` splits tokens, cache
-hits and cost by agent. A call priced by the detector's ``prices`` carries its cost; a cached call costs 0.
+its answer schema; every call becomes a :class:`~rwpost.evaluate.protocol.Call` named by the model and
+tagged with the agent (``name="gpt-4o-mini", agent="agent-sp"``), so the runner's price table prices it as
+any model call and the ledger's ``by_agent`` splits calls, tokens, cache hits and cost by agent.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,34 +84,17 @@ class Agents:
     """The agents' calls through one LLM client (cache, concurrency, retries and token counts are its job)."""
 
     def __init__(
-        self,
-        client: Any,
-        model: str,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = 1200,
-        prices: Mapping[str, Mapping[str, float]] | None = None,
+        self, client: Any, model: str, *, temperature: float = 0.0, max_tokens: int | None = 1200
     ) -> None:
         from rwpost.llm import load_llm_schema
 
         self.client, self.model = client, model
         self.temperature, self.max_tokens = temperature, max_tokens
-        self.price = (prices or {}).get(model)
         self.prompts: dict[str, Prompt] = {agent: load_prompt(name) for agent, name in PROMPTS.items()}
         self.schemas = {p.schema_name: load_llm_schema(p.schema_name) for p in self.prompts.values()}
 
     def prompt_hashes(self) -> dict[str, str]:
         return {p.name: p.sha256 for p in self.prompts.values()}
-
-    def _cost(self, prompt_tokens: int, completion_tokens: int, cached: bool) -> float | None:
-        if cached:
-            return 0.0
-        if self.price is None:
-            return None
-        return (
-            prompt_tokens * float(self.price.get("input_per_mtok", 0.0))
-            + completion_tokens * float(self.price.get("output_per_mtok", 0.0))
-        ) / 1e6
 
     async def ask(
         self, agent: str, key: str, attach: Sequence[Any] = (), **values: str
@@ -136,11 +119,11 @@ class Agents:
         result = await self.client.complete(request)
         call = Call(
             kind="model",
-            name=f"{agent}@{self.model}",
+            name=self.model,
+            agent=agent,
             tokens_in=result.prompt_tokens,
             tokens_out=result.completion_tokens,
             latency_s=0.0 if result.cached else time.perf_counter() - began,
-            cost_usd=self._cost(result.prompt_tokens, result.completion_tokens, result.cached),
             cached=result.cached,
         )
         if not result.ok or result.data is None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.evaluate.detectors.agentfact.agents import Agents, as_label, as_score
-from rwpost.evaluate.detectors.agentfact.workflow import Options, Tools, Trace, Workflow
+from rwpost.evaluate.detectors.agentfact.workflow import DROPPED, Options, Tools, Trace, Workflow
 from rwpost.evaluate.leakage import BlockList
 from rwpost.evaluate.protocol import Prediction, Setting
 from rwpost.labels import MAIN_LABELS, Label
@@ -40,8 +40,9 @@ class AgentFactDetector:
     """AgentFact (paper section IV): planning, retrieval, image analysis, dual reasoning, explanation.
 
     Settings: ``open-web`` searches through the ``search`` backend (and ``image_search`` for the post
-    image), every result through the leakage guard; ``gold-evidence`` reasons over the gold evidence
-    (the authors' ``open_book``); ``closed-book`` over none. Thresholds default to the paper's.
+    image), every result through the leakage guard (``blocklist``: the runner passes the run's, so
+    ``rwpost evaluate --blocked-domains`` reaches the search); ``gold-evidence`` reasons over the gold
+    evidence (the authors' ``open_book``); ``closed-book`` over none. Thresholds default to the paper's.
     """
 
     name = "agentfact"
@@ -66,8 +67,7 @@ class AgentFactDetector:
         search_options: dict[str, Any] | None = None,
         image_search: str | None = None,
         image_search_options: dict[str, Any] | None = None,
-        blocked_domains: str | None = None,
-        prices: dict[str, dict[str, float]] | None = None,
+        blocklist: BlockList | None = None,
         min_pool: int = 3,
         subset_size: int = 5,
         stop_confidence: int = 4,
@@ -88,8 +88,8 @@ class AgentFactDetector:
         self.image_root = Path(image_root) if image_root else None
         self.search_name, self.search_options = search, dict(search_options or {})
         self.image_search_name, self.image_search_options = image_search, dict(image_search_options or {})
-        self.blocked_domains, self.seed = blocked_domains, seed
-        self.temperature, self.max_tokens, self.prices = temperature, max_tokens, prices
+        self.seed = seed
+        self.temperature, self.max_tokens = temperature, max_tokens
         self.options = Options(
             min_pool=min_pool,
             subset_size=subset_size,
@@ -109,10 +109,8 @@ class AgentFactDetector:
             max_retries=max_retries,
         )
         self.client = client_from(settings, cache_path=cache_path)
-        self.agents = Agents(
-            self.client, model, temperature=temperature, max_tokens=max_tokens, prices=prices
-        )
-        self.blocklist = BlockList.from_file(blocked_domains)
+        self.agents = Agents(self.client, model, temperature=temperature, max_tokens=max_tokens)
+        self.blocklist = blocklist or BlockList()
         self.device = f"remote ({base_url or 'api.openai.com'})"
         self.traces: dict[str, Trace] = {}
         self.images_sent = 0
@@ -129,7 +127,6 @@ class AgentFactDetector:
             "search_options": self.search_options,
             "image_search": self.image_search_name,
             "image_search_options": self.image_search_options,
-            "blocked_domains": self.blocked_domains,
             "seed": self.seed,
             **asdict(self.options),
         }
@@ -137,15 +134,21 @@ class AgentFactDetector:
     def prompt_hashes(self) -> dict[str, str]:
         return self.agents.prompt_hashes()
 
-    def leakage_report(self) -> dict[str, Any]:
-        """What the leakage guard dropped in this process's samples (the predictions carry it durably as
-        ``leakage-guard:dropped:<reason>`` tool rows of their ledgers)."""
-        reasons = Counter(d["reason"] for t in self.traces.values() for d in t.dropped)
+    def leakage_report(self, predictions: Sequence[Prediction]) -> dict[str, Any]:
+        """What the leakage guard dropped before any agent saw it, over ``predictions`` (every answer of
+        the run, resumed ones too): counted from the ``leakage-guard:dropped:<reason>`` rows of their
+        ledgers, by reason (``blocked:<domain>``, ``after-claim-time``, ``source:factcheck``)."""
+        per_sample = [
+            Counter(c.name.removeprefix(DROPPED) for c in p.calls if c.name.startswith(DROPPED))
+            for p in predictions
+        ]
+        reasons = sum(per_sample, Counter())
         return {
-            "samples": len(self.traces),
+            "block_list": self.blocklist.describe(),
+            "predictions": len(predictions),
+            "predictions_with_drops": sum(1 for c in per_sample if c),
             "dropped": sum(reasons.values()),
             "by_reason": dict(sorted(reasons.items())),
-            "urls": {sid: [d["url"] for d in t.dropped] for sid, t in self.traces.items() if t.dropped},
         }
 
     # --- prediction ------------------------------------------------------------------------------------

@@ -40,6 +40,11 @@ from rwpost.evaluate.protocol import Call, Setting
 from rwpost.labels import Label
 from rwpost.records import Sample
 
+DROPPED = "leakage-guard:dropped:"
+"""Name prefix of the zero-cost ledger row recording one result the leakage guard dropped, with its reason
+(``blocked:<domain>``, ``after-claim-time``, ``source:factcheck``): the durable record the run's leakage
+report counts, so a resumed run reports every sample's drops."""
+
 
 @dataclass(frozen=True)
 class Options:
@@ -120,6 +125,7 @@ class Tools:
             Call(
                 kind="tool",
                 name=f"search:{self.text.name}",
+                agent="agent-tr-search",
                 latency_s=0.0 if cached else time.perf_counter() - began,
                 cached=cached,
             )
@@ -143,7 +149,7 @@ class Tools:
             domain = self.blocklist.blocked_domain(r.url)
             reason = f"blocked:{domain}" if domain else "after-claim-time"
             trace.dropped.append({"url": r.url, "reason": reason, "query": query})
-            trace.calls.append(Call(kind="tool", name=f"leakage-guard:dropped:{reason}", cost_usd=0.0))
+            trace.calls.append(Call(kind="tool", name=f"{DROPPED}{reason}", cost_usd=0.0))
         return kept
 
 
@@ -250,9 +256,7 @@ class Workflow:
             reliability = await self.reliability(sample, trace, r.url)
             if reliability == "factcheck" and self.options.drop_factcheck_sources:
                 trace.dropped.append({"url": r.url, "reason": "source:factcheck", "query": query})
-                trace.calls.append(
-                    Call(kind="tool", name="leakage-guard:dropped:source:factcheck", cost_usd=0.0)
-                )
+                trace.calls.append(Call(kind="tool", name=f"{DROPPED}source:factcheck", cost_usd=0.0))
                 continue
             evidence_id = f"T{sum(1 for e in trace.pool if e.id.startswith('T')) + len(items) + 1}"
             items.append(
@@ -291,7 +295,12 @@ class Workflow:
             trace.errors.append(f"reverse image search failed: {exc}")
             matches = []
         trace.calls.append(
-            Call(kind="tool", name=f"reverse-image:{tools.image.name}", latency_s=time.perf_counter() - began)
+            Call(
+                kind="tool",
+                name=f"reverse-image:{tools.image.name}",
+                agent="agent-ir-search",
+                latency_s=time.perf_counter() - began,
+            )
         )
         pages = [SearchResult(m.page_url, m.page_title) for m in matches]
         kept = {r.url for r in tools.guard(pages, sample.claim_time, trace, "(reverse image search)")}
