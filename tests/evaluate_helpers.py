@@ -187,13 +187,22 @@ class Agents:
         return Reply(status=500, error=f"unscripted schema {schema}")
 
 
-def news(query: str, n: int = 3, site: str = "https://example.org") -> list[dict]:
-    """``n`` Serper results for ``query`` on ``site``, dated before the generated samples' claims."""
+def news(query: str, n: int = 3, site: str = "https://example.org", date: str = "Dec 1, 2019") -> list[dict]:
+    """``n`` Serper results for ``query`` on ``site``, dated ``date`` (default: before the generated
+    samples' claims)."""
     slug = re.sub(r"\W+", "-", query).strip("-")
-    return [
-        result(f"{site}/{slug}/{i}", f"{query} {i}", f"text {i} about {query}", "Dec 1, 2019")
-        for i in range(n)
-    ]
+    return [result(f"{site}/{slug}/{i}", f"{query} {i}", f"text {i} about {query}", date) for i in range(n)]
+
+
+def image_bytes(color: tuple[int, int, int] = (200, 10, 10), size=(20, 12), fmt: str = "PNG") -> bytes:
+    """A small one-colour image file's bytes (PNG or JPEG)."""
+    import io
+
+    from PIL import Image as PILImage
+
+    buf = io.BytesIO()
+    PILImage.new("RGB", size, color).save(buf, fmt)
+    return buf.getvalue()
 
 
 VERDICT = {

@@ -8,21 +8,18 @@ not JSON and every sample must come back as a counted failure.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 
 import pytest
 
 pytest.importorskip("transformers")
-torch = pytest.importorskip("torch")
-
-from PIL import Image as PILImage  # noqa: E402
+pytest.importorskip("torch")
 
 from rwpost.evaluate import RunSpec, Setting, evaluate  # noqa: E402
 from rwpost.labels import Label  # noqa: E402
 from rwpost.records import Image  # noqa: E402
-from tests.evaluate_helpers import VERDICT, build_tiny_vlm, evidence, make_sample  # noqa: E402
+from tests.evaluate_helpers import VERDICT, build_tiny_vlm, evidence, image_bytes, make_sample  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -37,17 +34,13 @@ def models(tmp_path_factory):
     return root
 
 
-def _png() -> bytes:
-    buf = io.BytesIO()
-    PILImage.new("RGB", (20, 12), (200, 10, 10)).save(buf, "PNG")
-    return buf.getvalue()
-
-
 @pytest.fixture
 def samples():
     out = [make_sample(i, g, evidence=evidence(2), ocr=f"ocr {i}") for i, g in enumerate(GOLD)]
-    out[1] = out[1].model_copy(update={"image": Image(bytes=_png())})
-    out[2] = out[2].model_copy(update={"image": Image(bytes=_png()), "post_text": "a much longer post " * 20})
+    out[1] = out[1].model_copy(update={"image": Image(bytes=image_bytes())})
+    out[2] = out[2].model_copy(
+        update={"image": Image(bytes=image_bytes()), "post_text": "a much longer post " * 20}
+    )
     out[6] = out[6].model_copy(update={"image": Image(bytes=b"not an image")})
     return out
 

@@ -10,7 +10,18 @@
 Search is a plug-in (:mod:`rwpost.evaluate.search`); every result passes the leakage guard first.
 """
 
+from typing import Any
+
 from rwpost.evaluate.detectors.agentfact.detector import AgentFactDetector, explanation_text
-from rwpost.evaluate.detectors.agentfact.layout import agentfact_rows, write_agentfact_output
 
 __all__ = ["AgentFactDetector", "agentfact_rows", "explanation_text", "write_agentfact_output"]
+
+
+def __getattr__(name: str) -> Any:
+    # .layout is also run as a script (python -m ...agentfact.layout): imported here only when asked for,
+    # so running it does not import it twice
+    if name in ("agentfact_rows", "write_agentfact_output"):
+        from rwpost.evaluate.detectors.agentfact import layout
+
+        return getattr(layout, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
