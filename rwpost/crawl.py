@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.images import MAX_IMAGE_BYTES
+from rwpost.snopes.listing import SITEMAP_HOSTS
 
 DEFAULT_SINCE = "2017-01-01"
 """Start of the default date window (the paper's Snopes crawl covers 2017 onwards)."""
@@ -61,6 +62,11 @@ class CrawlOptions:
     sitemaps: bool = False
     """Discover from the site's sitemaps only (no listing walk): ``sitemap_urls``, else the live site's."""
     sitemap_urls: list[str] | None = None
+    sitemap_base: str | None = None
+    """With ``sitemaps``: where the site's sitemaps live (default ``https://media.snopes.com/sitemaps/``);
+    a run reads ``sitemap-latest.xml``, ``sitemap-news.xml`` and ``sitemap-articles-YYYY-MM.xml`` there."""
+    sitemap_hosts: list[str] | None = None
+    """Hosts besides the start URL's and ``media.snopes.com`` allowed to serve sitemaps."""
     site_origin: str | None = None
     """The site's fixed origin (e.g. ``https://sample.rwpost.invalid``) when ``start_url`` is a mirror of it
     (the sample site on a random loopback port): URLs are stored under it and ``fetched_at`` is pinned, so
@@ -114,6 +120,18 @@ def validate_options(options: CrawlOptions) -> CrawlOptions:
         )
     options.since = _check_day("since", options.since)
     options.until = _check_day("until", options.until)
+    allowed = {parts.hostname.lower(), *SITEMAP_HOSTS, *(h.lower() for h in options.sitemap_hosts or [])}
+    named = [("sitemap-url", u) for u in options.sitemap_urls or []]
+    named += [("sitemap-base", options.sitemap_base)] if options.sitemap_base else []
+    for option, url in named:
+        where = urlsplit(url)
+        if where.scheme not in ("http", "https") or not where.hostname:
+            raise ConfigError(f"--{option}: expected an http(s) URL, got {url!r}")
+        if where.hostname.lower() not in allowed:
+            raise ConfigError(
+                f"--{option} {url}: {where.hostname} is not an allowed sitemap host "
+                f"(the start URL's, {', '.join(SITEMAP_HOSTS)}; add it with --sitemap-host)"
+            )
     if options.max_articles < 0:
         raise ConfigError(f"--max-articles: expected 0 (no limit) or more, got {options.max_articles}")
     return options

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -90,3 +91,24 @@ def test_server_adds_synthetic_pages_for_the_benchmark():
         page = fetch(f"{server.base_url}/fact-check/synthetic-7/")[2].decode()
         assert 'href="https://sample.rwpost.invalid/fact-check/synthetic-7/"' in page
         assert fetch(f"{server.base_url}/fact-check/synthetic-120/")[0] == 404
+
+
+def test_live_site_sitemaps_are_served_only_on_the_sitemap_host():
+    """``sitemaps/`` as Snopes serves it from media.snopes.com: one sitemap per month of publication
+    listing that month's articles (on the site's own host), the latest and the news sitemap."""
+    gold = load_gold(SITE)
+    with SampleServer(SITE) as server:
+        status, _, body = fetch(server.sitemap_base + "sitemap-articles-2023-05.xml")
+        assert status == 200
+        may = {g["page"] for g in gold if (g["date"] or "").startswith("2023-05")}
+        locs = set(re.findall(r"<loc>([^<]+)</loc>", body.decode()))
+        assert {f"{server.base_url}{p}" for p in may} < locs  # plus the generated news piece and feature
+        assert fetch(f"{server.base_url}/sitemaps/sitemap-articles-2023-05.xml")[0] == 404
+        assert fetch(server.sitemap_base.replace("/sitemaps/", "/fact-check/"))[0] == 404
+        latest = fetch(server.sitemap_base + "sitemap-latest.xml")[2].decode()
+        news = fetch(server.sitemap_base + "sitemap-news.xml")[2].decode()
+    newest = sorted((g for g in gold if g["date"]), key=lambda g: g["date"], reverse=True)
+    assert f"{newest[0]['page']}</loc>" in latest and f"{newest[0]['page']}</loc><news:news>" in news
+    monthly = sorted((SITE / "sitemaps").glob("sitemap-articles-*.xml"))
+    listed = [loc for path in monthly for loc in re.findall(r"<loc>[^<]+</loc>", path.read_text())]
+    assert len(listed) == len(set(listed)) == sum(1 for g in gold if g["date"]) + 2

@@ -212,6 +212,21 @@ def test_article_url_filter_and_sitemaps():
         "https://media.snopes.com/sitemaps/sitemap-articles-2025-12.xml",
     ]
     assert "https://media.snopes.com/sitemaps/sitemap-latest.xml" in urls
+    # a window in the past: only its months (the latest and news sitemaps list recent articles only)
+    past = sitemaps_between(
+        datetime(2023, 1, 1).date(), datetime(2023, 2, 28).date(), datetime(2026, 1, 20).date()
+    )
+    assert past == [
+        "https://media.snopes.com/sitemaps/sitemap-articles-2023-02.xml",
+        "https://media.snopes.com/sitemaps/sitemap-articles-2023-01.xml",
+    ]
+    mirror = sitemaps_between(
+        None, None, datetime(2026, 1, 20).date(), base="http://localhost:8000/sitemaps/"
+    )
+    assert mirror == [
+        "http://localhost:8000/sitemaps/sitemap-latest.xml",
+        "http://localhost:8000/sitemaps/sitemap-news.xml",
+    ]
 
 
 def test_saved_pages_into_the_crawl_store(tmp_path, monkeypatch):

@@ -54,6 +54,11 @@ def crawl_settings(config: dict[str, Any]) -> Settings:
         "RWPOST_MAX_IMAGE_BYTES": int(config.get("max_image_bytes") or MAX_IMAGE_BYTES),
         "RWPOST_PROGRESS_INTERVAL": float(config.get("progress_interval", 2.0)),
     }
+    if config.get("sitemap_hosts"):
+        overrides["RWPOST_SITEMAP_HOSTS"] = [
+            *settings.getlist("RWPOST_SITEMAP_HOSTS"),
+            *(h.lower() for h in config["sitemap_hosts"]),
+        ]
     if not config.get("throttle", True):
         # Loopback benchmarks and tests: no delays, many parallel requests.
         overrides.update(
@@ -115,6 +120,7 @@ def _run_locked(config: dict[str, Any], out_dir: Path) -> int:
         follow_categories=bool(config.get("follow_categories", True)),
         sitemaps_only=bool(config.get("sitemaps", False)),
         sitemap_urls=",".join(config.get("sitemap_urls") or []),
+        sitemap_base=config.get("sitemap_base") or "",
         site_origin=config.get("site_origin") or "",
     )
     process.start()

@@ -6,6 +6,7 @@ image limits); everything else is fixed here, read once at the edge (STYLE.md 4)
 
 from rwpost import __version__
 from rwpost.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
+from rwpost.snopes.listing import SITEMAP_HOSTS
 
 BOT_NAME = "rwpost"
 SPIDER_MODULES = ["snopes_crawler.spiders"]
@@ -59,8 +60,9 @@ RWPOST_MAX_IMAGE_BYTES = MAX_IMAGE_BYTES
 RWPOST_MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
 RWPOST_PROGRESS_INTERVAL = 2.0
 # Hosts besides the start URL's that may serve the site's sitemaps (a --sitemaps run reads
-# media.snopes.com/sitemaps/sitemap-latest.xml, sitemap-news.xml and sitemap-articles-YYYY-MM.xml).
-RWPOST_SITEMAP_HOSTS = ["media.snopes.com"]
+# media.snopes.com/sitemaps/sitemap-latest.xml, sitemap-news.xml and sitemap-articles-YYYY-MM.xml);
+# a run adds its --sitemap-host ones. A sitemap anywhere else is ignored and counted.
+RWPOST_SITEMAP_HOSTS = list(SITEMAP_HOSTS)
 
 LOG_LEVEL = "INFO"
 FEED_EXPORT_ENCODING = "utf-8"

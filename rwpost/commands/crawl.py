@@ -99,6 +99,16 @@ def crawl(
     sitemap_url: list[str] = typer.Option(
         None, "--sitemap-url", help="With --sitemaps: read these sitemaps instead (repeatable)."
     ),
+    sitemap_base: str = typer.Option(
+        None,
+        "--sitemap-base",
+        help="With --sitemaps: where the sitemaps live (default https://media.snopes.com/sitemaps/).",
+    ),
+    sitemap_host: list[str] = typer.Option(
+        None,
+        "--sitemap-host",
+        help="Also allow sitemaps on this host (repeatable); others are ignored and counted.",
+    ),
     site_origin: str = typer.Option(
         None,
         "--site-origin",
@@ -115,6 +125,7 @@ def crawl(
 
     Example: rwpost crawl --start-url http://127.0.0.1:8000/fact-check/ --out data/work/crawl --allow-loopback
     Saved pages: rwpost crawl --from-html saved_pages/ --out data/work/crawl
+    Sitemaps only: rwpost crawl --start-url https://www.snopes.com/ --sitemaps --since 2025-01-01 --contact ME
     """
     from rich.live import Live
 
@@ -151,8 +162,10 @@ def crawl(
         max_image_bytes=max_image_bytes,
         resume=resume,
         retry_failed=retry_failed,
-        sitemaps=sitemaps or bool(sitemap_url),
+        sitemaps=sitemaps or bool(sitemap_url) or bool(sitemap_base),
         sitemap_urls=list(sitemap_url or []) or None,
+        sitemap_base=sitemap_base,
+        sitemap_hosts=list(sitemap_host or []) or None,
         site_origin=site_origin,
     )
     progress_console = Console(stderr=True)

@@ -17,8 +17,9 @@ hand-labelled real pages; see ``tests/test_extract_real.py``):
 - the **evidence** is every link the article cites as a source, the post included, less what is
   never evidence: Snopes' own pages (tags, authors, ratings, related articles; its uploaded images
   stay), share and hashtag links, a tweet's own picture links, captures that repeat the link just
-  before them ("(archived)"), and runs of three or more links in one sentence (examples of the
-  claim spreading, not findings).
+  before them ("(archived)"), runs of three or more links in one sentence (examples of the
+  claim spreading, not findings), and the image a sentence citing a web page introduces with a colon
+  (a picture of that page: its clipping, the photo it licenses; the page is the source, cited once).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from rwpost.records import Evidence, Extraction, Link, Post, Provenance, TaggedA
 from rwpost.snopes.links import ARCHIVE_HOSTS, link_identity
 from rwpost.tagged import TAG_RE, sentence_spans, strip_tags
 
-PROMPT_VERSION = "offline-rules-v2"
+PROMPT_VERSION = "offline-rules-v3"
 
 SOCIAL_HOSTS = (
     "twitter.com",
@@ -339,6 +340,31 @@ def _repeats_previous(text: str, match: re.Match[str]) -> bool:
     return bool(re.search(r"\]\s*\(?\s*(?:archived|archive|captured|saved)\s*(?:here|version)?\s*$", before))
 
 
+def _cites_a_page(link: Link, excluded: set[int]) -> bool:
+    """A web page cited as a source: not a post, a capture or a player, and not set aside."""
+    return (
+        link.kind == "webpage"
+        and link.id not in excluded
+        and not is_never_evidence(link.url)
+        and not _on(link.url, SOCIAL_HOSTS + CAPTURE_HOSTS)
+    )
+
+
+def _pictures_of_cited_pages(article: TaggedArticle, links: dict[int, Link], excluded: set[int]) -> set[int]:
+    """Images a sentence citing a web page introduces with a colon ("Here is a blurb [page] about the
+    stunt:", "A second photograph available via Getty Images [page] shows ...:"): a picture of that page
+    (its clipping, the photo it licenses, a screenshot), so one source, cited once, by its link. An image
+    introduced after a post or a capture is the post's own picture and stays."""
+    pictures: set[int] = set()
+    paragraphs = _paragraphs(article.text)
+    for before, paragraph in zip(paragraphs, paragraphs[1:], strict=False):
+        if before.startswith(">") or _is_media(before) or not strip_tags(before).rstrip().endswith(":"):
+            continue
+        if _is_media(paragraph) and any(_cites_a_page(links[i], excluded) for i in _link_ids(before)):
+            pictures.update(i for i in _link_ids(paragraph) if links[i].kind == "image")
+    return pictures
+
+
 def evidence_links(article: TaggedArticle) -> list[Link]:
     """The links the article cites as sources, in order, one per identity (see the module docstring)."""
     links = {link.id: link for link in article.links}
@@ -352,6 +378,7 @@ def evidence_links(article: TaggedArticle) -> list[Link]:
             link_id = int(match.group(2))
             if _on(links[link_id].url, CAPTURE_HOSTS) and _repeats_previous(paragraph, match):
                 excluded.add(link_id)
+    excluded |= _pictures_of_cited_pages(article, links, excluded)
     chosen: list[Link] = []
     identities: set[str] = set()
     for link in article.links:

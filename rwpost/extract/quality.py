@@ -9,7 +9,9 @@ body (URLs compared through :func:`rwpost.snopes.links.link_identity`, so Snopes
 tweets and players match). The post is the extractor's ``post_link``, else its first post image.
 
 For each backend it reports claim exact match (claim read from the page), post link found, post
-image found, evidence URL precision / recall (micro, over articles whose gold has evidence URLs),
+image found, post false positive (a post link named on a page whose article has none: on the sample the
+records without a post link, whose pages show the post's image only; on the real pages those whose
+labelled post is an image or nothing), evidence URL precision / recall (micro, over articles whose gold has evidence URLs),
 key point counts and hallucinated links dropped. The LLM backend runs through the loopback test
 server replaying answers recorded from :mod:`rwpost.extract.scripted` (a deterministic script, not
 a model); ``--record`` rebuilds that recording.
@@ -21,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor
 from rwpost.extract.offline import OfflineExtractor, link_key
@@ -68,7 +72,7 @@ def score(
     """The quality figures of one backend's outcomes against the gold records."""
     by_id = {a.id: a for a in articles}
     claim_hits = post_hits = post_total = image_hits = image_total = 0
-    has_post = post_right = no_post = post_wrong = 0
+    has_post = post_right = no_post = post_wrong = no_link = link_wrong = 0
     tp = n_pred = n_gold = 0
     key_points: list[int] = []
     hallucinated = failed = 0
@@ -90,6 +94,12 @@ def score(
         else:
             no_post += 1
             post_wrong += reference is not None
+        if not _norm_url(row.get("post_link")):
+            # the record has no post link (the page shows the post's image only): naming one is wrong
+            no_link += 1
+            link_wrong += _norm_url(outcome.post.post_link) is not None or (
+                not _norm_url(row.get("image_link")) and reference is not None
+            )
         if _norm_url(row.get("post_link")):
             post_total += 1
             post_hits += _norm_url(outcome.post.post_link) == _norm_url(row["post_link"])
@@ -118,7 +128,10 @@ def score(
         "post_link_found": round(post_hits / post_total, 4) if post_total else None,
         "post_link_gold_count": post_total,
         "post_correct": round(post_right / has_post, 4) if has_post else None,
-        "post_false_positive": round(post_wrong / no_post, 4) if no_post else None,
+        "post_false_positive": round(link_wrong / no_link, 4) if no_link else None,
+        "no_post_link_pages": no_link,
+        "post_or_image_false_positive": round(post_wrong / no_post, 4) if no_post else None,
+        "no_post_pages": no_post,
         "post_image_found": round(image_hits / image_total, 4) if image_total else None,
         "evidence_url_precision": round(precision, 4),
         "evidence_url_recall": round(recall, 4),
@@ -160,6 +173,10 @@ def load_real(root: Path) -> list[dict[str, Any]]:
     return pages
 
 
+def _is_image_url(url: str) -> bool:
+    return bool(re.search(r"\.(?:jpe?g|png|gif|webp)$", urlsplit(url).path, re.IGNORECASE))
+
+
 def post_reference(extraction: Extraction) -> str | None:
     """What an extraction names as the post: its post link, else its first post image."""
     post = extraction.post
@@ -168,7 +185,7 @@ def post_reference(extraction: Extraction) -> str | None:
 
 def score_real(pages: list[dict[str, Any]], outcomes: dict[str, Extraction]) -> dict[str, Any]:
     """Post link and evidence figures on real pages (see the module docstring)."""
-    with_post = post_hits = without_post = false_pos = 0
+    with_post = post_hits = without_post = false_pos = no_link = link_wrong = 0
     tp = n_pred = n_gold = 0
     misses: list[str] = []
     for page in pages:
@@ -189,6 +206,14 @@ def score_real(pages: list[dict[str, Any]], outcomes: dict[str, Extraction]) -> 
                 false_pos += wrong
                 if wrong:
                     misses.append(f"{page['name']}: false post {found}")
+            named = extraction.post.post_link
+            if not label["post_link"] or _is_image_url(label["post_link"]):
+                # no post link on the page (its post is an image, or nothing): naming one is wrong
+                no_link += 1
+                named_wrong = named is not None and link_key(named) not in acceptable
+                link_wrong += named_wrong
+                if named_wrong and label["post_link"]:
+                    misses.append(f"{page['name']}: post link named {named}, the post is an image")
         if page["gold"] is not None:
             body = {link_key(link.url) for link in page["article"].links}
             gold = {link_key(e["url"]) for e in page["gold"].get("fact_checking_evidence") or []}
@@ -205,6 +230,8 @@ def score_real(pages: list[dict[str, Any]], outcomes: dict[str, Extraction]) -> 
         "post_link_pages": with_post,
         "post_link_false_positive": round(false_pos / without_post, 4) if without_post else None,
         "no_post_pages": without_post,
+        "post_false_positive": round(link_wrong / no_link, 4) if no_link else None,
+        "no_post_link_pages": no_link,
         "evidence_url_precision": round(precision, 4),
         "evidence_url_recall": round(recall, 4),
         "evidence_gold_pages": sum(p["gold"] is not None for p in pages),
@@ -279,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         "offline_real": real,
     }
     write_json(args.out, result)
-    keys = [k for k in offline if k != "post_link_gold_count"]
+    keys = [k for k in offline if k not in ("post_link_gold_count", "no_post_link_pages", "no_post_pages")]
     print(f"{'metric':28} {'offline':>10} {'llm (scripted replay)':>22}")
     for key in keys:
         print(f"{key:28} {offline[key]!s:>10} {llm[key]!s:>22}")
@@ -287,7 +314,10 @@ def main(argv: list[str] | None = None) -> int:
     side = [
         ("post link correct", offline["post_link_found"], real["post_link_correct"]),
         ("post (link or image) correct", offline["post_correct"], real["post_link_correct"]),
-        ("post false positive", offline["post_false_positive"], real["post_link_false_positive"]),
+        ("post false positive", offline["post_false_positive"], real["post_false_positive"]),
+        ("  pages without a post link", offline["no_post_link_pages"], real["no_post_link_pages"]),
+        ("no-post false positive", offline["post_or_image_false_positive"], real["post_link_false_positive"]),
+        ("  pages without any post", offline["no_post_pages"], real["no_post_pages"]),
         ("evidence URL precision", offline["evidence_url_precision"], real["evidence_url_precision"]),
         ("evidence URL recall", offline["evidence_url_recall"], real["evidence_url_recall"]),
     ]

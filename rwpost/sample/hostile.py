@@ -34,17 +34,28 @@ HOSTILE_PAGES: dict[str, str] = {
 """Hostile paths the listing links to, with what the crawler must do (also in ``hostile.json``)."""
 
 
-def _hostile_article(slug: str, rating: str, template: SiteArticle) -> SiteArticle:
+SITEMAP_ONLY_PAGES: dict[str, str] = {
+    "/news/2023/05/17/generated-rated-news-piece/": "a rated news piece: fetched by a --sitemaps run",
+    "/articles/4242/generated-unrated-feature/": "an unrated feature: never fetched (not an article URL)",
+}
+"""Pages listed only in the monthly sitemap of May 2023 under ``/sitemaps/`` (not in any listing), for the
+article URL filter of a sitemap-only crawl: rated ``/news/YYYY/MM/DD/`` pages in, ``/articles/N/`` out."""
+
+
+def _hostile_article(
+    slug: str, rating: str, template: SiteArticle, path: str | None = None, date: str | None = None
+) -> SiteArticle:
     """A generated page that borrows a released record's text but has its own invalid-host canonical URL."""
-    url = f"{HOSTILE_HOST}/fact-check/{slug}/"
+    path = path or f"/fact-check/{slug}/"
+    url = f"{HOSTILE_HOST}{path}"
     return SiteArticle(
         news_url=url,
         id=record_id(url),
-        path=f"/fact-check/{slug}/",
+        path=path,
         claim=template.claim,
         rating=rating,
         category="Hostile",
-        date=template.date or "2021-01-01",
+        date=date or template.date or "2021-01-01",
         headline=f"Generated hostile page: {slug}",
         post_text=template.post_text,
         post_link=template.post_link,
@@ -104,6 +115,26 @@ def hostile_pages(template: SiteArticle, categories: list[str]) -> tuple[dict[st
         stub.path = path
         listed.append(stub)
     return pages, listed
+
+
+def sitemap_only_pages(
+    template: SiteArticle, categories: list[str]
+) -> tuple[dict[str, str], list[SiteArticle]]:
+    """The pages of :data:`SITEMAP_ONLY_PAGES` (generated, dated 2023-05) and their sitemap entries."""
+    news_path, feature_path = SITEMAP_ONLY_PAGES
+    news = _hostile_article("generated-rated-news-piece", template.rating, template, news_path, "2023-05-17")
+    news.headline = "Generated rated news page (served only through the sitemaps)"
+    feature = _hostile_article("generated-unrated-feature", "True", template, feature_path, "2023-05-20")
+    pages = {
+        news.path: render_2020s(news, categories, []),
+        feature.path: (
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<title>Generated unrated feature</title><link rel="canonical" href="{feature.news_url}">'
+            "</head><body><main><h1>Generated unrated feature</h1><p>A generated feature page without a "
+            "rating, as Snopes publishes under /articles/N/.</p></main></body></html>\n"
+        ),
+    }
+    return pages, [news, feature]
 
 
 def hostile_uploads() -> dict[str, str | bytes]:

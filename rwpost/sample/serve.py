@@ -1,6 +1,8 @@
 """Serve a built sample site on 127.0.0.1 (``rwpost sample serve``), hostile behaviours included.
 
-Files are served as built, with the loopback address put into robots.txt and the sitemap; the server
+Files are served as built, with the loopback address put into robots.txt and the sitemaps; the live
+site's sitemaps (``sitemaps/``) only on the host name :data:`SITEMAP_HOST`, as Snopes serves them from
+media.snopes.com and not from www.snopes.com. The server
 itself plays the hostile pages that need behaviour (500 then success, 429 with Retry-After, a redirect
 loop, a very large page, an image where an article should be) and, for the benchmark, generated
 synthetic pages.
@@ -19,6 +21,10 @@ from rwpost.sample.hostile import HOSTILE_HOST
 from rwpost.snopes.layouts import LAYOUT_2020S
 from rwpost.testing.server import LoopbackHandler, LoopbackServer
 
+SITEMAP_HOST = "localhost"
+"""The host name (of the same loopback server) that serves ``sitemaps/``: the sample's media.snopes.com."""
+SITEMAPS_PATH = "/sitemaps/"
+
 _CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".xml": "application/xml",
@@ -36,7 +42,8 @@ class _SiteHandler(LoopbackHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         server: SampleServer = self.owner
         path = urlsplit(self.path).path
-        status, headers, body = server.respond(path)
+        host = urlsplit("//" + self.headers.get("Host", "")).hostname or ""
+        status, headers, body = server.respond(path, host)
         with server._lock:
             server.requests.append(("GET", path, status))
         self.reply(status, headers, body)
@@ -75,9 +82,17 @@ class SampleServer(LoopbackServer):
             self._hits[path] = self._hits.get(path, 0) + 1
             return self._hits[path]
 
-    def respond(self, path: str) -> tuple[int, dict[str, str], bytes]:
-        """Status, headers and body for one GET (the whole site logic, also used without a socket)."""
+    @property
+    def sitemap_base(self) -> str:
+        """Where the live site's sitemaps are served (``--sitemap-base`` of a ``--sitemaps`` crawl)."""
+        return f"http://{SITEMAP_HOST}:{self.port}{SITEMAPS_PATH}"
+
+    def respond(self, path: str, host: str = "127.0.0.1") -> tuple[int, dict[str, str], bytes]:
+        """Status, headers and body for one GET to ``host`` (the whole site logic, also used without a
+        socket)."""
         count = self.hit(path)
+        if path.startswith(SITEMAPS_PATH) != (host == SITEMAP_HOST) and path != "/robots.txt":
+            return 404, {"Content-Type": "text/plain"}, b"not found on this host"
         if path == "/fact-check/hostile-flaky/" and count == 1:
             return 500, {"Retry-After": "1", "Content-Type": "text/plain"}, b"temporary failure"
         if path == "/fact-check/hostile-busy/" and count == 1:

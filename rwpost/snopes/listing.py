@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from urllib.parse import urljoin, urlsplit
 
 from bs4 import BeautifulSoup, Tag
@@ -43,11 +43,10 @@ CATEGORY_LINKS_ABSOLUTE = 'a[href*="://www.snopes.com/category/"]::attr(href)'
 
 SITEMAP_HOSTS = ("media.snopes.com",)
 """Hosts other than the site's own that serve its sitemaps (``media.snopes.com/sitemaps/...``)."""
-SITEMAPS = (
-    "https://media.snopes.com/sitemaps/sitemap-latest.xml",
-    "https://media.snopes.com/sitemaps/sitemap-news.xml",
-)
-"""The live site's sitemaps of recent articles; monthly ones are :func:`monthly_sitemap`."""
+SITEMAP_BASE = "https://media.snopes.com/sitemaps/"
+"""Where the live site's sitemaps live: ``sitemap-latest.xml`` and ``sitemap-news.xml`` (recent
+articles) and one ``sitemap-articles-YYYY-MM.xml`` per month of publication (:func:`monthly_sitemap`)."""
+RECENT_SITEMAPS = ("sitemap-latest.xml", "sitemap-news.xml")
 
 
 @dataclass
@@ -117,21 +116,25 @@ def _category_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{path}"
 
 
-def monthly_sitemap(year: int, month: int) -> str:
-    """The live site's sitemap of one month's articles."""
-    return f"https://media.snopes.com/sitemaps/sitemap-articles-{year:04d}-{month:02d}.xml"
+def monthly_sitemap(year: int, month: int, base: str = SITEMAP_BASE) -> str:
+    """The sitemap of one month's articles."""
+    return urljoin(base, f"sitemap-articles-{year:04d}-{month:02d}.xml")
 
 
-def sitemaps_between(since: date | None, until: date | None, today: date) -> list[str]:
-    """The sitemaps a ``--sitemaps`` run reads: latest and news, then one per month of the window,
-    newest first (without ``since``, only the latest and news sitemaps)."""
-    urls = list(SITEMAPS)
+def sitemaps_between(
+    since: date | None, until: date | None, today: date, base: str = SITEMAP_BASE
+) -> list[str]:
+    """The sitemaps a ``--sitemaps`` run reads under ``base``: the latest and news ones when the window
+    reaches the last month (they list recent articles only), then one per month of the window, newest
+    first (without ``since``, only the latest and news sitemaps)."""
+    last_month = (today.replace(day=1) - timedelta(days=1)).replace(day=1)
+    urls = [urljoin(base, name) for name in RECENT_SITEMAPS] if until is None or until >= last_month else []
     if since is None:
         return urls
     end = min(until or today, today)
     year, month = end.year, end.month
     while (year, month) >= (since.year, since.month):
-        urls.append(monthly_sitemap(year, month))
+        urls.append(monthly_sitemap(year, month, base))
         year, month = (year, month - 1) if month > 1 else (year - 1, 12)
     return urls
 

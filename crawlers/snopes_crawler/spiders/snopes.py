@@ -24,7 +24,13 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.sitemap import Sitemap
 from twisted.python.failure import Failure
 
-from rwpost.snopes.listing import is_article_url, read_listing, sitemaps_between, sitemaps_of_robots
+from rwpost.snopes.listing import (
+    SITEMAP_BASE,
+    is_article_url,
+    read_listing,
+    sitemaps_between,
+    sitemaps_of_robots,
+)
 from rwpost.snopes.page import SnopesArticle, parse_date, read_article
 from snopes_crawler.store import ArticleStore, SiteOrigin, path_key
 
@@ -60,6 +66,7 @@ class SnopesSpider(scrapy.Spider):
         follow_categories: bool | str = True,
         sitemaps_only: bool | str = False,
         sitemap_urls: str = "",
+        sitemap_base: str = "",
         site_origin: str = "",
         **kwargs: Any,
     ) -> None:
@@ -73,6 +80,7 @@ class SnopesSpider(scrapy.Spider):
         self.follow_categories = str(follow_categories).lower() in ("1", "true", "yes")
         self.sitemaps_only = str(sitemaps_only).lower() in ("1", "true", "yes")
         self.sitemap_urls = [u.strip() for u in str(sitemap_urls or "").split(",") if u.strip()]
+        self.sitemap_base = sitemap_base or SITEMAP_BASE
         # A mirror of a fixed site (the sample site on a random port) is stored under the site's origin.
         self.store = ArticleStore(Path(out_dir), SiteOrigin(start_url, site_origin or None))
         self.scheduled: set[str] = set()
@@ -98,12 +106,11 @@ class SnopesSpider(scrapy.Spider):
         root = urljoin(self.start_url, "/")
         if self.sitemaps_only:
             # A refresh with no listing walk: the site's sitemaps (latest, news, one per month of the window)
-            urls = self.sitemap_urls or sitemaps_between(self.since, self.until, datetime.now(UTC).date())
+            today = datetime.now(UTC).date()
+            urls = self.sitemap_urls or sitemaps_between(self.since, self.until, today, self.sitemap_base)
             for url in urls:
-                if self.sitemap_host_allowed(url):
-                    yield self.sitemap_request(url)
-                else:
-                    self.count("sitemap_host_refused")
+                for request in self.sitemap_request_if_allowed(url):
+                    yield request
             return
         if self.use_sitemap:
             yield scrapy.Request(
@@ -128,7 +135,7 @@ class SnopesSpider(scrapy.Spider):
     def parse_robots(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
         robots_txt = response.text if response.status == 200 else ""
         for url in sitemaps_of_robots(robots_txt, response.url):
-            yield self.sitemap_request(url)
+            yield from self.sitemap_request_if_allowed(url)
 
     def sitemap_host_allowed(self, url: str) -> bool:
         """A sitemap on the start URL's host or on one of ``RWPOST_SITEMAP_HOSTS``."""
@@ -136,6 +143,25 @@ class SnopesSpider(scrapy.Spider):
         allowed = {(urlsplit(self.start_url).hostname or "").lower()}
         allowed |= {h.lower() for h in self.crawler.settings.getlist("RWPOST_SITEMAP_HOSTS")}
         return host in allowed
+
+    def sitemap_request_if_allowed(self, url: str) -> Iterator[scrapy.Request]:
+        """The sitemap's request, unless it was read already or its host is not allowed (counted)."""
+        if url in self.pages_seen:
+            return
+        if not self.sitemap_host_allowed(url):
+            self.count("sitemap_host_refused")
+            self.logger.warning("sitemap on a host that is not allowed, ignored: %s", url)
+            return
+        yield self.sitemap_request(url)
+
+    def on_site(self, url: str) -> bool:
+        """An article URL on the start URL's host (``www.`` or not): a sitemap lists no other site's pages."""
+
+        def bare(u: str) -> str:
+            host = (urlsplit(u).hostname or "").lower()
+            return host.removeprefix("www.")
+
+        return bare(url) == bare(self.start_url)
 
     def sitemap_request(self, url: str) -> scrapy.Request:
         self.pages_seen.add(url)
@@ -156,9 +182,12 @@ class SnopesSpider(scrapy.Spider):
                 continue
             url = urljoin(response.url, loc)
             if sitemap.type == "sitemapindex":
-                if url not in self.pages_seen and self.sitemap_host_allowed(url):
-                    yield self.sitemap_request(url)
-            elif is_article_url(url):
+                yield from self.sitemap_request_if_allowed(url)
+            elif not is_article_url(url):
+                self.count("sitemap_not_article")  # a listing, a tag, an unrated /articles/N/ feature
+            elif not self.on_site(url):
+                self.count("sitemap_offsite")
+            else:
                 lastmod = parse_date(entry.get("lastmod"))
                 yield from self.consider(url, lastmod=lastmod)
 
