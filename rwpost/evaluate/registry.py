@@ -11,13 +11,12 @@ The named object is called with the detector's configuration as keyword argument
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable, Sequence
-from importlib.metadata import entry_points
 from typing import Any
 
 from rwpost.errors import ConfigError
+from rwpost.evaluate.plugins import Plugins
 from rwpost.evaluate.protocol import Detector, task_labels
 from rwpost.records import Sample
 
@@ -36,37 +35,17 @@ BUILTIN: dict[str, str] = {
 """Built-in detectors, by name, as ``module:attribute`` (imported only when used)."""
 
 
-def _import(target: str, name: str) -> Callable[..., Detector]:
-    module_name, _, attribute = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-        return getattr(module, attribute)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"detector {name!r}: cannot import {target!r} ({exc})") from exc
+PLUGINS = Plugins("detector", ENTRY_POINT_GROUP, BUILTIN)
 
 
 def available_detectors() -> dict[str, str]:
     """Every detector name that resolves without a ``module:attribute`` spec, with its target."""
-    found = dict(BUILTIN)
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(point.name, point.value)
-    return found
+    return PLUGINS.available()
 
 
 def resolve_detector(name: str) -> Callable[..., Detector]:
     """The factory of detector ``name``: built-in, entry point, or ``module:attribute``."""
-    if name in BUILTIN:
-        return _import(BUILTIN[name], name)
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name == name:
-            try:
-                return point.load()
-            except Exception as exc:  # a broken third-party package: say which one
-                raise ConfigError(f"detector {name!r}: entry point {point.value!r} failed: {exc}") from exc
-    if ":" in name:
-        return _import(name, name)
-    known = ", ".join(sorted(available_detectors()))
-    raise ConfigError(f"unknown detector {name!r}; known: {known} (or give module:Class)")
+    return PLUGINS.resolve(name)
 
 
 def make_detector(name: str, config: dict[str, Any] | None = None) -> Detector:

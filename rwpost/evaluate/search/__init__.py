@@ -24,15 +24,13 @@ Results are not leakage-safe: the detector passes every one through
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate.leakage import SearchResult
+from rwpost.evaluate.plugins import Plugins
 
 ENTRY_POINT_GROUP = "rwpost.search"
 
@@ -82,32 +80,22 @@ class ReverseImageSearch(Protocol):
     async def aclose(self) -> None: ...
 
 
+PLUGINS = Plugins("search backend", ENTRY_POINT_GROUP, BUILTIN)
+
+
 def available_backends() -> dict[str, str]:
     """Every backend name that resolves without a ``module:attribute`` spec, with its target."""
-    found = dict(BUILTIN)
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(point.name, point.value)
-    return found
-
-
-def _import(target: str) -> Callable[..., Any]:
-    module_name, _, attribute = target.partition(":")
-    try:
-        return getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"search backend: cannot import {target!r} ({exc})") from exc
+    return PLUGINS.available()
 
 
 def make_backend(name: str, options: dict[str, Any] | None = None) -> Any:
     """The search backend ``name`` (built-in, entry point or ``module:attribute``) built with ``options``."""
-    target = available_backends().get(name) or (name if ":" in name else None)
-    if target is None:
-        known = ", ".join(sorted(available_backends()))
-        raise ConfigError(f"unknown search backend {name!r}; known: {known} (or give module:Class)")
+    factory = PLUGINS.resolve(name)
     try:
-        return _import(target)(**(options or {}))
+        return factory(**(options or {}))
     except TypeError as exc:
-        raise ConfigError(f"search backend {name!r}: bad options {options!r} ({exc})") from exc
+        given = ", ".join(sorted(options or {})) or "none"  # names only: options may hold a key
+        raise ConfigError(f"search backend {name!r}: bad options ({exc}); options given: {given}") from exc
 
 
 __all__ = [
