@@ -200,7 +200,16 @@ def verdict(body: dict[str, Any]) -> Reply:
     )
 
 
-RUN_SPECIFIC = {"wall_s", "latency_s", "started", "finished", "cached", "cache_hits", "cost_usd", "unpriced_calls"}
+RUN_SPECIFIC = {
+    "wall_s",
+    "latency_s",
+    "started",
+    "finished",
+    "cached",
+    "cache_hits",
+    "cost_usd",
+    "unpriced_calls",
+}
 """Keys that time the run or follow from what the LLM cache served (a cached call is free in the ledger), not
 from what was predicted: a resume serves the killed run's last answers from the cache."""
 
