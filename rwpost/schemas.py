@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rwpost.errors import ConfigError
 from rwpost.io import write_text
 from rwpost.records import ALL_MODELS, SCHEMA_VERSION
 
@@ -26,21 +27,40 @@ def render(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def _schema_files(directory: Path) -> dict[Path, str]:
+    """Each record schema's file in ``directory`` and the text it should hold."""
+    return {directory / f"{name}.schema.json": render(schema) for name, schema in record_schemas().items()}
+
+
+def _holds(path: Path, text: str) -> bool:
+    try:
+        return path.read_bytes() == text.encode("utf-8")
+    except FileNotFoundError:
+        return False
+    except OSError as exc:  # a folder under the name, unreadable
+        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+
+
 def stale_schema_files(directory: Path) -> list[str]:
     """Names of schema files in ``directory`` that differ from (or are missing for) the models."""
-    stale = []
-    for name, schema in record_schemas().items():
-        path = directory / f"{name}.schema.json"
-        if not path.exists() or path.read_text(encoding="utf-8") != render(schema):
-            stale.append(path.name)
-    return stale
+    return [path.name for path, text in _schema_files(directory).items() if not _holds(path, text)]
 
 
-def write_schema_files(directory: Path) -> list[Path]:
-    """Write every record schema into ``directory``; returns the paths written."""
-    paths = []
-    for name, schema in record_schemas().items():
-        path = directory / f"{name}.schema.json"
-        write_text(path, render(schema))
-        paths.append(path)
-    return paths
+def write_schema_files(directory: Path, *, overwrite: bool = False) -> list[Path]:
+    """Write every record schema into ``directory``; returns the paths written.
+
+    A file that already holds its schema is left as it is; a file that holds anything else is replaced
+    only with ``overwrite`` (no command overwrites an existing output unasked), and then nothing is written.
+    """
+    if directory.exists() and not directory.is_dir():
+        raise ConfigError(f"{directory}: is a file, expected a folder for the schema files")
+    files = {path: text for path, text in _schema_files(directory).items() if not _holds(path, text)}
+    differing = [path.name for path in files if path.exists() or path.is_symlink()]
+    if differing and not overwrite:
+        raise ConfigError(
+            f"{directory}: {len(differing)} existing schema file(s) differ from the models "
+            f"({', '.join(differing)}); pass --overwrite to replace them"
+        )
+    for path, text in files.items():
+        write_text(path, text)
+    return list(files)

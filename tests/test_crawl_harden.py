@@ -7,7 +7,6 @@ fails with one line naming the holder's PID; SIGINT/SIGTERM to ``rwpost crawl`` 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -16,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import killing
 import pytest
 
 from rwpost.crawl import CrawlOptions, run_crawl
@@ -42,13 +42,7 @@ def options(server: SampleServer, out: Path, **extra) -> CrawlOptions:
 
 def tree_digest(out: Path) -> dict[str, str]:
     """sha256 of every file DVC hashes in a crawl store."""
-    files: dict[str, str] = {}
-    for name in HASHED:
-        path = out / name
-        for file in sorted([path] if path.is_file() else path.rglob("*") if path.exists() else []):
-            if file.is_file():
-                files[str(file.relative_to(out))] = hashlib.sha256(file.read_bytes()).hexdigest()
-    return files
+    return killing.tree_digest(out, HASHED)
 
 
 @pytest.mark.slow

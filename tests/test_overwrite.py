@@ -188,3 +188,27 @@ def test_sample_build_refuses_a_non_empty_site_folder_and_the_released_folder(tm
     code, err = run(capsys, "sample", "build", "--out", DEV.parent / "site")
     assert code == 2 and "inside the released records folder" in err
     assert not (DEV.parent / "site").exists()
+
+
+def test_schemas_refuses_to_replace_differing_files_unless_overwrite(tmp_path, capsys):
+    folder = tmp_path / "schemas"
+    assert run(capsys, "schemas", "--dir", folder)[0] == 0
+    written = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert len(written) > 5
+    # the documented regenerate action: files that already match are left alone, no --overwrite needed
+    stamps = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
+    assert run(capsys, "schemas", "--dir", folder)[0] == 0
+    assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == stamps
+    name = sorted(written)[0]
+    (folder / name).write_text('{"title": "my own schema"}\n', encoding="utf-8")
+    (folder / sorted(written)[1]).unlink()  # a missing file alone is no overwrite, but nothing is written
+    code, err = run(capsys, "schemas", "--dir", folder)
+    assert code == 2 and name in err and "--overwrite" in err and len(err.strip().splitlines()) == 1
+    assert (folder / name).read_text(encoding="utf-8") == '{"title": "my own schema"}\n'
+    assert not (folder / sorted(written)[1]).exists()
+    assert run(capsys, "schemas", "--dir", folder, "--overwrite")[0] == 0
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == written
+    assert run(capsys, "schemas", "--dir", folder, "--check")[0] == 0
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    code, err = run(capsys, "schemas", "--dir", tmp_path / "file", "--overwrite")
+    assert code == 2 and "is a file" in err

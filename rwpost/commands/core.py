@@ -17,21 +17,30 @@ console = Console()
 def schemas(
     out: Path = typer.Option(Path("schemas"), "--dir", help="Folder of the JSON Schema files."),
     check: bool = typer.Option(False, "--check", help="Fail if the files differ from the models."),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Replace schema files that differ from the models (else refused)."
+    ),
 ) -> None:
-    """Write (or --check) the JSON Schemas of every record type.
+    """Write (or --check) the JSON Schemas of every record type; files already up to date are left alone,
+    files that differ are replaced only with --overwrite.
 
-    Example: rwpost schemas --check
+    Example: rwpost schemas --check; after changing a record model: rwpost schemas --overwrite
     """
     from rwpost.schemas import stale_schema_files, write_schema_files
 
     if check:
         stale = stale_schema_files(out)
         if stale:
-            raise RwpostError(f"schemas out of date in {out}: {', '.join(stale)} (run: rwpost schemas)")
+            raise RwpostError(
+                f"schemas out of date in {out}: {', '.join(stale)} (run: rwpost schemas --overwrite)"
+            )
         console.print(f"schemas in {out} match the models")
         return
-    for path in write_schema_files(out):
+    written = write_schema_files(out, overwrite=overwrite)
+    for path in written:
         console.print(f"wrote {path}")
+    if not written:
+        console.print(f"schemas in {out} already match the models")
 
 
 def unknown_ratings(store: Path) -> dict[str, int]:
