@@ -121,3 +121,8 @@ def test_vlm_detector_end_to_end_with_image_evidence_ledger_and_resume(tmp_path,
         )
         assert server.chat_requests - before == 3  # only the invalid one is asked again
         assert again["ledger"]["cache_hits"] == 5
+        # the cache made the answers free, but their list price is the first run's: it follows from the
+        # predictions, not from what the cache held
+        assert again["ledger"]["cost_usd"] < ledger["cost_usd"]
+        assert again["ledger"]["list_cost_usd"] == pytest.approx(ledger["list_cost_usd"])
+        assert ledger["list_cost_usd"] == pytest.approx(ledger["cost_usd"])  # the first run had no hits

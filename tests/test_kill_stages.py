@@ -41,7 +41,7 @@ from rwpost.testing.llm import FakeLLMServer, Reply, message_text
 pytestmark = pytest.mark.slow
 
 RELEASED = ROOT / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
-EXTRACT_OUTPUTS = ("extractions.jsonl", "rejects.jsonl")
+EXTRACT_OUTPUTS = ("extractions.jsonl", "rejects.jsonl", "summary.json")
 FILTER_OUTPUTS = ("decisions.jsonl", "verdicts.jsonl", "rejects.jsonl", "summary.json", "funnel.json")
 FILTER_RECORDS = 20
 """Tagged articles the filter test keeps: enough for several LLM calls and OCR runs, short enough for CI."""
@@ -140,6 +140,7 @@ def test_extract_killed_at_random_moments_resumes_to_the_uninterrupted_outputs(t
             assert kill["asked_on_resume"] == calls - kill["cached_at_kill"], where
             cost = json.loads((folder / "out" / "cost.json").read_text())
             assert cost["counts"]["extracted"] + cost["counts"]["skipped"] == len(ids), where
+            assert cost["summary"]["extracted"] == len(ids), where  # the outputs' totals, not the run's
             kills.append(kill)
     report("extract", kills, records=len(ids), llm_calls=calls, run_s=round(duration, 2))
 
@@ -211,7 +212,8 @@ RUN_SPECIFIC = {
     "unpriced_calls",
 }
 """Keys that time the run or follow from what the LLM cache served (a cached call is free in the ledger), not
-from what was predicted: a resume serves the killed run's last answers from the cache."""
+from what was predicted: a resume serves the killed run's last answers from the cache. The ledger's
+``list_cost_usd`` (every call at list price) is compared: it follows from the predictions alone."""
 
 
 def without_times(value: Any) -> Any:
@@ -249,20 +251,26 @@ def test_evaluate_killed_at_random_moments_resumes_to_the_uninterrupted_run(tmp_
         "0",
         "--no-progress",
         "--no-key-points",
+        "--prices",
+        "prices.json",
     )
+    prices = json.dumps({"scripted": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}})
     with FakeLLMServer(verdict, latency_s=0.08) as server:
         env = child_env(OPENAI_API_KEY="test", OPENAI_BASE_URL=server.base_url, RWPOST_LLM_MODEL="scripted")
         whole = tmp_path / "whole"
         whole.mkdir()
+        (whole / "prices.json").write_text(prices)
         duration = timed(lambda: run_to_end(command, cwd=whole, env=env))
         calls = server.chat_requests
         expected = predictions_by_id(whole / "run")
         metrics = without_times(json.loads((whole / "run" / "metrics.json").read_text()))
         assert calls == len(expected) == len(RELEASED.read_text(encoding="utf-8").splitlines())
+        assert metrics["ledger"]["list_cost_usd"] > 0  # compared below: the same after any resume
         kills = []
         for point, after in enumerate(moments(duration)):
             folder = tmp_path / f"kill{point}"
             folder.mkdir()
+            (folder / "prices.json").write_text(prices)
             kill = kill_and_resume(server, command, after, env, folder / "llm.sqlite", folder)
             where = f"point {point}: {kill}"
             assert_ids_once(folder / "run" / "predictions.jsonl", expected, where)

@@ -53,6 +53,13 @@ def test_reformat_then_extract_stages_offline_without_a_key(tmp_path):
     assert len(rows) == 2 and all(r["provenance"]["backend"] == "offline" for r in rows)
     cost = json.loads((tmp_path / "extract" / "cost.json").read_text())
     assert cost["backend"] == "offline" and cost["counts"]["extracted"] == 2
+    summary = json.loads((tmp_path / "extract" / "summary.json").read_text())
+    assert summary["extracted"] == 2 and summary["backend"] == "offline"
+    # a rerun asks for nothing: its bill changes, the outputs' summary does not
+    done = run_stage("extract", params, env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "extract" / "cost.json").read_text())["counts"]["skipped"] == 2
+    assert json.loads((tmp_path / "extract" / "summary.json").read_text()) == summary
 
 
 def test_extract_stage_names_a_missing_section(tmp_path):

@@ -76,7 +76,7 @@ def extract(
     from rwpost.stages.extract import extract_tagged, make_extractor
 
     # a rerun resumes (documented): outputs are appended to; only an output that is the input is refused
-    outputs = [out / "extractions.jsonl", out / "rejects.jsonl", out / "cost.json"]
+    outputs = [out / name for name in ("extractions.jsonl", "rejects.jsonl", "summary.json", "cost.json")]
     check_outputs(outputs, [in_path], overwrite=True)
     settings = settings_from_env(model=model, concurrency=concurrency)
     prices = {}
@@ -116,7 +116,7 @@ def extract(
     console.print(f"backend {report['backend']} ({report['prompt_version']}): {report['counts']}")
     if report.get("tasks"):
         _print_usage(f"LLM usage ({report['model']})", report["tasks"], report["total"])
-    console.print(f"outputs in {out} (extractions.jsonl, rejects.jsonl, cost.json)")
+    console.print(f"outputs in {out} (extractions.jsonl, rejects.jsonl, summary.json, cost.json)")
 
 
 def _print_usage(title: str, tasks: dict, total: dict) -> None:

@@ -3,6 +3,10 @@
 Costs come from the call itself when the detector knows them, else from a price table keyed by model or
 tool name (``{"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6, "per_call": 0.0}}``, kept in
 params.yaml and passed in). A cached call costs nothing; a call with no price is counted as unpriced.
+``cost_usd`` is what the calls behind these predictions cost (a cache hit is free), so it depends on what
+the cache held: a run killed after paying for answers it had not yet written gets them back from the cache
+on resume. ``list_cost_usd`` prices every call as if none were cached: it follows from the predictions
+alone, the same for a resumed run as for an uninterrupted one, and is the figure to compare systems by.
 Totals are split by call name (the model or tool) and, for calls a multi-agent detector tags with its
 agent (:attr:`~rwpost.evaluate.protocol.Call.agent`), by agent.
 """
@@ -17,15 +21,16 @@ from rwpost.evaluate.protocol import Call, Prediction
 PriceTable = Mapping[str, Mapping[str, float]]
 
 
-def call_cost(call: Call, prices: PriceTable | None) -> float | None:
-    """The cost of one call in USD, or None when neither the call nor the price table gives it."""
-    if call.cost_usd is not None:
+def call_cost(call: Call, prices: PriceTable | None, *, list_price: bool = False) -> float | None:
+    """The cost of one call in USD (``list_price``: as if it were not served from a cache), or None when
+    neither the call nor the price table gives it."""
+    if call.cached and not list_price:
+        return 0.0 if call.cost_usd is None else call.cost_usd
+    if call.cost_usd is not None and not call.cached:
         return call.cost_usd
-    if call.cached:
-        return 0.0
     price = (prices or {}).get(call.name)
-    if price is None:
-        return None
+    if price is None:  # unpriced, or a cached call's own figure (0 for a local model)
+        return call.cost_usd
     return (
         call.tokens_in * float(price.get("input_per_mtok", 0.0)) / 1e6
         + call.tokens_out * float(price.get("output_per_mtok", 0.0)) / 1e6
@@ -42,12 +47,14 @@ def _empty() -> dict[str, Any]:
         "tokens_out": 0,
         "latency_s": 0.0,
         "cost_usd": 0.0,
+        "list_cost_usd": 0.0,
         "unpriced_calls": 0,
         "cache_hits": 0,
     }
 
 
-def _add(total: dict[str, Any], call: Call, cost: float | None) -> None:
+def _add(total: dict[str, Any], call: Call, prices: PriceTable | None) -> None:
+    cost, listed = call_cost(call, prices), call_cost(call, prices, list_price=True)
     total["calls"] += 1
     total["model_calls" if call.kind == "model" else "tool_calls"] += 1
     total["tokens_in"] += call.tokens_in
@@ -58,13 +65,15 @@ def _add(total: dict[str, Any], call: Call, cost: float | None) -> None:
         total["unpriced_calls"] += 1
     else:
         total["cost_usd"] += cost
+    if listed is not None:
+        total["list_cost_usd"] += listed
 
 
 def sample_ledger(prediction: Prediction, prices: PriceTable | None) -> dict[str, Any]:
     """Totals of one sample's calls."""
     total = _empty()
     for call in prediction.calls:
-        _add(total, call, call_cost(call, prices))
+        _add(total, call, prices)
     return total
 
 
@@ -75,16 +84,14 @@ def run_ledger(predictions: Sequence[Prediction], prices: PriceTable | None) -> 
     by_agent: dict[str, dict[str, Any]] = {}
     for prediction in predictions:
         for call in prediction.calls:
-            cost = call_cost(call, prices)
-            _add(total, call, cost)
-            _add(by_name.setdefault(call.name, _empty()), call, cost)
+            _add(total, call, prices)
+            _add(by_name.setdefault(call.name, _empty()), call, prices)
             if call.agent is not None:
-                _add(by_agent.setdefault(call.agent, _empty()), call, cost)
+                _add(by_agent.setdefault(call.agent, _empty()), call, prices)
     n = max(len(predictions), 1)
     total["samples"] = len(predictions)
     total["by_name"] = by_name
     total["by_agent"] = dict(sorted(by_agent.items()))
-    total["per_sample"] = {
-        k: total[k] / n for k in ("calls", "tokens_in", "tokens_out", "latency_s", "cost_usd")
-    }
+    keys = ("calls", "tokens_in", "tokens_out", "latency_s", "cost_usd", "list_cost_usd")
+    total["per_sample"] = {k: total[k] / n for k in keys}
     return total

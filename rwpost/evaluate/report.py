@@ -267,8 +267,8 @@ def markdown(metrics: dict[str, Any], manifest: dict[str, Any], plots: Sequence[
         f"{cov.get('invalid_probabilities', 0)} {cov.get('invalid_probability_ids', [])[:5] or ''}",
         f"- calls {ledger['calls']} (model {ledger['model_calls']}, tool {ledger['tool_calls']}), tokens in "
         f"{ledger['tokens_in']} / out {ledger['tokens_out']}, latency {ledger['latency_s']:.2f}s, "
-        f"cost ${ledger['cost_usd']:.4f} ({ledger['unpriced_calls']} unpriced), "
-        f"cache hits {ledger['cache_hits']}",
+        f"cost ${ledger['cost_usd']:.4f} paid, ${ledger.get('list_cost_usd', 0.0):.4f} at list price "
+        f"(no cache) ({ledger['unpriced_calls']} unpriced), cache hits {ledger['cache_hits']}",
         f"- leakage audit: {audit['flagged']} predictions cite a blocked domain {audit['domains'] or ''}",
     ]
     if audit.get("excluding_flagged"):

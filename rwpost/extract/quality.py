@@ -11,7 +11,8 @@ tweets and players match). The post is the extractor's ``post_link``, else its f
 For each backend it reports claim exact match (claim read from the page), post link found, post
 image found, post false positive (a post link named on a page whose article has none: on the sample the
 records without a post link, whose pages show the post's image only; on the real pages those whose
-labelled post is an image or nothing), evidence URL precision / recall (micro, over articles whose gold has evidence URLs),
+labelled post is an image or nothing), evidence URL precision / recall (micro, over articles whose gold
+has evidence URLs),
 key point counts and hallucinated links dropped. The LLM backend runs through the loopback test
 server replaying answers recorded from :mod:`rwpost.extract.scripted` (a deterministic script, not
 a model); ``--record`` rebuilds that recording.

@@ -3,7 +3,8 @@ else the offline rules); per-record, resumable, set-aside answers kept with thei
 
 Credentials come from the environment here, at the edge (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``RWPOST_LLM_*``); everything else from the ``extract:`` section of params.yaml. Writes
-``extractions.jsonl``, ``rejects.jsonl`` and ``cost.json`` under ``out``.
+``extractions.jsonl``, ``rejects.jsonl``, ``summary.json`` (totals of those files) and ``cost.json`` (this
+run's bill: requests, tokens, cache hits, cost; run-specific, outside DVC's hash) under ``out``.
 """
 
 from __future__ import annotations
@@ -152,8 +153,32 @@ def extract_tagged(
     cost["backend"] = extractor.backend
     cost["prompt_version"] = extractor.provenance().prompt_version
     cost["counts"] = dict(counts)
+    cost["summary"] = output_summary(out_dir, extractor)
+    # summary.json is what the outputs hold (the same after a resume as after one run); cost.json is this
+    # run's bill (what it asked, what the cache served): run-specific, kept out of DVC's hash (.dvcignore)
+    write_json(out_dir / "summary.json", cost["summary"])
     write_json(out_dir / "cost.json", cost)
     return cost
+
+
+def output_summary(out_dir: Path, extractor: OfflineExtractor | LLMExtractor) -> dict[str, Any]:
+    """Totals of the stage's outputs, computed from the files (not from this run's counters)."""
+    extracted = hallucinated = 0
+    reasons: Counter[str] = Counter()
+    extractions, rejects = out_dir / "extractions.jsonl", out_dir / "rejects.jsonl"
+    for _, row in iter_jsonl(extractions) if extractions.exists() else ():
+        extracted += 1
+        hallucinated += len(row.get("hallucinated_urls") or [])
+    for _, row in iter_jsonl(rejects) if rejects.exists() else ():
+        reasons[str(row.get("stage") or "extract")] += 1
+    return {
+        "backend": extractor.backend,
+        "prompt_version": extractor.provenance().prompt_version,
+        "extracted": extracted,
+        "set_aside": sum(reasons.values()),
+        "set_aside_by_stage": dict(sorted(reasons.items())),
+        "hallucinated_urls": hallucinated,
+    }
 
 
 def run(params: Params) -> StageReport:
@@ -170,5 +195,6 @@ def run(params: Params) -> StageReport:
     return StageReport(
         stage="extract",
         counts=cost,
-        message=f"extract ({cost['backend']}): {cost['counts']} -> {params.out}",
+        message=f"extract ({cost['backend']}): {cost['summary']} (this run: {cost['counts']})"
+        f" -> {params.out}",
     )
