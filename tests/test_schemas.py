@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_schema_files_match_the_models():
-    assert stale_schema_files(ROOT / "schemas") == [], "run: rwpost schemas"
+    assert stale_schema_files(ROOT / "schemas") == [], "run: rwpost schemas --overwrite"
 
 
 def test_every_schema_is_a_valid_draft_2020_12_schema():
