@@ -223,3 +223,27 @@ def test_saved_pages_crawl_reformat_extract_offline_reach_the_post_goals(tmp_pat
     figures = score_real(kept, {p["name"]: by_id[p["article"].id] for p in kept})
     assert figures["post_link_correct"] >= 0.76 and figures["post_link_false_positive"] <= 0.14
     assert figures["evidence_url_recall"] >= 0.8
+
+
+def test_llm_backend_on_the_real_pages_through_an_openai_compatible_server(tmp_path, monkeypatch, figures):
+    """``--llm-real``: the real pages through the LLM backend of the environment's endpoint (here the
+    loopback server answering with the offline rules' script, so its figures must be the rules')."""
+    import json
+
+    from rwpost.extract.quality import main
+    from rwpost.extract.scripted import scripted_reply
+    from rwpost.testing.llm import FakeLLMServer
+
+    with FakeLLMServer(scripted_reply) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        out = tmp_path / "llm_real.json"
+        args = ["--llm-real", "--real", str(REAL), "--cache", str(tmp_path / "c.sqlite"), "--out", str(out)]
+        assert main(args) == 0
+        pages = len(load_real(REAL))
+        assert server.chat_requests == 3 * pages  # post, rationale, evidence per page
+    real = json.loads(out.read_text())["llm_real"]
+    assert real["failed"] == [] and real["pages"] == pages
+    for key in ("post_link_correct", "post_false_positive", "evidence_url_precision", "evidence_url_recall"):
+        assert real[key] == figures[key], key
+    assert "test-key" not in out.read_text()

@@ -18,6 +18,10 @@ server replaying answers recorded from :mod:`rwpost.extract.scripted` (a determi
 a model); ``--record`` rebuilds that recording.
 
     python -m rwpost.extract.quality [--site data/sample/site] [--record]
+    OPENAI_API_KEY=... python -m rwpost.extract.quality --llm-real --out /tmp/llm_real.json
+
+``--llm-real`` runs only the real pages, with the LLM backend of the environment's endpoint: the
+figures the issue's goals (the paper's GPT-4o) are stated for; the offline rules are a fallback.
 """
 
 from __future__ import annotations
@@ -184,14 +188,19 @@ def post_reference(extraction: Extraction) -> str | None:
     return post.post_link or (post.image_links[0] if post.image_links else None)
 
 
-def score_real(pages: list[dict[str, Any]], outcomes: dict[str, Extraction]) -> dict[str, Any]:
-    """Post link and evidence figures on real pages (see the module docstring)."""
+def score_real(
+    pages: list[dict[str, Any]], outcomes: dict[str, Extraction | ExtractionFailure]
+) -> dict[str, Any]:
+    """Post link and evidence figures on real pages (see the module docstring). A page whose extraction
+    failed counts as naming no post and no evidence (a miss where it has them), never as left out."""
     with_post = post_hits = without_post = false_pos = no_link = link_wrong = 0
     tp = n_pred = n_gold = 0
     misses: list[str] = []
+    failed = [name for name, outcome in outcomes.items() if isinstance(outcome, ExtractionFailure)]
     for page in pages:
-        extraction = outcomes[page["name"]]
-        found = post_reference(extraction)
+        outcome = outcomes[page["name"]]
+        extraction = outcome if isinstance(outcome, Extraction) else None
+        found = post_reference(extraction) if extraction is not None else None
         label = page["label"]
         if label is not None:
             acceptable = {link_key(u) for u in filter(None, [label["post_link"], *label["also_acceptable"]])}
@@ -207,7 +216,7 @@ def score_real(pages: list[dict[str, Any]], outcomes: dict[str, Extraction]) -> 
                 false_pos += wrong
                 if wrong:
                     misses.append(f"{page['name']}: false post {found}")
-            named = extraction.post.post_link
+            named = extraction.post.post_link if extraction is not None else None
             if not label["post_link"] or _is_image_url(label["post_link"]):
                 # no post link on the page (its post is an image, or nothing): naming one is wrong
                 no_link += 1
@@ -219,7 +228,8 @@ def score_real(pages: list[dict[str, Any]], outcomes: dict[str, Extraction]) -> 
             body = {link_key(link.url) for link in page["article"].links}
             gold = {link_key(e["url"]) for e in page["gold"].get("fact_checking_evidence") or []}
             gold = {u for u in gold if u in body}
-            predicted = {link_key(e.url) for e in extraction.evidence}
+            evidence = extraction.evidence if extraction is not None else []
+            predicted = {link_key(e.url) for e in evidence if e.url}  # text-only evidence has no URL
             tp += len(predicted & gold)
             n_pred += len(predicted)
             n_gold += len(gold)
@@ -237,15 +247,36 @@ def score_real(pages: list[dict[str, Any]], outcomes: dict[str, Extraction]) -> 
         "evidence_url_recall": round(recall, 4),
         "evidence_gold_pages": sum(p["gold"] is not None for p in pages),
         "evidence_gold_urls_in_body": n_gold,
+        "failed": failed,
         "misses": misses,
     }
 
 
-def run_real(root: Path) -> dict[str, Any]:
-    """The offline backend on the real pages, scored."""
+def run_real(root: Path, extractor: OfflineExtractor | LLMExtractor | None = None) -> dict[str, Any]:
+    """A backend (default: the offline rules) on the real pages, scored."""
     pages = load_real(root)
-    extractor = OfflineExtractor()
-    return score_real(pages, {p["name"]: extractor.extract(p["article"]) for p in pages})
+    if isinstance(extractor, LLMExtractor):
+        results = extractor.run([p["article"] for p in pages])
+        outcomes: dict[str, Extraction | ExtractionFailure] = {
+            p["name"]: r for p, r in zip(pages, results, strict=True)
+        }
+    else:
+        rules = extractor or OfflineExtractor()
+        outcomes = {p["name"]: rules.extract(p["article"]) for p in pages}
+    return score_real(pages, outcomes)
+
+
+def run_real_llm(root: Path, cache: Path | None) -> dict[str, Any]:
+    """The LLM backend of the environment's endpoint (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+    ``RWPOST_LLM_MODEL``) on the real pages, scored: the figures the paper gives for GPT-4o."""
+    from rwpost.llm import client_from, settings_from_env
+
+    settings = settings_from_env()
+    client = client_from(settings, cache_path=cache)
+    result = run_real(root, LLMExtractor(client))
+    result["model"] = settings.model
+    result["llm_report"] = client.report()
+    return result
 
 
 def run_offline(articles: list[TaggedArticle]) -> dict[str, Extraction | ExtractionFailure]:
@@ -288,7 +319,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real", type=Path, default=DEFAULT_REAL, help="real pages with labels and gold")
     parser.add_argument("--record", action="store_true", help="re-record the scripted answers first")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/extract_quality.json"))
+    parser.add_argument(
+        "--llm-real",
+        action="store_true",
+        help="only the real pages, with the LLM of OPENAI_API_KEY / OPENAI_BASE_URL / RWPOST_LLM_MODEL "
+        "(the paper's goals are for such a model); writes --out",
+    )
+    parser.add_argument("--cache", type=Path, default=Path("data/cache/llm.sqlite"), help="with --llm-real")
     args = parser.parse_args(argv)
+    if args.llm_real:
+        real = run_real_llm(args.real, args.cache)
+        write_json(args.out, {"real_pages": str(args.real), "llm_real": real})
+        print(f"LLM backend ({real['model']}) on {real['pages']} real pages")
+        for key in (
+            "post_link_correct",
+            "post_false_positive",
+            "evidence_url_precision",
+            "evidence_url_recall",
+        ):
+            print(f"{key:28} {real[key]!s:>10}")
+        print(f"failed extractions: {len(real['failed'])}; requests {real['llm_report']['total']}")
+        print(f"wrote {args.out}")
+        return 0
     gold, articles = load_sample(args.site)
     offline = score(gold, articles, run_offline(articles))
     outcomes, report = run_llm(articles, args.recording, args.record)
