@@ -117,7 +117,13 @@ def score(
             )
         gold_urls = {u for u in (_norm_url(x) for x in row.get("evidence_urls") or []) if u}
         if gold_urls:
-            predicted = {u for u in (_norm_url(e.url) for e in outcome.evidence) if u}
+            # the page shows the gold image as its stand-in at image_path: citing it is citing the image
+            stand_in, image = row.get("image_path"), _norm_url(row.get("image_link"))
+            predicted = {
+                image if stand_in and image and u.endswith("/" + stand_in) else u
+                for u in (_norm_url(e.url) for e in outcome.evidence)
+                if u
+            }
             tp += len(predicted & gold_urls)
             n_pred += len(predicted)
             n_gold += len(gold_urls)
