@@ -67,3 +67,26 @@ def test_detector_config_names_the_precision():
     assert pick_precision("cuda") == "float16" and pick_precision("cuda:1", "bfloat16") == "bfloat16"
     with pytest.raises(ConfigError, match="precision"):
         pick_precision("cpu", "int8")
+
+
+@pytest.mark.parametrize(
+    ("device", "precision"),
+    [
+        ("cpu", "bfloat16"),  # the half-precision path, runnable in CI
+        pytest.param(
+            "cuda",
+            None,  # the default on CUDA: float16
+            marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine"),
+        ),
+    ],
+)
+def test_half_precision_embeddings_stay_within_1e_2_cosine_of_float32(reference, device, precision):
+    from rwpost.evaluate.detectors.embedding import SentenceEncoder
+
+    texts, expected = reference
+    encoder = SentenceEncoder(device=device, precision=precision, batch_size=16)
+    assert encoder.precision in ("bfloat16", "float16") and encoder.device.startswith(device)
+    got = encoder(texts)
+    assert got.shape == expected.shape and got.dtype == np.float32  # pooled and returned in float32
+    cosine = np.sum(got * expected, axis=1) / (np.linalg.norm(got, axis=1) * np.linalg.norm(expected, axis=1))
+    assert cosine.min() >= 1 - 1e-2, f"worst cosine {cosine.min():.4f}"
