@@ -556,42 +556,50 @@ SEED_AGENTFACT = {
 }
 
 
-def fuzz_agentfact(capsys: pytest.CaptureFixture[str], folder: str, name: str, damaged: bytes) -> None:
+def fuzz_agentfact(
+    capsys: pytest.CaptureFixture[str], folder: str, name: str, damaged: bytes, strict: bool = False
+) -> None:
     """An AgentFact batch ``folder`` with ``name`` (output.jsonl or output_failed.jsonl) damaged."""
     files = {f"{folder}/{n}": seed for n, seed in SEED_AGENTFACT.items()}
 
     def body(path: Path, tmp: Path) -> None:
-        evaluate_check(capsys, tmp / folder.split("/")[0], tmp, [tmp / rel for rel in files])
+        options = ["--strict"] if strict else []
+        evaluate_check(capsys, tmp / folder.split("/")[0], tmp, [tmp / rel for rel in files], *options)
 
     fuzz_file(f"{folder}/{name}", damaged, body, {**files, "data.jsonl": SEED_DATA})
 
 
 @FUZZ
-@given(data=st.data())
-def test_fuzz_agentfact_outputs(capsys, data):
+@given(data=st.data(), strict=st.booleans())
+def test_fuzz_agentfact_outputs(capsys, data, strict):
     """AgentFact's main workflow folder or a baselines folder: output.jsonl or the failures beside it."""
     folder = data.draw(st.sampled_from([AGENTFACT_BATCH, AGENTFACT_BASELINE]))
     name = data.draw(st.sampled_from(sorted(SEED_AGENTFACT)))
-    fuzz_agentfact(capsys, folder, name, data.draw(mutated(SEED_AGENTFACT[name])))
+    fuzz_agentfact(capsys, folder, name, data.draw(mutated(SEED_AGENTFACT[name])), strict)
 
 
 SEED_DEFAME = csv_bytes(
     [["sample_index", "claim", "target", "predicted", "justification", "correct"]]
     + [
-        [100 + n, "A claim.", "REFUTED", verdict, f"because {n}", ""]
+        [n, "A claim.", "REFUTED", verdict, f"because {n}", ""]
         for n, verdict in enumerate(["REFUTED", "refuted", "REFUSED_TO_ANSWER", "NEI"])
     ]
 )
 SEED_ID_MAPS = {
-    "id_map.json": json.dumps({str(100 + n): url for n, url in enumerate(SAMPLES)}, indent=2).encode(),
-    "id_map.csv": csv_bytes([["sample_index", "id", "news_url"]] + [[100, IDS[0], ""]]
-                            + [[100 + n, "", url] for n, url in enumerate(SAMPLES) if n]),
-    "id_map.jsonl": jsonl([{"sample_index": 100 + n, "news_url": url} for n, url in enumerate(SAMPLES)]),
+    "id_map.json": json.dumps({str(n): url for n, url in enumerate(SAMPLES)}, indent=2).encode(),
+    "id_map.csv": csv_bytes([["sample_index", "id", "news_url"]] + [[0, IDS[0], ""]]
+                            + [[n, "", url] for n, url in enumerate(SAMPLES) if n]),
+    "id_map.jsonl": jsonl([{"sample_index": n, "news_url": url} for n, url in enumerate(SAMPLES)]),
 }  # fmt: skip
 
 
 def fuzz_defame(
-    capsys: pytest.CaptureFixture[str], id_map: str | None, name: str, damaged: bytes, predictions: str
+    capsys: pytest.CaptureFixture[str],
+    id_map: str | None,
+    name: str,
+    damaged: bytes,
+    predictions: str,
+    strict: bool = False,
 ) -> None:
     """DEFAME's predictions.csv (``predictions``: the file or its folder) and an optional ``id_map`` file,
     ``name`` (one of them) damaged."""
@@ -600,7 +608,7 @@ def fuzz_defame(
         beside[id_map] = SEED_ID_MAPS[id_map]
 
     def body(path: Path, tmp: Path) -> None:
-        options = ["--id-map", tmp / id_map] if id_map else []
+        options = (["--id-map", tmp / id_map] if id_map else []) + (["--strict"] if strict else [])
         files = [tmp / "defame/predictions.csv"] + ([tmp / id_map] if id_map else [])
         evaluate_check(capsys, tmp / predictions, tmp, files, "--format", "defame", *options)
 
@@ -608,17 +616,16 @@ def fuzz_defame(
 
 
 @FUZZ
-@given(data=st.data())
-def test_fuzz_defame_predictions_and_id_map(capsys, data):
+@given(data=st.data(), strict=st.booleans())
+def test_fuzz_defame_predictions_and_id_map(capsys, data, strict):
     """DEFAME's predictions.csv (joined by position, or through an id map) or its --id-map file."""
     id_map = data.draw(st.sampled_from([None, *sorted(SEED_ID_MAPS)]))
     seeds = {"defame/predictions.csv": SEED_DEFAME, **({id_map: SEED_ID_MAPS[id_map]} if id_map else {})}
     name = data.draw(st.sampled_from(sorted(seeds)))
     layout = {".csv": "csv", ".json": "json"}.get(Path(name).suffix, "jsonl")
     damaged = data.draw(mutated(seeds[name], layout))
-    fuzz_defame(
-        capsys, id_map, name, damaged, data.draw(st.sampled_from(["defame", "defame/predictions.csv"]))
-    )
+    predictions = data.draw(st.sampled_from(["defame", "defame/predictions.csv"]))
+    fuzz_defame(capsys, id_map, name, damaged, predictions, strict)
 
 
 GENERIC_ROWS = [
@@ -635,21 +642,24 @@ SEED_GENERIC = {
 SEED_LABEL_MAP = b"# spelling=Label\nfake=False\nreal=True\nunclear=Unproven\n"
 
 
-def fuzz_generic(capsys: pytest.CaptureFixture[str], system: str, name: str, damaged: bytes) -> None:
+def fuzz_generic(
+    capsys: pytest.CaptureFixture[str], system: str, name: str, damaged: bytes, strict: bool = False
+) -> None:
     """A generic predictions file ``system`` read with a --label-map file; ``name`` (one of them) damaged."""
     beside = {"data.jsonl": SEED_DATA, system: SEED_GENERIC[system], "label_map.txt": SEED_LABEL_MAP}
     fields = ["url", "verdict"] if system.endswith(".csv") else ["meta.url", "out.verdict"]
 
     def body(path: Path, tmp: Path) -> None:
         options = ["--id-field", fields[0], "--label-field", fields[1], "--label-map", tmp / "label_map.txt"]
+        options += ["--strict"] if strict else []
         evaluate_check(capsys, tmp / system, tmp, [tmp / system, tmp / "label_map.txt"], *options)
 
     fuzz_file(name, damaged, body, beside)
 
 
 @FUZZ
-@given(data=st.data())
-def test_fuzz_generic_predictions_and_label_map(capsys, data):
+@given(data=st.data(), strict=st.booleans())
+def test_fuzz_generic_predictions_and_label_map(capsys, data, strict):
     """Any JSONL / JSON list / CSV read with --id-field, --label-field and --label-map (a file here)."""
     system = data.draw(st.sampled_from(sorted(SEED_GENERIC)))
     name = data.draw(st.sampled_from([system, "label_map.txt"]))
@@ -657,7 +667,7 @@ def test_fuzz_generic_predictions_and_label_map(capsys, data):
         damaged = data.draw(mutated_binary(SEED_LABEL_MAP))
     else:
         damaged = data.draw(mutated(SEED_GENERIC[system], "csv" if system.endswith(".csv") else "jsonl"))
-    fuzz_generic(capsys, system, name, damaged)
+    fuzz_generic(capsys, system, name, damaged, strict)
 
 
 @pytest.fixture(scope="module")
@@ -741,6 +751,10 @@ REGRESSIONS: dict[str, Callable[[pytest.CaptureFixture[str], dict[str, bytes]], 
     # failure records were not counted in the input report's rows
     "agentfact empty output beside failures": lambda capsys, runs: fuzz_agentfact(
         capsys, AGENTFACT_BATCH, "output.jsonl", b""
+    ),
+    # --strict on a folder: the error named the folder given, not the files read
+    "agentfact strict with missing ids": lambda capsys, runs: fuzz_agentfact(
+        capsys, AGENTFACT_BATCH, "output.jsonl", b"", strict=True
     ),
     # the error named the folder given, not the file read
     "defame empty predictions.csv in a folder": lambda capsys, runs: fuzz_defame(

@@ -139,6 +139,7 @@ class PredictionsFileDetector:
         self.format = format or detect_format(self.path, generic=generic)
         self.select, self.failures, self.unknown_label_counts = select, {}, {}
         self.failure_rows = 0
+        self.files = [str(self.path)]  # the files read (those of the chosen set in a folder)
         self.by_position = False
         if self.format == "flat":
             self.rows, self.bad_rows = read_prediction_rows(self.path)
@@ -152,6 +153,7 @@ class PredictionsFileDetector:
                 raise RwpostError(f"{self.path}: no prediction set {select!r}; found {names}")
             self.select, self.rows = chosen.name, [*chosen.rows.values(), *chosen.duplicates]
             self.bad_rows, self.failure_rows = chosen.bad_rows, chosen.failed_rows
+            self.files = chosen.files or [chosen.source]
             self.failures, self.by_position = dict(chosen.failures), chosen.by_position
             self.unknown_label_counts = dict(chosen.unknown_labels)
         self._first: dict[str, Row] = {}
@@ -218,7 +220,8 @@ class PredictionsFileDetector:
         report["problems"] = problems
         if self.strict and problems:
             summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in problems.items())
-            raise RwpostError(f"{self.path}: {summary} (see the report, or drop --strict to score anyway)")
+            files = ", ".join(self.files)
+            raise RwpostError(f"{files}: {summary} (see the report, or drop --strict to score anyway)")
         return report
 
     def predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
