@@ -228,8 +228,9 @@ def parse_json_line(text: str, source: str, line: int) -> Any:
         raise RecordError("JSON nested too deeply", source=source, line=line) from exc
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
-    """The JSON value of a whole file; a missing, unreadable or malformed file is one :class:`RecordError`."""
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A whole file as UTF-8 text (a byte-order mark dropped); a missing or unreadable file, or bytes that
+    are not UTF-8, are one :class:`RecordError` naming the file (and the line)."""
     source = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -238,10 +239,16 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise RecordError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x})", source=source, line=line) from exc
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """The JSON value of a whole file; a missing, unreadable or malformed file is one :class:`RecordError`."""
+    source = str(path)
+    text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -10,9 +10,11 @@ Counts per reader are ``EXAMPLES`` (``pytest --hypothesis-show-statistics`` prin
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from hypothesis import strategies as st
 
 from rwpost.cli import main
 from rwpost.errors import RwpostError
+from rwpost.ids import record_id
 
 DEV = Path("data/sample/released/rwpost_dev_main.head.jsonl")
 EXAMPLES = 60
@@ -49,8 +52,12 @@ ODD_VALUES = st.one_of(
 
 
 @st.composite
-def mutated(draw: st.DrawFn, seed: bytes) -> bytes:
-    """``seed`` (a valid file) damaged in one of the ways a hostile or unlucky user produces."""
+def mutated(draw: st.DrawFn, seed: bytes, layout: str = "jsonl") -> bytes:
+    """``seed`` (a valid file) damaged in one of the ways a hostile or unlucky user produces.
+
+    ``layout`` says where a field lives for the "field" damage: ``jsonl`` (an object per line, a trailing
+    comma allowed, so a JSON list written one object per line too), ``csv`` (a cell of a row) or ``json``
+    (one document: a key at any depth)."""
     kind = draw(
         st.sampled_from(
             [
@@ -92,20 +99,52 @@ def mutated(draw: st.DrawFn, seed: bytes) -> bytes:
         return (
             draw(st.sampled_from([b"[1, 2]\n", b"null\n", b'"text"\n', b"[" * 5000 + b"\n", b"{}\n"])) + seed
         )
-    # "field": one line's field deleted, retyped or joined by an unknown one
+    # "field": one record's field deleted, retyped or joined by an unknown one
+    if layout == "csv":
+        table = list(csv.reader(io.StringIO(seed.decode())))
+        at = draw(st.integers(0, len(table) - 1))
+        row = table[at]
+        cell = draw(st.integers(0, len(row) - 1))
+        action = draw(st.sampled_from(["delete", "retype", "extra"]))
+        if action == "delete":
+            del row[cell]
+        elif action == "retype":
+            row[cell] = json.dumps(draw(ODD_VALUES))
+        else:
+            row.append(draw(st.text(max_size=8)))
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows(table)
+        return out.getvalue().encode()
+    if layout == "json":
+        document = json.loads(seed)
+        _damage(draw, document, nested=True)
+        return json.dumps(document, indent=2).encode()
     lines = seed.splitlines(keepends=True)
-    at = draw(st.integers(0, len(lines) - 1))
-    row = json.loads(lines[at])
-    key = draw(st.sampled_from(sorted(row)))
+    records = [n for n, line in enumerate(lines) if line.strip().startswith(b"{")]
+    at = records[draw(st.integers(0, len(records) - 1))]
+    body = lines[at].rstrip()
+    comma = body.endswith(b",")
+    row = json.loads(body.rstrip(b","))
+    _damage(draw, row)
+    lines[at] = json.dumps(row).encode() + (b"," if comma else b"") + b"\n"
+    return b"".join(lines)
+
+
+def _damage(draw: st.DrawFn, record: dict[str, Any], nested: bool = False) -> None:
+    """One field of ``record`` deleted, retyped or joined by an unknown one (``nested``: at any depth)."""
+    while nested and draw(st.booleans()):
+        inner = [k for k, v in record.items() if isinstance(v, dict) and v]
+        if not inner:
+            break
+        record = record[draw(st.sampled_from(sorted(inner)))]
+    key = draw(st.sampled_from(sorted(record)))
     action = draw(st.sampled_from(["delete", "retype", "extra"]))
     if action == "delete":
-        del row[key]
+        del record[key]
     elif action == "retype":
-        row[key] = draw(ODD_VALUES)
+        record[key] = draw(ODD_VALUES)
     else:
-        row[draw(st.text(min_size=1, max_size=8))] = draw(ODD_VALUES)
-    lines[at] = json.dumps(row).encode() + b"\n"
-    return b"".join(lines)
+        record[draw(st.text(min_size=1, max_size=8))] = draw(ODD_VALUES)
 
 
 def check(capsys: pytest.CaptureFixture[str], args: list[Any], inputs: list[Path]) -> int:
@@ -125,11 +164,16 @@ def check(capsys: pytest.CaptureFixture[str], args: list[Any], inputs: list[Path
     return code
 
 
-def fuzz_file(name: str, data: bytes, body: Callable[[Path, Path], None]) -> None:
+def fuzz_file(
+    name: str, data: bytes, body: Callable[[Path, Path], None], beside: Mapping[str, bytes] | None = None
+) -> None:
+    """Write ``data`` to ``name`` (a path relative to a fresh folder) and the valid files ``beside`` it
+    (relative paths to contents), then run ``body(path, folder)``."""
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / name
-        path.write_bytes(data)
-        body(path, Path(tmp))
+        for rel, content in {**(beside or {}), name: data}.items():
+            (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / rel).write_bytes(content)
+        body(Path(tmp) / name, Path(tmp))
 
 
 SEED_RELEASED = b"".join(DEV.read_bytes().splitlines(keepends=True)[:3])
@@ -405,3 +449,376 @@ def _params_check(capsys: pytest.CaptureFixture[str], path: Path, tmp: Path) -> 
     assert len(lines) == 1 and "Traceback" not in err and "internal error" not in err, err
     assert str(path) in lines[0] or str(missing) in lines[0], err
     assert path.read_bytes() == before
+
+
+# Other systems' predictions, scored by `rwpost evaluate --predictions` against a small valid released file.
+SEED_DATA = b"".join(DEV.read_bytes().splitlines(keepends=True)[:4])
+SAMPLES = [json.loads(line)["news_url"] for line in SEED_DATA.splitlines()]
+IDS = [record_id(url) for url in SAMPLES]
+
+
+def records(path: Path) -> int:
+    """How many records a predictions file holds by its own layout (CSV rows, list items, JSONL lines)."""
+    if path.suffix == ".csv":
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            return sum(1 for row in list(csv.reader(handle))[1:] if row)
+    text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
+    if path.suffix == ".json" and text.lstrip().startswith("["):
+        return len(json.loads(text))
+    return sum(1 for line in text.split("\n") if line.strip())  # a line that is not UTF-8 counts too
+
+
+def evaluate_check(
+    capsys: pytest.CaptureFixture[str], predictions: Path, tmp: Path, files: list[Path], *options: Any
+) -> int:
+    """``rwpost evaluate --predictions`` (fast: few resamples, no key points); :func:`check`'s property
+    over ``files`` (the predictions files) and the data, and on success every record of ``files`` is in the
+    run's input report: scored, set aside as a bad row, or a failure the system recorded."""
+    data, out = tmp / "data.jsonl", tmp / "run"
+    args = ["evaluate", "--data", data, "--predictions", predictions, *options, "--out", out]
+    code = check(capsys, [*args, "--no-progress", "--bootstrap", 20, "--no-key-points"], [data, *files])
+    if code == 0:
+        report = json.loads((out / "input_report.json").read_text())
+        counted = [f for f in files if "id_map" not in f.name and "label_map" not in f.name]
+        assert report["rows"] == sum(records(f) for f in counted), report
+    return code
+
+
+def jsonl(rows: list[dict[str, Any]]) -> bytes:
+    return b"".join(json.dumps(row).encode() + b"\n" for row in rows)
+
+
+def csv_bytes(rows: list[list[Any]]) -> bytes:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue().encode()
+
+
+SEED_FLAT = jsonl(
+    [
+        {"id": IDS[0], "label": "False", "probabilities": {"False": 0.7, "True": 0.3}, "explanation": "x"},
+        {"news_url": SAMPLES[1], "label": "FALSE", "evidence_urls": ["https://example.org/a"]},
+        {"id": IDS[2], "label": "true"},
+        {"id": IDS[3], "label": "Unproven", "probabilities": {"Unproven": 1.0}},
+    ]
+)
+SEED_FLAT_CSV = csv_bytes(
+    [
+        ["id", "news_url", "label", "prob_True", "prob_False", "explanation", "evidence_urls"],
+        [IDS[0], "", "False", "0.2", "0.8", "because", "https://example.org/a;https://example.org/b"],
+        ["", SAMPLES[1], "FALSE", "", "", "", ""],
+        [IDS[2], "", "True", "0.9", "0.1", "", '["https://example.org/c"]'],
+        [IDS[3], "", "Unproven", "", "", "", ""],
+    ]
+)
+
+
+def fuzz_flat(capsys: pytest.CaptureFixture[str], name: str, damaged: bytes, strict: bool = False) -> None:
+    def body(path: Path, tmp: Path) -> None:
+        evaluate_check(capsys, path, tmp, [path], *(["--strict"] if strict else []))
+
+    fuzz_file(name, damaged, body, {"data.jsonl": SEED_DATA})
+
+
+@FUZZ
+@given(data=st.data(), strict=st.booleans())
+def test_fuzz_flat_predictions(capsys, data, strict):
+    """rwpost's own JSONL / CSV predictions; without --strict a bad row is scored as a failure, counted."""
+    name, seed, layout = data.draw(
+        st.sampled_from([("p.jsonl", SEED_FLAT, "jsonl"), ("p.csv", SEED_FLAT_CSV, "csv")])
+    )
+    fuzz_flat(capsys, name, data.draw(mutated(seed, layout)), strict)
+
+
+def agentfact_record(url: str, label: Any) -> dict[str, Any]:
+    """One record of AgentFact's output.jsonl (as tests/test_evaluate_formats.py builds them)."""
+    answer = {"3-class_authenticity_label": label, "reasoning_logic": "because"}
+    return {
+        "claim_id": record_id(url),
+        "post_info": {"claim": "A claim.", "news_url": url},
+        "final_answer": {"updated_answer": {"validation_result": answer}},
+    }
+
+
+AGENTFACT_BATCH = "output/rwpost/test/full/0/gpt-4o"
+AGENTFACT_BASELINE = "baseline_lvlms/results/qwen2-vl/TE_k3"
+SEED_AGENTFACT = {
+    "output.jsonl": jsonl(
+        [
+            agentfact_record(url, label)
+            for url, label in zip(SAMPLES[:3], ["false", "FALSE", "true"], strict=True)
+        ]
+    ),
+    "output_failed.jsonl": jsonl(
+        [{"claim_id": IDS[3], "news_url": SAMPLES[3], "raw_output": "{", "error": "timeout"}]
+        + [{"post_info": {"news_url": SAMPLES[2]}, "claim": "failed first, then succeeded"}]
+    ),
+}
+
+
+def fuzz_agentfact(
+    capsys: pytest.CaptureFixture[str], folder: str, name: str, damaged: bytes, strict: bool = False
+) -> None:
+    """An AgentFact batch ``folder`` with ``name`` (output.jsonl or output_failed.jsonl) damaged."""
+    files = {f"{folder}/{n}": seed for n, seed in SEED_AGENTFACT.items()}
+
+    def body(path: Path, tmp: Path) -> None:
+        options = ["--strict"] if strict else []
+        evaluate_check(capsys, tmp / folder.split("/")[0], tmp, [tmp / rel for rel in files], *options)
+
+    fuzz_file(f"{folder}/{name}", damaged, body, {**files, "data.jsonl": SEED_DATA})
+
+
+@FUZZ
+@given(data=st.data(), strict=st.booleans())
+def test_fuzz_agentfact_outputs(capsys, data, strict):
+    """AgentFact's main workflow folder or a baselines folder: output.jsonl or the failures beside it."""
+    folder = data.draw(st.sampled_from([AGENTFACT_BATCH, AGENTFACT_BASELINE]))
+    name = data.draw(st.sampled_from(sorted(SEED_AGENTFACT)))
+    fuzz_agentfact(capsys, folder, name, data.draw(mutated(SEED_AGENTFACT[name])), strict)
+
+
+SEED_DEFAME = csv_bytes(
+    [["sample_index", "claim", "target", "predicted", "justification", "correct"]]
+    + [
+        [n, "A claim.", "REFUTED", verdict, f"because {n}", ""]
+        for n, verdict in enumerate(["REFUTED", "refuted", "REFUSED_TO_ANSWER", "NEI"])
+    ]
+)
+SEED_ID_MAPS = {
+    "id_map.json": json.dumps({str(n): url for n, url in enumerate(SAMPLES)}, indent=2).encode(),
+    "id_map.csv": csv_bytes([["sample_index", "id", "news_url"]] + [[0, IDS[0], ""]]
+                            + [[n, "", url] for n, url in enumerate(SAMPLES) if n]),
+    "id_map.jsonl": jsonl([{"sample_index": n, "news_url": url} for n, url in enumerate(SAMPLES)]),
+}  # fmt: skip
+
+
+def fuzz_defame(
+    capsys: pytest.CaptureFixture[str],
+    id_map: str | None,
+    name: str,
+    damaged: bytes,
+    predictions: str,
+    strict: bool = False,
+) -> None:
+    """DEFAME's predictions.csv (``predictions``: the file or its folder) and an optional ``id_map`` file,
+    ``name`` (one of them) damaged."""
+    beside = {"data.jsonl": SEED_DATA, "defame/predictions.csv": SEED_DEFAME}
+    if id_map:
+        beside[id_map] = SEED_ID_MAPS[id_map]
+
+    def body(path: Path, tmp: Path) -> None:
+        options = (["--id-map", tmp / id_map] if id_map else []) + (["--strict"] if strict else [])
+        files = [tmp / "defame/predictions.csv"] + ([tmp / id_map] if id_map else [])
+        evaluate_check(capsys, tmp / predictions, tmp, files, "--format", "defame", *options)
+
+    fuzz_file(name, damaged, body, beside)
+
+
+@FUZZ
+@given(data=st.data(), strict=st.booleans())
+def test_fuzz_defame_predictions_and_id_map(capsys, data, strict):
+    """DEFAME's predictions.csv (joined by position, or through an id map) or its --id-map file."""
+    id_map = data.draw(st.sampled_from([None, *sorted(SEED_ID_MAPS)]))
+    seeds = {"defame/predictions.csv": SEED_DEFAME, **({id_map: SEED_ID_MAPS[id_map]} if id_map else {})}
+    name = data.draw(st.sampled_from(sorted(seeds)))
+    layout = {".csv": "csv", ".json": "json"}.get(Path(name).suffix, "jsonl")
+    damaged = data.draw(mutated(seeds[name], layout))
+    predictions = data.draw(st.sampled_from(["defame", "defame/predictions.csv"]))
+    fuzz_defame(capsys, id_map, name, damaged, predictions, strict)
+
+
+GENERIC_ROWS = [
+    {"meta": {"url": url}, "out": {"verdict": verdict}}
+    for url, verdict in zip(SAMPLES, ["Fake", "FAKE", "real", "unclear"], strict=True)
+]
+SEED_GENERIC = {
+    "system.jsonl": jsonl(GENERIC_ROWS),
+    "system.json": b"[\n" + b",\n".join(json.dumps(row).encode() for row in GENERIC_ROWS) + b"\n]\n",
+    "system.csv": csv_bytes(
+        [["url", "verdict"]] + [[row["meta"]["url"], row["out"]["verdict"]] for row in GENERIC_ROWS]
+    ),
+}
+SEED_LABEL_MAP = b"# spelling=Label\nfake=False\nreal=True\nunclear=Unproven\n"
+
+
+def fuzz_generic(
+    capsys: pytest.CaptureFixture[str], system: str, name: str, damaged: bytes, strict: bool = False
+) -> None:
+    """A generic predictions file ``system`` read with a --label-map file; ``name`` (one of them) damaged."""
+    beside = {"data.jsonl": SEED_DATA, system: SEED_GENERIC[system], "label_map.txt": SEED_LABEL_MAP}
+    fields = ["url", "verdict"] if system.endswith(".csv") else ["meta.url", "out.verdict"]
+
+    def body(path: Path, tmp: Path) -> None:
+        options = ["--id-field", fields[0], "--label-field", fields[1], "--label-map", tmp / "label_map.txt"]
+        options += ["--strict"] if strict else []
+        evaluate_check(capsys, tmp / system, tmp, [tmp / system, tmp / "label_map.txt"], *options)
+
+    fuzz_file(name, damaged, body, beside)
+
+
+@FUZZ
+@given(data=st.data(), strict=st.booleans())
+def test_fuzz_generic_predictions_and_label_map(capsys, data, strict):
+    """Any JSONL / JSON list / CSV read with --id-field, --label-field and --label-map (a file here)."""
+    system = data.draw(st.sampled_from(sorted(SEED_GENERIC)))
+    name = data.draw(st.sampled_from([system, "label_map.txt"]))
+    if name == "label_map.txt":
+        damaged = data.draw(mutated_binary(SEED_LABEL_MAP))
+    else:
+        damaged = data.draw(mutated(SEED_GENERIC[system], "csv" if system.endswith(".csv") else "jsonl"))
+    fuzz_generic(capsys, system, name, damaged, strict)
+
+
+@pytest.fixture(scope="module")
+def seed_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """Two finished evaluation runs (``a/``, ``b/``) of two predictions files: every file by relative path."""
+    tmp = tmp_path_factory.mktemp("runs")
+    (tmp / "data.jsonl").write_bytes(SEED_DATA)
+    for run, labels in (("a", ["False", "False", "True", "Unproven"]), ("b", ["True"] * 4)):
+        predictions = tmp / f"{run}.jsonl"
+        predictions.write_bytes(jsonl([{"id": i, "label": x} for i, x in zip(IDS, labels, strict=True)]))
+        args = ["evaluate", "--data", tmp / "data.jsonl", "--predictions", predictions, "--out", tmp / run]
+        assert main([str(a) for a in [*args, "--no-progress", "--bootstrap", 20, "--no-key-points"]]) == 0
+    files = sorted(p for run in ("a", "b") for p in (tmp / run).rglob("*") if p.is_file())
+    return {str(p.relative_to(tmp)): p.read_bytes() for p in files}
+
+
+def fuzz_runs(
+    capsys: pytest.CaptureFixture[str],
+    seed_runs: dict[str, bytes],
+    name: str,
+    damaged: bytes,
+    command: list[str],
+) -> None:
+    """``rwpost COMMAND a b ...`` over the two runs, run ``a``'s file ``name`` damaged; every file of both
+    runs checked unchanged."""
+
+    def body(path: Path, tmp: Path) -> None:
+        args = [tmp / a if a in ("a", "b", "out") else a for a in command]
+        check(capsys, args, [tmp / rel for rel in seed_runs])
+
+    fuzz_file(name, damaged, body, seed_runs)
+
+
+def run_file(data: st.DataObject, seed_runs: dict[str, bytes], names: list[str]) -> tuple[str, bytes]:
+    """One of run ``a``'s files (``names``) and its damaged bytes (JSON documents and JSONL alike)."""
+    name = data.draw(st.sampled_from(names))
+    return name, data.draw(mutated(seed_runs[name], "json" if name.endswith(".json") else "jsonl"))
+
+
+@FUZZ
+@given(data=st.data(), write=st.booleans())
+def test_fuzz_leaderboard_run_folder(capsys, seed_runs, data, write):
+    """``rwpost leaderboard`` over run folders, one with a damaged metrics.json or manifest.json."""
+    name, damaged = run_file(data, seed_runs, ["a/metrics.json", "a/manifest.json"])
+    fuzz_runs(
+        capsys, seed_runs, name, damaged, ["leaderboard", "a", "b", *(["--out", "out"] if write else [])]
+    )
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzz_compare_run_folders(capsys, seed_runs, data):
+    """``rwpost compare A B`` with run A's scored.jsonl or metrics.json damaged."""
+    name, damaged = run_file(data, seed_runs, ["a/scored.jsonl", "a/metrics.json"])
+    fuzz_runs(capsys, seed_runs, name, damaged, ["compare", "a", "b", "--bootstrap", 20, "--out", "out"])
+
+
+def _json_edit(seed: bytes, edit: Callable[[dict[str, Any]], object]) -> bytes:
+    document = json.loads(seed)
+    edit(document)
+    return json.dumps(document).encode()
+
+
+REGRESSIONS: dict[str, Callable[[pytest.CaptureFixture[str], dict[str, bytes]], None]] = {
+    # a CSV row with more cells than the header: AttributeError (exit 70)
+    "flat csv row longer than its header": lambda capsys, runs: fuzz_flat(
+        capsys, "p.csv", SEED_FLAT_CSV.replace(b"id,news_url,", b"id,", 1)
+    ),
+    # a field over the csv module's size limit: _csv.Error (exit 70)
+    "flat csv huge field": lambda capsys, runs: fuzz_flat(
+        capsys, "p.csv", SEED_FLAT_CSV + b"x" * 200_000 + b"\n"
+    ),
+    # a line of 5000 brackets: RecursionError (exit 70)
+    "agentfact deeply nested line": lambda capsys, runs: fuzz_agentfact(
+        capsys, AGENTFACT_BATCH, "output.jsonl", b"[" * 5000 + b"\n" + SEED_AGENTFACT["output.jsonl"]
+    ),
+    # a byte that is not UTF-8: UnicodeDecodeError (exit 70)
+    "agentfact failures not utf-8": lambda capsys, runs: fuzz_agentfact(
+        capsys, AGENTFACT_BASELINE, "output_failed.jsonl", b"\xad" + SEED_AGENTFACT["output_failed.jsonl"]
+    ),
+    # failure records were not counted in the input report's rows
+    "agentfact empty output beside failures": lambda capsys, runs: fuzz_agentfact(
+        capsys, AGENTFACT_BATCH, "output.jsonl", b""
+    ),
+    # --strict on a folder: the error named the folder given, not the files read
+    "agentfact strict with missing ids": lambda capsys, runs: fuzz_agentfact(
+        capsys, AGENTFACT_BATCH, "output.jsonl", b"", strict=True
+    ),
+    # the error named the folder given, not the file read
+    "defame empty predictions.csv in a folder": lambda capsys, runs: fuzz_defame(
+        capsys, None, "defame/predictions.csv", b"", "defame"
+    ),
+    # the id map: bad JSON (JSONDecodeError) and a line that is not an object (AttributeError)
+    "defame id map not json": lambda capsys, runs: fuzz_defame(
+        capsys, "id_map.json", "id_map.json", b"{" + SEED_ID_MAPS["id_map.json"], "defame"
+    ),
+    "defame id map line not an object": lambda capsys, runs: fuzz_defame(
+        capsys, "id_map.jsonl", "id_map.jsonl", b"[1, 2]\n" + SEED_ID_MAPS["id_map.jsonl"], "defame"
+    ),
+    # duplicate rows of other systems' formats were dropped from the input report
+    "generic csv duplicated": lambda capsys, runs: fuzz_generic(
+        capsys, "system.csv", "system.csv", SEED_GENERIC["system.csv"] * 2
+    ),
+    # a label map line without '=' did not name the file; a JSON map cut short: JSONDecodeError (exit 70)
+    "generic label map line without =": lambda capsys, runs: fuzz_generic(
+        capsys, "system.jsonl", "label_map.txt", SEED_LABEL_MAP + b"fake\n"
+    ),
+    "generic label map json cut short": lambda capsys, runs: fuzz_generic(
+        capsys, "system.jsonl", "label_map.txt", b'{"fake": "False",'
+    ),
+    # metrics.json empty (JSONDecodeError), a metric retyped (TypeError), coverage gone (TypeError)
+    "leaderboard metrics empty": lambda capsys, runs: fuzz_runs(
+        capsys, runs, "a/metrics.json", b"", ["leaderboard", "a", "b"]
+    ),
+    "leaderboard metric retyped": lambda capsys, runs: fuzz_runs(
+        capsys, runs, "a/metrics.json", _json_edit(runs["a/metrics.json"], lambda m: m.update(macro_f1="x")),
+        ["leaderboard", "a", "b", "--out", "out"],
+    ),
+    "leaderboard coverage missing": lambda capsys, runs: fuzz_runs(
+        capsys, runs, "a/metrics.json", _json_edit(runs["a/metrics.json"], lambda m: m.pop("coverage")),
+        ["leaderboard", "a", "b"],
+    ),
+    # scored.jsonl: empty (message named no file), a gold label retyped (ValueError), uneven repeats
+    # (IndexError)
+    "compare scored empty": lambda capsys, runs: fuzz_runs(
+        capsys, runs, "a/scored.jsonl", b"", ["compare", "a", "b", "--bootstrap", 20]
+    ),
+    "compare gold retyped": lambda capsys, runs: fuzz_runs(
+        capsys, runs, "a/scored.jsonl", runs["a/scored.jsonl"].replace(b'"gold": "False"', b'"gold": "x"', 1),
+        ["compare", "a", "b", "--bootstrap", 20],
+    ),
+    "compare uneven repeats": lambda capsys, runs: fuzz_runs(
+        capsys, runs, "a/scored.jsonl",
+        runs["a/scored.jsonl"].replace(  # the id first in order: its repeat count was taken as the run's
+            f'"{min(IDS)}", "gold": "False", "predicted": "False"'.encode(),
+            f'"{min(IDS)}", "gold": "False", "predicted_repeats": ["False", null]'.encode(),
+        ),
+        ["compare", "a", "b", "--bootstrap", 20],
+    ),
+    # metrics.json not JSON: JSONDecodeError (exit 70); an unknown failure policy named no file
+    "compare metrics not json": lambda capsys, runs: fuzz_runs(
+        capsys, runs, "a/metrics.json", b"[" * 5000, ["compare", "a", "b", "--bootstrap", 20]
+    ),
+    "compare metrics unknown policy": lambda capsys, runs: fuzz_runs(
+        capsys, runs, "a/metrics.json", _json_edit(runs["a/metrics.json"], lambda m: m.update(failures="x")),
+        ["compare", "a", "b", "--bootstrap", 20],
+    ),
+}  # fmt: skip
+"""Inputs the fuzz tests above found to break a reader (each failed before its fix), kept as examples."""
+
+
+@pytest.mark.parametrize("case", sorted(REGRESSIONS))
+def test_fuzz_regressions(capsys, seed_runs, case):
+    REGRESSIONS[case](capsys, seed_runs)

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from rwpost.errors import ConfigError
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from rwpost.errors import ConfigError, RecordError
 from rwpost.evaluate.explanations import merge_paired_explanations
 from rwpost.evaluate.metrics import HEADLINE, VIEWS, check_policy, paired_comparison, spread
 from rwpost.evaluate.plots import cost_plot
 from rwpost.evaluate.report import METRIC_NAMES, coverage_cell, policy_title
-from rwpost.io import iter_jsonl, write_json, write_jsonl, write_text
+from rwpost.io import iter_jsonl, read_json, validation_problem, write_json, write_jsonl, write_text
 from rwpost.labels import Label
 
 
@@ -31,43 +32,133 @@ def find_runs(paths: Sequence[str | Path]) -> list[Path]:
     return list(dict.fromkeys(runs))
 
 
+class _Part(BaseModel):
+    """A part of a run's files: the fields the leaderboard and compare read are typed, the rest kept."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+
+
+class _View(_Part):
+    title: str | None = None
+    n: int = 0
+    macro_classes: list[str] | None = None
+    ci95: Any = None
+
+
+class _Spread(_Part):
+    std: float
+    values: list[float]
+
+
+class _Repeats(_Part):
+    n: int = 1
+    headline: dict[str, _Spread] = {}
+
+
+class _Coverage(_Part):
+    answered: int | None = None
+    predicted: int | None = None
+    total: int | None = None
+
+
+class _Audit(_Part):
+    flagged: int = 0
+
+
+class _PerSample(_Part):
+    cost_usd: float | None = None
+
+
+class _Ledger(_Part):
+    cost_usd: float | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    per_sample: _PerSample = _PerSample()
+
+
+class RunMetrics(_Part):
+    """What a run's metrics.json must hold for the leaderboard and compare."""
+
+    system: str | None = None
+    detector: str | None = None
+    setting: str | None = None
+    failures: str | None = None
+    primary_view: str | None = None
+    views: dict[str, _View]
+    n_samples: int | None = None
+    weighted_f1: float | None = None
+    accuracy: float | None = None
+    weighted_recall: float | None = None
+    weighted_precision: float | None = None
+    macro_f1: float | None = None
+    roc_auc_ovr: float | None = None
+    ece: float | None = None
+    repeats: _Repeats | None = None
+    coverage: _Coverage | None = None
+    audit: _Audit = _Audit()
+    ledger: _Ledger = _Ledger()
+
+
+class _Data(_Part):
+    ids_sha256: str | None = None
+
+
+class RunManifest(_Part):
+    """What a run's manifest.json must hold for the leaderboard."""
+
+    failures: str | None = None
+    code_version: str | None = None
+    data: _Data = _Data()
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_run_file(path: Path, model: type[M]) -> M:
+    """A run's JSON file as ``model``; a file that does not read or fit is one RecordError naming it."""
+    data = read_json(path)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        message, where = validation_problem(exc)
+        raise RecordError(message, source=str(path), field=where) from exc
+
+
 def leaderboard_row(run_dir: Path) -> dict[str, Any]:
     """One run's line: system, setting, data, headline metrics with intervals, cost, flagged."""
-    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    metrics = read_run_file(run_dir / "metrics.json", RunMetrics)
     manifest_path = run_dir / "manifest.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
-    primary = metrics.get("primary_view")
-    view = metrics["views"].get(primary, {}) if primary else {}
-    ledger = metrics.get("ledger", {})
-    repeats = metrics.get("repeats") or {}
-    coverage = metrics.get("coverage") or {}
+    manifest = read_run_file(manifest_path, RunManifest) if manifest_path.exists() else RunManifest()
+    primary = metrics.primary_view
+    view = metrics.views.get(primary, _View()) if primary else _View()
+    repeats = metrics.repeats or _Repeats()
+    coverage = metrics.coverage or _Coverage()
+    answered = coverage.answered if coverage.answered is not None else coverage.predicted
+    total = coverage.total if coverage.total is not None else metrics.n_samples
     return {
         "run": str(run_dir),
-        "system": metrics.get("system"),
-        "detector": metrics.get("detector"),
-        "setting": metrics.get("setting"),
-        "view": view.get("title", primary),
-        "n": view.get("n", 0),
-        "failures": metrics.get("failures", manifest.get("failures", "wrong")),
-        "coverage": {
-            "answered": coverage.get("answered", coverage.get("predicted")),
-            "total": coverage.get("total", metrics.get("n_samples")),
-        },
-        "macro_classes": view.get("macro_classes"),
-        **{k: metrics.get(k) for k in HEADLINE},
-        "repeats": repeats.get("n", 1),
-        "sd": {k: s["std"] for k, s in repeats.get("headline", {}).items()} or None,
-        "repeat_values": {k: s["values"] for k, s in repeats.get("headline", {}).items()} or None,
-        "ci95": view.get("ci95"),
-        "roc_auc_ovr": metrics.get("roc_auc_ovr"),
-        "ece": metrics.get("ece"),
-        "flagged": metrics.get("audit", {}).get("flagged", 0),
-        "cost_usd": ledger.get("cost_usd"),
-        "cost_per_sample_usd": ledger.get("per_sample", {}).get("cost_usd"),
-        "tokens_in": ledger.get("tokens_in"),
-        "tokens_out": ledger.get("tokens_out"),
-        "data_sha256": manifest.get("data", {}).get("ids_sha256"),
-        "code_version": manifest.get("code_version"),
+        "system": metrics.system,
+        "detector": metrics.detector,
+        "setting": metrics.setting,
+        "view": view.title or primary,
+        "n": view.n,
+        "failures": metrics.failures or manifest.failures or "wrong",
+        "coverage": {"answered": answered, "total": total} if None not in (answered, total) else None,
+        "macro_classes": view.macro_classes,
+        **{k: getattr(metrics, k) for k in HEADLINE},
+        "repeats": repeats.n,
+        "sd": {k: s.std for k, s in repeats.headline.items()} or None,
+        "repeat_values": {k: s.values for k, s in repeats.headline.items()} or None,
+        "ci95": view.ci95,
+        "roc_auc_ovr": metrics.roc_auc_ovr,
+        "ece": metrics.ece,
+        "flagged": metrics.audit.flagged,
+        "cost_usd": metrics.ledger.cost_usd,
+        "cost_per_sample_usd": metrics.ledger.per_sample.cost_usd,
+        "tokens_in": metrics.ledger.tokens_in,
+        "tokens_out": metrics.ledger.tokens_out,
+        "data_sha256": manifest.data.ids_sha256,
+        "code_version": manifest.code_version,
     }
 
 
@@ -144,11 +235,35 @@ def write_leaderboard(
     return rows
 
 
-def _scored(run_dir: Path) -> dict[str, dict[str, Any]]:
+class ScoredRow(_Part):
+    """One line of a run's scored.jsonl, as compare reads it."""
+
+    id: str
+    gold: Label | None = None
+    predicted: Label | None = None
+    predicted_repeats: list[Label | None] | None = None
+
+
+def _scored(run_dir: Path) -> dict[str, ScoredRow]:
+    """A run's scored.jsonl by id; a bad line, a duplicate id or an uneven repeat count names the line."""
     path = run_dir / "scored.jsonl"
     if not path.exists():
         raise ConfigError(f"{run_dir}: no scored.jsonl (not a finished run folder)")
-    return {row["id"]: row for _, row in iter_jsonl(path)}
+    rows: dict[str, ScoredRow] = {}
+    for line, data in iter_jsonl(path):
+        try:
+            row = ScoredRow.model_validate(data)
+        except ValidationError as exc:
+            message, where = validation_problem(exc)
+            raise RecordError(message, source=str(path), line=line, field=where) from exc
+        if row.id in rows:
+            raise RecordError("duplicate id", source=str(path), line=line, record_id=row.id)
+        repeats = len(row.predicted_repeats or [None])
+        if rows and repeats != len(next(iter(rows.values())).predicted_repeats or [None]):
+            problem = f"{repeats} repeats, the lines above have another number"
+            raise RecordError(problem, source=str(path), line=line, field="predicted_repeats")
+        rows[row.id] = row
+    return rows
 
 
 def compare_runs(
@@ -164,25 +279,20 @@ def compare_runs(
     (repeat i of A with repeat i of B, or with B's single run); each difference is reported per repeat
     and as mean ± sd. ``failures`` defaults to run A's policy."""
     a, b = _scored(Path(run_a)), _scored(Path(run_b))
-    policy = check_policy(failures or _policy(Path(run_a)))
+    policy = check_policy(failures) if failures else _policy(Path(run_a))
     shared = sorted(set(a) & set(b))
+    files = f"{Path(run_a) / 'scored.jsonl'} and {Path(run_b) / 'scored.jsonl'}"
     if not shared:
-        raise ConfigError(f"{run_a} and {run_b} share no sample ids")
-    conflicts = [i for i in shared if a[i]["gold"] != b[i]["gold"]]
+        raise ConfigError(f"{files} share no sample ids")
+    conflicts = [i for i in shared if a[i].gold != b[i].gold]
     if conflicts:
-        raise ConfigError(f"the runs disagree on gold labels for {len(conflicts)} ids, e.g. {conflicts[0]}")
+        raise ConfigError(f"{files} disagree on gold labels for {len(conflicts)} ids, e.g. {conflicts[0]}")
 
-    def label(value: str | None) -> Label | None:
-        return Label(value) if value else None
+    def repeats(rows: dict[str, ScoredRow]) -> list[list[Label | None]]:
+        n = len(rows[shared[0]].predicted_repeats or [None])
+        return [[(rows[i].predicted_repeats or [rows[i].predicted])[r] for i in shared] for r in range(n)]
 
-    def repeats(rows: dict[str, dict[str, Any]]) -> list[list[Label | None]]:
-        n = len(rows[shared[0]].get("predicted_repeats") or [None])
-        return [
-            [label((rows[i].get("predicted_repeats") or [rows[i]["predicted"]])[r]) for i in shared]
-            for r in range(n)
-        ]
-
-    gold = [label(a[i]["gold"]) for i in shared]
+    gold = [a[i].gold for i in shared]
     reps_a, reps_b = repeats(a), repeats(b)
     pairs = max(len(reps_a), len(reps_b))
     views: dict[str, Any] = {}
@@ -223,5 +333,10 @@ def compare_runs(
 
 
 def _policy(run_dir: Path) -> str:
+    """The failure policy a run was scored under (its metrics.json says; ``wrong`` before it did)."""
     path = run_dir / "metrics.json"
-    return json.loads(path.read_text(encoding="utf-8")).get("failures", "wrong") if path.exists() else "wrong"
+    policy = (read_run_file(path, RunMetrics).failures if path.exists() else None) or "wrong"
+    try:
+        return check_policy(policy)
+    except ConfigError as exc:
+        raise RecordError(str(exc).replace("--failures", "failures"), source=str(path)) from exc

@@ -11,16 +11,15 @@ JSONL/JSON/CSV with ``--id-field``, ``--label-field`` (dotted) and ``--label-map
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate.formats.agentfact import looks_like_baselines, read_baselines, read_main
-from rwpost.evaluate.formats.common import PredictionSet, parse_label_map
+from rwpost.evaluate.formats.common import PredictionSet, iter_json_rows, parse_label_map
 from rwpost.evaluate.formats.defame import read_defame
 from rwpost.evaluate.formats.generic import read_generic
-from rwpost.io import sha256_file, sha256_hex
+from rwpost.io import read_text, sha256_file, sha256_hex
 
 FORMATS = ("flat", "agentfact", "agentfact-baselines", "defame", "generic")
 
@@ -28,13 +27,9 @@ __all__ = ["FORMATS", "PredictionSet", "content_sha256", "detect_format", "parse
 
 
 def _first_object(path: Path) -> Any:
-    with open(path, encoding="utf-8-sig") as handle:
-        for line in handle:
-            if line.strip():
-                try:
-                    return json.loads(line)
-                except json.JSONDecodeError:
-                    return None
+    """The first line's object of a JSONL file; None when it does not read (the reader then says why)."""
+    for _, value, _problem in iter_json_rows(path):
+        return value
     return None
 
 
@@ -52,8 +47,7 @@ def detect_format(path: str | Path, *, generic: bool = False) -> str:
             return "agentfact-baselines" if looks_like_baselines(source) else "agentfact"
         raise ConfigError(f"{source}: no predictions.csv or output.jsonl below; give a file or --format")
     if source.suffix.lower() == ".csv":
-        with open(source, encoding="utf-8-sig", newline="") as handle:
-            header = next(csv.reader(handle), [])
+        header = next(csv.reader(read_text(source).splitlines()[:1]), [])
         return "defame" if {"sample_index", "predicted"} <= set(header) else "flat"
     first = _first_object(source)
     if isinstance(first, dict) and "final_answer" in first:
@@ -93,7 +87,8 @@ def read_sets(
     else:
         raise ConfigError(f"{source}: rwpost's flat format is read by PredictionsFileDetector, not read_sets")
     if not sets or all(not s.rows and not s.failures for s in sets):
-        raise ConfigError(f"{source}: no prediction could be read as {chosen} (bad rows: {_bad(sets)})")
+        files = ", ".join(f for s in sets for f in (s.files or [s.source])) or source
+        raise ConfigError(f"{files}: no prediction could be read as {chosen} (bad rows: {_bad(sets)})")
     return sets
 
 

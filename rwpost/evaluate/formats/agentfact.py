@@ -33,6 +33,7 @@ def _read_outputs(folder: Path, result: PredictionSet) -> None:
     """Add one batch folder's output.jsonl rows and its failures to ``result``."""
     output = folder / "output.jsonl"
     if output.is_file():
+        result.files.append(str(output))
         for line, record, problem in iter_json_rows(output):
             rid = join_id(_news_url(record))
             if problem or rid is None:
@@ -50,6 +51,7 @@ def _read_outputs(folder: Path, result: PredictionSet) -> None:
                 Row(line=line, id=rid, raw_label=raw, label=map_label(raw), explanation=explanation or None)
             )
     for failed in sorted(folder.glob("*failed*.jsonl")):
+        result.files.append(str(failed))
         for line, record, problem in iter_json_rows(failed):
             rid = join_id(_news_url(record))
             if problem or rid is None:

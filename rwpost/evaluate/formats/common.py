@@ -3,15 +3,17 @@ folder, with rows joined on RW-Post ids, failures with their reasons and every u
 
 from __future__ import annotations
 
-import json
+import csv
+import io
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rwpost.errors import ConfigError
+from rwpost.errors import ConfigError, RecordError
 from rwpost.ids import record_id
+from rwpost.io import decode_line, iter_lines, parse_json_line, read_json, read_text
 from rwpost.labels import Label
 
 _LABELS = {label.value.lower(): label for label in Label}
@@ -47,7 +49,12 @@ class PredictionSet:
     """Ids the system failed on (crashes, unreadable answers), with the reason; a later success wins."""
     unknown_labels: Counter[str] = field(default_factory=Counter)
     bad_rows: list[dict[str, Any]] = field(default_factory=list)
-    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    duplicates: list[Row] = field(default_factory=list)
+    """Rows of an id already read (the first row is used; these are reported, never dropped)."""
+    failed_rows: int = 0
+    """Records that were failures (several may name one id, or an id that later succeeded)."""
+    files: list[str] = field(default_factory=list)
+    """The files read, when ``source`` is a folder."""
     setting: str | None = None
     """The input cell the files say (``T+E k=3`` for an AgentFact baselines folder), if any."""
     by_position: bool = False
@@ -58,13 +65,14 @@ class PredictionSet:
         if row.label is None:
             self.unknown_labels[str(row.raw_label)] += 1
         if row.id in self.rows:
-            self.duplicates.append({"id": row.id, "lines": [self.rows[row.id].line, row.line]})
+            self.duplicates.append(row)
             return
         self.rows[row.id] = row
         self.failures.pop(row.id, None)
 
     def fail(self, rid: str, reason: str) -> None:
         """A failure, unless the id already succeeded (a claim that failed and later succeeded)."""
+        self.failed_rows += 1
         if rid not in self.rows:
             self.failures.setdefault(rid, reason)
 
@@ -109,31 +117,56 @@ def parse_label_map(value: str | Path | Mapping[str, str] | None) -> dict[str, s
         return dict(value) if value else None
     text = str(value)
     path = Path(text)
+    where = "--label-map"
     if path.is_file():
-        text = path.read_text(encoding="utf-8-sig")
+        where = f"--label-map {path}"
+        text = read_text(path)
         if text.lstrip().startswith("{"):
-            return {str(k): v for k, v in json.loads(text).items()}
-        pairs: Iterable[str] = text.splitlines()
+            data = read_json(path)
+            if not isinstance(data, dict) or not all(isinstance(v, str | None) for v in data.values()):
+                raise RecordError("expected a JSON object of spelling -> label name", source=str(path))
+            return {str(k): v for k, v in data.items()}
+        pairs: Iterable[str] = text.split("\n")
     else:
         pairs = text.split(",")
     out = {}
-    for pair in pairs:
+    for number, pair in enumerate(pairs, start=1):
         if not pair.strip() or pair.strip().startswith("#"):
             continue
         key, sep, target = pair.partition("=")
         if not sep:
-            raise ConfigError(f"--label-map: expected spelling=Label, got {pair!r}")
+            at = f"{where}:{number}" if path.is_file() else where
+            raise ConfigError(f"{at}: expected spelling=Label, got {pair!r}")
         out[key.strip()] = target.strip()
     return out
 
 
 def iter_json_rows(path: Path) -> Iterable[tuple[int, Any, str | None]]:
-    """``(line, object, problem)`` for each non-empty line of a JSONL file (BOM tolerated)."""
-    text = path.read_text(encoding="utf-8-sig")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    """``(line, object, problem)`` for each non-empty line of a JSONL file (BOM tolerated); a line that is
+    not UTF-8 or not JSON is a problem naming file and line, and reading goes on."""
+    for number, raw in iter_lines(path):
         try:
-            yield number, json.loads(line), None
-        except json.JSONDecodeError as exc:
-            yield number, None, f"{path}:{number}: not valid JSON ({exc.msg})"
+            text = decode_line(raw, str(path), number)
+            if text.strip():
+                yield number, parse_json_line(text, str(path), number), None
+        except RecordError as exc:
+            yield number, None, str(exc)
+
+
+def iter_csv_rows(path: Path) -> Iterable[tuple[int, dict[str, Any], str | None]]:
+    """``(line, row, problem)`` for each row of a CSV file with a header (BOM tolerated; the first row is
+    line 2); a row with more cells than the header is a problem. Text that is not UTF-8, or that the csv
+    module cannot read (a NUL byte, a field over its size limit), is a :class:`RecordError` naming the
+    line."""
+    reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
+    rows = enumerate(reader, start=2)
+    while True:
+        try:
+            number, row = next(rows)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise RecordError(f"not readable as CSV ({exc})", source=str(path), line=reader.line_num) from exc
+        extra = row.pop(None, None)  # type: ignore[call-overload]
+        problem = f"{path}:{number}: {len(extra)} cells more than the header" if extra else None
+        yield number, row, problem

@@ -8,12 +8,18 @@ sample in the evaluated data. Claims absent from the CSV (crashed workers) are f
 
 from __future__ import annotations
 
-import csv
-import json
 from pathlib import Path
 
-from rwpost.errors import ConfigError
-from rwpost.evaluate.formats.common import PredictionSet, Row, join_id, map_label
+from rwpost.errors import ConfigError, RecordError
+from rwpost.evaluate.formats.common import (
+    PredictionSet,
+    Row,
+    iter_csv_rows,
+    iter_json_rows,
+    join_id,
+    map_label,
+)
+from rwpost.io import read_json, read_text
 
 LABEL_MAP: dict[str, str] = {
     "supported": "True",
@@ -33,18 +39,19 @@ def read_id_map(path: str | Path) -> dict[str, str]:
     source = Path(path)
     if not source.is_file():
         raise ConfigError(f"--id-map not found: {source}")
-    text = source.read_text(encoding="utf-8-sig")
-    if source.suffix.lower() == ".json" and text.lstrip().startswith("{"):
-        return {str(k): join_id(v) or "" for k, v in json.loads(text).items()}
-    if source.suffix.lower() == ".csv":
-        rows = list(csv.DictReader(text.splitlines()))
-    else:
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    if source.suffix.lower() == ".json" and read_text(source).lstrip().startswith("{"):
+        data = read_json(source)
+        if not isinstance(data, dict):
+            raise RecordError("expected a JSON object of sample_index -> id or news_url", source=str(source))
+        return {str(k): join_id(v) or "" for k, v in data.items()}
+    rows = iter_csv_rows(source) if source.suffix.lower() == ".csv" else iter_json_rows(source)
     out = {}
-    for row in rows:
+    for line, row, problem in rows:
+        if problem or not isinstance(row, dict):
+            raise RecordError(problem or "expected an object", source=str(source), line=line)
         target = join_id(row.get("id") or row.get("news_url"))
         if "sample_index" not in row or not target:
-            raise ConfigError(f"{source}: each row needs sample_index and id or news_url")
+            raise RecordError("each row needs sample_index and id or news_url", source=str(source), line=line)
         out[str(row["sample_index"]).strip()] = target
     return out
 
@@ -60,27 +67,29 @@ def read_defame(path: str | Path, id_map: str | Path | None = None) -> Predictio
     result = PredictionSet(
         name=source.parent.name or "defame", format="defame", source=str(source), by_position=ids is None
     )
-    with open(source, encoding="utf-8-sig", newline="") as handle:
-        for line, row in enumerate(csv.DictReader(handle), start=2):
-            index = str(row.get("sample_index", "")).strip()
-            rid = (ids.get(index) if ids is not None else index) or None
-            if rid is None:
-                result.bad_rows.append(
-                    {"line": line, "reason": f"{source}:{line}: sample_index {index!r} unmapped"}
-                )
-                continue
-            raw = (row.get("predicted") or "").strip()
-            if raw.lower() == "refused_to_answer" or not raw:
-                result.fail(rid, f"no verdict ({raw or 'empty'}) in {source}:{line}")
-                continue
-            label = map_label(raw, LABEL_MAP)
-            result.add(
-                Row(
-                    line=line,
-                    id=rid,
-                    raw_label=raw,
-                    label=label,
-                    explanation=row.get("justification") or None,
-                )
+    for line, row, problem in iter_csv_rows(source):
+        if problem:
+            result.bad_rows.append({"line": line, "reason": problem})
+            continue
+        index = str(row.get("sample_index") or "").strip()
+        rid = (ids.get(index) if ids is not None else index) or None
+        if rid is None:
+            result.bad_rows.append(
+                {"line": line, "reason": f"{source}:{line}: sample_index {index!r} unmapped"}
             )
+            continue
+        raw = (row.get("predicted") or "").strip()
+        if raw.lower() == "refused_to_answer" or not raw:
+            result.fail(rid, f"no verdict ({raw or 'empty'}) in {source}:{line}")
+            continue
+        label = map_label(raw, LABEL_MAP)
+        result.add(
+            Row(
+                line=line,
+                id=rid,
+                raw_label=raw,
+                label=label,
+                explanation=row.get("justification") or None,
+            )
+        )
     return result

@@ -10,7 +10,6 @@ with no usable row gets a prediction with no label (scored as wrong, with the re
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import RecordError, RwpostError
-from rwpost.evaluate.formats.common import Row, parse_label
+from rwpost.evaluate.formats.common import Row, iter_csv_rows, parse_label
 from rwpost.evaluate.protocol import Prediction, Setting
 from rwpost.ids import record_id
 from rwpost.io import iter_jsonl
@@ -79,13 +78,14 @@ def read_prediction_rows(path: str | Path) -> tuple[list[Row], list[dict[str, An
     if not Path(path).exists():
         raise RecordError("predictions file not found", source=source)
     if Path(path).suffix.lower() == ".csv":
-        with open(path, encoding="utf-8-sig", newline="") as handle:  # -sig: Excel's byte-order mark
-            items = list(enumerate(csv.DictReader(handle), start=2))
+        items = list(iter_csv_rows(Path(path)))
     else:
-        items = list(iter_jsonl(path))
+        items = [(line, data, None) for line, data in iter_jsonl(path)]
     rows, bad = [], []
-    for line, data in items:
+    for line, data, problem in items:
         try:
+            if problem:
+                raise ValueError(problem)
             if not isinstance(data, dict):
                 raise ValueError(f"{source}:{line}: expected an object, found {type(data).__name__}")
             rows.append(_row(data, line, source))
@@ -138,6 +138,8 @@ class PredictionsFileDetector:
         generic = bool(id_field or label_field or label_map)
         self.format = format or detect_format(self.path, generic=generic)
         self.select, self.failures, self.unknown_label_counts = select, {}, {}
+        self.failure_rows = 0
+        self.files = [str(self.path)]  # the files read (those of the chosen set in a folder)
         self.by_position = False
         if self.format == "flat":
             self.rows, self.bad_rows = read_prediction_rows(self.path)
@@ -149,7 +151,9 @@ class PredictionsFileDetector:
             chosen = sets[0] if select is None else next((s for s in sets if s.name == select), None)
             if chosen is None:
                 raise RwpostError(f"{self.path}: no prediction set {select!r}; found {names}")
-            self.select, self.rows, self.bad_rows = chosen.name, list(chosen.rows.values()), chosen.bad_rows
+            self.select, self.rows = chosen.name, [*chosen.rows.values(), *chosen.duplicates]
+            self.bad_rows, self.failure_rows = chosen.bad_rows, chosen.failed_rows
+            self.files = chosen.files or [chosen.source]
             self.failures, self.by_position = dict(chosen.failures), chosen.by_position
             self.unknown_label_counts = dict(chosen.unknown_labels)
         self._first: dict[str, Row] = {}
@@ -197,7 +201,8 @@ class PredictionsFileDetector:
         ]
         report = {
             "path": str(self.path),
-            "rows": len(self.rows) + len(self.bad_rows),
+            "rows": len(self.rows) + len(self.bad_rows) + self.failure_rows,
+            "failure_rows": self.failure_rows,
             "bad_rows": self.bad_rows,
             "unknown_ids": [{"line": r.line, "id": r.id} for r in self.rows if r.id not in wanted],
             "missing_ids": sorted(wanted - set(lines) - set(self.failures)),
@@ -215,7 +220,8 @@ class PredictionsFileDetector:
         report["problems"] = problems
         if self.strict and problems:
             summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in problems.items())
-            raise RwpostError(f"{self.path}: {summary} (see the report, or drop --strict to score anyway)")
+            files = ", ".join(self.files)
+            raise RwpostError(f"{files}: {summary} (see the report, or drop --strict to score anyway)")
         return report
 
     def predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:

@@ -3,26 +3,32 @@
 
 from __future__ import annotations
 
-import csv
-import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from rwpost.errors import ConfigError
-from rwpost.evaluate.formats.common import PredictionSet, Row, dotted, iter_json_rows, join_id, map_label
+from rwpost.errors import ConfigError, RecordError
+from rwpost.evaluate.formats.common import (
+    PredictionSet,
+    Row,
+    dotted,
+    iter_csv_rows,
+    iter_json_rows,
+    join_id,
+    map_label,
+)
+from rwpost.io import read_json, read_text
 
 
-def _objects(source: Path) -> list[tuple[int, Any, str | None]]:
+def _objects(source: Path) -> Iterable[tuple[int, Any, str | None]]:
     if source.suffix.lower() == ".csv":
-        with open(source, encoding="utf-8-sig", newline="") as handle:
-            return [(n, row, None) for n, row in enumerate(csv.DictReader(handle), start=2)]
-    text = source.read_text(encoding="utf-8-sig")
-    if source.suffix.lower() == ".json" or text.lstrip().startswith("["):
-        data = json.loads(text)
+        return iter_csv_rows(source)
+    if source.suffix.lower() == ".json" or read_text(source).lstrip().startswith("["):
+        data = read_json(source)
         if not isinstance(data, list):
-            raise ConfigError(f"{source}: expected a JSON list of objects")
+            raise RecordError("expected a JSON list of objects", source=str(source))
         return [(n, row, None) for n, row in enumerate(data, start=1)]
-    return list(iter_json_rows(source))
+    return iter_json_rows(source)
 
 
 def read_generic(
