@@ -35,7 +35,8 @@ def find_runs(paths: Sequence[str | Path]) -> list[Path]:
 class _Part(BaseModel):
     """A part of a run's files: the fields the leaderboard and compare read are typed, the rest kept."""
 
-    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+    # a real run may hold a NaN metric: read, never refused
+    model_config = ConfigDict(extra="allow", allow_inf_nan=True)
 
 
 class _View(_Part):
