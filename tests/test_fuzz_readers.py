@@ -164,6 +164,14 @@ def check(capsys: pytest.CaptureFixture[str], args: list[Any], inputs: list[Path
     return code
 
 
+def assert_all_accounted_for(path: Path, out: Path, output: str) -> None:
+    """Nothing silently dropped: every non-blank input line is in ``output`` or set aside in rejects."""
+    lines = [x for x in path.read_bytes().split(b"\n") if x.strip()]  # JSON lines end at \n only
+    written = [out / name for name in (output, "rejects.jsonl")]
+    kept = sum(len(f.read_bytes().split(b"\n")) - 1 for f in written if f.exists())
+    assert kept == len(lines), f"{len(lines)} input lines, {kept} kept or set aside"
+
+
 def fuzz_file(
     name: str, data: bytes, body: Callable[[Path, Path], None], beside: Mapping[str, bytes] | None = None
 ) -> None:
@@ -286,7 +294,8 @@ SEED_STORE = (
 @given(data=mutated(SEED_STORE))
 def test_fuzz_crawl_store(capsys, data):
     def body(path: Path, tmp: Path) -> None:
-        check(capsys, ["reformat", "--in", tmp, "--out", tmp / "tagged"], [path])
+        if check(capsys, ["reformat", "--in", tmp, "--out", tmp / "tagged"], [path]) == 0:
+            assert_all_accounted_for(path, tmp / "tagged", "articles.jsonl")
 
     fuzz_file("articles.jsonl", data, body)
 
@@ -317,7 +326,8 @@ def test_fuzz_tagged_store(capsys, monkeypatch, data):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
 
     def body(path: Path, tmp: Path) -> None:
-        check(capsys, ["extract", "--in", path, "--out", tmp / "x", "--backend", "offline"], [path])
+        if check(capsys, ["extract", "--in", path, "--out", tmp / "x", "--backend", "offline"], [path]) == 0:
+            assert_all_accounted_for(path, tmp / "x", "extractions.jsonl")
 
     fuzz_file("tagged.jsonl", data, body)
 
