@@ -10,6 +10,7 @@ from datetime import date
 from pathlib import Path
 
 import numpy as np
+import pytest
 from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
 
 from rwpost.evaluate.metrics import NO_ANSWER
@@ -306,3 +307,14 @@ def build_tiny_vlm(folder: str | Path, scripted: bool) -> None:
     model.generation_config.eos_token_id = ids["<end_of_utterance>"]
     model.save_pretrained(folder)
     processor.save_pretrained(folder)
+
+
+def on_cpu_and_cuda(precision: str):
+    """Parametrize ``(device, precision)``: the CPU in half ``precision`` (the half-precision path, runnable
+    in CI) and CUDA in the detector's default precision, skipped (not failed) where no GPU is present."""
+    import torch
+
+    cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine")
+    return pytest.mark.parametrize(
+        ("device", "precision"), [("cpu", precision), pytest.param("cuda", None, marks=cuda)]
+    )

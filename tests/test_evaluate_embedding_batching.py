@@ -14,6 +14,8 @@ torch = pytest.importorskip("torch")
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from tests.evaluate_helpers import on_cpu_and_cuda  # noqa: E402
+
 WORDS = "claim post image caption photo shows fake true viral shared video old news quote".split()
 
 
@@ -69,17 +71,7 @@ def test_detector_config_names_the_precision():
         pick_precision("cpu", "int8")
 
 
-@pytest.mark.parametrize(
-    ("device", "precision"),
-    [
-        ("cpu", "bfloat16"),  # the half-precision path, runnable in CI
-        pytest.param(
-            "cuda",
-            None,  # the default on CUDA: float16
-            marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine"),
-        ),
-    ],
-)
+@on_cpu_and_cuda("bfloat16")  # CUDA default: float16
 def test_half_precision_embeddings_stay_within_1e_2_cosine_of_float32(reference, device, precision):
     from rwpost.evaluate.detectors.embedding import SentenceEncoder
 

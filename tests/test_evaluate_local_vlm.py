@@ -14,12 +14,19 @@ import os
 import pytest
 
 pytest.importorskip("transformers")
-torch = pytest.importorskip("torch")
+pytest.importorskip("torch")
 
 from rwpost.evaluate import RunSpec, Setting, evaluate  # noqa: E402
 from rwpost.labels import Label  # noqa: E402
 from rwpost.records import Image  # noqa: E402
-from tests.evaluate_helpers import VERDICT, build_tiny_vlm, evidence, image_bytes, make_sample  # noqa: E402
+from tests.evaluate_helpers import (  # noqa: E402
+    VERDICT,
+    build_tiny_vlm,
+    evidence,
+    image_bytes,
+    make_sample,
+    on_cpu_and_cuda,
+)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -144,21 +151,11 @@ def test_open_web_and_bad_folders_are_refused(tmp_path, models):
         LocalVLMDetector(str(models / "scripted")).predict([make_sample(0, None)], Setting.OPEN_WEB)
 
 
-@pytest.mark.parametrize(
-    ("device", "dtype"),
-    [
-        ("cpu", "bfloat16"),  # the half-precision path, runnable in CI
-        pytest.param(
-            "cuda",
-            None,  # the default on CUDA: bfloat16
-            marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine"),
-        ),
-    ],
-)
-def test_bfloat16_on_the_device_gives_the_scripted_answers(models, samples, device, dtype):
+@on_cpu_and_cuda("bfloat16")  # CUDA default: bfloat16
+def test_bfloat16_on_the_device_gives_the_scripted_answers(models, samples, device, precision):
     from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
 
-    detector = LocalVLMDetector(str(models / "scripted"), device=device, dtype=dtype, batch_size=2)
+    detector = LocalVLMDetector(str(models / "scripted"), device=device, dtype=precision, batch_size=2)
     assert detector.config()["dtype"] == "bfloat16" and detector.device.startswith(device)
     answers = detector.predict(samples[:6], Setting.GOLD_EVIDENCE)
     assert [p.label for p in answers] == [Label.FALSE] * 6 and all(p.error is None for p in answers)
