@@ -71,6 +71,7 @@ def mutated(draw: st.DrawFn, seed: bytes, layout: str = "jsonl") -> bytes:
                 "field",
                 "not-json",
                 "blank",
+                "crlf",
             ]
         )
     )
