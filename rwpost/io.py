@@ -245,10 +245,11 @@ def read_text(path: str | os.PathLike[str]) -> str:
         raise RecordError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x})", source=source, line=line) from exc
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
-    """The JSON value of a whole file; a missing, unreadable or malformed file is one :class:`RecordError`."""
+def read_json(path: str | os.PathLike[str], *, text: str | None = None) -> Any:
+    """The JSON value of a whole file; a missing, unreadable or malformed file is one :class:`RecordError`.
+    ``text``: the file's text (:func:`read_text`) when the caller has already read it."""
     source = str(path)
-    text = read_text(path)
+    text = read_text(path) if text is None else text
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -122,7 +122,7 @@ def parse_label_map(value: str | Path | Mapping[str, str] | None) -> dict[str, s
         where = f"--label-map {path}"
         text = read_text(path)
         if text.lstrip().startswith("{"):
-            data = read_json(path)
+            data = read_json(path, text=text)
             if not isinstance(data, dict) or not all(isinstance(v, str | None) for v in data.values()):
                 raise RecordError("expected a JSON object of spelling -> label name", source=str(path))
             return {str(k): v for k, v in data.items()}

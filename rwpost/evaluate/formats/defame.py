@@ -39,8 +39,9 @@ def read_id_map(path: str | Path) -> dict[str, str]:
     source = Path(path)
     if not source.is_file():
         raise ConfigError(f"--id-map not found: {source}")
-    if source.suffix.lower() == ".json" and read_text(source).lstrip().startswith("{"):
-        data = read_json(source)
+    text = read_text(source) if source.suffix.lower() == ".json" else ""
+    if text.lstrip().startswith("{"):
+        data = read_json(source, text=text)
         if not isinstance(data, dict):
             raise RecordError("expected a JSON object of sample_index -> id or news_url", source=str(source))
         return {str(k): join_id(v) or "" for k, v in data.items()}

@@ -23,8 +23,9 @@ from rwpost.io import read_json, read_text
 def _objects(source: Path) -> Iterable[tuple[int, Any, str | None]]:
     if source.suffix.lower() == ".csv":
         return iter_csv_rows(source)
-    if source.suffix.lower() == ".json" or read_text(source).lstrip().startswith("["):
-        data = read_json(source)
+    text = read_text(source)
+    if source.suffix.lower() == ".json" or text.lstrip().startswith("["):
+        data = read_json(source, text=text)
         if not isinstance(data, list):
             raise RecordError("expected a JSON list of objects", source=str(source))
         return [(n, row, None) for n, row in enumerate(data, start=1)]
