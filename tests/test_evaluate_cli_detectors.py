@@ -141,7 +141,16 @@ def test_agentfact_and_local_vlm_from_the_command_line_then_a_leaderboard(tmp_pa
     assert ledger["model_calls"] == 9 * N and ledger["tokens_in"] > 0 and ledger["tokens_out"] > 0
     # model calls priced by --prices by their model name; the searches have no price there
     assert ledger["unpriced_calls"] == calls["agent-tr-search"] + calls["agent-ir-search"]
-    assert ledger["cost_usd"] == pytest.approx((ledger["tokens_in"] + 2 * ledger["tokens_out"]) / 1e6)
+    # list price: every model call at tokens x price; paid: the same over the calls the cache did not
+    # answer (identical requests of two samples hit the cache or not depending on their timing)
+    assert ledger["list_cost_usd"] == pytest.approx((ledger["tokens_in"] + 2 * ledger["tokens_out"]) / 1e6)
+    model_calls = [
+        c for line in (run / "predictions.jsonl").read_text().splitlines()
+        for c in json.loads(line)["calls"] if c["kind"] == "model"
+    ]  # fmt: skip
+    paid = sum(c["tokens_in"] + 2 * c["tokens_out"] for c in model_calls if not c["cached"]) / 1e6
+    assert ledger["cost_usd"] == pytest.approx(paid)
+    assert ledger["cache_hits"] == sum(c["cached"] for c in model_calls)
 
     # Agent-IR end to end: the post image and the matched image reached the model, the match is cited
     matching = [b for b in bodies if schema_of(b) == "agentfact_image_match"]

@@ -251,6 +251,7 @@ def _scored(run_dir: Path) -> dict[str, ScoredRow]:
     if not path.exists():
         raise ConfigError(f"{run_dir}: no scored.jsonl (not a finished run folder)")
     rows: dict[str, ScoredRow] = {}
+    expected: int | None = None  # the repeat count of the first line
     for line, data in iter_jsonl(path):
         try:
             row = ScoredRow.model_validate(data)
@@ -260,8 +261,9 @@ def _scored(run_dir: Path) -> dict[str, ScoredRow]:
         if row.id in rows:
             raise RecordError("duplicate id", source=str(path), line=line, record_id=row.id)
         repeats = len(row.predicted_repeats or [None])
-        if rows and repeats != len(next(iter(rows.values())).predicted_repeats or [None]):
-            problem = f"{repeats} repeats, the lines above have another number"
+        expected = repeats if expected is None else expected
+        if repeats != expected:
+            problem = f"{repeats} repeats, the lines above have {expected}"
             raise RecordError(problem, source=str(path), line=line, field="predicted_repeats")
         rows[row.id] = row
     return rows

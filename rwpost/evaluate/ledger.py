@@ -53,8 +53,13 @@ def _empty() -> dict[str, Any]:
     }
 
 
-def _add(total: dict[str, Any], call: Call, prices: PriceTable | None) -> None:
-    cost, listed = call_cost(call, prices), call_cost(call, prices, list_price=True)
+def _costs(call: Call, prices: PriceTable | None) -> tuple[float | None, float | None]:
+    """The call's cost paid and at list price."""
+    return call_cost(call, prices), call_cost(call, prices, list_price=True)
+
+
+def _add(total: dict[str, Any], call: Call, costs: tuple[float | None, float | None]) -> None:
+    cost, listed = costs
     total["calls"] += 1
     total["model_calls" if call.kind == "model" else "tool_calls"] += 1
     total["tokens_in"] += call.tokens_in
@@ -73,7 +78,7 @@ def sample_ledger(prediction: Prediction, prices: PriceTable | None) -> dict[str
     """Totals of one sample's calls."""
     total = _empty()
     for call in prediction.calls:
-        _add(total, call, prices)
+        _add(total, call, _costs(call, prices))
     return total
 
 
@@ -84,10 +89,11 @@ def run_ledger(predictions: Sequence[Prediction], prices: PriceTable | None) -> 
     by_agent: dict[str, dict[str, Any]] = {}
     for prediction in predictions:
         for call in prediction.calls:
-            _add(total, call, prices)
-            _add(by_name.setdefault(call.name, _empty()), call, prices)
+            costs = _costs(call, prices)  # priced once for the total, its name and its agent
+            _add(total, call, costs)
+            _add(by_name.setdefault(call.name, _empty()), call, costs)
             if call.agent is not None:
-                _add(by_agent.setdefault(call.agent, _empty()), call, prices)
+                _add(by_agent.setdefault(call.agent, _empty()), call, costs)
     n = max(len(predictions), 1)
     total["samples"] = len(predictions)
     total["by_name"] = by_name
