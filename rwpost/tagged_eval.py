@@ -1,18 +1,31 @@
-"""Golden evaluation of :mod:`rwpost.tagged` (STYLE.md 12): precision / recall of body links.
+"""Golden evaluation on real Snopes pages (STYLE.md 12): page-model fields and tagged links, per era.
 
-A golden file lists, per real page, the links that must be tagged (kind and URL, in reading order)
-and links and texts that must not appear. ``python -m rwpost.tagged_eval tests/fixtures/tagged/golden.json``
-prints the figures; the tests assert them.
+A golden file lists, per real page, its era, the facts the page shows (``fields``: headline, claim, rating,
+publication time, category, author; null where the saved page does not show one), the links that must be
+tagged (kind and URL, in reading order) and links and texts that must not appear.
+
+    python -m rwpost.tagged_eval [--golden tests/fixtures/tagged/golden.json]
+                                 [--fixtures tests/fixtures/snopes_html]
+
+prints field accuracy per era and field, then link precision / recall per page and per era; the tests
+assert them.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date, datetime
 from pathlib import Path
 
+from rwpost.snopes.page import SnopesArticle, read_article
 from rwpost.tagged import TaggedText, tag_html
+
+FIELDS = ("headline", "claim", "rating", "date_published", "category", "author")
+"""The page-model facts a golden page gives (``fields``)."""
 
 
 @dataclass
@@ -69,16 +82,95 @@ def score_page(page: dict, tagged: TaggedText) -> PageScore:
 
 
 def evaluate(golden_path: Path, fixtures: Path) -> list[PageScore]:
-    """Score every page of a golden file."""
+    """Score the tagged links of every page of a golden file."""
     golden = json.loads(golden_path.read_text(encoding="utf-8"))
     return [score_page(page, tag_html(load_page(page, fixtures), page["url"])) for page in golden["pages"]]
 
 
+def _same(field: str, expected: str | None, got: object) -> bool:
+    """Whether the page model's value is the golden one: times as instants (a golden date alone, for a page
+    that gives no time, compares dates), text exactly."""
+    if expected is None or got is None:
+        return expected is None and got is None
+    if field == "date_published":
+        if not isinstance(got, datetime):
+            return False
+        if len(expected) == 10:
+            return got.date() == date.fromisoformat(expected)
+        return got == datetime.fromisoformat(expected)
+    return got == expected
+
+
+@dataclass
+class FieldScore:
+    """One page's page-model fields against its golden ``fields``."""
+
+    name: str
+    era: str
+    right: dict[str, bool]
+    got: dict[str, object]
+
+
+def score_fields(page: dict, article: SnopesArticle) -> FieldScore:
+    """Compare the page model read from one page with the golden facts of that page."""
+    expected = page["fields"]
+    got = {field: getattr(article, field) for field in FIELDS}
+    right = {field: _same(field, expected[field], got[field]) for field in FIELDS}
+    return FieldScore(name=page["name"], era=page.get("era", ""), right=right, got=got)
+
+
+def evaluate_fields(golden_path: Path, fixtures: Path) -> list[FieldScore]:
+    """Read every page of a golden file with :func:`~rwpost.snopes.page.read_article` and score its fields."""
+    golden = json.loads(golden_path.read_text(encoding="utf-8"))
+    pages = golden["pages"]
+    return [score_fields(page, read_article(load_page(page, fixtures), page["url"])) for page in pages]
+
+
+def field_accuracy(scores: Iterable[FieldScore]) -> dict[str, dict[str, float]]:
+    """Accuracy per era and field (and ``all``), over pages: a field the page does not show counts as right
+    only when the page model gives nothing for it."""
+    scores = list(scores)
+    table: dict[str, dict[str, float]] = {}
+    for era in [*sorted({s.era for s in scores}), "all"]:
+        chosen = [s for s in scores if era in ("all", s.era)]
+        table[era] = {f: sum(s.right[f] for s in chosen) / len(chosen) for f in FIELDS}
+        table[era]["pages"] = len(chosen)
+    return table
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m rwpost.tagged_eval",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--golden", type=Path, default=Path("tests/fixtures/tagged/golden.json"))
+    parser.add_argument(
+        "--fixtures", type=Path, default=Path("tests/fixtures/snopes_html"), help="folder of the saved pages"
+    )
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    golden = Path(args[0] if args else "tests/fixtures/tagged/golden.json")
-    fixtures = Path(args[1] if len(args) > 1 else "tests/fixtures/snopes_html")
-    scores = evaluate(golden, fixtures)
+    args = _parser().parse_args(argv)
+    for path, what in ((args.golden, "golden file"), (args.fixtures, "fixtures folder")):
+        if not path.exists():
+            print(f"error: {path}: no such {what}", file=sys.stderr)
+            return 2
+    try:
+        fields = evaluate_fields(args.golden, args.fixtures)
+        scores = evaluate(args.golden, args.fixtures)
+    except (OSError, ValueError, KeyError, TypeError) as err:  # a page file missing, a malformed entry
+        print(f"error: {args.golden}: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
+    print(f"{'field accuracy by era':24} {'pages':>5} " + " ".join(f"{f[:14]:>14}" for f in FIELDS))
+    for era, row in field_accuracy(fields).items():
+        print(f"{era:24} {int(row['pages']):5d} " + " ".join(f"{row[f]:14.3f}" for f in FIELDS))
+    for s in fields:
+        wrong = [f"{f}={s.got[f]!r}" for f in FIELDS if not s.right[f]]
+        if wrong:
+            print(f"  wrong on {s.name}: " + "; ".join(wrong))
+    print()
     print(f"{'page':42} {'links':>5} {'P':>6} {'R':>6} kind-ok order forbidden texts-ok")
     for s in scores:
         texts_ok = not s.texts_missing and not s.texts_forbidden
