@@ -12,6 +12,7 @@ import random
 import time
 from pathlib import Path
 
+from benchmarks import no_options
 from rwpost.annotate.agreement import cohen_kappa, validation_agreement
 from rwpost.annotate.explanations import explanation_report
 from rwpost.io import write_json
@@ -67,7 +68,8 @@ def _scores(instances: int, rng: random.Random) -> list[ExplanationScore]:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    no_options(__doc__, argv)
     rng = random.Random(0)
     verdicts, scores = _verdicts(13_000, rng), _scores(40, rng)
     cohen_kappa(["a", "b"], ["a", "a"])  # import scikit-learn outside the timing (several seconds)

@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import no_options
 from rwpost.io import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,7 +22,8 @@ LATENCY_S = 0.2
 ARTICLES = {1: 20, 8: 102, 32: 102}
 
 
-def main() -> dict:
+def main(argv: list[str] | None = None) -> dict:
+    no_options(__doc__, argv)
     from rwpost.extract import LLMExtractor
     from rwpost.extract.quality import load_sample
     from rwpost.extract.scripted import scripted_reply

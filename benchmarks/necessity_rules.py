@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from benchmarks import no_options
 from rwpost.filters.necessity import RULES_VERSION, rule_answer
 from rwpost.io import iter_jsonl, write_json
 
@@ -22,6 +23,7 @@ RELEASED = ROOT / "data" / "sample" / "released"
 
 
 def main(argv: list[str] | None = None) -> int:
+    no_options(__doc__, argv)
     answers: Counter[str] = Counter()
     misses = []
     for path in sorted(RELEASED.glob("*.jsonl")):

@@ -13,6 +13,7 @@ import platform
 import time
 from pathlib import Path
 
+from benchmarks import no_options
 from rwpost.io import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +48,8 @@ def best_rate(fn, pages: list[tuple[str, str]]) -> float:
     return len(pages) / best
 
 
-def main() -> dict:
+def main(argv: list[str] | None = None) -> dict:
+    no_options(__doc__, argv)
     import trafilatura
 
     from rwpost.tagged import tag_article

@@ -404,9 +404,6 @@ def link_key(url: str) -> str:
     return identity.rstrip("/")
 
 
-_EVIDENCE_TYPE = {"image": "Image", "video": "Video", "webpage": "Text"}
-
-
 def extract_evidence(article: TaggedArticle, post: Post, key_points: list[str]) -> list[Evidence]:
     """One evidence item per link cited as a source, aligned to the key point quoting its sentence."""
     evidence: list[Evidence] = []
