@@ -264,3 +264,28 @@ def test_saved_pages_into_the_crawl_store(tmp_path, monkeypatch):
     assert by_url[early["url"]]["rating"] == early["rating"]
     assert any(row["parse_error"] and row["parse_error"].startswith("no URL") for row in rows)
     assert sys.modules["snopes_crawler.saved"]
+
+
+def test_an_unreadable_saved_page_is_set_aside_with_its_reason(tmp_path):
+    """A cut-short ``.html.gz`` among saved pages: the import goes on (the real page is stored as usual);
+    the damaged file becomes a record with its reason, which reformat sets aside, never a traceback."""
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    (saved / "late.html").write_text(LATE.read_text(encoding="utf-8"), encoding="utf-8")
+    page = LATE.read_bytes()
+    (saved / "cut.html.gz").write_bytes(gzip.compress(page)[:4000])  # a download cut short
+    runner = CliRunner()
+    crawled = runner.invoke(app, ["crawl", "--from-html", str(saved), "--out", str(tmp_path / "store")])
+    assert crawled.exit_code == 0, crawled.output
+    rows = [json.loads(line) for line in (tmp_path / "store" / "articles.jsonl").read_text().splitlines()]
+    assert len(rows) == 2
+    bad = next(row for row in rows if row["url"].endswith("/cut.html.gz"))
+    assert bad["parse_error"].startswith("unreadable saved page: EOFError")
+    report = json.loads((tmp_path / "store" / "report.json").read_text())
+    assert (report["files"], report["stored_ok"], report["unreadable"]) == (2, 1, 1)
+    out = tmp_path / "tagged"
+    reformatted = runner.invoke(app, ["reformat", "--in", str(tmp_path / "store"), "--out", str(out)])
+    assert reformatted.exit_code == 0, reformatted.output
+    rejects = [json.loads(line) for line in (out / "rejects.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rejects] == [bad["id"]]
+    assert "unreadable saved page" in json.dumps(rejects[0])

@@ -15,13 +15,16 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import re
 import sys
+import zlib
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rwpost.io import write_json
 from rwpost.snopes.page import SnopesArticle, read_article
 from snopes_crawler.store import ArticleStore, StoreBusy, article_record, store_lock
 
@@ -65,11 +68,19 @@ def saved_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.name.lower().endswith(SAVED_SUFFIXES))
 
 
+class UnreadableSavedPage(Exception):
+    """A saved page whose bytes cannot be read as a page (a cut-short or corrupt ``.gz``, no permission)."""
+
+
 def read_saved(path: Path) -> str:
-    """A saved page's text (gzip undone; UTF-8, undecodable bytes replaced)."""
-    data = path.read_bytes()
-    if path.name.lower().endswith(".gz"):
-        data = gzip.decompress(data)
+    """A saved page's text (gzip undone; UTF-8, undecodable bytes replaced); :class:`UnreadableSavedPage`
+    with the reason when the file cannot be read."""
+    try:
+        data = path.read_bytes()
+        if path.name.lower().endswith(".gz"):
+            data = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:  # gzip raises all three on a damaged file
+        raise UnreadableSavedPage(f"unreadable saved page: {type(exc).__name__}: {exc}") from exc
     return data.decode("utf-8", errors="replace")
 
 
@@ -107,17 +118,39 @@ def import_saved_pages(folder: Path, out_dir: Path) -> dict[str, Any]:
     folder = Path(folder)
     store = ArticleStore(out_dir)
     given = known_urls(folder)
-    counts = {"files": 0, "stored_ok": 0, "stored_parse_errors": 0, "wayback": 0, "duplicates": 0}
+    counts = {
+        "files": 0, "stored_ok": 0, "stored_parse_errors": 0, "unreadable": 0, "wayback": 0, "duplicates": 0,
+    }  # fmt: skip
     seen: set[str] = set()
     for path in saved_files(Path(folder)):
         counts["files"] += 1
-        html = read_saved(path)
+        stand_in = f"https://{NO_URL_HOST}/{path.relative_to(folder).as_posix()}"
+        try:
+            html = read_saved(path)
+        except UnreadableSavedPage as exc:  # set aside with its reason, never dropped
+            counts["unreadable"] += 1
+            url = given.get(str(path.resolve()), stand_in)
+            raw = path.read_bytes() if os.access(path, os.R_OK) else b""
+            article = SnopesArticle(url, parse_error=str(exc))
+            record = article_record(
+                asdict(article),
+                fetched_url=url,
+                http_status=200,
+                fetched_at=datetime.fromtimestamp(path.stat().st_mtime, UTC),
+                html=store.save_html(raw),
+            )
+            if record.id not in seen:
+                seen.add(record.id)
+                store.add(record)
+                counts["stored_parse_errors"] += 1
+            else:
+                counts["duplicates"] += 1
+            continue
         original = None
         if is_wayback_capture(html):
             html, original = unwrap_wayback(html)
             counts["wayback"] += 1
         url = original or given.get(str(path.resolve()))
-        stand_in = f"https://{NO_URL_HOST}/{path.relative_to(folder).as_posix()}"
         try:
             article = read_article(html, url or stand_in)
         except Exception as exc:  # noqa: BLE001 (a page that breaks the parser is stored with the reason)
@@ -155,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     except StoreBusy as exc:
         print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
         return 75
-    (args.out / "report.json").write_text(json.dumps({"from_html": str(args.source), **counts}, indent=2))
+    write_json(args.out / "report.json", {"from_html": str(args.source), **counts})
     print(json.dumps({"event": "done", **counts}))
     return 0
 
