@@ -237,3 +237,26 @@ def test_gzip_of_garbage_is_named(tmp_path):
     )
     with pytest.raises(RecordError, match=r"record rw-x, field 'html_path'.*x\.html\.gz unreadable"):
         _read_html(tmp_path, article)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"gpt-4o": 5}', "not a price table at gpt-4o: Input should be a valid dictionary"),
+        ('{"gpt-4o": {"input_per_mtok": "cheap"}}', "not a price table at gpt-4o.input_per_mtok"),
+        ('{"gpt-4o": {"input_per_mtok": -1}}', "greater than or equal to 0"),
+        ('{"gpt-4o": {"input_per_token": 1}}', "at gpt-4o.input_per_token"),
+        ("a: [1,\n", "not a readable YAML or JSON price table"),
+    ],
+)
+def test_a_bad_price_table_is_refused_before_the_run(tmp_path, capsys, text, problem):
+    """A price table is checked before anything runs (a run would only find it unusable when pricing
+    calls it had already paid for): one line naming the file, the entry and the problem, exit 2."""
+    prices = tmp_path / "prices.json"
+    prices.write_text(text, encoding="utf-8")
+    out = tmp_path / "runs"
+    code, err = run(capsys, "evaluate", "--data", DEV, "--detector", "majority", "--train-fraction", "0.5",
+                    "--out", out, "--prices", prices)  # fmt: skip
+    line = one_line(err)
+    assert code == 2 and line.startswith(f"error: {prices}: ") and problem in line, line
+    assert not out.exists()

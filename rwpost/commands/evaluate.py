@@ -36,15 +36,18 @@ def _read_prices(path: Path | None) -> dict[str, Any] | None:
         return None
     import yaml
 
+    from rwpost.evaluate.ledger import read_price_table
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(f"price table not found: {path}") from exc
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{path}: not a readable YAML or JSON price table ({problem})") from None
     if isinstance(data, dict) and "prices" in data:
         data = data["prices"]
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of model name -> prices")
-    return data
+    return read_price_table(data, str(path))
 
 
 def evaluate(

@@ -14,11 +14,34 @@ agent (:attr:`~rwpost.evaluate.protocol.Call.agent`), by agent.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import NonNegativeFloat, TypeAdapter, ValidationError
+
+from rwpost.errors import ConfigError
 from rwpost.evaluate.protocol import Call, Prediction
 
 PriceTable = Mapping[str, Mapping[str, float]]
+
+PriceEntry = dict[Literal["input_per_mtok", "output_per_mtok", "per_call"], NonNegativeFloat]
+"""One model's or tool's prices: USD per million input and output tokens and per call (each optional)."""
+
+_PRICE_TABLE = TypeAdapter(dict[str, PriceEntry])
+
+
+def read_price_table(data: object, source: str) -> dict[str, dict[str, float]]:
+    """A price table checked before a run spends anything: a mapping of name -> :data:`PriceEntry`.
+    :class:`~rwpost.errors.ConfigError` names ``source``, the entry and the problem (never a value)."""
+    try:
+        return _PRICE_TABLE.validate_python(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        where = f" at {where}" if where else ""
+        raise ConfigError(
+            f"{source}: not a price table{where}: {error['msg']} "
+            "(expected name: {input_per_mtok, output_per_mtok, per_call: non-negative numbers})"
+        ) from None
 
 
 def call_cost(call: Call, prices: PriceTable | None, *, list_price: bool = False) -> float | None:

@@ -21,6 +21,7 @@ from rwpost.errors import ConfigError
 from rwpost.evaluate import BlockList, RunSpec, evaluate
 from rwpost.evaluate.data import lazy_encoder
 from rwpost.evaluate.leaderboard import write_leaderboard
+from rwpost.evaluate.ledger import PriceEntry
 from rwpost.evaluate.protocol import EVIDENCE_SEED, grid
 from rwpost.evaluate.registry import with_task_labels
 from rwpost.io import sha256_file, write_json
@@ -75,7 +76,7 @@ class Params(StageParams):
     failures: Literal["wrong", "exclude", "class"] = "wrong"
     """How failed answers are scored (named in every table): all samples, answered only, or a class."""
     detectors: list[DetectorParams] = Field(default_factory=list)
-    prices: dict[str, dict[str, float]] | None = None
+    prices: dict[str, PriceEntry] | None = None
     dataset: DatasetParams
 
 
