@@ -11,6 +11,7 @@ Layout of ``data/rwpost/<version>/``::
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,27 +214,52 @@ def _feature_type(feature: Any) -> str:
     return name
 
 
+_SUMS_LINE = re.compile(r"([0-9a-fA-F]{64}) [ *](\S.*)")
+"""One line of ``sha256sum`` output: the digest, a space, a space or ``*`` (binary mode), the file."""
+
+
 def verify_version(version_dir: Path) -> list[str]:
-    """Problems found checking every file against SHA256SUMS and the card (empty list: all good)."""
+    """Problems found checking every file against SHA256SUMS and the card (empty list: all good).
+
+    Every line of SHA256SUMS must be ``<sha256>  <file>`` (``sha256sum`` format) naming a file that exists,
+    with that checksum, which the card also carries; and every split file of the folder must be listed:
+    an emptied SHA256SUMS or an added Parquet file is a problem, never a pass."""
     sums = version_dir / "SHA256SUMS"
     if not sums.exists():
         return [f"{sums}: missing"]
+    try:
+        lines = sums.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"{sums}: unreadable ({exc})"]
     problems = []
     card = (
         (version_dir / "README.md").read_text(encoding="utf-8")
         if (version_dir / "README.md").exists()
         else ""
     )
-    for line in sums.read_text(encoding="utf-8").splitlines():
-        digest, rel = line.split(None, 1)
-        rel = rel.strip()
+    listed: set[str] = set()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        match = _SUMS_LINE.fullmatch(line.rstrip())
+        if match is None:
+            problems.append(f"SHA256SUMS line {number}: not '<sha256>  <file>'")
+            continue
+        digest, rel = match.group(1).lower(), match.group(2)
+        listed.add(rel)
         path = version_dir / rel
-        if not path.exists():
+        if not path.is_file():
             problems.append(f"{rel}: missing")
         elif sha256_file(path) != digest:
             problems.append(f"{rel}: checksum mismatch")
         if digest not in card:
             problems.append(f"{rel}: checksum not in README.md card")
+    if not listed:
+        problems.append("SHA256SUMS lists no files")
+    for path in sorted(version_dir.glob("*/*.parquet")):
+        rel = path.relative_to(version_dir).as_posix()
+        if rel not in listed:
+            problems.append(f"{rel}: not in SHA256SUMS")
     return problems
 
 

@@ -103,6 +103,28 @@ def test_version_checksums_verify_and_tampering_is_caught(tmp_path, population):
     assert verify_version(out) == ["main/dev.parquet: checksum mismatch"]
 
 
+def test_an_emptied_or_damaged_checksum_file_and_an_added_split_never_pass(tmp_path, population):
+    out = tmp_path / "v1"
+    write_version(assign_splits(population, seed=1), out, _info("v1"))
+    sums = out / "SHA256SUMS"
+    original = sums.read_text(encoding="utf-8")
+    sums.write_text("", encoding="utf-8")
+    problems = verify_version(out)
+    assert "SHA256SUMS lists no files" in problems
+    assert "main/dev.parquet: not in SHA256SUMS" in problems  # every split file is then unlisted
+    sums.write_text(original + "garbage line\nabc\n", encoding="utf-8")
+    first_bad = len(original.splitlines()) + 1
+    assert verify_version(out) == [
+        f"SHA256SUMS line {first_bad}: not '<sha256>  <file>'",
+        f"SHA256SUMS line {first_bad + 1}: not '<sha256>  <file>'",
+    ]
+    sums.write_text(original, encoding="utf-8")
+    (out / "main" / "extra.parquet").write_bytes((out / "main" / "dev.parquet").read_bytes())
+    assert verify_version(out) == ["main/extra.parquet: not in SHA256SUMS"]
+    sums.write_bytes(b"\xff\xfe")
+    assert verify_version(out)[0].startswith(f"{sums}: unreadable")
+
+
 def test_diff_lists_added_removed_and_changed_ids(tmp_path, population):
     first = assign_splits(population[:300], seed=1)
     write_version(first, tmp_path / "v1", _info("v1"))
