@@ -120,6 +120,8 @@ def validate_options(options: CrawlOptions) -> CrawlOptions:
         )
     options.since = _check_day("since", options.since)
     options.until = _check_day("until", options.until)
+    if options.since and options.until and options.until < options.since:
+        raise ConfigError(f"--until {options.until} is before --since {options.since}: nothing to crawl")
     allowed = {parts.hostname.lower(), *SITEMAP_HOSTS, *(h.lower() for h in options.sitemap_hosts or [])}
     named = [("sitemap-url", u) for u in options.sitemap_urls or []]
     named += [("sitemap-base", options.sitemap_base)] if options.sitemap_base else []

@@ -260,3 +260,26 @@ def test_a_bad_price_table_is_refused_before_the_run(tmp_path, capsys, text, pro
     line = one_line(err)
     assert code == 2 and line.startswith(f"error: {prices}: ") and problem in line, line
     assert not out.exists()
+
+
+LOOP = ["--start-url", "http://127.0.0.1:9/", "--allow-loopback"]
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["--start-url", "notaurl"], "--start-url: expected an http(s) URL, got 'notaurl'"),
+        (["--start-url", "http://127.0.0.1:9/"], "is a loopback address: pass --allow-loopback"),
+        (["--start-url", "https://www.snopes.com/"], "--contact is required for a crawl of the real web"),
+        ([*LOOP, "--since", "2030-13-01"], "--since: expected a date like 2017-01-01"),
+        ([*LOOP, "--max-articles", "-3"], "--max-articles: expected 0 (no limit) or more, got -3"),
+        ([*LOOP, "--since", "2020-01-01", "--until", "2010-01-01"], "--until 2010-01-01 is before --since"),
+    ],
+)
+def test_crawl_options_are_checked_before_anything_starts(tmp_path, capsys, args, problem):
+    """Each bad option is one line naming it, exit 2, before a connection or an output folder."""
+    out = tmp_path / "crawl"
+    code, err = run(capsys, "crawl", *args, "--out", out)
+    line = one_line(err)
+    assert code == 2 and problem in line, line
+    assert not out.exists()
