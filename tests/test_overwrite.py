@@ -212,3 +212,26 @@ def test_schemas_refuses_to_replace_differing_files_unless_overwrite(tmp_path, c
     (tmp_path / "file").write_text("x", encoding="utf-8")
     code, err = run(capsys, "schemas", "--dir", tmp_path / "file", "--overwrite")
     assert code == 2 and "is a file" in err
+
+
+def test_filter_run_reruns_on_its_own_inputs_but_keeps_another_runs_outputs(tmp_path, capsys):
+    """The documented rerun (same input files, e.g. new thresholds) replaces the folder's outputs; a run
+    on other input files into that folder is refused (exit 2, outputs untouched) unless --overwrite."""
+    store = crawl_store(tmp_path / "crawl")
+    assert run(capsys, "reformat", "--in", store, "--out", tmp_path / "tagged")[0] == 0
+    tagged = tmp_path / "tagged" / "articles.jsonl"
+    extracted = tmp_path / "extract"
+    assert run(capsys, "extract", "--in", tagged, "--out", extracted, "--backend", "offline")[0] == 0
+    common = ["--extractions", extracted / "extractions.jsonl", "--crawl", store / "articles.jsonl"]
+    out = tmp_path / "filter"
+    assert run(capsys, "filter", "run", "--tagged", tagged, *common, "--out", out)[0] == 0
+    assert run(capsys, "filter", "run", "--tagged", tagged, *common, "--out", out)[0] == 0  # rerun
+    before = {p.name: p.read_bytes() for p in out.glob("*.json*")}
+    other = tmp_path / "other.jsonl"
+    other.write_text(tagged.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    code, err = run(capsys, "filter", "run", "--tagged", other, *common, "--out", out)
+    assert code == 2 and "holds the outputs of a run on other inputs (tagged differ)" in err
+    assert {p.name: p.read_bytes() for p in out.glob("*.json*")} == before
+    assert run(capsys, "filter", "run", "--tagged", other, *common, "--out", out, "--overwrite")[0] == 0
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["input"] == 1 and json.loads(before["summary.json"])["input"] == 2

@@ -19,6 +19,25 @@ filter_app = typer.Typer(
 )
 
 
+def _same_inputs_or_refuse(out: Path, current: dict[str, str | None], inputs_file: Path) -> None:
+    """Refuse to replace ``out``'s outputs when the run that wrote them read other input files (or says
+    nothing of them)."""
+    try:
+        earlier = json.loads((out / inputs_file).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        earlier = None
+    if not isinstance(earlier, dict):
+        raise ConfigError(
+            f"{out}: holds filter outputs of a run that recorded no inputs; pass --overwrite to replace them"
+        )
+    changed = [name for name, digest in current.items() if earlier.get(name) != digest]
+    if changed:
+        raise ConfigError(
+            f"{out}: holds the outputs of a run on other inputs ({', '.join(changed)} differ); "
+            "pass --overwrite to replace them, or give another --out"
+        )
+
+
 def print_funnel(steps: list[dict[str, Any]]) -> None:
     """The funnel as a table: per step in order, in / removed / out and the reasons."""
     table = Table("step", "in", "removed", "out", "why removed", "measured", "cached", title="funnel")
@@ -49,6 +68,9 @@ def run(
     out: Path = typer.Option(Path("data/work/filter"), help="Output folder."),
     params: Path = typer.Option(None, help="params.yaml whose 'filter:' section sets thresholds."),
     as_json: bool = typer.Option(False, "--json", help="Print the funnel as JSON."),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Replace outputs another run wrote from other input files."
+    ),
 ) -> None:
     """Run the filters in order; write decisions, verdicts, funnel and the measurement cache.
 
@@ -60,10 +82,16 @@ def run(
     from rwpost.stages import filter as stage
     from rwpost.stages.base import load_params
 
-    # a rerun into the same folder is the documented way to try new thresholds (the measurement cache makes it
-    # cheap), so existing outputs are replaced; an output that is one of the inputs is refused
+    # a rerun into the same folder on the same input files is the documented way to try new thresholds (the
+    # measurement cache makes it cheap), so its outputs are replaced; outputs another run wrote from other
+    # inputs are replaced only with --overwrite; an output that is one of the inputs is always refused
     outputs = ["decisions.jsonl", "verdicts.jsonl", "rejects.jsonl", "funnel.json", "summary.json"]
     check_outputs([out / name for name in outputs], [tagged, extractions, crawl, params], overwrite=True)
+    for path in (tagged, extractions):
+        if not path.is_file():
+            raise ConfigError(f"{path}: file not found")
+    if not overwrite and any((out / name).exists() for name in outputs):
+        _same_inputs_or_refuse(out, stage.inputs_of(tagged, extractions, crawl), stage.INPUTS_FILE)
     raw = load_params(params) if params else {}
     settings = stage.Params.from_params(raw, str(params)) if "filter" in raw else stage.Params()
     settings = settings.model_copy(

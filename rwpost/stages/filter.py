@@ -24,7 +24,7 @@ from rwpost.filters.cache import MeasurementCache
 from rwpost.filters.candidates import build_candidates, fetch_missing
 from rwpost.filters.llm import TextJudge, VisionJudge
 from rwpost.filters.runner import FilterResult, run_filters
-from rwpost.io import sorted_by_id, sorted_rejects, write_json, write_jsonl
+from rwpost.io import sha256_file, sorted_by_id, sorted_rejects, write_json, write_jsonl
 from rwpost.records import Reject
 from rwpost.stages.base import FunnelStep, StageParams, StageReport, write_funnel
 
@@ -160,6 +160,21 @@ def funnel_steps(result: FilterResult) -> list[FunnelStep]:
     return [FunnelStep.model_validate(step) for step in result.funnel()]
 
 
+INPUTS_FILE = Path("cache") / "inputs.json"
+"""Under ``out``: the checksums of the input files of the run that wrote its outputs (:func:`inputs_of`)."""
+
+
+def inputs_of(tagged: Path, extractions: Path, crawl_file: Path | None) -> dict[str, str | None]:
+    """The identity of a run's input files (sha256 of each; None for a crawl file that does not exist), so
+    a rerun can tell its own earlier outputs (replaced: new thresholds) from another run's (kept unless
+    asked)."""
+    return {
+        "tagged": sha256_file(tagged),
+        "extractions": sha256_file(extractions),
+        "crawl": sha256_file(crawl_file) if crawl_file is not None and crawl_file.is_file() else None,
+    }
+
+
 def run(params: Params, *, crawl_file: Path | None = None, progress: bool = True) -> StageReport:
     """The stage; ``crawl_file`` overrides ``<crawl>/articles.jsonl`` (the CLI's ``--crawl``)."""
     rejects: list[Reject] = []
@@ -169,6 +184,7 @@ def run(params: Params, *, crawl_file: Path | None = None, progress: bool = True
         params.tagged, params.extractions, crawl_file, crawl_root=params.crawl, rejects=rejects
     )
     result = run_candidates(candidates, params, rejects=rejects, progress=progress, **_judges(params))
+    write_json(params.out / INPUTS_FILE, inputs_of(params.tagged, params.extractions, crawl_file))
     totals = result.totals()
     steps = funnel_steps(result)
     removed = ", ".join(f"{s.step} -{s.removed}" for s in steps)
