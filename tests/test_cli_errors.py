@@ -283,3 +283,18 @@ def test_crawl_options_are_checked_before_anything_starts(tmp_path, capsys, args
     line = one_line(err)
     assert code == 2 and problem in line, line
     assert not out.exists()
+
+
+def test_annotate_agreement_names_a_missing_file_the_user_gave(tmp_path, capsys):
+    """A mistyped --verdicts is "file not found", not "nothing to measure"; a bad --resamples is refused."""
+    code, err = run(
+        capsys, "annotate", "agreement", "--verdicts", tmp_path / "typo.jsonl", "--out", tmp_path / "a"
+    )
+    assert code == 2 and one_line(err) == f"error: {tmp_path / 'typo.jsonl'}: file not found"
+    empty = tmp_path / "verdicts.jsonl"
+    empty.write_text("", encoding="utf-8")
+    code, err = run(
+        capsys, "annotate", "agreement", "--verdicts", empty, "--resamples", "0", "--out", tmp_path / "a"
+    )
+    assert code == 2 and one_line(err) == "error: --resamples: expected 1 or more, got 0"
+    assert not (tmp_path / "a").exists()

@@ -41,10 +41,14 @@ CONFIGS = typer.Option(
 GUIDELINES = typer.Option(
     Path("annotation/guidelines"), "--guidelines", help="Folder of the guideline files."
 )
-OUT = typer.Option(Path("state/label-studio/export"), "--out", help="Folder for exported records.")
+EXPORT = Path("state/label-studio/export")
+OUT = typer.Option(EXPORT, "--out", help="Folder for exported records.")
 OVERWRITE = typer.Option(False, "--overwrite", help="Replace output files that already exist.")
 PULLED = ("validation_verdicts.jsonl", "human_verdicts.jsonl", "explanation_scores.jsonl", "rejects.jsonl")
 """The files ``pull`` writes under ``--out``."""
+PULLED_VERDICTS = EXPORT / "validation_verdicts.jsonl"
+PULLED_SCORES = EXPORT / "explanation_scores.jsonl"
+"""Where ``annotate pull`` writes the annotations (the defaults of the commands that read them)."""
 
 
 def _talks_to_server(command: Callable[..., None]) -> Callable[..., None]:
@@ -308,7 +312,7 @@ def pull(
 @annotate_app.command("adjudicate")
 @_talks_to_server
 def adjudicate(
-    verdicts: Path = typer.Option(Path("state/label-studio/export/validation_verdicts.jsonl"), "--verdicts"),
+    verdicts: Path = typer.Option(PULLED_VERDICTS, "--verdicts"),
     state: Path = STATE,
     url: str = URL,
     port: int = PORT,
@@ -336,8 +340,12 @@ def adjudicate(
 
 @annotate_app.command("agreement")
 def agreement(
-    verdicts: Path = typer.Option(Path("state/label-studio/export/validation_verdicts.jsonl"), "--verdicts"),
-    scores: Path = typer.Option(Path("state/label-studio/export/explanation_scores.jsonl"), "--scores"),
+    verdicts: Path = typer.Option(
+        PULLED_VERDICTS, "--verdicts", help="Validation verdicts (default: what annotate pull wrote)."
+    ),
+    scores: Path = typer.Option(
+        PULLED_SCORES, "--scores", help="Explanation scores (default: what annotate pull wrote)."
+    ),
     compare: str = typer.Option("", "--compare", help="Two sources to compare, e.g. agentfact,lemma."),
     out: Path = typer.Option(Path("reports/annotation"), "--out", help="Folder of agreement.{json,md}."),
     resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples."),
@@ -352,6 +360,11 @@ def agreement(
     from rwpost.io import check_outputs, read_records, write_json, write_text
     from rwpost.records import ExplanationScore, ValidationVerdict
 
+    for given, default in ((verdicts, PULLED_VERDICTS), (scores, PULLED_SCORES)):
+        if given != default and not given.is_file():  # a path the user named: a typo is not "nothing"
+            raise ConfigError(f"{given}: file not found")
+    if resamples < 1:
+        raise ConfigError(f"--resamples: expected 1 or more, got {resamples}")
     check_outputs([out / "agreement.json", out / "agreement.md"], [verdicts, scores], overwrite=overwrite)
     loaded_v = list(read_records(verdicts, ValidationVerdict)) if verdicts.exists() else []
     loaded_s = list(read_records(scores, ExplanationScore)) if scores.exists() else []
@@ -375,7 +388,7 @@ def agreement(
 @annotate_app.command("merge")
 def merge(
     records: Path = typer.Argument(..., help="JSONL of Sample records (or released records) to update."),
-    verdicts: Path = typer.Option(Path("state/label-studio/export/validation_verdicts.jsonl"), "--verdicts"),
+    verdicts: Path = typer.Option(PULLED_VERDICTS, "--verdicts"),
     out: Path = typer.Option(
         Path("state/label-studio/merged"), "--out", help="Folder of the merged outputs."
     ),
