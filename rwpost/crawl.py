@@ -24,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -306,27 +307,50 @@ def import_html_command(folder: Path, out_dir: Path) -> list[str]:
     ]
 
 
-def run_import_html(folder: Path, out_dir: Path, *, crawlers_dir: Path | None = None) -> dict[str, Any]:
+def run_import_html(
+    folder: Path,
+    out_dir: Path,
+    *,
+    crawlers_dir: Path | None = None,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
     """Read saved pages (``.html``, ``.html.gz``, Wayback captures) under ``folder`` into the crawl store
-    ``out_dir``, with the crawl's parsing, ids and rejects; returns the counts."""
+    ``out_dir``, with the crawl's parsing, ids and rejects; returns the counts. ``on_event`` gets the
+    import's ``progress`` events (``files`` read of ``total``) as it goes."""
     if not Path(folder).is_dir():
         raise ConfigError(f"--from-html {folder}: not a folder")
     project = find_crawlers_dir(crawlers_dir)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        import_html_command(folder, out_dir),
-        cwd=project or out_dir,
-        env=crawl_env(project),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    events: list[dict[str, Any]] = []
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as stderr:
+        process = subprocess.Popen(
+            import_html_command(folder, out_dir),
+            cwd=project or out_dir,
+            env=crawl_env(project),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
+        assert process.stdout is not None
+        for line in process.stdout:
+            try:
+                event = json.loads(line) if line.startswith("{") else None
+            except json.JSONDecodeError:
+                event = None
+            if not isinstance(event, dict):
+                continue
+            if event.get("event") == "progress":
+                if on_event:
+                    on_event(event)
+                continue
+            events.append(event)
+        code = process.wait()
+        stderr.seek(0)
+        stderr_text = stderr.read()
     errors = [e for e in events if e.get("event") == "error"]
     if errors:
         raise RwpostError(str(errors[-1].get("message")))
-    if done.returncode != 0 or not events:
-        raise RwpostError(
-            f"import of {folder} into {out_dir} failed (exit code {done.returncode})\n{done.stderr[-2000:]}"
-        )
+    if code != 0 or not events:
+        failure = f"import of {folder} into {out_dir} failed (exit code {code})"
+        raise RwpostError(f"{failure}\n{stderr_text[-2000:]}")
     return {k: v for k, v in events[-1].items() if k != "event"}

@@ -289,3 +289,18 @@ def test_an_unreadable_saved_page_is_set_aside_with_its_reason(tmp_path):
     rejects = [json.loads(line) for line in (out / "rejects.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rejects] == [bad["id"]]
     assert "unreadable saved page" in json.dumps(rejects[0])
+
+
+def test_an_import_of_saved_pages_reports_its_progress(tmp_path):
+    """The import runs in a subprocess and says how far it is (what the command line's live line shows)."""
+    from rwpost.crawl import run_import_html
+
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    for name in ("a", "b", "c"):
+        (saved / f"{name}.html").write_text(LATE.read_text(encoding="utf-8"), encoding="utf-8")
+    events: list[dict] = []
+    counts = run_import_html(saved, tmp_path / "store", on_event=events.append)
+    assert events and all(e["event"] == "progress" and e["total"] == 3 for e in events)
+    assert events[0]["files"] == 0 and all(0 <= e["files"] < 3 for e in events)
+    assert (counts["files"], counts["stored_ok"], counts["duplicates"]) == (3, 1, 2)

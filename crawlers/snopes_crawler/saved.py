@@ -18,7 +18,9 @@ import json
 import os
 import re
 import sys
+import time
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -84,6 +86,9 @@ def read_saved(path: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+PROGRESS_EVERY_S = 0.5
+"""How often an import reports how far it is (a ``progress`` event on stdout)."""
+
 NO_URL_HOST = "saved-page.invalid"
 """Host of the stand-in URL of a saved page that names no URL of its own (its record has a parse error)."""
 
@@ -108,7 +113,9 @@ def known_urls(folder: Path) -> dict[str, str]:
     return urls
 
 
-def import_saved_pages(folder: Path, out_dir: Path) -> dict[str, Any]:
+def import_saved_pages(
+    folder: Path, out_dir: Path, *, on_progress: Callable[[dict[str, int]], None] | None = None
+) -> dict[str, Any]:
     """Read every saved page under ``folder`` into the crawl store ``out_dir``; returns the counts.
 
     A page's URL is its canonical link (``link[rel=canonical]`` / JSON-LD), else the URL a Wayback capture
@@ -122,8 +129,13 @@ def import_saved_pages(folder: Path, out_dir: Path) -> dict[str, Any]:
         "files": 0, "stored_ok": 0, "stored_parse_errors": 0, "unreadable": 0, "wayback": 0, "duplicates": 0,
     }  # fmt: skip
     seen: set[str] = set()
-    for path in saved_files(Path(folder)):
+    files = saved_files(Path(folder))
+    shown = time.monotonic()
+    for path in files:
         counts["files"] += 1
+        if on_progress is not None and (time.monotonic() - shown >= PROGRESS_EVERY_S or counts["files"] == 1):
+            shown = time.monotonic()
+            on_progress({"files": counts["files"] - 1, "total": len(files), "stored_ok": counts["stored_ok"]})
         stand_in = f"https://{NO_URL_HOST}/{path.relative_to(folder).as_posix()}"
         try:
             html = read_saved(path)
@@ -184,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         with store_lock(args.out):
-            counts = import_saved_pages(args.source, args.out)
+            counts = import_saved_pages(
+                args.source,
+                args.out,
+                on_progress=lambda done: print(json.dumps({"event": "progress", **done}), flush=True),
+            )
     except StoreBusy as exc:
         print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
         return 75

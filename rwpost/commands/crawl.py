@@ -134,7 +134,12 @@ def crawl(
     if from_html is not None:
         from rwpost.crawl import run_import_html
 
-        counts = run_import_html(from_html, out, crawlers_dir=crawlers_dir)
+        with Live(console=Console(stderr=True), transient=True, refresh_per_second=4) as live:
+
+            def imported(event: dict) -> None:
+                live.update(f"saved pages read {event.get('files', 0)} of {event.get('total', '?')}")
+
+            counts = run_import_html(from_html, out, crawlers_dir=crawlers_dir, on_event=imported)
         if as_json:
             typer.echo(json.dumps(counts, indent=2))
             return
