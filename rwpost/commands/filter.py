@@ -87,13 +87,11 @@ def run(
     # inputs are replaced only with --overwrite; an output that is one of the inputs is always refused
     outputs = ["decisions.jsonl", "verdicts.jsonl", "rejects.jsonl", "funnel.json", "summary.json"]
     check_outputs([out / name for name in outputs], [tagged, extractions, crawl, params], overwrite=True)
-    for path in (tagged, extractions):
-        if not path.is_file():
-            raise ConfigError(f"{path}: file not found")
-    if not overwrite and any((out / name).exists() for name in outputs):
-        _same_inputs_or_refuse(out, stage.inputs_of(tagged, extractions, crawl), stage.INPUTS_FILE)
     raw = load_params(params) if params else {}
     settings = stage.Params.from_params(raw, str(params)) if "filter" in raw else stage.Params()
+    readable = tagged.is_file() and extractions.is_file()  # else the stage names the missing input
+    if readable and not overwrite and any((out / name).exists() for name in outputs):
+        _same_inputs_or_refuse(out, stage.inputs_of(tagged, extractions, crawl), stage.INPUTS_FILE)
     settings = settings.model_copy(
         update={"tagged": tagged, "extractions": extractions, "crawl": crawl_root or crawl.parent, "out": out}
     )
