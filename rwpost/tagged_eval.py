@@ -1,8 +1,9 @@
 """Golden evaluation on real Snopes pages (STYLE.md 12): page-model fields and tagged links, per era.
 
-A golden file lists, per real page, its era, the facts the page shows (``fields``: headline, claim, rating,
-publication time, category, author; null where the saved page does not show one), the links that must be
-tagged (kind and URL, in reading order) and links and texts that must not appear.
+A golden file lists, per real page, its era, the facts the page shows (``fields``: headline, subtitle,
+claim, rating, publication and update times, category, author; null where the saved page does not show
+one), the links that must be tagged (kind and URL, in reading order) and links and texts that must not
+appear.
 
     python -m rwpost.tagged_eval [--golden tests/fixtures/tagged/golden.json]
                                  [--fixtures tests/fixtures/snopes_html]
@@ -24,7 +25,7 @@ from pathlib import Path
 from rwpost.snopes.page import SnopesArticle, read_article
 from rwpost.tagged import TaggedText, tag_html
 
-FIELDS = ("headline", "claim", "rating", "date_published", "category", "author")
+FIELDS = ("headline", "subtitle", "claim", "rating", "date_published", "date_modified", "category", "author")
 """The page-model facts a golden page gives (``fields``)."""
 
 
@@ -92,7 +93,7 @@ def _same(field: str, expected: str | None, got: object) -> bool:
     that gives no time, compares dates), text exactly."""
     if expected is None or got is None:
         return expected is None and got is None
-    if field == "date_published":
+    if field in ("date_published", "date_modified"):
         if not isinstance(got, datetime):
             return False
         if len(expected) == 10:

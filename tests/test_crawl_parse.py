@@ -54,7 +54,8 @@ def test_real_2025_page_parses_every_field():
     # article:published_time (19:28 UTC); the JSON-LD says 11:28Z, Pacific local time labelled UTC (issue 17)
     assert page.date_published == datetime(2025, 3, 3, 19, 28, 26, tzinfo=UTC)
     assert page.date_published.isoformat() == "2025-03-03T11:28:26-08:00"  # the site's zone: the date shown
-    assert page.date_modified.isoformat() == "2025-03-03T14:24:48+00:00"
+    # article:modified_time says 22:24:48 UTC; the JSON-LD's "14:24:48Z" is Pacific clock time labelled UTC
+    assert page.date_modified.isoformat() == "2025-03-03T14:24:48-08:00"
     assert page.image_urls == [
         "https://mediaproxy.snopes.com/width/1200/https://media.snopes.com/2025/03/tony_awards.jpg"
     ]

@@ -188,20 +188,33 @@ def _has_time(value: str | None) -> bool:
     return bool(value and re.search(r"\d{1,2}:\d{2}", value))
 
 
+def _zone_correct(meta: str | None) -> datetime | None:
+    """An ``article:*_time`` meta value (UTC) that gives a time of day, shown in the site's zone so its date
+    is the one the page prints; None when it gives no time."""
+    stamp = parse_date(meta) if _has_time(meta) else None
+    return stamp.astimezone(SITE_ZONE) if stamp is not None else None
+
+
 def _published(soup: BeautifulSoup, review: dict[str, Any], article: dict[str, Any]) -> datetime | None:
-    """The publication time, zone-correct: ``article:published_time`` (UTC) when it gives a time of day,
-    shown in the site's zone so its date is the one the page prints (the 2022+ JSON-LD writes that Pacific
-    local time labelled as UTC); else JSON-LD, else the meta date, else the layout's own date
-    (microdata, the date line)."""
+    """The publication time, zone-correct: ``article:published_time`` (UTC) when it gives a time of day (the
+    2022+ JSON-LD writes Pacific local time labelled as UTC); else JSON-LD, else the meta date, else the
+    layout's own date (microdata, the date line)."""
     meta = first(soup, *PUBLISHED)
-    if _has_time(meta):
-        stamp = parse_date(meta)
-        if stamp is not None:
-            return stamp.astimezone(SITE_ZONE)
     return (
-        parse_date(review.get("datePublished") or article.get("datePublished"))
+        _zone_correct(meta)
+        or parse_date(review.get("datePublished") or article.get("datePublished"))
         or parse_date(meta)
         or parse_date(first(soup, *(q for layout in LAYOUTS for q in layout.date_published)))
+    )
+
+
+def _modified(soup: BeautifulSoup, article: dict[str, Any]) -> datetime | None:
+    """The last-update time, zone-correct the same way (``article:modified_time`` first)."""
+    meta = first(soup, *MODIFIED)
+    return (
+        _zone_correct(meta)
+        or parse_date(article.get("dateModified"))
+        or parse_date(first(soup, *MODIFIED, *(q for layout in LAYOUTS for q in layout.date_modified)))
     )
 
 
@@ -223,9 +236,7 @@ def read_article(html: str | BeautifulSoup, url: str) -> SnopesArticle:
     claim = clean_text(review.get("claimReviewed")) or _in_layouts(soup, "claim")
     subtitle = clean_text(article.get("alternativeHeadline")) or _in_layouts(soup, "subtitle")
     published = _published(soup, review, article)
-    modified = parse_date(article.get("dateModified")) or parse_date(
-        first(soup, *MODIFIED, *(q for layout in LAYOUTS for q in layout.date_modified))
-    )
+    modified = _modified(soup, article)
     section = article.get("articleSection")
     category = (clean_text(section) if isinstance(section, str) else None) or _category_from_markup(soup)
 
