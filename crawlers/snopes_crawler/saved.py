@@ -141,42 +141,30 @@ def import_saved_pages(
             html = read_saved(path)
         except UnreadableSavedPage as exc:  # set aside with its reason, never dropped
             counts["unreadable"] += 1
-            url = given.get(str(path.resolve()), stand_in)
-            raw = path.read_bytes() if os.access(path, os.R_OK) else b""
-            article = SnopesArticle(url, parse_error=str(exc))
-            record = article_record(
-                asdict(article),
-                fetched_url=url,
-                http_status=200,
-                fetched_at=datetime.fromtimestamp(path.stat().st_mtime, UTC),
-                html=store.save_html(raw),
-            )
-            if record.id not in seen:
-                seen.add(record.id)
-                store.add(record)
-                counts["stored_parse_errors"] += 1
-            else:
-                counts["duplicates"] += 1
-            continue
-        original = None
-        if is_wayback_capture(html):
-            html, original = unwrap_wayback(html)
-            counts["wayback"] += 1
-        url = original or given.get(str(path.resolve()))
-        try:
-            article = read_article(html, url or stand_in)
-        except Exception as exc:  # noqa: BLE001 (a page that breaks the parser is stored with the reason)
-            crash = f"parser crashed: {type(exc).__name__}: {exc}"
-            article = SnopesArticle(url or stand_in, parse_error=crash)
-        if url is None and article.canonical_url == stand_in:
-            why = "no URL: the saved page has no canonical link; give it in an index.json beside it"
-            article.parse_error = "; ".join(filter(None, [why, article.parse_error]))
+            url = given.get(str(path.resolve()))
+            article = SnopesArticle(url or stand_in, parse_error=str(exc))
+            body = path.read_bytes() if os.access(path, os.R_OK) else b""  # kept as found, to look at
+        else:
+            original = None
+            if is_wayback_capture(html):
+                html, original = unwrap_wayback(html)
+                counts["wayback"] += 1
+            url = original or given.get(str(path.resolve()))
+            try:
+                article = read_article(html, url or stand_in)
+            except Exception as exc:  # noqa: BLE001 (a page that breaks the parser is stored with the reason)
+                crash = f"parser crashed: {type(exc).__name__}: {exc}"
+                article = SnopesArticle(url or stand_in, parse_error=crash)
+            if url is None and article.canonical_url == stand_in:
+                why = "no URL: the saved page has no canonical link; give it in an index.json beside it"
+                article.parse_error = "; ".join(filter(None, [why, article.parse_error]))
+            body = html.encode("utf-8")
         record = article_record(
             asdict(article),
             fetched_url=url or article.canonical_url,
             http_status=200,
             fetched_at=datetime.fromtimestamp(path.stat().st_mtime, UTC),
-            html=store.save_html(html.encode("utf-8")),
+            html=store.save_html(body),
         )
         if record.id in seen:
             counts["duplicates"] += 1
