@@ -355,6 +355,7 @@ SEED_VERDICTS = b"".join(
 @given(data=mutated(SEED_VERDICTS))
 def test_fuzz_annotation_verdicts(capsys, data):
     def body(path: Path, tmp: Path) -> None:
+        (tmp / "none.jsonl").write_text("", encoding="utf-8")  # no explanation scores: verdicts only
         args = ["annotate", "agreement", "--verdicts", path, "--scores", tmp / "none.jsonl"]
         check(capsys, [*args, "--out", tmp / "r", "--resamples", 20], [path])
 
