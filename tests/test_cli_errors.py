@@ -296,5 +296,25 @@ def test_annotate_agreement_names_a_missing_file_the_user_gave(tmp_path, capsys)
     code, err = run(
         capsys, "annotate", "agreement", "--verdicts", empty, "--resamples", "0", "--out", tmp_path / "a"
     )
-    assert code == 2 and one_line(err) == "error: --resamples: expected 1 or more, got 0"
+    assert code == 2 and "'--resamples': Input should be greater than or equal to 1" in one_line(err)
     assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["extract", "--backend", "offline", "--limit", "-1", "--out", "OUT"], "--limit"),  # dropped one
+        (["extract", "--backend", "llm", "--dry-run", "--concurrency", "0", "--out", "OUT"], "--concurrency"),
+        (["extract", "--price-in", "-1", "--price-out", "1", "--out", "OUT"], "--price-in"),
+        (["reformat", "--min-words", "-5", "--out", "OUT"], "--min-words"),
+        (["sample", "serve", "--port", "70000"], "--port"),
+        (["annotate", "push", "--limit", "-2"], "--limit"),
+    ],
+)
+def test_numeric_options_out_of_range_are_usage_errors(tmp_path, capsys, args, option):
+    """A count, a price or a port out of range is refused before anything is read or written."""
+    out = tmp_path / "out"
+    code, err = run(capsys, *[out if a == "OUT" else a for a in args])
+    line = one_line(err)
+    assert code == 2 and f"'{option}'" in line, line
+    assert not out.exists()

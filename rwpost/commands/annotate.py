@@ -34,7 +34,7 @@ STATE = typer.Option(
     Path("state/label-studio"), "--state", help="Label Studio state folder (venv, data, files)."
 )
 URL = typer.Option("", "--url", help="Label Studio URL (default: http://127.0.0.1:<port of serve>).")
-PORT = typer.Option(8080, "--port", help="Loopback port of the server.")
+PORT = typer.Option(8080, "--port", min=1, max=65535, help="Loopback port of the server.")
 CONFIGS = typer.Option(
     Path("annotation/configs"), "--configs", help="Folder of the labeling config XML files."
 )
@@ -151,7 +151,7 @@ def push(
     annotators: str = typer.Option(
         "", "--annotators", help="Comma-separated e-mails to sign up as annotators."
     ),
-    limit: int = typer.Option(0, "--limit", help="Push only the first N records (0 = all)."),
+    limit: int = typer.Option(0, "--limit", min=0, help="Push only the first N records (0 = all)."),
     articles: Path = typer.Option(
         None,
         "--articles",
@@ -348,7 +348,7 @@ def agreement(
     ),
     compare: str = typer.Option("", "--compare", help="Two sources to compare, e.g. agentfact,lemma."),
     out: Path = typer.Option(Path("reports/annotation"), "--out", help="Folder of agreement.{json,md}."),
-    resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples."),
+    resamples: int = typer.Option(10_000, "--resamples", min=1, help="Bootstrap resamples."),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report."),
     overwrite: bool = OVERWRITE,
 ) -> None:
@@ -363,8 +363,6 @@ def agreement(
     for given, default in ((verdicts, PULLED_VERDICTS), (scores, PULLED_SCORES)):
         if given != default and not given.is_file():  # a path the user named: a typo is not "nothing"
             raise ConfigError(f"{given}: file not found")
-    if resamples < 1:
-        raise ConfigError(f"--resamples: expected 1 or more, got {resamples}")
     check_outputs([out / "agreement.json", out / "agreement.md"], [verdicts, scores], overwrite=overwrite)
     loaded_v = list(read_records(verdicts, ValidationVerdict)) if verdicts.exists() else []
     loaded_s = list(read_records(scores, ExplanationScore)) if scores.exists() else []

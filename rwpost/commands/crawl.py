@@ -48,7 +48,9 @@ def sample_build(
 @sample_app.command("serve")
 def sample_serve(
     site: Path = typer.Option(Path("data/sample/site"), "--site", help="Folder of the built site."),
-    port: int = typer.Option(8000, "--port", help="Port on 127.0.0.1 (0 picks a free one)."),
+    port: int = typer.Option(
+        8000, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0 picks a free one)."
+    ),
     synthetic: int = typer.Option(0, "--synthetic", help="Also serve N generated pages under /synthetic/."),
 ) -> None:
     """Serve the sample site on 127.0.0.1, hostile behaviours included (Ctrl-C stops).

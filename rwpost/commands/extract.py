@@ -19,7 +19,9 @@ def reformat(
         None, "--in", help="Crawl store: articles.jsonl + html/<sha>.html.gz [default: data/work/crawl]."
     ),
     out: Path = typer.Option(None, "--out", help="Output folder [default: data/work/tagged]."),
-    min_words: int = typer.Option(None, "--min-words", help="Reject bodies with fewer words [default: 1]."),
+    min_words: int = typer.Option(
+        None, "--min-words", min=0, help="Reject bodies with fewer words [default: 1]."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the outputs of an earlier run."),
 ) -> None:
@@ -54,11 +56,15 @@ def extract(
         "auto", "--backend", help="offline | llm | auto (llm when OPENAI_API_KEY is set, else offline)."
     ),
     model: str = typer.Option(None, "--model", help="LLM model (default: RWPOST_LLM_MODEL or gpt-4o-mini)."),
-    concurrency: int = typer.Option(None, "--concurrency", help="LLM requests in flight (default 8)."),
+    concurrency: int = typer.Option(None, "--concurrency", min=1, help="LLM requests in flight (default 8)."),
     cache: Path = typer.Option(Path("data/cache/llm.sqlite"), "--cache", help="LLM answer cache (sqlite)."),
-    price_in: float = typer.Option(None, "--price-in", help="USD per million input tokens of --model."),
-    price_out: float = typer.Option(None, "--price-out", help="USD per million output tokens of --model."),
-    limit: int = typer.Option(None, "--limit", help="Extract at most N new articles."),
+    price_in: float = typer.Option(
+        None, "--price-in", min=0, help="USD per million input tokens of --model."
+    ),
+    price_out: float = typer.Option(
+        None, "--price-out", min=0, help="USD per million output tokens of --model."
+    ),
+    limit: int = typer.Option(None, "--limit", min=0, help="Extract at most N new articles."),
     retry_rejects: bool = typer.Option(False, "--retry-rejects", help="Try set-aside articles again."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Estimate tokens and cost; call nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
