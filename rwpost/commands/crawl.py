@@ -51,7 +51,9 @@ def sample_serve(
     port: int = typer.Option(
         8000, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0 picks a free one)."
     ),
-    synthetic: int = typer.Option(0, "--synthetic", help="Also serve N generated pages under /synthetic/."),
+    synthetic: int = typer.Option(
+        0, "--synthetic", min=0, help="Also serve N generated pages under /synthetic/."
+    ),
 ) -> None:
     """Serve the sample site on 127.0.0.1, hostile behaviours included (Ctrl-C stops).
 
@@ -87,7 +89,9 @@ def crawl(
         False, "--retry-failed", help="Fetch again pages stored with 5xx/network errors."
     ),
     images: bool = typer.Option(True, "--images/--no-images", help="Download article images."),
-    max_image_bytes: int = typer.Option(MAX_IMAGE_BYTES, "--max-image-bytes", help="Size cap per image."),
+    max_image_bytes: int = typer.Option(
+        MAX_IMAGE_BYTES, "--max-image-bytes", min=1, help="Size cap per image."
+    ),
     crawlers_dir: Path = typer.Option(
         None, "--crawlers-dir", help="The Scrapy project (default ./crawlers)."
     ),

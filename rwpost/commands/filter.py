@@ -133,7 +133,7 @@ def funnel(
 @filter_app.command("keywords")
 def keywords(
     text: str = typer.Argument(..., help="OCR text to scan ('-' reads standard input)."),
-    max_distance: int = typer.Option(2, help="Largest edit distance that counts."),
+    max_distance: int = typer.Option(2, min=0, help="Largest edit distance that counts."),
     require_isolated: bool = typer.Option(False, help="Count only labels that stand on their own line."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
