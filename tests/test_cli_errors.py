@@ -318,3 +318,24 @@ def test_numeric_options_out_of_range_are_usage_errors(tmp_path, capsys, args, o
     line = one_line(err)
     assert code == 2 and f"'{option}'" in line, line
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [("filter", "workers", 0), ("reformat", "min_words", -1), ("extract", "concurrency", 0)],
+)
+def test_params_yaml_counts_out_of_range_name_the_key(tmp_path, capsys, section, key, value):
+    """params.yaml is checked like the options: a count out of range names the file and the key."""
+    import yaml
+
+    params = yaml.safe_load(Path("params.yaml").read_text(encoding="utf-8"))
+    params[section][key] = value
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params), encoding="utf-8")
+    from rwpost.stages import extract, reformat
+    from rwpost.stages import filter as filter_stage
+    from rwpost.stages.base import load_params
+
+    stage = {"filter": filter_stage, "reformat": reformat, "extract": extract}[section]
+    with pytest.raises(Exception, match=rf"{section}\.{key}: Input should be greater than"):
+        stage.Params.from_params(load_params(path), str(path))

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
 
 from rwpost.dataset import read_parquet, split_file
 from rwpost.errors import ConfigError
@@ -44,8 +44,8 @@ class DetectorParams(BaseModel):
     subsets: list[str] | None = None
     """None: every subset of the stage."""
     config: dict[str, Any] = Field(default_factory=dict)
-    repeats: int = 1
-    batch_size: int = 16
+    repeats: PositiveInt = 1
+    batch_size: PositiveInt = 16
 
 
 class Params(StageParams):
@@ -61,7 +61,7 @@ class Params(StageParams):
     train_split: str = "dev"
     test_split: str = "test"
     seed: int = 0
-    bootstrap: int = 1000
+    bootstrap: NonNegativeInt = 1000
     """Resamples for the 95% confidence intervals."""
     key_points: bool = True
     """Key-point coverage of explanations (embedding similarity)."""

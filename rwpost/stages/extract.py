@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor
@@ -53,10 +53,10 @@ class Params(StageParams):
     """``auto``: the LLM when ``OPENAI_API_KEY`` is set, else offline."""
     model: str | None = None
     """None: ``RWPOST_LLM_MODEL`` or the client's default."""
-    concurrency: int | None = None
+    concurrency: PositiveInt | None = None
     """LLM requests in flight; None: ``RWPOST_LLM_CONCURRENCY`` or the client's default."""
     cache: Path = Path("data/cache/llm.sqlite")
-    max_article_chars: int = 60_000
+    max_article_chars: PositiveInt = 60_000
     prices: dict[str, PriceParams] = Field(default_factory=dict)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, create_model
 
 from rwpost.errors import ConfigError
 from rwpost.filters import DEFAULT_ORDER, REGISTRY, neardup, necessity, size, watermark
@@ -54,7 +54,7 @@ class Params(StageParams):
     order: list[str] = Field(default_factory=lambda: list(DEFAULT_ORDER))
     measure_all: bool = False
     """True: every filter measures and decides every record (the funnel counts stay the same)."""
-    workers: int = 1
+    workers: PositiveInt = 1
     fetch_missing: bool = False
     """Download post images the crawl does not hold."""
     use_given_ocr: bool = True

@@ -12,6 +12,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pydantic import NonNegativeInt
+
 from rwpost.errors import RecordError, RwpostError
 from rwpost.io import read_records, sorted_rejects, write_json, write_jsonl
 from rwpost.labels import UNRATED
@@ -28,7 +30,7 @@ class Params(StageParams):
     crawl: Path = Path("data/work/crawl")
     """The crawl stage's store: ``articles.jsonl`` + ``html/<sha>.html.gz``."""
     out: Path = Path("data/work/tagged")
-    min_words: int = 1
+    min_words: NonNegativeInt = 1
     """Bodies shorter than this are rejected with their word count."""
 
 
