@@ -235,3 +235,30 @@ def test_filter_run_reruns_on_its_own_inputs_but_keeps_another_runs_outputs(tmp_
     assert run(capsys, "filter", "run", "--tagged", other, *common, "--out", out, "--overwrite")[0] == 0
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["input"] == 1 and json.loads(before["summary.json"])["input"] == 2
+
+
+def test_compare_and_leaderboard_never_write_over_a_runs_files(tmp_path, capsys):
+    """``compare --out`` once replaced a run's metrics.json and ``leaderboard --out RUN`` its
+    explanations.jsonl; both are now refused, and an earlier comparison or leaderboard is replaced only
+    with --overwrite."""
+    v = Path("data/sample/released/rwpost_dev_main.head.jsonl")
+    run_dir = tmp_path / "runs"
+    assert run(capsys, "evaluate", "--data", v, "--detector", "majority", "--train-fraction", "0.5",
+               "--out", run_dir)[0] == 0  # fmt: skip
+    runs = sorted(p.parent for p in run_dir.rglob("metrics.json"))
+    assert runs
+    one = runs[0]
+    before = {p.name: p.read_bytes() for p in one.iterdir() if p.is_file()}
+    code, err = run(capsys, "compare", one, one, "--out", one / "metrics.json")
+    assert code == 2 and "is also an input of this command" in err
+    code, err = run(capsys, "leaderboard", one, "--out", one)
+    assert code == 2 and "explanations.jsonl: is also an input of this command" in err
+    assert {p.name: p.read_bytes() for p in one.iterdir() if p.is_file()} == before
+    assert run(capsys, "compare", one, one, "--out", tmp_path / "c.json")[0] == 0
+    code, err = run(capsys, "compare", one, one, "--out", tmp_path / "c.json")
+    assert code == 2 and "already exists" in err
+    assert run(capsys, "compare", one, one, "--out", tmp_path / "c.json", "--overwrite")[0] == 0
+    assert run(capsys, "leaderboard", one, "--out", tmp_path / "lb")[0] == 0
+    code, err = run(capsys, "leaderboard", one, "--out", tmp_path / "lb")
+    assert code == 2 and "leaderboard.json: already exists" in err
+    assert run(capsys, "leaderboard", one, "--out", tmp_path / "lb", "--overwrite")[0] == 0

@@ -289,15 +289,19 @@ def leaderboard(
         None, "--out", help="Write leaderboard.json/.md, cost_vs_f1.png, explanations.jsonl."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a leaderboard already in --out."),
 ) -> None:
     """Aggregate evaluation runs into one table, best macro F1 first (repeated runs: by the mean).
 
     Example: rwpost leaderboard reports/evaluate --out reports/evaluate/leaderboard
     """
+    from rwpost.evaluate.leaderboard import LEADERBOARD_FILES, run_files, write_leaderboard
     from rwpost.evaluate.leaderboard import leaderboard as rows_of
-    from rwpost.evaluate.leaderboard import write_leaderboard
     from rwpost.evaluate.report import coverage_cell
+    from rwpost.io import check_outputs
 
+    if out:  # never over a run's own files (its explanations.jsonl), nor an earlier leaderboard unasked
+        check_outputs([out / name for name in LEADERBOARD_FILES], run_files(runs), overwrite=overwrite)
     rows = write_leaderboard(runs, out) if out else rows_of(runs)
     if as_json:
         typer.echo(json.dumps(rows, indent=2, default=str))
@@ -339,15 +343,18 @@ def compare(
     seed: int = typer.Option(0, "--seed"),
     failures: str = typer.Option(None, "--failures", help="wrong | exclude | class (default: run A's)."),
     out: Path = typer.Option(None, "--out", help="Write the comparison JSON here."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file."),
 ) -> None:
     """Paired comparison of two runs on their shared ids: a paired bootstrap of every metric's
     difference, and McNemar's test beside accuracy (the metric it tests).
 
     Example: rwpost compare reports/evaluate/embedding reports/evaluate/majority
     """
-    from rwpost.evaluate.leaderboard import compare_runs
-    from rwpost.io import write_json
+    from rwpost.evaluate.leaderboard import compare_runs, run_files
+    from rwpost.io import check_output, write_json
 
+    if out:  # never over one of the two runs' files (their metrics.json), nor an earlier comparison unasked
+        check_output(out, run_files([run_a, run_b]), overwrite=overwrite)
     result = compare_runs(run_a, run_b, n_resamples=bootstrap, seed=seed, failures=failures)
     if out:
         write_json(out, result)

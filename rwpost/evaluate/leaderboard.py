@@ -217,6 +217,15 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+LEADERBOARD_FILES = ("leaderboard.json", "leaderboard.md", "cost_vs_f1.png", "explanations.jsonl")
+"""What :func:`write_leaderboard` writes into its folder."""
+
+
+def run_files(paths: Sequence[str | Path]) -> list[Path]:
+    """Every file of the runs a leaderboard or a comparison reads (what its outputs must never replace)."""
+    return [f for run in find_runs(paths) for f in sorted(run.iterdir()) if f.is_file()]
+
+
 def write_leaderboard(
     paths: Sequence[str | Path], out_dir: str | Path, *, explanations: bool = True
 ) -> list[dict]:
