@@ -339,3 +339,13 @@ def test_params_yaml_counts_out_of_range_name_the_key(tmp_path, capsys, section,
     stage = {"filter": filter_stage, "reformat": reformat, "extract": extract}[section]
     with pytest.raises(Exception, match=rf"{section}\.{key}: Input should be greater than"):
         stage.Params.from_params(load_params(path), str(path))
+
+
+def test_a_file_where_a_folder_is_expected_and_a_missing_schema_folder_are_one_line(tmp_path, capsys):
+    """``sample build --out FILE`` once ended in an internal error (exit 70)."""
+    a_file = tmp_path / "afile"
+    a_file.write_text("", encoding="utf-8")
+    code, err = run(capsys, "sample", "build", "--released", "data/sample/released", "--out", a_file)
+    assert code == 2 and one_line(err) == f"error: {a_file}: is a file, expected a folder for the site"
+    code, err = run(capsys, "schemas", "--check", "--dir", tmp_path / "none")
+    assert code == 2 and f"{tmp_path / 'none'}: no such folder of schema files" in one_line(err)

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from rwpost.errors import RwpostError
+from rwpost.errors import ConfigError, RwpostError
 
 console = Console()
 
@@ -29,6 +29,10 @@ def schemas(
     from rwpost.schemas import stale_schema_files, write_schema_files
 
     if check:
+        if not out.is_dir():
+            raise ConfigError(
+                f"{out}: no such folder of schema files (write them with: rwpost schemas --dir {out})"
+            )
         stale = stale_schema_files(out)
         if stale:
             raise RwpostError(

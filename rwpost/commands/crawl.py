@@ -35,6 +35,8 @@ def sample_build(
         raise ConfigError(
             f"{out}: is inside the released records folder {released}; write the site elsewhere"
         )
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out}: is a file, expected a folder for the site")
     if out.is_dir() and any(out.iterdir()) and not overwrite:
         raise ConfigError(f"{out}: already holds files (pass --overwrite to rebuild the site there)")
 
