@@ -60,6 +60,15 @@ def _one_line(message: object) -> str:
     return " ".join(str(message).split())
 
 
+def _path_problem(exc: OSError) -> str:
+    """One line naming the path of an OS error and what is wrong with it."""
+    if isinstance(exc, FileExistsError):
+        return f"{exc.filename}: exists and is not a folder"
+    if isinstance(exc, NotADirectoryError):
+        return f"{exc.filename}: a part of this path is a file, not a folder"
+    return f"{exc.filename}: {_one_line(exc.strerror or exc)}"
+
+
 def _internal(exc: BaseException, debug: bool) -> int:
     if debug:
         raise exc
@@ -103,6 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err_console.print("aborted")
         return 130
+    except OSError as exc:  # a path the machine refuses (a file where a folder must be, no permission)
+        if exc.filename is None:
+            return _internal(exc, debug)
+        if debug:
+            raise
+        err_console.print(f"[bold red]error:[/] {_path_problem(exc)}", highlight=False, soft_wrap=True)
+        return 1
     except Exception as exc:
         return _internal(exc, debug)
     return code if isinstance(code, int) else 0

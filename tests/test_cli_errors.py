@@ -349,3 +349,35 @@ def test_a_file_where_a_folder_is_expected_and_a_missing_schema_folder_are_one_l
     assert code == 2 and one_line(err) == f"error: {a_file}: is a file, expected a folder for the site"
     code, err = run(capsys, "schemas", "--check", "--dir", tmp_path / "none")
     assert code == 2 and f"{tmp_path / 'none'}: no such folder of schema files" in one_line(err)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["crawl", "--from-html", "SAVED", "--out", "AFILE"],
+        [
+            "extract",
+            "--in",
+            "data/sample/released/rwpost_dev_main.head.jsonl",
+            "--out",
+            "AFILE",
+            "--backend",
+            "offline",
+        ],
+    ],  # fmt: skip
+)
+def test_an_output_folder_that_is_a_file_is_one_line_not_an_internal_error(tmp_path, capsys, args):
+    """Both once ended in exit 70 (FileExistsError from making the folder)."""
+    a_file = tmp_path / "afile"
+    a_file.write_text("", encoding="utf-8")
+    (tmp_path / "saved").mkdir()
+    given = {"AFILE": a_file, "SAVED": tmp_path / "saved"}
+    code, err = run(capsys, *[given.get(a, a) for a in args])
+    assert code == 1 and one_line(err) == f"error: {a_file}: exists and is not a folder"
+    assert a_file.read_text(encoding="utf-8") == ""
+
+
+def test_labels_unknown_on_an_empty_store_says_so(tmp_path, capsys):
+    (tmp_path / "articles.jsonl").write_text("", encoding="utf-8")
+    code, err = run(capsys, "labels", "--unknown", tmp_path)
+    assert code == 1 and one_line(err) == f"error: {tmp_path}: the crawl store holds no articles"

@@ -47,9 +47,9 @@ def schemas(
         console.print(f"schemas in {out} already match the models")
 
 
-def unknown_ratings(store: Path) -> dict[str, int]:
+def unknown_ratings(store: Path) -> tuple[dict[str, int], int]:
     """The rating words of a crawl store's ``articles.jsonl`` that the mapping does not know, with counts
-    (most frequent first)."""
+    (most frequent first), and how many articles were read."""
     from collections import Counter
 
     from rwpost.errors import UnknownRatingError
@@ -60,13 +60,15 @@ def unknown_ratings(store: Path) -> dict[str, int]:
     if not path.is_file():
         raise RwpostError(f"{path}: no crawl store here (expected articles.jsonl)")
     unknown: Counter[str] = Counter()
+    read = 0
     for _line, row in iter_jsonl(path):
+        read += 1
         rating = row.get("rating") if isinstance(row, dict) else None
         try:
             map_rating(rating)
         except UnknownRatingError:
             unknown[str(rating)] += 1
-    return dict(unknown.most_common())
+    return dict(unknown.most_common()), read
 
 
 def labels(
@@ -86,14 +88,16 @@ def labels(
     from rwpost.labels import known_ratings, map_rating
 
     if unknown is not None:
-        counts = unknown_ratings(unknown)
+        counts, read = unknown_ratings(unknown)
         if as_json:
             typer.echo(json.dumps(counts, indent=2))
             return
+        if not read:
+            raise RwpostError(f"{unknown}: the crawl store holds no articles")
         table = Table("unknown rating", "articles", title=f"ratings of {unknown} not in rwpost.labels")
         for word, count in counts.items():
             table.add_row(word, str(count))
-        console.print(table if counts else f"every rating in {unknown} is known")
+        console.print(table if counts else f"every rating of the {read} articles in {unknown} is known")
         return
 
     if not ratings:
