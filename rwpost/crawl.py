@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import date
@@ -231,6 +231,20 @@ def forwarding_signals(process: subprocess.Popen) -> Iterator[list[int]]:
             signal.signal(sig, handler)
 
 
+def json_events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The JSON event objects a crawler subprocess prints, one per line; its other output is skipped."""
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            yield event
+
+
 def run_crawl(
     options: CrawlOptions,
     *,
@@ -261,14 +275,7 @@ def run_crawl(
         )
         assert process.stdout is not None
         with forwarding_signals(process) as received:
-            for line in process.stdout:
-                line = line.strip()
-                if not line.startswith("{"):
-                    continue
-                try:
-                    event = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
+            for event in json_events(process.stdout):
                 if event.get("event") == "error":
                     errors.append(str(event.get("message")))
                     continue
@@ -332,13 +339,7 @@ def run_import_html(
             text=True,
         )
         assert process.stdout is not None
-        for line in process.stdout:
-            try:
-                event = json.loads(line) if line.startswith("{") else None
-            except json.JSONDecodeError:
-                event = None
-            if not isinstance(event, dict):
-                continue
+        for event in json_events(process.stdout):
             if event.get("event") == "progress":
                 if on_event:
                     on_event(event)

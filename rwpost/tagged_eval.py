@@ -82,10 +82,20 @@ def score_page(page: dict, tagged: TaggedText) -> PageScore:
     )
 
 
+def golden_pages(golden_path: Path, fixtures: Path) -> list[tuple[dict, str]]:
+    """Every page of a golden file with its HTML, read once."""
+    golden = json.loads(golden_path.read_text(encoding="utf-8"))
+    return [(page, load_page(page, fixtures)) for page in golden["pages"]]
+
+
 def evaluate(golden_path: Path, fixtures: Path) -> list[PageScore]:
     """Score the tagged links of every page of a golden file."""
-    golden = json.loads(golden_path.read_text(encoding="utf-8"))
-    return [score_page(page, tag_html(load_page(page, fixtures), page["url"])) for page in golden["pages"]]
+    return links_of(golden_pages(golden_path, fixtures))
+
+
+def links_of(pages: list[tuple[dict, str]]) -> list[PageScore]:
+    """Score the tagged links of pages read by :func:`golden_pages`."""
+    return [score_page(page, tag_html(html, page["url"])) for page, html in pages]
 
 
 def _same(field: str, expected: str | None, got: object) -> bool:
@@ -122,9 +132,12 @@ def score_fields(page: dict, article: SnopesArticle) -> FieldScore:
 
 def evaluate_fields(golden_path: Path, fixtures: Path) -> list[FieldScore]:
     """Read every page of a golden file with :func:`~rwpost.snopes.page.read_article` and score its fields."""
-    golden = json.loads(golden_path.read_text(encoding="utf-8"))
-    pages = golden["pages"]
-    return [score_fields(page, read_article(load_page(page, fixtures), page["url"])) for page in pages]
+    return fields_of(golden_pages(golden_path, fixtures))
+
+
+def fields_of(pages: list[tuple[dict, str]]) -> list[FieldScore]:
+    """Score the page-model fields of pages read by :func:`golden_pages`."""
+    return [score_fields(page, read_article(html, page["url"])) for page, html in pages]
 
 
 def field_accuracy(scores: Iterable[FieldScore]) -> dict[str, dict[str, float]]:
@@ -159,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {path}: no such {what}", file=sys.stderr)
             return 2
     try:
-        fields = evaluate_fields(args.golden, args.fixtures)
-        scores = evaluate(args.golden, args.fixtures)
+        pages = golden_pages(args.golden, args.fixtures)  # each page read once, scored both ways
+        fields, scores = fields_of(pages), links_of(pages)
     except (OSError, ValueError, KeyError, TypeError) as err:  # a page file missing, a malformed entry
         print(f"error: {args.golden}: {type(err).__name__}: {err}", file=sys.stderr)
         return 1

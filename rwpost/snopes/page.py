@@ -214,7 +214,7 @@ def _modified(soup: BeautifulSoup, article: dict[str, Any]) -> datetime | None:
     return (
         _zone_correct(meta)
         or parse_date(article.get("dateModified"))
-        or parse_date(first(soup, *MODIFIED, *(q for layout in LAYOUTS for q in layout.date_modified)))
+        or parse_date(meta or first(soup, *(q for layout in LAYOUTS for q in layout.date_modified)))
     )
 
 
