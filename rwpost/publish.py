@@ -232,11 +232,11 @@ def verify_version(version_dir: Path) -> list[str]:
     except (OSError, UnicodeDecodeError) as exc:
         return [f"{sums}: unreadable ({exc})"]
     problems = []
-    card = (
-        (version_dir / "README.md").read_text(encoding="utf-8")
-        if (version_dir / "README.md").exists()
-        else ""
-    )
+    card_path = version_dir / "README.md"
+    try:
+        card = card_path.read_text(encoding="utf-8") if card_path.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"{card_path}: unreadable ({exc})"]
     listed: set[str] = set()
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -246,6 +246,9 @@ def verify_version(version_dir: Path) -> list[str]:
             problems.append(f"SHA256SUMS line {number}: not '<sha256>  <file>'")
             continue
         digest, rel = match.group(1).lower(), match.group(2)
+        if Path(rel).is_absolute() or ".." in Path(rel).parts:  # checksums vouch for this folder only
+            problems.append(f"SHA256SUMS line {number}: {rel} is outside the version folder")
+            continue
         listed.add(rel)
         path = version_dir / rel
         if not path.is_file():
