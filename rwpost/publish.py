@@ -107,6 +107,9 @@ def card_data(manifest: dict[str, Any]) -> DatasetCardData:
     )
 
 
+OFFLINE_EXTRACTION_NOTE = "Extraction used the offline rule backend, not an LLM."
+"""The card's note on a version whose post, rationale and evidence came from the offline rules."""
+
 _CARD_ORDER = ["pretty_name", "license", "license_name", "language", "task_categories", "tags", "configs"]
 
 
@@ -146,10 +149,13 @@ def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
         + '; "No Rating" and pages without a rating are set aside as `unrated`.',
         "",
     ]
-    if info.generated_notes:
-        lines += (
-            ["### What is generated, not real", ""] + [f"- {note}" for note in info.generated_notes] + [""]
-        )
+    notes = list(info.generated_notes)
+    if info.extractor_backend == "offline" and OFFLINE_EXTRACTION_NOTE not in notes:
+        notes.append(
+            OFFLINE_EXTRACTION_NOTE
+        )  # from the build itself: a params note cannot follow the backend
+    if notes:
+        lines += ["### What is generated, not real", ""] + [f"- {note}" for note in notes] + [""]
     lines += [
         "## Counts",
         "",

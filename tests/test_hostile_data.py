@@ -16,7 +16,7 @@ import pytest
 
 from rwpost.cli import main
 from rwpost.io import sha256_file
-from rwpost.publish import BuildInfo, write_version
+from rwpost.publish import OFFLINE_EXTRACTION_NOTE, BuildInfo, write_version
 from rwpost.rwpost_format import read_released
 from rwpost.splits import assign_splits
 
@@ -147,3 +147,17 @@ def test_labels_unknown_json_on_an_empty_store_is_an_error_not_an_empty_table(tm
     code, out, err = run(capsys, "labels", "--unknown", store, "--json")
     assert code == 1 and out == ""
     assert "holds no articles" in one_line(err)
+
+
+def test_the_card_says_extraction_was_offline_only_when_it_was(tmp_path):
+    samples = assign_splits(read_released(DEV), seed=1)
+    notes = ["Every image is a generated stand-in drawn with Pillow."]
+    offline = write_version(samples, tmp_path / "a", BuildInfo("a", "test", "offline", generated_notes=notes))
+    card = (tmp_path / "a" / "README.md").read_text(encoding="utf-8")
+    assert card.count(OFFLINE_EXTRACTION_NOTE) == 1 and offline["extractor"]["backend"] == "offline"
+    write_version(samples, tmp_path / "b", BuildInfo("b", "test", "llm", generated_notes=notes))
+    card = (tmp_path / "b" / "README.md").read_text(encoding="utf-8")
+    assert "Extractor backend: **llm**" in card and OFFLINE_EXTRACTION_NOTE not in card
+    notes_twice = [*notes, OFFLINE_EXTRACTION_NOTE]  # params.yaml still carrying the note: said once
+    write_version(samples, tmp_path / "c", BuildInfo("c", "test", "offline", generated_notes=notes_twice))
+    assert (tmp_path / "c" / "README.md").read_text(encoding="utf-8").count(OFFLINE_EXTRACTION_NOTE) == 1
