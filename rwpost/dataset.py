@@ -152,7 +152,15 @@ def read_parquet(path: str | os.PathLike[str]) -> list[Sample]:
     missing = [name for name in REQUIRED_COLUMNS if name not in table.column_names]
     if missing:
         raise RecordError(f"not an RW-Post split: no {', '.join(missing)} column", source=source)
-    return [_row_sample(row, source, number) for number, row in enumerate(rows, start=1)]
+    samples, first_row = [], {}
+    for number, row in enumerate(rows, start=1):
+        sample = _row_sample(row, source, number)
+        if sample.id in first_row:  # a split holds each sample once (diff and evaluate key by id)
+            problem = f"row {number}: duplicate id (also row {first_row[sample.id]})"
+            raise RecordError(problem, source=source, record_id=sample.id)
+        first_row[sample.id] = number
+        samples.append(sample)
+    return samples
 
 
 REQUIRED_COLUMNS = ("id", "claim", "news_url")
@@ -174,7 +182,8 @@ def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
     """Samples from a released RW-Post JSONL file, a JSONL of our Sample records, or a Parquet split."""
     target = Path(path)
     if not target.exists():
-        raise RecordError("file not found", source=str(path))
+        problem = "a broken symbolic link (or a loop of them)" if target.is_symlink() else "file not found"
+        raise RecordError(problem, source=str(path))
     if target.is_dir():
         raise RecordError("is a directory, expected a file", source=str(path))
     if target.suffix == ".parquet":

@@ -107,6 +107,9 @@ def card_data(manifest: dict[str, Any]) -> DatasetCardData:
     )
 
 
+OFFLINE_EXTRACTION_NOTE = "Extraction used the offline rule backend, not an LLM."
+"""The card's note on a version whose post, rationale and evidence came from the offline rules."""
+
 _CARD_ORDER = ["pretty_name", "license", "license_name", "language", "task_categories", "tags", "configs"]
 
 
@@ -146,10 +149,13 @@ def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
         + '; "No Rating" and pages without a rating are set aside as `unrated`.',
         "",
     ]
-    if info.generated_notes:
-        lines += (
-            ["### What is generated, not real", ""] + [f"- {note}" for note in info.generated_notes] + [""]
-        )
+    notes = list(info.generated_notes)
+    if info.extractor_backend == "offline" and OFFLINE_EXTRACTION_NOTE not in notes:
+        notes.append(
+            OFFLINE_EXTRACTION_NOTE
+        )  # from the build itself: a params note cannot follow the backend
+    if notes:
+        lines += ["### What is generated, not real", ""] + [f"- {note}" for note in notes] + [""]
     lines += [
         "## Counts",
         "",
@@ -232,11 +238,11 @@ def verify_version(version_dir: Path) -> list[str]:
     except (OSError, UnicodeDecodeError) as exc:
         return [f"{sums}: unreadable ({exc})"]
     problems = []
-    card = (
-        (version_dir / "README.md").read_text(encoding="utf-8")
-        if (version_dir / "README.md").exists()
-        else ""
-    )
+    card_path = version_dir / "README.md"
+    try:
+        card = card_path.read_text(encoding="utf-8") if card_path.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"{card_path}: unreadable ({exc})"]
     listed: set[str] = set()
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -246,6 +252,9 @@ def verify_version(version_dir: Path) -> list[str]:
             problems.append(f"SHA256SUMS line {number}: not '<sha256>  <file>'")
             continue
         digest, rel = match.group(1).lower(), match.group(2)
+        if Path(rel).is_absolute() or ".." in Path(rel).parts:  # checksums vouch for this folder only
+            problems.append(f"SHA256SUMS line {number}: {rel} is outside the version folder")
+            continue
         listed.add(rel)
         path = version_dir / rel
         if not path.is_file():

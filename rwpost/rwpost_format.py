@@ -30,6 +30,8 @@ from rwpost.records import Evidence, Image, Provenance, Reject, Sample
 ReleasedFormat = Literal["flat", "demo"]
 _PATCH = "released"
 _NONE_STRINGS = {"None", "none", "null", ""}
+_PARQUET_MAGIC = b"PAR1"
+"""The first bytes of every Parquet file."""
 
 
 def detect_format(obj: dict[str, Any]) -> ReleasedFormat:
@@ -308,18 +310,34 @@ def _short(exc: Exception) -> str:
 def iter_released(path: str | Path, rejects: list[Reject] | None = None) -> Iterator[Sample]:
     """Yield the Samples of a released JSONL file.
 
-    A malformed line raises :class:`RecordError` (file and line in the message), unless ``rejects`` is
+    A malformed line, or a second record of an article already read (the same ``news_url``, hence the
+    same sample id), raises :class:`RecordError` (file and line in the message), unless ``rejects`` is
     given: then it is appended there with its reason and raw text, and reading goes on (``--skip-bad``).
     """
     source = str(path)
+    first_line: dict[str, int] = {}
     for number, raw in iter_lines(path):
+        if number == 1 and raw.startswith(_PARQUET_MAGIC):
+            raise RecordError(
+                "a Parquet file, not the released JSONL (rwpost export-released turns a split into JSONL)",
+                source=source,
+            )
         text = raw.decode("utf-8", errors="replace")
         try:
             text = decode_line(raw, source, number)
             if not text.strip():
                 continue
             obj = parse_json_line(text, source, number)
-            yield sample_from_released(obj, source=Path(path).name, line=number)
+            sample = sample_from_released(obj, source=Path(path).name, line=number)
+            if sample.id in first_line:
+                raise RecordError(
+                    f"duplicate record: same news_url as line {first_line[sample.id]}",
+                    source=source,
+                    line=number,
+                    record_id=sample.id,
+                )
+            first_line[sample.id] = number
+            yield sample
         except RecordError as exc:
             if rejects is None:
                 if exc.source != source:

@@ -89,11 +89,11 @@ def labels(
 
     if unknown is not None:
         counts, read = unknown_ratings(unknown)
+        if not read:  # before --json too: "{}" would read as "every rating is known"
+            raise RwpostError(f"{unknown}: the crawl store holds no articles")
         if as_json:
             typer.echo(json.dumps(counts, indent=2))
             return
-        if not read:
-            raise RwpostError(f"{unknown}: the crawl store holds no articles")
         table = Table("unknown rating", "articles", title=f"ratings of {unknown} not in rwpost.labels")
         for word, count in counts.items():
             table.add_row(word, str(count))

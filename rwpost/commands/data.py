@@ -9,11 +9,27 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from rwpost.errors import RwpostError
+from rwpost.errors import ConfigError, RwpostError
 
 console = Console()
 
 OVERWRITE = typer.Option(False, "--overwrite", help="Replace output files that already exist.")
+
+
+def _split_files(path: Path) -> list[Path]:
+    """The ``<subset>/<split>.parquet`` files of a version folder (none: one error naming the folder)."""
+    files = sorted(path.glob("*/*.parquet"))
+    if not files:
+        raise RwpostError(f"{path}: no <subset>/<split>.parquet files in this folder")
+    return files
+
+
+def _version_dir(path: Path) -> Path:
+    """A dataset version folder the user named: one error when it is missing or not a folder."""
+    if not path.is_dir():
+        problem = "not a folder" if path.exists() else "no such folder"
+        raise RwpostError(f"{path}: {problem}, expected a dataset version folder")
+    return path
 
 
 def _samples_of(path: Path):  # noqa: ANN202
@@ -21,10 +37,7 @@ def _samples_of(path: Path):  # noqa: ANN202
     from rwpost.dataset import read_samples
 
     if path.is_dir():
-        files = sorted(path.glob("*/*.parquet"))
-        if not files:
-            raise RwpostError(f"{path}: no <subset>/<split>.parquet files in this folder")
-        return [s for f in files for s in read_samples(f)]
+        return [s for f in _split_files(path) for s in read_samples(f)]
     return read_samples(path)
 
 
@@ -42,11 +55,16 @@ def stats(
     from rwpost.io import check_output, check_outputs, write_json
     from rwpost.stats import REPORT_FILES, compute_stats, write_report
 
+    inputs = [path, *(_split_files(path) if path.is_dir() else [])]  # a folder's splits are inputs too
     if json_out:
-        check_output(json_out, [path], overwrite=overwrite)
+        check_output(json_out, inputs, overwrite=overwrite)
+        if json_out.is_dir():
+            raise ConfigError(f"{json_out}: is a directory, expected a file path for --json")
     if out:
-        check_output(out, [path], overwrite=True)  # a folder may exist; the files in it may not
-        check_outputs([out / name for name in REPORT_FILES], [path, json_out], overwrite=overwrite)
+        check_output(out, inputs, overwrite=True)  # a folder may exist; the files in it may not
+        if out.exists() and not out.is_dir():
+            raise ConfigError(f"{out}: is a file, expected a folder for --out")
+        check_outputs([out / name for name in REPORT_FILES], [*inputs, json_out], overwrite=overwrite)
     result = compute_stats(_samples_of(path))
     for key, heading, title in (
         ("labels", "RW-Post label", "RW-Post labels"),
@@ -69,7 +87,9 @@ def stats(
 def import_released(
     path: Path = typer.Argument(..., help="A released RW-Post JSONL file (flat or demo format)."),
     out: Path = typer.Option(..., "--out", help="Parquet file to write."),
-    skip_bad: bool = typer.Option(False, "--skip-bad", help="Set malformed lines aside instead of stopping."),
+    skip_bad: bool = typer.Option(
+        False, "--skip-bad", help="Set malformed and duplicate lines aside instead of stopping."
+    ),
     rejects: Path = typer.Option(None, "--rejects", help="Rejects JSONL (default: <out>.rejects.jsonl)."),
     overwrite: bool = OVERWRITE,
 ) -> None:
@@ -91,7 +111,7 @@ def import_released(
     console.print(f"wrote {count} samples to {out}")
     if bad:
         write_jsonl(target, bad)
-        console.print(f"[yellow]set aside {len(bad)} malformed lines in {target}[/]")
+        console.print(f"[yellow]set aside {len(bad)} malformed or duplicate lines in {target}[/]")
 
 
 def export_released(
@@ -105,7 +125,6 @@ def export_released(
     Example: rwpost export-released data/rwpost/v1/main/test.parquet --out test.jsonl --format flat
     """
     from rwpost.dataset import read_samples
-    from rwpost.errors import ConfigError
     from rwpost.io import check_output, write_text
     from rwpost.rwpost_format import export_released as export
 
@@ -124,7 +143,7 @@ def verify(version_dir: Path = typer.Argument(..., help="A dataset version folde
     """
     from rwpost.publish import verify_version
 
-    problems = verify_version(version_dir)
+    problems = verify_version(_version_dir(version_dir))
     if problems:
         raise RwpostError(f"{version_dir}: " + "; ".join(problems))
     console.print(f"[green]{version_dir}: all checksums verify[/]", soft_wrap=True)
@@ -141,7 +160,7 @@ def diff(
     """
     from rwpost.publish import diff_versions
 
-    result = diff_versions(old, new)
+    result = diff_versions(_version_dir(old), _version_dir(new))
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return
