@@ -37,12 +37,13 @@ def _read_prices(path: Path | None) -> dict[str, Any] | None:
     import yaml
 
     from rwpost.evaluate.ledger import read_price_table
+    from rwpost.io import read_json, read_text
 
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"price table not found: {path}") from exc
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    if not path.exists():
+        raise ConfigError(f"price table not found: {path}")
+    try:  # JSON is read as JSON: YAML refuses valid JSON indented with tabs
+        data = read_json(path) if path.suffix.lower() == ".json" else yaml.safe_load(read_text(path))
+    except yaml.YAMLError as exc:
         problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"{path}: not a readable YAML or JSON price table ({problem})") from None
     if isinstance(data, dict) and "prices" in data:
@@ -295,7 +296,7 @@ def leaderboard(
 
     Example: rwpost leaderboard reports/evaluate --out reports/evaluate/leaderboard
     """
-    from rwpost.evaluate.leaderboard import LEADERBOARD_FILES, run_files, write_leaderboard
+    from rwpost.evaluate.leaderboard import LEADERBOARD_FILES, leaderboard_notes, run_files, write_leaderboard
     from rwpost.evaluate.leaderboard import leaderboard as rows_of
     from rwpost.evaluate.report import coverage_cell
     from rwpost.io import check_outputs
@@ -334,6 +335,8 @@ def leaderboard(
             cost,
         )
     Console().print(table)
+    for note in leaderboard_notes(rows):
+        console.print(f"[yellow]{note}[/]")
 
 
 def compare(
