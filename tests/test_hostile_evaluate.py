@@ -136,14 +136,14 @@ def test_a_json_price_table_indented_with_tabs_is_read(tmp_path, data, samples):
     assert _evaluate(data, tmp_path / "run", "--predictions", str(preds), "--prices", str(prices)) == 0
 
 
-def test_a_price_file_that_is_not_json_names_the_file_and_line(tmp_path, data, samples, capsys):
+def test_a_broken_json_price_file_names_the_file_and_line(tmp_path, data, samples, capsys):
     preds = tmp_path / "system.jsonl"
     write_jsonl(preds, [{"id": s.id, "label": "False"} for s in samples])
     prices = tmp_path / "prices.json"
     prices.write_text('{"gpt-4o-mini":\n\t{"input_per_mtok": 0.15,}}\n')
-    assert _evaluate(data, tmp_path / "run", "--predictions", str(preds), "--prices", str(prices)) == 1
-    err = capsys.readouterr().err
-    assert f"{prices}:2" in err and "internal error" not in err
+    assert _evaluate(data, tmp_path / "run", "--predictions", str(preds), "--prices", str(prices)) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{prices}: not a readable YAML or JSON price table" in err and "at line 2" in err
 
 
 def test_a_run_inside_the_predictions_folder_it_reads_is_refused(tmp_path, data, samples, capsys):

@@ -37,15 +37,25 @@ def _read_prices(path: Path | None) -> dict[str, Any] | None:
     import yaml
 
     from rwpost.evaluate.ledger import read_price_table
-    from rwpost.io import read_json, read_text
+    from rwpost.io import read_text
 
     if not path.exists():
         raise ConfigError(f"price table not found: {path}")
-    try:  # JSON is read as JSON: YAML refuses valid JSON indented with tabs
-        data = read_json(path) if path.suffix.lower() == ".json" else yaml.safe_load(read_text(path))
-    except yaml.YAMLError as exc:
-        problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{path}: not a readable YAML or JSON price table ({problem})") from None
+    text = read_text(path)
+    try:  # JSON first: YAML refuses valid JSON indented with tabs
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        if not text.lstrip().startswith(("{", "[")):
+            try:
+                data = yaml.safe_load(text)
+                problem = ""
+            except yaml.YAMLError as yaml_exc:
+                mark = getattr(yaml_exc, "problem_mark", None)
+                problem = (str(yaml_exc).splitlines() or [type(yaml_exc).__name__])[0]
+                problem += f" at line {mark.line + 1}" if mark is not None else ""
+        if problem:
+            raise ConfigError(f"{path}: not a readable YAML or JSON price table ({problem})") from None
     if isinstance(data, dict) and "prices" in data:
         data = data["prices"]
     return read_price_table(data, str(path))
