@@ -161,3 +161,49 @@ def test_a_run_inside_the_predictions_folder_it_reads_is_refused(tmp_path, data,
         assert "inside the input folder" in capsys.readouterr().err
     assert not (root / "scores").exists()
     assert _evaluate(data, tmp_path / "scores", "--predictions", str(root)) == 0
+
+
+def test_two_predictions_files_keep_their_own_names_and_explanations_in_the_leaderboard(
+    tmp_path, data, samples
+):
+    """Every file's run was called predictions/closed-book: the leaderboard could not tell them apart and
+    its merged explanations.jsonl (for the human evaluation) silently kept only the first file's."""
+    for system, label in (("agentfact", "False"), ("defame", "True")):
+        rows = [{"id": s.id, "label": label, "explanation": f"{system} says {label}"} for s in samples]
+        write_jsonl(tmp_path / f"{system}.jsonl", rows)
+        assert (
+            _evaluate(data, tmp_path / "runs" / system, "--predictions", str(tmp_path / f"{system}.jsonl"))
+            == 0
+        )
+    assert main(["leaderboard", str(tmp_path / "runs"), "--out", str(tmp_path / "board")]) == 0
+    board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
+    assert sorted(r["system"] for r in board) == ["agentfact/closed-book", "defame/closed-book"]
+    merged = [
+        json.loads(line) for line in (tmp_path / "board" / "explanations.jsonl").read_text().splitlines()
+    ]
+    assert len(merged) == len(samples)
+    for row in merged:
+        explanations = {o["system"]: o["explanation"] for o in row["outputs"] if o["system"] != "gold"}
+        assert explanations == {
+            "agentfact/closed-book": "agentfact says False",
+            "defame/closed-book": "defame says True",
+        }
+
+
+def test_runs_with_one_system_name_both_keep_their_explanations(tmp_path, data, samples):
+    """Two runs given one --name: the second's explanations are kept under the name and its run folder."""
+    runs = []
+    for system, label in (("a", "False"), ("b", "True")):
+        rows = [{"id": s.id, "label": label, "explanation": f"{system} says {label}"} for s in samples]
+        write_jsonl(tmp_path / f"{system}.jsonl", rows)
+        runs.append(tmp_path / "runs" / system)
+        args = ("--predictions", str(tmp_path / f"{system}.jsonl"), "--name", "mine")
+        assert _evaluate(data, runs[-1], *args) == 0
+    assert main(["leaderboard", *map(str, runs), "--out", str(tmp_path / "board")]) == 0
+    merged = [
+        json.loads(line) for line in (tmp_path / "board" / "explanations.jsonl").read_text().splitlines()
+    ]
+    systems = [o["system"] for o in merged[0]["outputs"]]
+    assert systems[0] == "gold" and len(systems) == 3
+    assert {o["explanation"] for o in merged[0]["outputs"][1:]} == {"a says False", "b says True"}
+    assert f"mine ({runs[1]})" in systems

@@ -204,7 +204,9 @@ def evaluate(
     run_dirs, metrics = [], {}
     for det, det_config, cell in plan:
         det_config = with_task_labels(det, det_config, loaded.test)
-        label = det_config.get("select") or det
+        label = det_config.get("select") or (predictions.stem if predictions is not None else det)
+        # a predictions file's run is named by its file or set, never "predictions" (every file's name)
+        own_name = f"{label}/{cell}" if predictions is not None else None
         spec = RunSpec(
             detector=det,
             config=det_config,
@@ -213,7 +215,7 @@ def evaluate(
             repeats=repeats,
             batch_size=batch_size,
             n_resamples=bootstrap,
-            name=name if single else (f"{name}/{label}/{cell}" if name else f"{label}/{cell}"),
+            name=(name or own_name) if single else (f"{name}/{label}/{cell}" if name else f"{label}/{cell}"),
             prices=price_table,
             blocklist=blocklist,
             secrets=detector_secrets_from_env(det, det_config),

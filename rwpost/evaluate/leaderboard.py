@@ -244,12 +244,9 @@ def write_leaderboard(
     write_text(out / "leaderboard.md", leaderboard_markdown(rows))
     cost_plot(rows, out / "cost_vs_f1.png")
     if explanations:
-        runs = [
-            [row for _, row in iter_jsonl(Path(r["run"]) / "explanations.jsonl")]
-            for r in rows
-            if (Path(r["run"]) / "explanations.jsonl").exists()
-        ]
-        write_jsonl(out / "explanations.jsonl", merge_paired_explanations(runs))
+        found = [r["run"] for r in rows if (Path(r["run"]) / "explanations.jsonl").exists()]
+        runs = [[row for _, row in iter_jsonl(Path(run) / "explanations.jsonl")] for run in found]
+        write_jsonl(out / "explanations.jsonl", merge_paired_explanations(runs, found))
     return rows
 
 
