@@ -37,14 +37,25 @@ def _read_prices(path: Path | None) -> dict[str, Any] | None:
     import yaml
 
     from rwpost.evaluate.ledger import read_price_table
+    from rwpost.io import read_text
 
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"price table not found: {path}") from exc
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{path}: not a readable YAML or JSON price table ({problem})") from None
+    if not path.exists():
+        raise ConfigError(f"price table not found: {path}")
+    text = read_text(path)
+    try:  # JSON first: YAML refuses valid JSON indented with tabs
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        if not text.lstrip().startswith(("{", "[")):
+            try:
+                data = yaml.safe_load(text)
+                problem = ""
+            except yaml.YAMLError as yaml_exc:
+                mark = getattr(yaml_exc, "problem_mark", None)
+                problem = (str(yaml_exc).splitlines() or [type(yaml_exc).__name__])[0]
+                problem += f" at line {mark.line + 1}" if mark is not None else ""
+        if problem:
+            raise ConfigError(f"{path}: not a readable YAML or JSON price table ({problem})") from None
     if isinstance(data, dict) and "prices" in data:
         data = data["prices"]
     return read_price_table(data, str(path))
@@ -193,7 +204,9 @@ def evaluate(
     run_dirs, metrics = [], {}
     for det, det_config, cell in plan:
         det_config = with_task_labels(det, det_config, loaded.test)
-        label = det_config.get("select") or det
+        label = det_config.get("select") or (predictions.stem if predictions is not None else det)
+        # a predictions file's run is named by its file or set, never "predictions" (every file's name)
+        own_name = f"{label}/{cell}" if predictions is not None else None
         spec = RunSpec(
             detector=det,
             config=det_config,
@@ -202,7 +215,7 @@ def evaluate(
             repeats=repeats,
             batch_size=batch_size,
             n_resamples=bootstrap,
-            name=name if single else (f"{name}/{label}/{cell}" if name else f"{label}/{cell}"),
+            name=(name or own_name) if single else (f"{name}/{label}/{cell}" if name else f"{label}/{cell}"),
             prices=price_table,
             blocklist=blocklist,
             secrets=detector_secrets_from_env(det, det_config),
@@ -295,7 +308,7 @@ def leaderboard(
 
     Example: rwpost leaderboard reports/evaluate --out reports/evaluate/leaderboard
     """
-    from rwpost.evaluate.leaderboard import LEADERBOARD_FILES, run_files, write_leaderboard
+    from rwpost.evaluate.leaderboard import LEADERBOARD_FILES, leaderboard_notes, run_files, write_leaderboard
     from rwpost.evaluate.leaderboard import leaderboard as rows_of
     from rwpost.evaluate.report import coverage_cell
     from rwpost.io import check_outputs
@@ -334,6 +347,8 @@ def leaderboard(
             cost,
         )
     Console().print(table)
+    for note in leaderboard_notes(rows):
+        console.print(f"[yellow]{note}[/]")
 
 
 def compare(

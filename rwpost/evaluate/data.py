@@ -60,7 +60,10 @@ def load_eval_data(
                 f"{len(overlap)} samples are in both --data and --train, e.g. {sorted(overlap)[0]}"
             )
     elif train_fraction is not None:
-        train_samples, samples, how = split_train_test(samples, train_fraction, seed)
+        try:
+            train_samples, samples, how = split_train_test(samples, train_fraction, seed)
+        except ConfigError as exc:
+            raise ConfigError(f"{data}: {exc}") from None
         info["train"] = {"split_of_data": how, "fraction": train_fraction}
     if not samples:
         raise ConfigError(f"{data}: no labelled samples to evaluate")

@@ -137,12 +137,22 @@ def paired_explanations(
     return rows
 
 
-def merge_paired_explanations(runs: Iterable[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Merge several runs' paired rows by id: the gold output once, then every system's, in run order."""
+def merge_paired_explanations(
+    runs: Iterable[Sequence[dict[str, Any]]], run_names: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """Merge several runs' paired rows by id: the gold output once, then every system's, in run order.
+    Two runs with one system name both stay, the later named ``system (its run_names entry)``."""
     merged: dict[str, dict[str, Any]] = {}
-    for rows in runs:
+    owner: dict[str, int] = {}  # system name -> the run that gave it first
+    for index, rows in enumerate(runs):
         for row in rows:
             target = merged.setdefault(row["id"], {**row, "outputs": []})
             seen = {o["system"] for o in target["outputs"]}
-            target["outputs"].extend(o for o in row["outputs"] if o["system"] not in seen)
+            for output in row["outputs"]:
+                name = output["system"]
+                if name != GOLD_SYSTEM and owner.setdefault(name, index) != index:
+                    name = f"{name} ({run_names[index] if run_names else f'run {index + 1}'})"
+                if name not in seen:
+                    target["outputs"].append({**output, "system": name})
+                    seen.add(name)
     return list(merged.values())

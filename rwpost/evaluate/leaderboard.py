@@ -210,11 +210,19 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]]) -> str:
     macro = {tuple(r.get("macro_classes") or ()) for r in rows}
     if macro:
         lines += ["", "Macro F1 averages over: " + " | ".join(", ".join(m) for m in sorted(macro)) + "."]
-    if len({r["data_sha256"] for r in rows}) > 1:
-        lines += ["", "Note: these runs were scored on different sample sets; compare with care."]
-    if len(policies) > 1:
-        lines += ["", "Note: these runs were scored under different failure policies; compare with care."]
+    for note in leaderboard_notes(rows):
+        lines += ["", note]
     return "\n".join(lines) + "\n"
+
+
+def leaderboard_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """What a reader must know before ranking these runs: scored on different samples or policies."""
+    notes = []
+    if len({r["data_sha256"] for r in rows}) > 1:
+        notes.append("Note: these runs were scored on different sample sets; compare with care.")
+    if len({r.get("failures", "wrong") for r in rows}) > 1:
+        notes.append("Note: these runs were scored under different failure policies; compare with care.")
+    return notes
 
 
 LEADERBOARD_FILES = ("leaderboard.json", "leaderboard.md", "cost_vs_f1.png", "explanations.jsonl")
@@ -236,12 +244,9 @@ def write_leaderboard(
     write_text(out / "leaderboard.md", leaderboard_markdown(rows))
     cost_plot(rows, out / "cost_vs_f1.png")
     if explanations:
-        runs = [
-            [row for _, row in iter_jsonl(Path(r["run"]) / "explanations.jsonl")]
-            for r in rows
-            if (Path(r["run"]) / "explanations.jsonl").exists()
-        ]
-        write_jsonl(out / "explanations.jsonl", merge_paired_explanations(runs))
+        found = [r["run"] for r in rows if (Path(r["run"]) / "explanations.jsonl").exists()]
+        runs = [[row for _, row in iter_jsonl(Path(run) / "explanations.jsonl")] for run in found]
+        write_jsonl(out / "explanations.jsonl", merge_paired_explanations(runs, found))
     return rows
 
 

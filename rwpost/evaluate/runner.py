@@ -44,7 +44,7 @@ from rwpost.evaluate.protocol import (
     prompt_hashes,
 )
 from rwpost.evaluate.registry import make_detector, resolve_detector
-from rwpost.io import drop_torn_tail, iter_jsonl, sha256_hex, write_json
+from rwpost.io import check_output, drop_torn_tail, iter_jsonl, sha256_hex, write_json
 from rwpost.records import Sample
 
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -133,6 +133,12 @@ def split_train_test(
 
     if not 0 < fraction < 1:
         raise ConfigError(f"--train-fraction must be between 0 and 1, got {fraction}")
+    n_train = int(np.floor(fraction * len(samples)))  # how scikit-learn sizes the parts
+    if not 0 < n_train < len(samples):
+        raise ConfigError(
+            f"--train-fraction {fraction} of {len(samples)} labelled samples leaves "
+            f"{n_train} to train on and {len(samples) - n_train} to score; both need at least one"
+        )
     labels = [str(s.label) for s in samples]
     try:
         train, test = train_test_split(list(samples), train_size=fraction, random_state=seed, stratify=labels)
@@ -266,6 +272,18 @@ def clear_run(out_dir: Path) -> None:
             path.unlink()
 
 
+def refuse_inputs_in(out_dir: Path, inputs: Sequence[str | Path]) -> None:
+    """A ConfigError when the run would write over one of its ``inputs`` (a file named like a run file in
+    ``out_dir``, which ``overwrite`` would delete) or into an input folder (its files would be read as
+    the input's own, and change its checksum)."""
+    given = [Path(i) for i in inputs]
+    for name in RUN_OUTPUTS:
+        check_output(out_dir / name, given, overwrite=True)
+    for folder in (g for g in given if g.is_dir()):
+        if out_dir.resolve().is_relative_to(folder.resolve()):
+            raise ConfigError(f"{out_dir}: is inside the input folder {folder}; write the run elsewhere")
+
+
 def claim_run(
     out_dir: Path, identity: dict[str, Any], *, overwrite: bool = False, on_change: str = "refuse"
 ) -> str:
@@ -361,6 +379,10 @@ def run(
         refuse_duplicate_ids(train, "the training samples")
     first = make(spec.detector, detector_arguments(spec, 0))
     identity = run_identity(samples, spec, first, train, data_info)
+    info = data_info or {}
+    read = [identity["detector_config"].get("path"), *(getattr(first, "files", None) or [])]
+    inputs = [info.get("path"), (info.get("train") or {}).get("path"), *read]
+    refuse_inputs_in(out, [i for i in inputs if isinstance(i, str | Path)])
     resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     path = out / PREDICTIONS_FILE
     done = read_predictions(path)

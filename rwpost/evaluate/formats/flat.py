@@ -25,31 +25,44 @@ from rwpost.labels import Label
 from rwpost.records import Sample
 
 
-def _urls(value: Any) -> list[str]:
+def _json_text(text: str, where: str, name: str) -> Any:
+    """A field that holds JSON as text (a CSV cell); not JSON is a ValueError naming the row and field."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: {name} is not valid JSON ({exc.msg} at column {exc.colno})") from None
+
+
+def _urls(value: Any, where: str) -> list[str]:
     if value in (None, ""):
         return []
-    if isinstance(value, list):
-        return [str(u) for u in value if u]
-    text = str(value).strip()
-    if text.startswith("["):
-        return [str(u) for u in json.loads(text) if u]
+    text = value if isinstance(value, list) else str(value).strip()
+    if isinstance(text, str) and text.startswith("["):
+        text = _json_text(text, where, "evidence_urls")
+    if isinstance(text, list):
+        return [str(u) for u in text if u]
     return [u for u in text.replace(";", " ").split() if u]
 
 
 def _probabilities(data: dict[str, Any], where: str) -> dict[Label, float] | None:
     raw = data.get("probabilities")
     if isinstance(raw, str) and raw.strip():
-        raw = json.loads(raw)
+        raw = _json_text(raw, where, "probabilities")
     if not raw:
         raw = {k[len("prob_") :]: v for k, v in data.items() if k.startswith("prob_") and v not in (None, "")}
     if not raw:
         return None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: probabilities must map label -> probability, found {type(raw).__name__}")
     out = {}
     for name, p in raw.items():
         label = parse_label(name)
         if label is None:
             raise ValueError(f"{where}: unknown label {name!r} in probabilities")
-        out[label] = float(p)
+        try:
+            out[label] = float(p)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}: probabilities[{name!r}] is not a number ({p!r})") from None
     return out
 
 
@@ -68,7 +81,7 @@ def _row(data: dict[str, Any], line: int, source: str) -> Row:
         label=parse_label(data.get("label")),
         probabilities=_probabilities(data, where),
         explanation=str(explanation) if explanation not in (None, "") else None,
-        evidence_urls=_urls(data.get("evidence_urls")),
+        evidence_urls=_urls(data.get("evidence_urls"), where),
     )
 
 
