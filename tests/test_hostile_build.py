@@ -1,0 +1,79 @@
+"""The dataset-building commands (crawl --from-html, reformat, extract, filter, sample, annotate) used the
+way a demanding or hostile user would: real files, real subprocesses, the real command line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rwpost.cli import app
+
+FIXTURES = Path(__file__).parent / "fixtures" / "snopes_html"
+DENIRO = FIXTURES / "robert-de-niro-trump-oscars.html"
+DENIRO_URL = "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/"
+CITED = "https://web.archive.org/web/20250303120000/https://x.com/sot6ixtv/status/1896415374754918673"
+"""An archived copy of a source, cited in the article the way Snopes cites them."""
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _import_and_tag(saved: Path, tmp_path: Path) -> tuple[dict, dict, dict]:
+    """``rwpost crawl --from-html`` then ``rwpost reformat``: the import report, the stored record and the
+    tagged article."""
+    runner = CliRunner()
+    store, tagged = tmp_path / "store", tmp_path / "tagged"
+    crawled = runner.invoke(app, ["crawl", "--from-html", str(saved), "--out", str(store), "--json"])
+    assert crawled.exit_code == 0, crawled.output
+    reformatted = runner.invoke(app, ["reformat", "--in", str(store), "--out", str(tagged)])
+    assert reformatted.exit_code == 0, reformatted.output
+    [stored] = _rows(store / "articles.jsonl")
+    [article] = _rows(tagged / "articles.jsonl")
+    return json.loads((store / "report.json").read_text()), stored, article
+
+
+def test_a_saved_page_citing_an_archived_source_is_not_taken_for_a_wayback_capture(tmp_path):
+    """A saved Snopes page whose body links a web.archive.org copy of a source (Snopes does this all the
+    time) is the page itself, not a capture: its URL stays the one its index gives (not the archived
+    source's) and the archive link stays in the article as the evidence it is."""
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    page = DENIRO.read_text(encoding="utf-8")
+    assert "https://archive.li/kghRH" in page
+    (saved / "deniro.html").write_text(page.replace("https://archive.li/kghRH", CITED), encoding="utf-8")
+    (saved / "index.json").write_text(json.dumps([{"file": "deniro.html", "url": DENIRO_URL}]))
+    report, stored, article = _import_and_tag(saved, tmp_path)
+    assert report["wayback"] == 0
+    assert stored["url"] == DENIRO_URL and stored["parse_error"] is None
+    assert CITED in [link["url"] for link in article["links"]]
+    assert f"WEBPAGE 3: {CITED}]" in article["text"]
+
+
+def test_a_wayback_capture_keeps_the_archive_links_the_page_itself_made(tmp_path):
+    """A real capture (toolbar, rewrite script, every URL behind the archive's prefix) of a page that cites
+    an archived copy: the archive's prefix is undone once, so the page's own archive link survives, and
+    the captured URL is the one the rewrite script names (not the first archived URL in the file)."""
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    stamp = "https://web.archive.org/web/20250304000000"
+    page = DENIRO.read_text(encoding="utf-8").replace("https://archive.li/kghRH", CITED)
+    page = page.replace('href="https://', f'href="{stamp}/https://').replace(
+        'src="https://', f'src="{stamp}im_/https://'
+    )
+    script = (
+        f'<script>__wm.init("https://web.archive.org/web");\n__wm.wombat("{DENIRO_URL}",'
+        '"20250304000000","https://web.archive.org/","web","/_static/");</script>'
+    )
+    toolbar = "<!-- BEGIN WAYBACK TOOLBAR INSERT --><div>toolbar</div><!-- END WAYBACK TOOLBAR INSERT -->"
+    page = page.replace("<body", script + toolbar + "<body", 1)
+    (saved / "capture.html.gz").write_bytes(gzip.compress(page.encode("utf-8")))
+    report, stored, article = _import_and_tag(saved, tmp_path)
+    assert report["wayback"] == 1
+    assert stored["url"] == DENIRO_URL and stored["parse_error"] is None
+    urls = [link["url"] for link in article["links"]]
+    assert CITED in urls
+    assert not any(url.startswith(stamp) for url in urls)
