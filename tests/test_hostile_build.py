@@ -77,3 +77,29 @@ def test_a_wayback_capture_keeps_the_archive_links_the_page_itself_made(tmp_path
     urls = [link["url"] for link in article["links"]]
     assert CITED in urls
     assert not any(url.startswith(stamp) for url in urls)
+
+
+def test_a_rerun_of_extract_does_not_set_aside_the_same_bad_input_line_again(tmp_path):
+    """``rwpost extract`` resumes into its folder; the input lines it set aside (a line cut short, a record
+    that does not validate) are in rejects.jsonl once, however often it is rerun, and the summary counts
+    them once."""
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    (saved / "deniro.html").write_text(DENIRO.read_text(encoding="utf-8"), encoding="utf-8")
+    (saved / "index.json").write_text(json.dumps([{"file": "deniro.html", "url": DENIRO_URL}]))
+    _import_and_tag(saved, tmp_path)
+    tagged = tmp_path / "tagged" / "articles.jsonl"
+    with tagged.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"id": "rw-not-an-article", "url": "https://www.snopes.com/x/"}) + "\n")
+        handle.write('{"id": "rw-cut-short", "url": ')  # the last line of a copy cut short
+    out = tmp_path / "extract"
+    runner = CliRunner()
+    for _ in range(3):
+        args = ["extract", "--in", str(tagged), "--out", str(out), "--backend", "offline", "--json"]
+        result = runner.invoke(app, [*args, "--cache", str(tmp_path / "llm.sqlite")])
+        assert result.exit_code == 0, result.output
+    rejects = _rows(out / "rejects.jsonl")
+    assert sorted(str(r["id"]) for r in rejects) == ["None", "rw-not-an-article"]
+    assert len(_rows(out / "extractions.jsonl")) == 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["extracted"], summary["set_aside"]) == (1, 2)
