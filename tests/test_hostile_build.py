@@ -103,3 +103,23 @@ def test_a_rerun_of_extract_does_not_set_aside_the_same_bad_input_line_again(tmp
     assert len(_rows(out / "extractions.jsonl")) == 1
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["extracted"], summary["set_aside"]) == (1, 2)
+
+
+def test_an_import_into_a_store_inside_the_saved_pages_folder_does_not_read_its_own_store(tmp_path):
+    """``--out`` inside ``--from-html`` (or the same folder): a rerun reads the saved pages again, never
+    the store's own ``html/<sha>.html.gz`` as more saved pages (each page without a canonical link became
+    a second record under a stand-in URL)."""
+    runner = CliRunner()
+    for case, inside in (("sub", "store"), ("same", ".")):
+        saved = tmp_path / case
+        saved.mkdir()
+        (saved / "deniro.html").write_text(DENIRO.read_text(encoding="utf-8"), encoding="utf-8")
+        store = saved / inside
+        for _ in range(2):
+            args = ["crawl", "--from-html", str(saved), "--out", str(store), "--json"]
+            result = runner.invoke(app, args)
+            assert result.exit_code == 0, result.output
+            report = json.loads((store / "report.json").read_text())
+            assert (report["files"], report["store_articles"], report["duplicates"]) == (1, 1, 0)
+        [row] = _rows(store / "articles.jsonl")
+        assert row["url"] == "https://saved-page.invalid/deniro.html"

@@ -28,7 +28,7 @@ from typing import Any
 
 from rwpost.io import write_json
 from rwpost.snopes.page import SnopesArticle, read_article
-from snopes_crawler.store import ArticleStore, StoreBusy, article_record, store_lock
+from snopes_crawler.store import HTML_DIR, ArticleStore, StoreBusy, article_record, store_lock
 
 SAVED_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
 
@@ -79,9 +79,17 @@ def unwrap_wayback(html: str) -> tuple[str, str | None]:
     return _ARCHIVE_PREFIX.sub(lambda m: m.group(1) or "", html), original
 
 
-def saved_files(folder: Path) -> list[Path]:
-    """The saved pages under ``folder``, sorted by path (so an import is reproducible)."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name.lower().endswith(SAVED_SUFFIXES))
+def saved_files(folder: Path, store: Path | None = None) -> list[Path]:
+    """The saved pages under ``folder``, sorted by path (so an import is reproducible); the verbatim HTML
+    of the crawl store ``store`` is not one, when the store lies inside ``folder``."""
+    own = (Path(store) / HTML_DIR).resolve() if store is not None else None
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and p.name.lower().endswith(SAVED_SUFFIXES)
+        and (own is None or own not in p.resolve().parents)
+    )
 
 
 class UnreadableSavedPage(Exception):
@@ -143,7 +151,7 @@ def import_saved_pages(
         "files": 0, "stored_ok": 0, "stored_parse_errors": 0, "unreadable": 0, "wayback": 0, "duplicates": 0,
     }  # fmt: skip
     seen: set[str] = set()
-    files = saved_files(Path(folder))
+    files = saved_files(Path(folder), out_dir)
     shown = time.monotonic()
     for path in files:
         counts["files"] += 1
