@@ -123,3 +123,23 @@ def test_an_import_into_a_store_inside_the_saved_pages_folder_does_not_read_its_
             assert (report["files"], report["store_articles"], report["duplicates"]) == (1, 1, 0)
         [row] = _rows(store / "articles.jsonl")
         assert row["url"] == "https://saved-page.invalid/deniro.html"
+
+
+def test_annotate_merge_sets_aside_a_second_record_with_the_same_id(tmp_path):
+    """Records to merge that repeat an id (a file concatenated twice): the first is merged, the repeat is
+    set aside with the line it repeats, never written twice into samples.jsonl."""
+    released = Path(__file__).parents[1] / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
+    lines = released.read_text(encoding="utf-8").splitlines()[:2]
+    records = tmp_path / "records.jsonl"
+    records.write_text("\n".join([*lines, lines[0]]) + "\n", encoding="utf-8")
+    verdicts = tmp_path / "verdicts.jsonl"
+    verdicts.write_text("")
+    out = tmp_path / "merged"
+    args = ["annotate", "merge", str(records), "--verdicts", str(verdicts), "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    samples = _rows(out / "samples.jsonl")
+    assert len(samples) == 2 and len({s["id"] for s in samples}) == 2
+    [reject] = _rows(out / "rejects.jsonl")
+    assert reject["line"] == 3 and reject["id"] in {s["id"] for s in samples}
+    assert "duplicate id (first on line 1)" in reject["reason"]
