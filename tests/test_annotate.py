@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import stat
@@ -149,8 +150,8 @@ def test_released_records_become_samples_with_stable_ids():
 
 
 def test_annotation_samples_mix_sample_and_released_lines_and_set_bad_ones_aside(tmp_path):
-    released = RELEASED.read_text(encoding="utf-8").splitlines()[0]
-    sample = next(read_annotation_samples(RELEASED))
+    released = RELEASED.read_text(encoding="utf-8").splitlines()[1]  # another record than ``sample``
+    sample, other = list(itertools.islice(read_annotation_samples(RELEASED), 2))
     broken = sample.model_dump(mode="json")
     del broken["claim"]
     path = tmp_path / "mixed.jsonl"
@@ -158,7 +159,7 @@ def test_annotation_samples_mix_sample_and_released_lines_and_set_bad_ones_aside
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     rejects: list[Reject] = []
     got = list(read_annotation_samples(path, rejects))
-    assert [s.id for s in got] == [sample.id, sample.id]
+    assert [s.id for s in got] == [sample.id, other.id]
     assert [(r.line, r.stage) for r in rejects] == [(2, "annotate"), (4, "annotate")]
     assert "not a Sample" in rejects[0].reason and "'claim'" in rejects[0].reason
     with pytest.raises(RecordError, match=r"mixed\.jsonl:2, field 'claim': not a Sample"):

@@ -28,7 +28,7 @@ from typing import Any
 
 from rwpost.io import write_json
 from rwpost.snopes.page import SnopesArticle, read_article
-from snopes_crawler.store import ArticleStore, StoreBusy, article_record, store_lock
+from snopes_crawler.store import HTML_DIR, ArticleStore, StoreBusy, article_record, store_lock
 
 SAVED_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
 
@@ -43,31 +43,53 @@ _ARCHIVE_INCLUDES = re.compile(
     re.I,
 )
 _ARCHIVE_PREFIX = re.compile(
-    r"(?:(?:https?:)?//web\.archive\.org)?/web/\d{1,14}(?:[a-z]{2}_)?/(?=https?:|//)", re.I
+    r"(?:(?:https?:)?//web\.archive\.org)?/web/\d{1,14}(?:[a-z]{2}_)?/(?=https?:|//)"
+    r"((?:https?:)?//web\.archive\.org/web/\d{1,14}(?:[a-z]{2}_)?/)?",
+    re.I,
 )
-_ARCHIVED_URL = re.compile(r"web\.archive\.org/web/\d{1,14}(?:[a-z]{2}_)?/(https?://[^\s\"'<>]+)", re.I)
+"""The archive's rewrite of one URL; a link the page itself made to an archived copy (Snopes cites
+``web.archive.org`` copies of its sources) comes right after it and is kept (group 1)."""
+_CAPTURED_URL = re.compile(r"__wm\.wombat\(\s*[\"'](https?://[^\"']+)[\"']")
+"""The URL a capture's rewrite script says the page was captured from."""
+_ARCHIVED_PAGE = re.compile(r"web\.archive\.org/web/\d{1,14}/(https?://[^\s\"'<>]+)", re.I)
+"""An archived page (no ``im_``/``cs_``/``js_`` mode: not an image, stylesheet or script)."""
 _FOOTER_COMMENT = re.compile(r"<!--\s*FILE ARCHIVED ON .*?-->", re.S | re.I)
 
 
 def is_wayback_capture(html: str) -> bool:
-    """A page saved from the Wayback Machine (toolbar, rewrite scripts or rewritten URLs)."""
-    return bool(_TOOLBAR.search(html) or "__wm.init" in html or _ARCHIVE_PREFIX.search(html))
+    """A page saved from the Wayback Machine: the archive's own marks (toolbar, rewrite scripts, its
+    static includes, the closing "FILE ARCHIVED ON" comment). Links to ``web.archive.org`` alone are not
+    one: a Snopes page cites archived copies of its sources, and those links are the article's evidence."""
+    return bool(
+        _TOOLBAR.search(html)
+        or "__wm." in html
+        or _FOOTER_COMMENT.search(html)
+        or re.search(r"<(?:script|link)[^>]*(?:web-static\.archive\.org|archive\.org/_static)", html, re.I)
+    )
 
 
 def unwrap_wayback(html: str) -> tuple[str, str | None]:
     """The captured page without the archive's additions, and the URL it captured (when it says)."""
-    found = _ARCHIVED_URL.search(html)
+    found = _CAPTURED_URL.search(html) or _ARCHIVED_PAGE.search(_TOOLBAR.sub("", html))
     original = found.group(1) if found else None
     html = _TOOLBAR.sub("", html)
     html = _FOOTER_COMMENT.sub("", html)
     html = _REWRITE_JS.sub("", html)
     html = _ARCHIVE_INCLUDES.sub("", html)
-    return _ARCHIVE_PREFIX.sub("", html), original
+    return _ARCHIVE_PREFIX.sub(lambda m: m.group(1) or "", html), original
 
 
-def saved_files(folder: Path) -> list[Path]:
-    """The saved pages under ``folder``, sorted by path (so an import is reproducible)."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name.lower().endswith(SAVED_SUFFIXES))
+def saved_files(folder: Path, store: Path | None = None) -> list[Path]:
+    """The saved pages under ``folder``, sorted by path (so an import is reproducible); the verbatim HTML
+    of the crawl store ``store`` is not one, when the store lies inside ``folder``."""
+    own = (Path(store) / HTML_DIR).resolve() if store is not None else None
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and p.name.lower().endswith(SAVED_SUFFIXES)
+        and (own is None or own not in p.resolve().parents)
+    )
 
 
 class UnreadableSavedPage(Exception):
@@ -129,7 +151,7 @@ def import_saved_pages(
         "files": 0, "stored_ok": 0, "stored_parse_errors": 0, "unreadable": 0, "wayback": 0, "duplicates": 0,
     }  # fmt: skip
     seen: set[str] = set()
-    files = saved_files(Path(folder))
+    files = saved_files(Path(folder), out_dir)
     shown = time.monotonic()
     for path in files:
         counts["files"] += 1

@@ -14,7 +14,8 @@ from rwpost.rwpost_format import sample_from_released
 
 
 def read_annotation_samples(path: Path, rejects: list[Reject] | None = None) -> Iterator[Sample]:
-    """Samples from a JSONL file of ``Sample`` records or of released records; bad lines go to ``rejects``.
+    """Samples from a JSONL file of ``Sample`` records or of released records; bad lines go to ``rejects``,
+    and so does a record whose id an earlier line already had (the first is kept).
 
     A line is a ``Sample`` when it carries ``provenance`` (every ``Sample`` does), else a released record
     (:func:`rwpost.rwpost_format.sample_from_released`). Without ``rejects``, the first bad line raises
@@ -27,12 +28,18 @@ def read_annotation_samples(path: Path, rejects: list[Reject] | None = None) -> 
         data = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         rejects.append(Reject(stage="annotate", reason=str(error), source=source, line=error.line, data=data))  # type: ignore[union-attr]
 
+    first_line: dict[str, int] = {}  # id -> the line it was first read on
     for line, row in iter_jsonl(path, on_error=None if rejects is None else bad_line):
         try:
             if isinstance(row, dict) and "provenance" in row:
-                yield _sample(row, source, line)
+                sample = _sample(row, source, line)
             else:
-                yield sample_from_released(row, source=source, line=line)
+                sample = sample_from_released(row, source=source, line=line)
+            if sample.id in first_line:  # one verdict, one task, one sample per id: the first is kept
+                problem = f"duplicate id (first on line {first_line[sample.id]})"
+                raise RecordError(problem, source=source, line=line, record_id=sample.id, field="id")
+            first_line[sample.id] = line
+            yield sample
         except RecordError as exc:
             if rejects is None:
                 raise

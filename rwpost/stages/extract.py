@@ -96,6 +96,13 @@ def _done_ids(*paths: Path) -> set[str]:
     return done
 
 
+def _reject_key(row: Any) -> tuple[Any, ...]:
+    """What makes one set-aside input line the same line in two runs."""
+    if not isinstance(row, dict):
+        return (row,)
+    return tuple(str(row.get(key)) for key in ("stage", "source", "line", "id", "reason"))
+
+
 def extract_tagged(
     in_path: Path,
     out_dir: Path,
@@ -122,8 +129,11 @@ def extract_tagged(
     todo = [a for a in articles if a.id not in done]
     if limit is not None:
         todo = todo[:limit]
+    # an input line set aside by an earlier run is in rejects.jsonl already: a rerun does not add it again
+    recorded = {_reject_key(row) for _, row in iter_jsonl(rejects_path)} if rejects_path.exists() else set()
     for reject in input_rejects:
-        append_jsonl(rejects_path, reject)
+        if _reject_key(reject.model_dump(mode="json")) not in recorded:
+            append_jsonl(rejects_path, reject)
     counts: Counter[str] = Counter(skipped=len(done), input_rejects=len(input_rejects))
 
     def record(article: TaggedArticle, outcome: Extraction | ExtractionFailure) -> None:
