@@ -304,3 +304,26 @@ def test_an_import_of_saved_pages_reports_its_progress(tmp_path):
     assert events and all(e["event"] == "progress" and e["total"] == 3 for e in events)
     assert events[0]["files"] == 0 and all(0 <= e["files"] < 3 for e in events)
     assert (counts["files"], counts["stored_ok"], counts["duplicates"]) == (3, 1, 2)
+
+
+def test_an_index_json_that_gives_no_url_is_said_not_skipped(tmp_path):
+    """The authors' gold folder lists pages by ``slug``, not ``file``: such an index gives no page its URL.
+    The import says which index entry it could not use (in the command's output and the page's reason),
+    where it used to say only "give it in an index.json beside it" with one right there."""
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    gold = FIXTURES / "2018" / "with-rwpost-gold"
+    slug = "liberals-protesting-trump-photo"
+    (saved / f"{slug}.fragment.html").write_bytes((gold / f"{slug}.fragment.html").read_bytes())
+    (saved / "index.json").write_text(
+        json.dumps([{"slug": slug, "url": f"https://www.snopes.com/fact-check/{slug}/"},
+                    {"file": "missing.html", "url": "https://www.snopes.com/fact-check/missing/"}])
+    )  # fmt: skip
+    result = CliRunner().invoke(app, ["crawl", "--from-html", str(saved), "--out", str(tmp_path / "store")])
+    assert result.exit_code == 0, result.output
+    assert 'index not used: index.json: entry 1 has no "file" and "url"' in result.output
+    assert "index not used: index.json: entry 2: no such file missing.html" in result.output
+    report = json.loads((tmp_path / "store" / "report.json").read_text())
+    assert report["index_problems"] == 2 and len(report["index_problem_lines"]) == 2
+    (row,) = [json.loads(line) for line in (tmp_path / "store" / "articles.jsonl").read_text().splitlines()]
+    assert row["parse_error"].startswith("no URL") and "entry 1" in row["parse_error"]

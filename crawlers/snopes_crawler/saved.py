@@ -115,23 +115,34 @@ NO_URL_HOST = "saved-page.invalid"
 """Host of the stand-in URL of a saved page that names no URL of its own (its record has a parse error)."""
 
 
-def known_urls(folder: Path) -> dict[str, str]:
+def known_urls(folder: Path, problems: list[str] | None = None) -> dict[str, str]:
     """Page URLs given beside the saved pages: every ``index.json`` (a list of ``{"file", "url"}``, file
-    relative to ``folder`` or to the index) as ``resolved file path -> url``."""
+    relative to ``folder`` or to the index) as ``resolved file path -> url``. What cannot be used (an
+    index that is not such a list, an entry without ``file`` and ``url``, a file that is not there) is
+    appended to ``problems``, one line each naming the index and the entry."""
+    problems = problems if problems is not None else []
     urls: dict[str, str] = {}
     for index in sorted(folder.rglob("index.json")):
+        shown = index.relative_to(folder).as_posix()
         try:
             entries = json.loads(index.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            problems.append(f"{shown}: not a readable JSON index ({type(exc).__name__}: {exc})")
             continue
-        for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entries, list):
+            problems.append(f'{shown}: not a list of {{"file", "url"}} entries')
+            continue
+        for number, entry in enumerate(entries, start=1):
             if not (isinstance(entry, dict) and entry.get("url") and entry.get("file")):
+                problems.append(f'{shown}: entry {number} has no "file" and "url"')
                 continue
             for base in (folder, index.parent):
                 candidate = (base / entry["file"]).resolve()
                 if candidate.is_file():
                     urls[str(candidate)] = entry["url"]
                     break
+            else:
+                problems.append(f"{shown}: entry {number}: no such file {entry['file']}")
     return urls
 
 
@@ -146,7 +157,8 @@ def import_saved_pages(
     """
     folder = Path(folder)
     store = ArticleStore(out_dir)
-    given = known_urls(folder)
+    index_problems: list[str] = []
+    given = known_urls(folder, index_problems)
     counts = {
         "files": 0, "stored_ok": 0, "stored_parse_errors": 0, "unreadable": 0, "wayback": 0, "duplicates": 0,
     }  # fmt: skip
@@ -179,6 +191,8 @@ def import_saved_pages(
                 article = SnopesArticle(url or stand_in, parse_error=crash)
             if url is None and article.canonical_url == stand_in:
                 why = "no URL: the saved page has no canonical link; give it in an index.json beside it"
+                if index_problems:
+                    why += f" (an index.json here could not be used: {index_problems[0]})"
                 article.parse_error = "; ".join(filter(None, [why, article.parse_error]))
             body = html.encode("utf-8")
         record = article_record(
@@ -196,7 +210,8 @@ def import_saved_pages(
         counts["stored_parse_errors" if record.parse_error else "stored_ok"] += 1
     store.compact()
     counts["store_articles"] = len(store.records)
-    return counts
+    counts["index_problems"] = len(index_problems)
+    return {**counts, "index_problem_lines": index_problems}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -273,7 +273,11 @@ def _load_keys(path: Path) -> dict[str, dict[int, str]]:
 @_talks_to_server
 def pull(
     out: Path = OUT,
-    keys: Path = typer.Option(Path("state/label-studio/explanation_keys.json"), "--keys"),
+    keys: Path = typer.Option(
+        Path("state/label-studio/explanation_keys.json"),
+        "--keys",
+        help="Unblinding keys written by push-explanations.",
+    ),
     state: Path = STATE,
     url: str = URL,
     port: int = PORT,
@@ -312,7 +316,9 @@ def pull(
 @annotate_app.command("adjudicate")
 @_talks_to_server
 def adjudicate(
-    verdicts: Path = typer.Option(PULLED_VERDICTS, "--verdicts"),
+    verdicts: Path = typer.Option(
+        PULLED_VERDICTS, "--verdicts", help="Validation verdicts (default: what annotate pull wrote)."
+    ),
     state: Path = STATE,
     url: str = URL,
     port: int = PORT,
@@ -386,7 +392,9 @@ def agreement(
 @annotate_app.command("merge")
 def merge(
     records: Path = typer.Argument(..., help="JSONL of Sample records (or released records) to update."),
-    verdicts: Path = typer.Option(PULLED_VERDICTS, "--verdicts"),
+    verdicts: Path = typer.Option(
+        PULLED_VERDICTS, "--verdicts", help="Validation verdicts (default: what annotate pull wrote)."
+    ),
     out: Path = typer.Option(
         Path("state/label-studio/merged"), "--out", help="Folder of the merged outputs."
     ),

@@ -13,7 +13,11 @@ from rwpost.crawl import DEFAULT_SINCE
 from rwpost.images import MAX_IMAGE_BYTES
 
 console = Console()
-sample_app = typer.Typer(help="Build or serve the local Snopes-like sample site.", no_args_is_help=True)
+sample_app = typer.Typer(
+    help="Build or serve the local Snopes-like sample site.\n\n"
+    "Example: rwpost sample build --out /tmp/site; rwpost sample serve --site /tmp/site --port 8000",
+    no_args_is_help=True,
+)
 
 
 @sample_app.command("build")
@@ -151,10 +155,13 @@ def crawl(
         if as_json:
             typer.echo(json.dumps(counts, indent=2))
             return
+        problems = counts.pop("index_problem_lines", [])
         table = Table("saved pages", "count", title=f"import of {from_html} into {out}")
         for key, value in counts.items():
             table.add_row(key, str(value))
         console.print(table)
+        for problem in problems:  # an index.json entry that gave no page its URL is said, never skipped
+            console.print(f"[yellow]index not used: {problem}[/]", soft_wrap=True)
         return
     if not start_url:
         raise ConfigError("--start-url is required (or --from-html DIR to read saved pages)")

@@ -114,7 +114,9 @@ def evaluate(
         help="The detector's model: same as --set model=... (vlm, agentfact: the model name; local-vlm: "
         "the model folder).",
     ),
-    batch_size: int = typer.Option(16, "--batch-size", min=1),
+    batch_size: int = typer.Option(
+        16, "--batch-size", min=1, help="Samples per detector call (local models, embeddings)."
+    ),
     bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap resamples for 95% intervals."),
     blocked_domains: Path = typer.Option(
         None,
@@ -125,7 +127,7 @@ def evaluate(
     name: str = typer.Option(None, "--name", help="System name in reports (default detector/setting)."),
     strict: bool = typer.Option(False, "--strict", help="Predictions file: any problem is an error."),
     key_points: bool = typer.Option(True, "--key-points/--no-key-points", help="Score key-point coverage."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics JSON on stdout."),
     failures: str = typer.Option(
         "wrong", "--failures", help="Failed answers: wrong (all samples) | exclude (answered only) | class."
@@ -354,8 +356,8 @@ def leaderboard(
 def compare(
     run_a: Path = typer.Argument(..., help="First run folder."),
     run_b: Path = typer.Argument(..., help="Second run folder."),
-    bootstrap: int = typer.Option(1000, "--bootstrap", min=1),
-    seed: int = typer.Option(0, "--seed"),
+    bootstrap: int = typer.Option(1000, "--bootstrap", min=1, help="Paired bootstrap resamples."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     failures: str = typer.Option(None, "--failures", help="wrong | exclude | class (default: run A's)."),
     out: Path = typer.Option(None, "--out", help="Write the comparison JSON here."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file."),

@@ -12,15 +12,21 @@ from rich.progress import Progress
 from rich.table import Table
 
 console = Console()
+OUTPUTS = ("extractions.jsonl", "rejects.jsonl", "summary.json", "cost.json")
+"""What ``rwpost extract`` writes in its --out folder (rejects.jsonl only when something was set aside)."""
 
 
 def reformat(
     crawl_dir: Path = typer.Option(
-        None, "--in", help="Crawl store: articles.jsonl + html/<sha>.html.gz [default: data/work/crawl]."
+        None, "--in", help="Crawl store: articles.jsonl + html/<sha>.html.gz (default: data/work/crawl)."
     ),
-    out: Path = typer.Option(None, "--out", help="Output folder [default: data/work/tagged]."),
+    out: Path = typer.Option(None, "--out", help="Output folder (default: data/work/tagged)."),
     min_words: int = typer.Option(
-        None, "--min-words", min=0, help="Reject bodies with fewer words [default: 1]."
+        None,
+        "--min-words",
+        min=0,
+        help="Reject bodies with fewer words (default: 1; the pipeline uses params.yaml's "
+        "reformat.min_words).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the outputs of an earlier run."),
@@ -82,7 +88,7 @@ def extract(
     from rwpost.stages.extract import extract_tagged, make_extractor
 
     # a rerun resumes (documented): outputs are appended to; only an output that is the input is refused
-    outputs = [out / name for name in ("extractions.jsonl", "rejects.jsonl", "summary.json", "cost.json")]
+    outputs = [out / name for name in OUTPUTS]
     check_outputs(outputs, [in_path], overwrite=True)
     settings = settings_from_env(model=model, concurrency=concurrency)
     prices = {}
@@ -122,7 +128,8 @@ def extract(
     console.print(f"backend {report['backend']} ({report['prompt_version']}): {report['counts']}")
     if report.get("tasks"):
         _print_usage(f"LLM usage ({report['model']})", report["tasks"], report["total"])
-    console.print(f"outputs in {out} (extractions.jsonl, rejects.jsonl, summary.json, cost.json)")
+    written = [name for name in OUTPUTS if (out / name).exists()]  # no rejects: no rejects.jsonl
+    console.print(f"outputs in {out} ({', '.join(written)})")
 
 
 def _print_usage(title: str, tasks: dict, total: dict) -> None:

@@ -14,7 +14,8 @@ from rwpost.errors import ConfigError
 
 console = Console()
 filter_app = typer.Typer(
-    help="Quality filters (size, watermark, image necessity, near-duplicates) and their funnel.",
+    help="Quality filters (size, watermark, image necessity, near-duplicates) and their funnel.\n\n"
+    "Example: rwpost filter run --params params.yaml; rwpost filter funnel",
     no_args_is_help=True,
 )
 
