@@ -161,3 +161,16 @@ def test_the_card_says_extraction_was_offline_only_when_it_was(tmp_path):
     notes_twice = [*notes, OFFLINE_EXTRACTION_NOTE]  # params.yaml still carrying the note: said once
     write_version(samples, tmp_path / "c", BuildInfo("c", "test", "offline", generated_notes=notes_twice))
     assert (tmp_path / "c" / "README.md").read_text(encoding="utf-8").count(OFFLINE_EXTRACTION_NOTE) == 1
+
+
+def test_a_clean_reimport_with_skip_bad_leaves_no_earlier_rejects_behind(tmp_path, capsys):
+    """--skip-bad's rejects file belongs to this import: a clean re-import with --overwrite empties it,
+    where it used to keep the lines an earlier import of another file set aside."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(DEV.read_text(encoding="utf-8").splitlines()[0] + "\n{not json\n", encoding="utf-8")
+    out = tmp_path / "dev.parquet"
+    code, _, _ = run(capsys, "import-released", bad, "--out", out, "--skip-bad")
+    rejects = tmp_path / "dev.rejects.jsonl"
+    assert code == 0 and len(rejects.read_text().splitlines()) == 1
+    code, _, _ = run(capsys, "import-released", DEV, "--out", out, "--skip-bad", "--overwrite")
+    assert code == 0 and rejects.read_text() == ""

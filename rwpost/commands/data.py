@@ -109,8 +109,9 @@ def import_released(
     samples = read_released(path, rejects=bad)
     count = write_parquet(out, samples)
     console.print(f"wrote {count} samples to {out}")
-    if bad:
+    if skip_bad:  # written even when empty: an earlier import's rejects never pass for this one's
         write_jsonl(target, bad)
+    if bad:
         console.print(f"[yellow]set aside {len(bad)} malformed or duplicate lines in {target}[/]")
 
 
