@@ -207,3 +207,18 @@ def test_runs_with_one_system_name_both_keep_their_explanations(tmp_path, data, 
     assert systems[0] == "gold" and len(systems) == 3
     assert {o["explanation"] for o in merged[0]["outputs"][1:]} == {"a says False", "b says True"}
     assert f"mine ({runs[1]})" in systems
+
+
+def test_a_run_at_a_parent_folder_does_not_hide_the_runs_below_it(tmp_path, data, samples, capsys):
+    """``rwpost leaderboard runs`` stopped at a folder with its own metrics.json: a run written with --out
+    at ``runs`` hid every run below it, and the table showed one system."""
+    preds = tmp_path / "system.jsonl"
+    write_jsonl(preds, [{"id": s.id, "label": "False"} for s in samples])
+    other = tmp_path / "other.jsonl"
+    write_jsonl(other, [{"id": s.id, "label": "True"} for s in samples])
+    assert _evaluate(data, tmp_path / "runs", "--predictions", str(other)) == 0
+    assert _evaluate(data, tmp_path / "runs" / "system", "--predictions", str(preds)) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", str(tmp_path / "runs"), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 2

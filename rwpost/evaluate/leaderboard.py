@@ -18,12 +18,12 @@ from rwpost.labels import Label
 
 
 def find_runs(paths: Sequence[str | Path]) -> list[Path]:
-    """Run folders (those with a metrics.json) given directly or found below the given folders."""
+    """Run folders (those with a metrics.json) given directly or found below the given folders; a run
+    folder given directly counts with the runs below it (a run written with --out at a parent folder
+    never hides them)."""
     runs: list[Path] = []
     for p in map(Path, paths):
-        if (p / "metrics.json").exists():
-            runs.append(p)
-        elif p.is_dir():
+        if p.is_dir():
             runs.extend(sorted(m.parent for m in p.rglob("metrics.json")))
         else:
             raise ConfigError(f"{p}: not a run folder (no metrics.json) and not a folder of runs")
