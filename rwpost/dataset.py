@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import types
 from collections.abc import Iterable
 from datetime import date
@@ -147,11 +148,8 @@ def read_parquet(path: str | os.PathLike[str]) -> list[Sample]:
         table = pq.read_table(path)
         rows = table.to_pylist()
     except (OSError, pa.ArrowException) as exc:
-        problem = " ".join(str(exc).split())[:200]
-        raise RecordError(f"not a readable Parquet file ({problem})", source=source) from exc
-    missing = [name for name in REQUIRED_COLUMNS if name not in table.column_names]
-    if missing:
-        raise RecordError(f"not an RW-Post split: no {', '.join(missing)} column", source=source)
+        raise _unreadable(exc, source) from exc
+    _check_columns(table.column_names, source)
     samples, first_row = [], {}
     for number, row in enumerate(rows, start=1):
         sample = _row_sample(row, source, number)
@@ -165,6 +163,55 @@ def read_parquet(path: str | os.PathLike[str]) -> list[Sample]:
 
 REQUIRED_COLUMNS = ("id", "claim", "news_url")
 """Columns without which a Parquet file is not a split of ours (checked before any row is read)."""
+
+
+def _unreadable(exc: Exception, source: str) -> RecordError:
+    problem = " ".join(str(exc).split())[:200]
+    return RecordError(f"not a readable Parquet file ({problem})", source=source)
+
+
+def _check_columns(names: Iterable[str], source: str) -> None:
+    missing = [name for name in REQUIRED_COLUMNS if name not in names]
+    if missing:
+        raise RecordError(f"not an RW-Post split: no {', '.join(missing)} column", source=source)
+
+
+SUMS_FILE = "SHA256SUMS"
+"""A version folder's checksums of its split files (``sha256sum`` format)."""
+SUMS_LINE = re.compile(r"([0-9a-fA-F]{64}) [ *](\S.*)")
+"""One line of ``sha256sum`` output: the digest, a space, a space or ``*`` (binary mode), the file."""
+
+
+def _published_digest(version_dir: Path, rel: str) -> str | None:
+    """The checksum SHA256SUMS gives ``rel`` (None: no SHA256SUMS, or it does not list the file)."""
+    try:
+        lines = (version_dir / SUMS_FILE).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None  # no checksums to hold the file to (`rwpost verify` reports an unreadable one)
+    for line in lines:
+        match = SUMS_LINE.fullmatch(line.rstrip())
+        if match and match.group(2) == rel:
+            return match.group(1).lower()
+    return None
+
+
+def _check_split_file(file: Path, digest: str, version_dir: Path | None) -> None:
+    """Refuse, in one line naming the file, a split that differs from what its version folder published
+    (SHA256SUMS) or that is no RW-Post split, before ``datasets`` reads it."""
+    source = str(file)
+    if version_dir is not None:
+        published = _published_digest(version_dir, file.relative_to(version_dir).as_posix())
+        if published is not None and published != digest:
+            raise RecordError(
+                f"checksum differs from {SUMS_FILE}: the file changed after publishing "
+                f"(`rwpost verify {version_dir}` lists every difference)",
+                source=source,
+            )
+    try:
+        names = pq.read_schema(file).names
+    except (OSError, pa.ArrowException) as exc:
+        raise _unreadable(exc, source) from exc
+    _check_columns(names, source)
 
 
 def _row_sample(row: dict[str, Any], source: str, number: int) -> Sample:
@@ -236,10 +283,14 @@ def load(
     import datasets as hf
 
     target = Path(path_or_version)
+    version_dir = None
     if target.suffix == ".parquet" and target.exists():
         file = target
     else:
-        file = split_file(resolve_version_dir(path_or_version, root), subset, split)
+        version_dir = resolve_version_dir(path_or_version, root)
+        file = split_file(version_dir, subset, split)
+    digest = sha256_file(file)
+    _check_split_file(file, digest, version_dir)
     # Cache by content: a version rebuilt in place must never be served from a stale datasets cache.
-    cache_dir = Path(hf.config.HF_DATASETS_CACHE) / "rwpost" / sha256_file(file)[:16]
+    cache_dir = Path(hf.config.HF_DATASETS_CACHE) / "rwpost" / digest[:16]
     return hf.load_dataset("parquet", data_files={split: str(file)}, split=split, cache_dir=str(cache_dir))

@@ -11,7 +11,6 @@ Layout of ``data/rwpost/<version>/``::
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from rwpost.dataset import features, read_parquet, write_parquet
+from rwpost.dataset import SUMS_LINE, features, read_parquet, write_parquet
 from rwpost.errors import RwpostError
 from rwpost.io import sha256_file, sha256_hex, write_json, write_text
 from rwpost.labels import ALIASES, CHALLENGING_LABELS, MAIN_LABELS
@@ -220,10 +219,6 @@ def _feature_type(feature: Any) -> str:
     return name
 
 
-_SUMS_LINE = re.compile(r"([0-9a-fA-F]{64}) [ *](\S.*)")
-"""One line of ``sha256sum`` output: the digest, a space, a space or ``*`` (binary mode), the file."""
-
-
 def verify_version(version_dir: Path) -> list[str]:
     """Problems found checking every file against SHA256SUMS and the card (empty list: all good).
 
@@ -247,7 +242,7 @@ def verify_version(version_dir: Path) -> list[str]:
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        match = _SUMS_LINE.fullmatch(line.rstrip())
+        match = SUMS_LINE.fullmatch(line.rstrip())
         if match is None:
             problems.append(f"SHA256SUMS line {number}: not '<sha256>  <file>'")
             continue

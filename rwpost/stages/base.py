@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import signal
 import sys
 from collections.abc import Mapping
 from datetime import date
@@ -18,7 +20,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Self
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import validation_problem, write_json
@@ -79,9 +81,30 @@ class DatasetParams(BaseModel):
     source_description: str = ""
     generated_notes: list[str] = Field(default_factory=list)
 
+    @field_validator("version")
+    @classmethod
+    def _one_folder_name(cls, version: str) -> str:
+        # the version is one folder under root: "", ".", "a/b" or "../x" would publish into root itself,
+        # beside other versions, or outside it; "latest" is what rwpost.load reads as the newest version
+        if not _VERSION_NAME.fullmatch(version) or version in ("latest", "..", "."):
+            raise ValueError(
+                f"{version!r} is not a version name: one folder name of letters, digits and . _ + - "
+                "(e.g. v1.2.0), not 'latest'"
+            )
+        return version
+
+    @model_validator(mode="after")
+    def _window_in_order(self) -> Self:
+        if self.since and self.until and self.since > self.until:
+            raise ValueError(f"since {self.since} is after until {self.until}")
+        return self
+
     @property
     def version_dir(self) -> Path:
         return self.root / self.version
+
+
+_VERSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
 
 class FunnelStep(BaseModel):
@@ -163,13 +186,33 @@ def run_stage(stage: ModuleType, params: Mapping[str, Any], source: str = "param
     return report.counts
 
 
+INTERRUPTED = 130
+"""Exit status of a stage stopped by SIGINT or SIGTERM (as the CLI's)."""
+
+
+def _interrupt(signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def stage_main(stage: ModuleType) -> None:
-    """``python -m pipelines.<stage> [--params FILE]``; an rwpost error is one line and an exit code."""
+    """``python -m pipelines.<stage> [--params FILE]``; an rwpost error is one line and an exit code.
+
+    SIGTERM (what ``dvc``, ``timeout`` and schedulers send) stops the stage as Ctrl-C does: the file being
+    written is discarded (every write is atomic: the earlier complete file stays) and the stage says so
+    in one line; the default SIGTERM would kill it mid-write and leave the temporary file in its outputs.
+    """
     parser = argparse.ArgumentParser(description=(stage.__doc__ or "").splitlines()[0])
     parser.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
     args = parser.parse_args()
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         run_stage(stage, load_params(args.params), args.params)
     except RwpostError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except KeyboardInterrupt as exc:
+        how = str(exc) or "SIGINT"
+        print(f"{stage.__name__.rsplit('.', 1)[-1]}: interrupted ({how}); rerun to finish", file=sys.stderr)
+        sys.exit(INTERRUPTED)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

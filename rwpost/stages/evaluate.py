@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, model_validator
 
 from rwpost.dataset import read_parquet, split_file
 from rwpost.errors import ConfigError
@@ -57,7 +57,7 @@ class Params(StageParams):
     out: Path = Path("reports/evaluate")
     summary: Path | None = None
     """None: ``<out>-summary.json``."""
-    subsets: list[str] = Field(default_factory=lambda: ["main"])
+    subsets: list[str] = Field(default_factory=lambda: ["main"], min_length=1)
     train_split: str = "dev"
     test_split: str = "test"
     seed: int = 0
@@ -78,6 +78,12 @@ class Params(StageParams):
     detectors: list[DetectorParams] = Field(default_factory=list)
     prices: dict[str, PriceEntry] | None = None
     dataset: DatasetParams
+
+    @model_validator(mode="after")
+    def _scored_on_unseen_split(self) -> Self:
+        if self.train_split == self.test_split:  # a trained detector would be scored on its training data
+            raise ValueError(f"train_split and test_split are both {self.test_split!r}")
+        return self
 
 
 def _labelled(path: Path) -> list[Sample]:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, create_model
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, create_model, field_validator, model_validator
 
 from rwpost.errors import ConfigError
 from rwpost.filters import DEFAULT_ORDER, REGISTRY, neardup, necessity, size, watermark
@@ -28,11 +28,40 @@ from rwpost.io import sha256_file, sorted_by_id, sorted_rejects, write_json, wri
 from rwpost.records import Reject
 from rwpost.stages.base import FunnelStep, StageParams, StageReport, write_funnel
 
+_CHOICES: dict[str, Any] = {
+    "combine": Literal["ocr", "llm", "either", "both"],
+    "index": Literal["mih", "bktree"],
+    "keep_answers": list[Literal["yes", "no", "uncertain", True, False]],  # YAML reads a bare yes as true
+}
+"""Thresholds that name one of a few choices (the filter would fail mid-run, or keep nothing, on another)."""
+_SHARES = ("min_confidence", "text_jaccard", "flat_share")
+"""Thresholds that are a share, in [0, 1]."""
+
+
+def _threshold_type(key: str, value: Any) -> Any:
+    if key in _CHOICES:
+        return _CHOICES[key]
+    if isinstance(value, bool):
+        return bool
+    if isinstance(value, int | float):  # counts, sizes, radii and shares: a negative one is a typo
+        return Annotated[type(value), Field(ge=0, le=1 if key in _SHARES else None, allow_inf_nan=False)]
+    return type(value)
+
 
 def _thresholds(name: str, defaults: Mapping[str, Any]) -> type[BaseModel]:
     """The typed params section of one filter, from the filter's own ``DEFAULTS`` (their one home)."""
-    fields: dict[str, Any] = {key: (type(value), value) for key, value in defaults.items()}
-    return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
+    fields: dict[str, Any] = {key: (_threshold_type(key, value), value) for key, value in defaults.items()}
+    model = create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
+    if {"min_words", "max_words"} <= defaults.keys():
+        model = create_model(name, __base__=model, __validators__={"bounds": _words_in_order})
+    return model
+
+
+@model_validator(mode="after")
+def _words_in_order(model: Any) -> Any:
+    if model.min_words > model.max_words:
+        raise ValueError(f"min_words {model.min_words} is above max_words {model.max_words}")
+    return model
 
 
 SizeParams = _thresholds("SizeParams", size.DEFAULTS)
@@ -67,9 +96,27 @@ class Params(StageParams):
     watermark: WatermarkParams = Field(default_factory=WatermarkParams)  # type: ignore[valid-type]
     neardup: NeardupParams = Field(default_factory=NeardupParams)  # type: ignore[valid-type]
 
+    @field_validator("order")
+    @classmethod
+    def _known_once(cls, order: list[str]) -> list[str]:
+        problem = _order_problem(order)
+        if problem:
+            raise ValueError(problem)
+        return order
+
     def thresholds(self) -> dict[str, dict[str, Any]]:
         """Per filter in ``order``: the thresholds set in params (the filter fills in its defaults)."""
         return {name: getattr(self, name).model_dump(exclude_unset=True) for name in self.order}
+
+
+def _order_problem(order: Sequence[str]) -> str | None:
+    unknown = [name for name in order if name not in REGISTRY]
+    if unknown:
+        return f"unknown filter(s) {unknown}; known: {sorted(REGISTRY)}"
+    twice = sorted({name for name in order if order.count(name) > 1})
+    if twice:  # a second pass of a filter would count its removals twice in the funnel
+        return f"{', '.join(twice)} named more than once"
+    return None
 
 
 def build_filters(
@@ -81,9 +128,9 @@ def build_filters(
     judge_id: str | None = None,
 ) -> list[Filter]:
     """Filter instances in funnel order; judges (LLM callables) are optional, offline otherwise."""
-    unknown = [name for name in order if name not in REGISTRY]
-    if unknown:
-        raise ConfigError(f"filter.order: unknown filter(s) {unknown}; known: {sorted(REGISTRY)}")
+    problem = _order_problem(order)
+    if problem:
+        raise ConfigError(f"filter.order: {problem}")
     out: list[Filter] = []
     for name in order:
         if name == "watermark":

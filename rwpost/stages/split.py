@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import Field
+
 from rwpost.dataset import read_samples
+from rwpost.errors import RwpostError
 from rwpost.io import sorted_rejects, write_jsonl
 from rwpost.publish import BuildInfo, write_version
 from rwpost.records import Reject, Sample
@@ -26,7 +29,7 @@ class Params(StageParams):
 
     input: Path = Path("data/work/annotated/samples.jsonl")
     seed: int = 13
-    ratio: float = DEV_TEST_RATIO
+    ratio: float = Field(DEV_TEST_RATIO, gt=0, allow_inf_nan=False)
     """dev : test = 1 : ratio (paper section III)."""
     funnel: Path | None = Path("data/work/assemble/funnel.json")
     """The funnel of the earlier stages (written by assemble)."""
@@ -48,6 +51,9 @@ def run(params: Params) -> StageReport:
     assigned = assign_splits(samples, seed=params.seed, ratio=params.ratio)
     kept = {s.id for s in assigned}
     excluded = [_excluded(s) for s in samples if s.id not in kept]
+    if not assigned:  # a version with no samples is never what was meant: the stages before removed all
+        why = f"all {len(samples)} samples have an excluded rating" if samples else "no samples"
+        raise RwpostError(f"{params.input}: {why}: nothing to publish as {params.dataset.version}")
     reasons = {"rating not about factual accuracy": len(excluded)} if excluded else {}
     report = StageReport(
         stage="split",
