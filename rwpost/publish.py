@@ -168,7 +168,7 @@ def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
     lines.append("")
     if info.funnel:
         lines += [
-            "## Filter funnel",
+            "## Funnel",
             "",
             "| step | in | removed | out | main reasons |",
             "|---|---:|---:|---:|---|",

@@ -88,3 +88,7 @@ def test_changing_a_filter_threshold_reruns_only_downstream_stages_from_cache(ch
     assert sum(step["from_cache"] for step in cache_use) > 0
     card = (_version_dir(checkout) / "README.md").read_text()
     assert "| filter: size |" in card and "| filter: watermark |" in card  # the funnel reaches the card
+    # and starts at the crawl store: every stored article is a line of the funnel (in, or set aside by why)
+    stored = len((checkout / "data" / "work" / "crawl" / "articles.jsonl").read_text().splitlines())
+    assert f"| reformat (crawl store -> tagged articles) | {stored} |" in card
+    assert "| extract (post, rationale, evidence) |" in card

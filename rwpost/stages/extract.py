@@ -30,7 +30,7 @@ from rwpost.io import (
 )
 from rwpost.llm import LLMSettings, Price, PriceTable, client_from, settings_from_env
 from rwpost.records import Extraction, Reject, TaggedArticle
-from rwpost.stages.base import StageParams, StageReport
+from rwpost.stages.base import FunnelStep, StageParams, StageReport, read_funnel, write_funnel
 
 
 class PriceParams(BaseModel):
@@ -49,6 +49,8 @@ class Params(StageParams):
 
     input: Path = Path("data/work/tagged/articles.jsonl")
     out: Path = Path("data/work/extract")
+    funnel: Path | None = None
+    """The funnel so far (params.yaml: reformat's); ``out/funnel.json`` is it plus this stage's line."""
     backend: Literal["offline", "llm", "auto"] = "auto"
     """``auto``: the LLM when ``OPENAI_API_KEY`` is set, else offline."""
     model: str | None = None
@@ -171,6 +173,12 @@ def extract_tagged(
     return cost
 
 
+def extract_step(summary: dict[str, Any]) -> FunnelStep:
+    """The funnel line of extraction: tagged articles in, extractions out, the rest set aside by reason."""
+    reasons = {f"set aside by {stage}": n for stage, n in summary["set_aside_by_stage"].items()}
+    return FunnelStep.of("extract (post, rationale, evidence)", summary["extracted"], reasons)
+
+
 def output_summary(out_dir: Path, extractor: OfflineExtractor | LLMExtractor) -> dict[str, Any]:
     """Totals of the stage's outputs, computed from the files (not from this run's counters)."""
     extracted = hallucinated = 0
@@ -201,10 +209,14 @@ def run(params: Params) -> StageReport:
         max_article_chars=params.max_article_chars,
     )
     cost = extract_tagged(params.input, params.out, extractor)
-    # no funnel step: a resumed run skips what earlier runs did, so its counts are not the stage's total
+    # the funnel line comes from the outputs' totals (summary.json), never from this run's counters: a
+    # resumed run skips what earlier runs did
+    step = extract_step(cost["summary"])
+    write_funnel(params.out / "funnel.json", [*read_funnel(params.funnel), step])
     return StageReport(
         stage="extract",
         counts=cost,
+        funnel=[step],
         message=f"extract ({cost['backend']}): {cost['summary']} (this run: {cost['counts']})"
         f" -> {params.out}",
     )

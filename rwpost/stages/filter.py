@@ -2,8 +2,8 @@
 
 Reads the tagged articles, the extractions and the crawl store; writes under ``out``:
 ``decisions.jsonl`` (one :class:`rwpost.records.Decision` per record and filter), ``verdicts.jsonl``
-(one summary per record), ``funnel.json`` (the filters' funnel steps, which assemble and split extend
-for the dataset card), ``rejects.jsonl`` (input lines that did not validate), ``summary.json`` (totals and
+(one summary per record), ``funnel.json`` (the funnel so far, then the filters' steps, which assemble and
+split extend for the dataset card), ``rejects.jsonl`` (input lines that did not validate), ``summary.json`` (totals and
 the thresholds set) and the measurement cache ``cache/``. With ``llm: true`` the necessity and watermark
 filters also ask an LLM (Tables S2, S1) with the credentials from the environment (``OPENAI_API_KEY``,
 ``OPENAI_BASE_URL``, ``RWPOST_LLM_MODEL``); without it they run offline.
@@ -26,7 +26,7 @@ from rwpost.filters.llm import TextJudge, VisionJudge
 from rwpost.filters.runner import FilterResult, run_filters
 from rwpost.io import sha256_file, sorted_by_id, sorted_rejects, write_json, write_jsonl
 from rwpost.records import Reject
-from rwpost.stages.base import FunnelStep, StageParams, StageReport, write_funnel
+from rwpost.stages.base import FunnelStep, StageParams, StageReport, read_funnel, write_funnel
 
 _CHOICES: dict[str, Any] = {
     "combine": Literal["ocr", "llm", "either", "both"],
@@ -80,6 +80,9 @@ class Params(StageParams):
     crawl: Path | None = Path("data/work/crawl")
     """The crawl store: ``articles.jsonl``; image paths are relative to this folder."""
     out: Path = Path("data/work/filter")
+    funnel: Path | None = None
+    """The funnel so far (params.yaml: extract's, which starts with reformat's); ``out/funnel.json`` is it
+    plus the filters' lines."""
     order: list[str] = Field(default_factory=lambda: list(DEFAULT_ORDER))
     measure_all: bool = False
     """True: every filter measures and decides every record (the funnel counts stay the same)."""
@@ -189,7 +192,7 @@ def run_candidates(
     write_jsonl(out / "decisions.jsonl", sorted_by_id(result.decisions))
     write_jsonl(out / "verdicts.jsonl", sorted_by_id(result.verdicts))
     write_jsonl(out / "rejects.jsonl", sorted_rejects(rejects))
-    write_funnel(out / "funnel.json", funnel_steps(result))
+    write_funnel(out / "funnel.json", [*read_funnel(params.funnel), *funnel_steps(result)])
     # run-specific (depends on what the cache held): beside the cache, outside what DVC hashes
     write_json(out / "cache" / "last_run.json", result.cache_use())
     summary = {

@@ -1,7 +1,8 @@
 """Stage ``reformat``: crawl store -> tagged articles (text with tagged URLs + link table), rejects kept.
 
 Per record: verbatim HTML from the store, :func:`rwpost.tagged.tag_article`, then the word-count bound.
-Writes ``articles.jsonl`` (TaggedArticle), ``rejects.jsonl`` and ``report.json`` under ``out``.
+Writes ``articles.jsonl`` (TaggedArticle), ``rejects.jsonl``, ``report.json`` and ``funnel.json`` (the first
+line of the dataset card's funnel) under ``out``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from rwpost.errors import RecordError, RwpostError
 from rwpost.io import read_records, sorted_rejects, write_json, write_jsonl
 from rwpost.labels import UNRATED
 from rwpost.records import CrawledArticle, Reject, TaggedArticle
-from rwpost.stages.base import FunnelStep, StageParams, StageReport
+from rwpost.stages.base import FunnelStep, StageParams, StageReport, write_funnel
 from rwpost.tagged import rating_outcome, tag_article
 
 
@@ -34,7 +35,7 @@ class Params(StageParams):
     """Bodies shorter than this are rejected with their word count."""
 
 
-OUTPUT_FILES = ("articles.jsonl", "rejects.jsonl", "report.json")
+OUTPUT_FILES = ("articles.jsonl", "rejects.jsonl", "report.json", "funnel.json")
 """What the stage writes under ``out``."""
 
 
@@ -103,7 +104,14 @@ def reformat_store(crawl_dir: Path, out_dir: Path, *, min_words: int = 1) -> dic
     write_jsonl(out_dir / "rejects.jsonl", sorted_rejects(rejects))
     report = {"in": len(kept) + len(rejects), "kept": len(kept), "rejected": dict(reasons)}
     write_json(out_dir / "report.json", report)
+    # the card's funnel starts here: every record of the crawl store, and why reformat set some aside
+    write_funnel(out_dir / "funnel.json", [reformat_step(report)])
     return report
+
+
+def reformat_step(report: dict[str, Any]) -> FunnelStep:
+    """The funnel line of a reformat report: the crawl store's records in, the tagged articles out."""
+    return FunnelStep.of("reformat (crawl store -> tagged articles)", report["kept"], report["rejected"])
 
 
 def run(params: Params) -> StageReport:
@@ -112,6 +120,6 @@ def run(params: Params) -> StageReport:
     return StageReport(
         stage="reformat",
         counts=counts,
-        funnel=[FunnelStep.of("reformat", counts["kept"], counts["rejected"])],
+        funnel=[reformat_step(counts)],
         message=f"reformat: {counts['kept']} tagged, {rejected} rejected -> {params.out}",
     )
