@@ -1,12 +1,12 @@
 """Stage ``filter``: size, image necessity, watermark and near-duplicate filters (paper III-A, III-C).
 
-Reads the tagged articles, the extractions and the crawl store; writes under ``out``:
-``decisions.jsonl`` (one :class:`rwpost.records.Decision` per record and filter), ``verdicts.jsonl``
-(one summary per record), ``funnel.json`` (the funnel so far, then the filters' steps, which assemble and
-split extend for the dataset card), ``rejects.jsonl`` (input lines that did not validate), ``summary.json`` (totals and
-the thresholds set) and the measurement cache ``cache/``. With ``llm: true`` the necessity and watermark
-filters also ask an LLM (Tables S2, S1) with the credentials from the environment (``OPENAI_API_KEY``,
-``OPENAI_BASE_URL``, ``RWPOST_LLM_MODEL``); without it they run offline.
+Reads the tagged articles, the extractions and the crawl store; writes under ``out``: ``decisions.jsonl``
+(one :class:`rwpost.records.Decision` per record and filter), ``verdicts.jsonl`` (one summary per record),
+``funnel.json`` (the funnel so far, then the filters' steps, which assemble and split extend for the dataset
+card), ``rejects.jsonl`` (input lines that did not validate), ``summary.json`` (totals and the thresholds
+set) and the measurement cache ``cache/``. With ``llm: true`` the necessity and watermark filters also ask
+an LLM (Tables S2, S1) with the credentials from the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``RWPOST_LLM_MODEL``); without it they run offline.
 """
 
 from __future__ import annotations
