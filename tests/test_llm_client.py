@@ -8,7 +8,16 @@ import time
 import pytest
 
 from rwpost.errors import RwpostError
-from rwpost.llm import ImageInput, LLMCache, LLMCallError, LLMClient, LLMRequest, Price, load_llm_schema
+from rwpost.llm import (
+    ImageInput,
+    LLMAccessError,
+    LLMCache,
+    LLMCallError,
+    LLMClient,
+    LLMRequest,
+    Price,
+    load_llm_schema,
+)
 from rwpost.testing.llm import FakeLLMServer, Recorder, Replayer, Reply, message_text
 
 RATIONALE = {"reasoning_logic": "The photo predates the event.", "key_points": ["1. a", "2. b", "3. c"]}
@@ -174,11 +183,11 @@ def test_fenced_json_answers_are_accepted():
     assert result.ok and result.data == RATIONALE
 
 
-def test_non_retryable_status_fails_without_retrying():
+def test_a_refused_key_is_not_retried_and_stops_the_caller():
     with FakeLLMServer([Reply(status=401, error="bad key")]) as server:
-        [result] = make_client(server).run([make_request()])
+        with pytest.raises(LLMAccessError, match="HTTP 401: bad key"):
+            make_client(server).run([make_request()])
         assert server.chat_requests == 1
-    assert not result.ok and "AuthenticationError" in result.error
 
 
 def test_tokens_and_cost_are_accounted_per_task():

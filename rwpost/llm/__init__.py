@@ -44,7 +44,14 @@ For tests and offline reports, :mod:`rwpost.testing.llm` has a scripted OpenAI-c
 """
 
 from rwpost.llm.cache import CachedAnswer, LLMCache, cache_key
-from rwpost.llm.client import LLMCallError, LLMClient, client_from, estimate_tokens, parse_answer
+from rwpost.llm.client import (
+    LLMAccessError,
+    LLMCallError,
+    LLMClient,
+    client_from,
+    estimate_tokens,
+    parse_answer,
+)
 from rwpost.llm.config import LLMSettings, settings_from_env
 from rwpost.llm.schemas import load_llm_schema
 from rwpost.llm.types import ImageInput, LLMRequest, LLMResult, Price, PriceTable, Usage
@@ -53,6 +60,7 @@ __all__ = [
     "CachedAnswer",
     "ImageInput",
     "LLMCache",
+    "LLMAccessError",
     "LLMCallError",
     "LLMClient",
     "LLMRequest",

@@ -38,6 +38,15 @@ class LLMCallError(RwpostError):
     """A call that failed at the transport level after every retry (or with a non-retryable status)."""
 
 
+class LLMAccessError(ConfigError):
+    """The server refused the credentials or the model (401, 403, unknown model): every call would fail
+    the same way, so the run stops at the first one instead of recording each sample as failed."""
+
+
+class _Refusal(Exception):
+    """The model declined to answer (``message.refusal``): asking again at the same prompt won't help."""
+
+
 def estimate_tokens(text: str) -> int:
     """A rough token count (4 characters a token), enough for a ``--dry-run`` budget."""
     return max(1, (len(text) + 3) // 4)
@@ -91,6 +100,13 @@ class _RetryingOpenAI(AsyncOpenAI):
         if delay == self._parse_retry_after_header(response_headers):
             return delay  # the server said how long
         return min(self._backoff_max_s, delay * self._backoff_scale)
+
+
+def _error_message(exc: openai.APIError) -> str:
+    """The server's own words of an error response, on one line and short."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    detail = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
+    return " ".join(str(detail.get("message") or exc.message).split())[:200]
 
 
 def _retry_count(exc: openai.APIError) -> int:
@@ -190,12 +206,15 @@ class LLMClient:
                 result.error = str(exc)
                 result.raw = result.raw_responses[-1] if result.raw_responses else None
                 return result
-            result.attempts += attempts
-            result.prompt_tokens += prompt_tokens
-            result.completion_tokens += completion_tokens
-            usage.prompt_tokens += prompt_tokens
-            usage.completion_tokens += completion_tokens
-            usage.cost_usd += self._cost(prompt_tokens, completion_tokens)
+            except _Refusal as refusal:  # billed, but asking the same prompt again would be refused again
+                text, *spent = refusal.args
+                self._count(result, usage, *spent)
+                usage.failures += 1
+                result.raw_responses.append(text)
+                result.raw = text
+                result.error = f"the model refused to answer: {' '.join(text.split())[:300]}"
+                return result
+            self._count(result, usage, prompt_tokens, completion_tokens, attempts)
             result.raw_responses.append(content or "")
             data, problem = parse_answer(content, request.schema)
             if data is not None:
@@ -316,6 +335,32 @@ class LLMClient:
     def _usage(self, task: str) -> Usage:
         return self.usage.setdefault(task, Usage())
 
+    def _count(
+        self, result: LLMResult, usage: Usage, prompt_tokens: int, completion_tokens: int, attempts: int
+    ):
+        """Add one answered HTTP call's attempts, tokens and cost to ``result`` and its task's ``usage``."""
+        result.attempts += attempts
+        result.prompt_tokens += prompt_tokens
+        result.completion_tokens += completion_tokens
+        usage.prompt_tokens += prompt_tokens
+        usage.completion_tokens += completion_tokens
+        usage.cost_usd += self._cost(prompt_tokens, completion_tokens)
+
+    def _refuses_access(self, exc: openai.APIError) -> bool:
+        """401, 403, or a 404 about the model itself (not e.g. a replay server's unknown request)."""
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            return True
+        if isinstance(exc, openai.NotFoundError):
+            code = (exc.body or {}).get("code") if isinstance(exc.body, dict) else None
+            return code == "model_not_found" or f"{self.model}" in _error_message(exc)
+        return False
+
+    def _scrub(self, text: str) -> str:
+        """``text`` without the API key (a server may echo what it was given); real keys are long, a
+        placeholder such as ``no-key`` or ``k`` is left alone."""
+        key = self._api_key or ""
+        return text.replace(key, "***") if len(key) >= 8 else text
+
     def _cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         price = self.prices.get(self.model)
         return price.cost(prompt_tokens, completion_tokens) if price else 0.0
@@ -386,6 +431,13 @@ class LLMClient:
             except openai.APIError as exc:  # the SDK's retries are spent, or the status is final
                 attempts = _retry_count(exc) + 1
                 usage.http_calls += attempts
+                if self._refuses_access(exc):
+                    status = getattr(exc, "status_code", "?")
+                    raise LLMAccessError(
+                        f"the LLM server {self.base_url or 'api.openai.com'} refused model {self.model!r} "
+                        f"(HTTP {status}: {self._scrub(_error_message(exc))}); check OPENAI_API_KEY, "
+                        "OPENAI_BASE_URL and the model name"
+                    ) from None
                 if not isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
                     raise LLMCallError(
                         f"{request.key}: {type(exc).__name__} after {attempts} attempt(s): {exc}"
@@ -396,17 +448,29 @@ class LLMClient:
                 raise LLMCallError(f"{request.key}: server refused the request: {exc}") from exc
             attempts = raw.retries_taken + 1
             usage.http_calls += attempts
-            response = raw.parse()
-            choice = response.choices[0] if response.choices else None
-            content = choice.message.content if choice is not None else None
-            if choice is not None and choice.finish_reason == "length":
-                content = content or ""  # truncated JSON fails validation and is asked again
+            try:  # a proxy's HTML page or an error object sent with status 200 is no chat completion
+                response = raw.parse()
+                choice = response.choices[0] if response.choices else None
+                message = choice.message if choice is not None else None
+                content = message.content if message is not None else None
+                refusal = getattr(message, "refusal", None)
+            except (AttributeError, TypeError, IndexError, ValueError) as exc:
+                body = " ".join(raw.http_response.text[:120].split())
+                raise LLMCallError(
+                    f"{request.key}: the server's answer is not a chat completion "
+                    f"({type(exc).__name__}; it begins {body!r})"
+                ) from None
             prompt_tokens = getattr(response.usage, "prompt_tokens", None)
             completion_tokens = getattr(response.usage, "completion_tokens", None)
-            if prompt_tokens is None or completion_tokens is None:  # a server that reports no usage
+            if not isinstance(prompt_tokens, int) or not isinstance(completion_tokens, int):
+                # a server that reports no usage (or not as numbers)
                 prompt_tokens = estimate_tokens(request.system + request.user)
                 prompt_tokens += IMAGE_TOKENS_ESTIMATE * len(request.images)
-                completion_tokens = estimate_tokens(content or "")
+                completion_tokens = estimate_tokens(content or refusal or "")
+            if refusal and not content:
+                raise _Refusal(str(refusal), prompt_tokens, completion_tokens, attempts)
+            if choice is not None and choice.finish_reason == "length":
+                content = content or ""  # truncated JSON fails validation and is asked again
             return content, prompt_tokens, completion_tokens, attempts
 
 

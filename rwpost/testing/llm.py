@@ -3,8 +3,8 @@
 It speaks real HTTP (``/v1/chat/completions`` and ``/v1/models``) from a background thread (a
 :class:`~rwpost.testing.server.LoopbackServer`) and answers from a script: a queue of :class:`Reply`
 objects or a function of the request body. Replies can be slow, rate limited (429 with
-``Retry-After``), server errors, invalid JSON or long enough to time the client out. The server
-counts requests and the most it ever had in flight.
+``Retry-After``), server errors, invalid JSON, refusals, bodies that are no chat completion, or long
+enough to time the client out. The server counts requests and the most it ever had in flight.
 
 :class:`Recorder` wraps a responder and writes each answer to a JSONL file keyed by
 :func:`request_hash`; :class:`Replayer` answers from such a file, so a report can be rebuilt from
@@ -46,6 +46,9 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     error: str | None = None
     finish_reason: str = "stop"
+    refusal: str | None = None
+    body: str | None = None
+    """Sent as the whole HTTP body instead of a chat completion (a proxy's page, another shape)."""
 
     @classmethod
     def answer(cls, obj: Any, delay_s: float = 0.0) -> Reply:
@@ -62,6 +65,16 @@ class Reply:
         """HTTP 429, with a ``Retry-After`` header in seconds unless ``retry_after`` is None."""
         headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
         return cls(status=429, headers=headers, error="rate limit reached (scripted)")
+
+    @classmethod
+    def refused(cls, text: str = "I'm sorry, I can't help with that.") -> Reply:
+        """The model declines: no content, ``message.refusal`` set (as OpenAI's structured outputs do)."""
+        return cls(content=None, refusal=text)
+
+    @classmethod
+    def raw(cls, body: str, status: int = 200) -> Reply:
+        """An HTTP body that is no chat completion, with ``status`` (e.g. a login page with 200)."""
+        return cls(status=status, body=body)
 
     @classmethod
     def server_error(cls, status: int = 500) -> Reply:
@@ -190,9 +203,10 @@ class _LLMHandler(LoopbackHandler):
                 server.status_counts[status] = server.status_counts.get(status, 0) + 1
         self._send(status, data, headers)
 
-    def _send(self, status: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    def _send(self, status: int, data: dict[str, Any] | str, headers: dict[str, str] | None = None) -> None:
         # A client that gave up (a scripted timeout) makes the write fail; the server base ignores that.
-        self.reply(status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(data).encode())
+        body = data.encode() if isinstance(data, str) else json.dumps(data).encode()
+        self.reply(status, {"Content-Type": "application/json", **(headers or {})}, body)
 
 
 class FakeLLMServer(LoopbackServer):
@@ -231,7 +245,7 @@ class FakeLLMServer(LoopbackServer):
         """The ``base_url`` to give an OpenAI client (ends in ``/v1``)."""
         return f"{super().base_url}/v1"
 
-    def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | str, dict[str, str]]:
         response_format = body.get("response_format") or {}
         if not self.json_schema_supported and response_format.get("type") == "json_schema":
             return 400, {"error": {"message": "response_format json_schema is not supported"}}, {}
@@ -239,6 +253,8 @@ class FakeLLMServer(LoopbackServer):
         delay = reply.delay_s + self.latency_s
         if delay > 0:
             time.sleep(delay)
+        if reply.body is not None:
+            return reply.status, reply.body, dict(reply.headers)
         if reply.status != 200:
             error = {
                 "message": reply.error or f"HTTP {reply.status}",
@@ -248,7 +264,7 @@ class FakeLLMServer(LoopbackServer):
             return reply.status, {"error": error}, dict(reply.headers)
         prompt_chars = sum(len(json.dumps(m.get("content"))) for m in body.get("messages", []))
         prompt_tokens = max(1, prompt_chars // 4)
-        completion_tokens = max(1, len(reply.content or "") // 4)
+        completion_tokens = max(1, len(reply.content or reply.refusal or "") // 4)
         data = {
             "id": f"chatcmpl-{request_hash(body)[:16]}",
             "object": "chat.completion",
@@ -257,7 +273,7 @@ class FakeLLMServer(LoopbackServer):
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": reply.content},
+                    "message": {"role": "assistant", "content": reply.content, "refusal": reply.refusal},
                     "finish_reason": reply.finish_reason,
                 }
             ],

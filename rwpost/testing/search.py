@@ -4,6 +4,7 @@
 to results, or a function of the query; an unknown query gets no results. ``POST /v1/images:annotate``
 (Cloud Vision web detection) answers from ``pages``, a list of matching pages (or a function of the image
 bytes). ``GET /images/<name>`` serves the bytes of ``images[name]``, so matched images can be fetched.
+Setting ``failures = n`` answers the next ``n`` POST requests with HTTP 503 (an outage).
 Each result is a dict ``{"link", "title", "snippet", "date"}`` as Serper sends it; :func:`result` builds
 one. The server records every query and request::
 
@@ -62,6 +63,11 @@ class _SearchHandler(LoopbackHandler):
         route = self.path.split("?")[0].rstrip("/")
         with server._lock:
             server.requests.append({"path": route, "body": body, "headers": dict(self.headers)})
+            failing = server.failures > 0
+            server.failures -= int(failing)
+        if failing:
+            self._json(503, {"error": "unavailable (scripted)"})
+            return
         if route == "/search":
             query = str(body.get("q", ""))
             with server._lock:
@@ -100,6 +106,8 @@ class SearchServer(LoopbackServer):
         self.queries: list[str] = []
         self.image_queries = 0
         self.requests: list[dict[str, Any]] = []
+        self.failures = 0
+        """The next this many POST requests get HTTP 503 (an outage)."""
         self._lock = threading.Lock()
         super().__init__()
 

@@ -18,7 +18,7 @@ multiple of ``pad_to_multiple_of`` so few shapes are compiled. See ``benchmarks/
 
 from __future__ import annotations
 
-import io
+import json
 import re
 import time
 from collections.abc import Sequence
@@ -36,6 +36,7 @@ from rwpost.evaluate.detectors.vlm import (
     verdict_user_text,
 )
 from rwpost.evaluate.protocol import Call, Prediction, Setting
+from rwpost.images import ImageRefused
 from rwpost.labels import MAIN_LABELS, Label
 from rwpost.prompts import load_prompt
 from rwpost.records import Sample
@@ -87,12 +88,24 @@ def load_local_model(path: str, device: str, dtype: str, attn_implementation: st
         processor = AutoProcessor.from_pretrained(str(folder), local_files_only=True)
         model = AutoModelForImageTextToText.from_pretrained(str(folder), **kwargs)
     except (OSError, ValueError, KeyError) as exc:
-        raise ConfigError(f"local-vlm: cannot load {folder} ({exc})") from exc
+        problem = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "Unrecognized configuration class" in problem:  # transformers then lists every supported class
+            kind = getattr(getattr(exc, "config", None), "model_type", None) or _model_type(folder)
+            problem = f"model type {kind!r} is not an image-text-to-text model"
+        raise ConfigError(f"local-vlm: cannot load {folder} ({problem[:300]})") from exc
     tokenizer = getattr(processor, "tokenizer", processor)
     tokenizer.padding_side = "left"  # decoder-only generation: the prompt ends where the answer starts
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return processor, model.to(device).eval()
+
+
+def _model_type(folder: Path) -> str | None:
+    """``model_type`` of the folder's ``config.json``, None when unreadable."""
+    try:
+        return json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def generated_length(row: Sequence[int], eos: int | list[int] | None, pad: int | None) -> int:
@@ -106,9 +119,10 @@ def generated_length(row: Sequence[int], eos: int | list[int] | None, pad: int |
 
 
 def _pil(data: bytes) -> Any:
-    from PIL import Image as PILImage
+    """The image as RGB; bombs and broken files raise :class:`~rwpost.images.ImageRefused`."""
+    from rwpost.images import open_image
 
-    with PILImage.open(io.BytesIO(data)) as image:
+    with open_image(data) as image:
         return image.convert("RGB")
 
 
@@ -252,7 +266,7 @@ class LocalVLMDetector:
             if image is not None:
                 try:
                     picture = _pil(image.data)
-                except (OSError, ValueError) as exc:
+                except ImageRefused as exc:
                     out[sample.id] = Prediction(id=sample.id, error=f"image unreadable: {exc}")
                     continue
             chat = self.messages(sample, setting, picture is not None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from rwpost.evaluate.leakage import SearchResult
@@ -22,9 +22,16 @@ KEY_VARIABLE = "SERPER_API_KEY"
 _DATE_FORMATS = ("%b %d, %Y", "%d %b %Y", "%B %d, %Y", "%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%d/%m/%Y")
 
 
-def parse_result_date(text: str | None) -> date | None:
-    """The day of a result's date text (``Mar 3, 2020``, ``2020-03-03``...); None when undated or relative
-    (``3 days ago`` cannot be placed without knowing when the search ran)."""
+_RELATIVE = re.compile(r"^(\d+|an?|one) (second|minute|hour|day|week|month|year)s? ago$")
+_UNIT_DAYS = {"second": 0, "minute": 0, "hour": 0, "day": 1, "week": 7, "month": 30, "year": 365}
+
+
+def parse_result_date(text: str | None, today: date | None = None) -> date | None:
+    """The day of a result's date text (``Mar 3, 2020``, ``2020-03-03``...); None when undated.
+
+    Google dates recent pages relatively (``3 days ago``, ``yesterday``): with ``today`` (the day the
+    search ran) those are placed back from it, so the leakage guard sees that they are recent (hence
+    after any older claim) instead of keeping them as undated; without ``today`` they stay undated."""
     if not text:
         return None
     value = re.sub(r"\s+", " ", str(text).strip())
@@ -36,11 +43,24 @@ def parse_result_date(text: str | None) -> date | None:
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).date()
     except ValueError:
+        pass
+    if today is None:
         return None
+    lowered = value.lower()
+    if lowered in ("today", "just now"):
+        return today
+    if lowered == "yesterday":
+        return today - timedelta(days=1)
+    relative = _RELATIVE.match(lowered)
+    if relative is None:
+        return None
+    count = int(relative.group(1)) if relative.group(1).isdigit() else 1
+    return today - timedelta(days=count * _UNIT_DAYS[relative.group(2)])
 
 
-def results_of(data: Mapping[str, Any], limit: int) -> list[SearchResult]:
-    """The organic results of a Serper answer as :class:`SearchResult` items."""
+def results_of(data: Mapping[str, Any], limit: int, today: date | None = None) -> list[SearchResult]:
+    """The organic results of a Serper answer as :class:`SearchResult` items (relative dates placed
+    back from ``today``, the day of the search)."""
     out = []
     for row in (data.get("organic") or [])[:limit]:
         if isinstance(row, dict) and row.get("link"):
@@ -49,7 +69,7 @@ def results_of(data: Mapping[str, Any], limit: int) -> list[SearchResult]:
                     url=str(row["link"]),
                     title=str(row.get("title") or ""),
                     snippet=str(row.get("snippet") or ""),
-                    published=parse_result_date(row.get("date")),
+                    published=parse_result_date(row.get("date"), today),
                 )
             )
     return out
@@ -87,7 +107,7 @@ class SerperSearch(ApiBackend):
         if before is not None:
             payload["tbs"] = f"cdr:1,cd_max:{before.month}/{before.day}/{before.year}"
         payload.update({k: v for k, v in (("gl", self.gl), ("hl", self.hl)) if v})
-        return results_of(await self.api.post(payload), limit)
+        return results_of(await self.api.post(payload), limit, today=date.today())
 
 
 class LoopbackSearch(SerperSearch):

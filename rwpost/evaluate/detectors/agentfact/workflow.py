@@ -110,16 +110,17 @@ class Tools:
         rows = self.store.get("search", key) if self.store is not None else None
         cached = rows is not None
         if rows is None:
+            failed = False
             try:
                 found = await self.text.search(query, limit=limit, before=claim_time)
             except SearchError as exc:
                 trace.errors.append(f"search failed: {exc}")
-                found = []
+                found, failed = [], True
             rows = [
                 {"url": r.url, "title": r.title, "snippet": r.snippet, "published": str(r.published or "")}
                 for r in found
             ]
-            if self.store is not None:
+            if self.store is not None and not failed:  # an outage is not an answer: ask again next run
                 self.store.put("search", key, rows)
         trace.calls.append(
             Call(
