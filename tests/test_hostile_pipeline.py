@@ -109,6 +109,32 @@ def test_an_evaluation_scored_on_its_training_split_or_on_nothing_is_refused(val
         evaluate.Params.from_params(_with("evaluate", **values))
 
 
+def test_two_entries_of_one_detector_need_their_own_labels():
+    """Two ``vlm`` entries (two models) wrote their runs into one folder, the second over the first."""
+    entries = [{"name": "vlm", "config": {"model": "a"}}, {"name": "vlm", "config": {"model": "b"}}]
+    with pytest.raises(ConfigError, match=r"evaluate.*vlm named more than once"):
+        evaluate.Params.from_params(_with("evaluate", detectors=entries))
+    entries[1]["label"] = "vlm-b"
+    params = evaluate.Params.from_params(_with("evaluate", detectors=entries))
+    assert [d.label or d.name for d in params.detectors] == ["vlm", "vlm-b"]
+
+
+@pytest.mark.parametrize(
+    ("section", "values", "key"),
+    [
+        ("crawl", {"max_articles": -1}, "crawl.max_articles"),
+        ("crawl", {"max_image_bytes": 0}, "crawl.max_image_bytes"),
+        ("extract", {"prices": {"m": {"input_per_mtok": -1, "output_per_mtok": 1}}}, "extract.prices"),
+    ],
+)
+def test_counts_sizes_and_prices_out_of_range_are_refused(section, values, key):
+    from rwpost.stages import crawl, extract
+
+    stage = {"crawl": crawl, "extract": extract}[section]
+    with pytest.raises(ConfigError, match=rf"^params.yaml: {key}"):
+        stage.Params.from_params(_with(section, **values))
+
+
 # --- the split stage as DVC runs it ----------------------------------------------------------------------
 
 

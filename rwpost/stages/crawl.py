@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
+from pydantic import NonNegativeInt, PositiveInt
+
 from rwpost.crawl import CrawlOptions, run_crawl
 from rwpost.io import sort_jsonl_by_id
 from rwpost.sample.hostile import HOSTILE_HOST
@@ -32,13 +34,14 @@ class Params(StageParams):
     """None: no lower bound."""
     until: date | None = None
     """None: today."""
-    max_articles: int = CrawlOptions.max_articles
+    max_articles: NonNegativeInt = CrawlOptions.max_articles
+    """0: no limit."""
     user_agent: str | None = None
     contact: str | None = None
     throttle: bool = CrawlOptions.throttle
     allow_loopback: bool = CrawlOptions.allow_loopback
     download_images: bool = CrawlOptions.download_images
-    max_image_bytes: int = CrawlOptions.max_image_bytes
+    max_image_bytes: PositiveInt = CrawlOptions.max_image_bytes
     site_origin: str | None = None
     """Store fetched URLs under this origin (a mirror of the site); the sample site uses its fixed host."""
 

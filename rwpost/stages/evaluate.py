@@ -36,6 +36,8 @@ class DetectorParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
+    label: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+    """The runs' name and folder (None: ``name``); two entries of one detector (two models) need two."""
     settings: list[str] | None = None
     """Input cells (T, T+I, T+E, T+I+E, T+I+W, or closed-book / gold-evidence / open-web); None: the
     stage's ``settings``."""
@@ -80,6 +82,16 @@ class Params(StageParams):
     dataset: DatasetParams
 
     @model_validator(mode="after")
+    def _one_entry_per_run_folder(self) -> Self:
+        labels = [entry.label or entry.name for entry in self.detectors]
+        repeated = sorted({label for label in labels if labels.count(label) > 1})
+        if repeated:  # the second would write its runs over the first's folders
+            raise ValueError(
+                f"detectors: {', '.join(repeated)} named more than once; give each entry its own label"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _scored_on_unseen_split(self) -> Self:
         if self.train_split == self.test_split:  # a trained detector would be scored on its training data
             raise ValueError(f"train_split and test_split are both {self.test_split!r}")
@@ -110,6 +122,7 @@ def run(params: Params) -> StageReport:
             "subset": subset,
         }
         for entry in params.detectors:
+            label = entry.label or entry.name  # the runs' name and folder
             if entry.subsets is not None and subset not in entry.subsets:
                 continue
             cells = grid(entry.settings or params.settings, params.k if entry.k is None else entry.k)
@@ -124,14 +137,14 @@ def run(params: Params) -> StageReport:
                     repeats=entry.repeats,
                     batch_size=entry.batch_size,
                     n_resamples=params.bootstrap,
-                    name=f"{entry.name}/{setting}",
+                    name=f"{label}/{setting}",
                     prices=params.prices or None,  # type: ignore[arg-type]
                     blocklist=blocklist,
                     secrets=detector_secrets_from_env(entry.name, config),
                     allow_missing_images=params.allow_missing_images,
                     failures=params.failures,
                 )
-                out = params.out / subset / f"{entry.name}-{cell.slug}"
+                out = params.out / subset / f"{label}-{cell.slug}"
                 try:
                     metrics = evaluate(
                         test,
@@ -143,9 +156,9 @@ def run(params: Params) -> StageReport:
                         on_change="restart",
                     )
                 except ConfigError as exc:
-                    raise ConfigError(f"evaluate {subset}/{entry.name}/{setting}: {exc}") from exc
+                    raise ConfigError(f"evaluate {subset}/{label}/{setting}: {exc}") from exc
                 run_dirs.append(out)
-                summary.setdefault(subset, {})[f"{entry.name}/{setting}"] = {
+                summary.setdefault(subset, {})[f"{label}/{setting}"] = {
                     k: metrics.get(k) for k in ("accuracy", "macro_f1", "weighted_f1")
                 }
                 lines.append(f"evaluate: {subset} {entry.name}/{setting}: macro F1 {metrics.get('macro_f1')}")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveInt
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor
@@ -38,8 +38,8 @@ class PriceParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    input_per_mtok: float
-    output_per_mtok: float
+    input_per_mtok: NonNegativeFloat
+    output_per_mtok: NonNegativeFloat
 
 
 class Params(StageParams):
