@@ -318,3 +318,22 @@ def on_cpu_and_cuda(precision: str):
     return pytest.mark.parametrize(
         ("device", "precision"), [("cpu", precision), pytest.param("cuda", None, marks=cuda)]
     )
+
+
+RELEASED_HEAD = (
+    Path(__file__).resolve().parents[1] / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
+)
+
+
+def released_head(tmp_path: Path, n: int = 3) -> tuple[Path, Path]:
+    """The first ``n`` records of the bundled released file and an image root with their post images."""
+    from rwpost.dataset import read_samples
+
+    data = tmp_path / "sample.jsonl"
+    data.write_text("".join(RELEASED_HEAD.read_text(encoding="utf-8").splitlines(keepends=True)[:n]))
+    root = tmp_path / "images"
+    for i, s in enumerate(read_samples(data)):
+        path = root / s.image.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(image_bytes((40 * i, 80, 120), fmt="JPEG"))
+    return data, root

@@ -15,12 +15,10 @@ from pathlib import Path
 import pytest
 
 from rwpost.cli import main
-from rwpost.dataset import read_samples
 from rwpost.testing.llm import FakeLLMServer
 from rwpost.testing.search import SearchServer, page, result
-from tests.evaluate_helpers import Agents, build_tiny_vlm, image_bytes, news, schema_of
+from tests.evaluate_helpers import Agents, build_tiny_vlm, image_bytes, news, released_head, schema_of
 
-RELEASED = Path(__file__).resolve().parents[1] / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
 N = 5
 """Samples taken from the bundled file: the first five hold all three labels."""
 SECRET = "sk-cli-detectors-secret-never-written"
@@ -32,14 +30,7 @@ OPTIONS = ["--bootstrap", "20", "--no-progress", "--no-key-points"]
 @pytest.fixture
 def sample(tmp_path) -> tuple[Path, Path]:
     """The first N records of the bundled file, and an image root holding each one's post image."""
-    data = tmp_path / "sample.jsonl"
-    data.write_text("".join(RELEASED.read_text(encoding="utf-8").splitlines(keepends=True)[:N]))
-    root = tmp_path / "images"
-    for i, s in enumerate(read_samples(data)):
-        path = root / s.image.path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(image_bytes((40 * i, 80, 120), fmt="JPEG"))
-    return data, root
+    return released_head(tmp_path, N)
 
 
 def search_script(query: str) -> list[dict]:

@@ -7,12 +7,10 @@ from __future__ import annotations
 import io
 import json
 from datetime import date
-from pathlib import Path
 
 import pytest
 
 from rwpost.cli import main
-from rwpost.dataset import read_samples
 from rwpost.evaluate import RunSpec, Setting, evaluate
 from rwpost.evaluate.search.serper import parse_result_date
 from rwpost.labels import Label
@@ -20,9 +18,8 @@ from rwpost.llm import LLMAccessError, LLMClient, LLMRequest, load_llm_schema
 from rwpost.records import Evidence, Image
 from rwpost.testing.llm import FakeLLMServer, Replayer, Reply
 from rwpost.testing.search import SearchServer, page, result
-from tests.evaluate_helpers import Agents, build_tiny_vlm, image_bytes, make_sample, news
+from tests.evaluate_helpers import Agents, build_tiny_vlm, image_bytes, make_sample, news, released_head
 
-RELEASED = Path(__file__).resolve().parents[1] / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
 KEY = "sk-hostile-detectors-key-0123456789"
 VERDICT = {"label": "False", "confidence": 0.9, "explanation": "The photo is older.", "evidence_urls": []}
 RATIONALE = {"reasoning_logic": "The photo predates the event.", "key_points": ["1. a", "2. b", "3. c"]}
@@ -43,18 +40,6 @@ def request(key: str = "rw-1") -> LLMRequest:
 def client(server: FakeLLMServer, **kw) -> LLMClient:
     options = {"backoff_base_s": 0.01, "backoff_max_s": 0.02, "timeout_s": 5.0, "api_key": KEY}
     return LLMClient(model="test-model", base_url=server.base_url, **{**options, **kw})
-
-
-def released_head(tmp_path: Path, n: int = 3) -> tuple[Path, Path]:
-    """The first ``n`` records of the bundled released file and an image root with their post images."""
-    data = tmp_path / "sample.jsonl"
-    data.write_text("".join(RELEASED.read_text(encoding="utf-8").splitlines(keepends=True)[:n]))
-    root = tmp_path / "images"
-    for i, s in enumerate(read_samples(data)):
-        path = root / s.image.path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(image_bytes((40 * i, 80, 120), fmt="JPEG"))
-    return data, root
 
 
 # --- the LLM client ------------------------------------------------------------------------------------
