@@ -337,3 +337,31 @@ def released_head(tmp_path: Path, n: int = 3) -> tuple[Path, Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(image_bytes((40 * i, 80, 120), fmt="JPEG"))
     return data, root
+
+
+def agentfact_spec(
+    llm, search, tmp_path: Path, setting=None, detector: str = "agentfact", secret: str = "sk-test", **extra
+):
+    """A RunSpec of AgentFact against the loopback LLM and search servers (cache under ``tmp_path``)."""
+    from rwpost.evaluate.protocol import Setting
+    from rwpost.evaluate.runner import RunSpec
+
+    config = {
+        "model": "test-model",
+        "base_url": llm.base_url,
+        "cache_path": str(tmp_path / "llm.sqlite"),
+        "search": "loopback",
+        "search_options": {"base_url": search.base_url},
+        "concurrency": 2,
+        "timeout_s": 10.0,
+        **extra,
+    }
+    return RunSpec(
+        detector,
+        config=config,
+        secrets={"api_key": secret},
+        setting=Setting.OPEN_WEB if setting is None else setting,
+        n_resamples=10,
+        batch_size=1,
+        prices={"test-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
+    )

@@ -19,31 +19,13 @@ from rwpost.evaluate.search import make_backend
 from rwpost.labels import Label
 from rwpost.testing.llm import FakeLLMServer, message_text
 from rwpost.testing.search import SearchServer, result
-from tests.evaluate_helpers import Agents, evidence, make_sample, news, schema_of
+from tests.evaluate_helpers import Agents, agentfact_spec, evidence, make_sample, news, schema_of
 
 SECRET = "sk-agentfact-secret-never-written"
 
 
 def spec(llm, search, tmp_path, setting=Setting.OPEN_WEB, detector="agentfact", **extra) -> RunSpec:
-    config = {
-        "model": "test-model",
-        "base_url": llm.base_url,
-        "cache_path": str(tmp_path / "llm.sqlite"),
-        "search": "loopback",
-        "search_options": {"base_url": search.base_url},
-        "concurrency": 2,
-        "timeout_s": 10.0,
-        **extra,
-    }
-    return RunSpec(
-        detector,
-        config=config,
-        secrets={"api_key": SECRET},
-        setting=setting,
-        n_resamples=10,
-        batch_size=1,
-        prices={"test-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
-    )
+    return agentfact_spec(llm, search, tmp_path, setting, detector, secret=SECRET, **extra)
 
 
 def agents_called(llm) -> list[str]:

@@ -18,7 +18,15 @@ from rwpost.llm import LLMAccessError, LLMClient, LLMRequest, load_llm_schema
 from rwpost.records import Evidence, Image
 from rwpost.testing.llm import FakeLLMServer, Replayer, Reply
 from rwpost.testing.search import SearchServer, page, result
-from tests.evaluate_helpers import Agents, build_tiny_vlm, image_bytes, make_sample, news, released_head
+from tests.evaluate_helpers import (
+    Agents,
+    agentfact_spec,
+    build_tiny_vlm,
+    image_bytes,
+    make_sample,
+    news,
+    released_head,
+)
 
 KEY = "sk-hostile-detectors-key-0123456789"
 VERDICT = {"label": "False", "confidence": 0.9, "explanation": "The photo is older.", "evidence_urls": []}
@@ -135,28 +143,18 @@ def test_a_refusal_is_not_asked_again_and_keeps_its_words():
 # --- search ----------------------------------------------------------------------------------------------
 
 
-def agentfact_spec(llm, search, tmp_path, setting=Setting.OPEN_WEB, **extra) -> RunSpec:
-    config = {
-        "model": "test-model",
-        "base_url": llm.base_url,
-        "cache_path": str(tmp_path / "llm.sqlite"),
-        "search": "loopback",
-        "search_options": {"base_url": search.base_url},
-        **extra,
-    }
-    return RunSpec("agentfact", config=config, secrets={"api_key": KEY}, setting=setting, n_resamples=10)
-
-
 def test_a_search_outage_is_not_cached_as_no_results(tmp_path):
     """Before: the empty result of a failed search went into the search cache, so every later run (a
     resume, a new folder) reasoned without evidence and answered Unproven without searching again."""
     sample = make_sample(0, Label.FALSE)
     with FakeLLMServer(Agents()) as llm, SearchServer(news) as search:
         search.failures = 10**6
-        evaluate([sample], agentfact_spec(llm, search, tmp_path), tmp_path / "outage", encode=None)
+        evaluate(
+            [sample], agentfact_spec(llm, search, tmp_path, secret=KEY), tmp_path / "outage", encode=None
+        )
         assert json.loads((tmp_path / "outage" / "predictions.jsonl").read_text())["label"] == "Unproven"
         search.failures, asked = 0, len(search.queries)
-        evaluate([sample], agentfact_spec(llm, search, tmp_path), tmp_path / "after", encode=None)
+        evaluate([sample], agentfact_spec(llm, search, tmp_path, secret=KEY), tmp_path / "after", encode=None)
         assert len(search.queries) > asked
     assert json.loads((tmp_path / "after" / "predictions.jsonl").read_text())["label"] == "False"
 
@@ -180,7 +178,10 @@ def test_pages_dated_relatively_are_recent_and_dropped_after_the_claim(tmp_path)
 
     with FakeLLMServer(Agents()) as llm, SearchServer(recent) as search:
         evaluate(
-            [make_sample(0, Label.FALSE)], agentfact_spec(llm, search, tmp_path), tmp_path / "r", encode=None
+            [make_sample(0, Label.FALSE)],
+            agentfact_spec(llm, search, tmp_path, secret=KEY),
+            tmp_path / "r",
+            encode=None,
         )
         assert not any("RECENT-PAGE" in json.dumps(b["messages"]) for b in llm.requests)
         queries = len(search.queries)
@@ -239,7 +240,7 @@ def test_no_gold_verdict_rationale_article_or_fact_check_url_reaches_any_prompt(
     photos = [page("https://photos.example.com/p", "A photo"), page("https://www.snopes.com/fact-check/p")]
     with FakeLLMServer(answers) as llm, SearchServer(news, pages=photos) as search:
         extra = {"image_search": "loopback-image", "image_search_options": {"base_url": search.base_url}}
-        spec = agentfact_spec(llm, search, tmp_path, cell, **extra)
+        spec = agentfact_spec(llm, search, tmp_path, cell, secret=KEY, **extra)
         if detector == "vlm":
             config = {"model": "test-model", "base_url": llm.base_url}
             spec = RunSpec("vlm", config=config, secrets={"api_key": KEY}, setting=cell, n_resamples=10)
