@@ -61,6 +61,14 @@ def _read_prices(path: Path | None) -> dict[str, Any] | None:
     return read_price_table(data, str(path))
 
 
+def _stage_defaults(**given: Any) -> dict[str, Any]:
+    """The options left unset (None) at the evaluate stage's defaults, so a command and the pipeline agree."""
+    from rwpost.stages.evaluate import DetectorParams, Params
+
+    fields = {**DetectorParams.model_fields, **Params.model_fields}
+    return {k: fields[k].get_default(call_default_factory=True) if v is None else v for k, v in given.items()}
+
+
 def evaluate(
     data: Path = typer.Option(..., "--data", help="Samples to score: released JSONL or a Parquet split."),
     detector: list[str] = typer.Option(
@@ -84,26 +92,31 @@ def evaluate(
     setting: list[str] = typer.Option(
         None,
         "--setting",
-        help="Input cell, repeatable: T, T+I, T+E, T+I+E, T+I+W, or closed-book | gold-evidence | open-web "
-        "(default closed-book).",
+        help="Input cell, repeatable: T, T+I, T+E, T+I+E, T+I+W (open web); closed-book, gold-evidence and "
+        "open-web are read as T+I, T+I+E, T+I+W (default: the evaluate stage's, T+I).",
     ),
     grid: bool = typer.Option(False, "--grid", help="Every cell of the paper's grid: T, T+I, T+E, T+I+E."),
     ks: list[int] = typer.Option(
         None,
         "--k",
         min=1,
-        help="Evidence-k ablation: k gold items per claim in each evidence cell.",
+        help="Evidence-k ablation: k gold items per claim in each gold-evidence cell (needs one).",
     ),
-    evidence_seed: int = typer.Option(42, "--evidence-seed", help="Seed of the evidence-k subsets."),
+    evidence_seed: int = typer.Option(None, "--evidence-seed", help="Seed of the evidence-k subsets (42)."),
     allow_missing_images: bool = typer.Option(
-        False, "--allow-missing-images", help="Image cells: fail samples whose image is missing, not the run."
+        None, "--allow-missing-images", help="Image cells: fail samples whose image is missing, not the run."
+    ),
+    image_root: Path = typer.Option(
+        None, "--image-root", help="Folder of the samples' relative image paths (released JSONL)."
     ),
     train: Path = typer.Option(None, "--train", help="Labelled training samples (e.g. the dev split)."),
     train_fraction: float = typer.Option(
         None, "--train-fraction", help="Train on this seeded part of --data."
     ),
-    repeats: int = typer.Option(1, "--repeats", min=1, help="Runs of a stochastic detector (seed+i each)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of splits, detectors and bootstrap."),
+    repeats: int = typer.Option(
+        None, "--repeats", min=1, help="Runs of a stochastic detector (seed+i each; default 1)."
+    ),
+    seed: int = typer.Option(None, "--seed", help="Seed of splits, detectors and bootstrap (default 0)."),
     out: Path = typer.Option(
         ..., "--out", help="Run folder (one run), or the folder of one run per detector x cell (resumable)."
     ),
@@ -115,29 +128,35 @@ def evaluate(
         "the model folder).",
     ),
     batch_size: int = typer.Option(
-        16, "--batch-size", min=1, help="Samples per detector call (local models, embeddings)."
+        None, "--batch-size", min=1, help="Samples per detector call (local models, embeddings; default 16)."
     ),
-    bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap resamples for 95% intervals."),
+    bootstrap: int = typer.Option(
+        None, "--bootstrap", min=0, help="Bootstrap resamples for 95% intervals (default 1000)."
+    ),
     blocked_domains: Path = typer.Option(
         None,
         "--blocked-domains",
         help="More blocked domains, on top of the built-in fact-checkers and the authors' packaged list.",
     ),
     prices: Path = typer.Option(None, "--prices", help="YAML/JSON price table: model -> input_per_mtok..."),
-    name: str = typer.Option(None, "--name", help="System name in reports (default detector/setting)."),
+    name: str = typer.Option(None, "--name", help="System name in reports (default detector/cell)."),
     strict: bool = typer.Option(False, "--strict", help="Predictions file: any problem is an error."),
-    key_points: bool = typer.Option(True, "--key-points/--no-key-points", help="Score key-point coverage."),
+    key_points: bool = typer.Option(None, "--key-points/--no-key-points", help="Score key-point coverage."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics JSON on stdout."),
     failures: str = typer.Option(
-        "wrong", "--failures", help="Failed answers: wrong (all samples) | exclude (answered only) | class."
+        None,
+        "--failures",
+        help="Failed answers: wrong (all samples; default) | exclude (answered only) | class.",
     ),
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Start afresh in --out (a changed input is otherwise refused)."
     ),
 ) -> None:
     """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md, plots
-    and a resumable log per run, and a leaderboard when there are several runs.
+    and a resumable log per run, and a leaderboard when there are several runs. Unset options take the
+    evaluate stage's defaults (params.yaml's evaluate section), and the runs are planned as the stage plans
+    its own.
 
     Example: rwpost evaluate --data data/sample/released/rwpost_dev_main.head.jsonl
     --detector embedding --train-fraction 0.5 --seed 0 --out reports/evaluate/embedding
@@ -147,24 +166,33 @@ def evaluate(
     A local vision-language model: --detector local-vlm --model /path/to/Qwen2-VL-2B-Instruct.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local model folders only, never a download
-    from dataclasses import replace
-
-    from rwpost.evaluate.data import lazy_encoder, load_eval_data
+    from rwpost.evaluate.data import load_eval_data
+    from rwpost.evaluate.encoders import lazy_encoder
     from rwpost.evaluate.leaderboard import write_leaderboard
     from rwpost.evaluate.leakage import BlockList
-    from rwpost.evaluate.protocol import GRID, Inputs
-    from rwpost.evaluate.protocol import grid as grid_cells
-    from rwpost.evaluate.registry import with_task_labels
-    from rwpost.evaluate.report import evaluate as run_evaluation
-    from rwpost.evaluate.runner import RunSpec
+    from rwpost.evaluate.plan import DetectorEntry, plan_runs, run_plan
+    from rwpost.evaluate.task import GRID
 
+    o = _stage_defaults(
+        settings=list(setting or []) + (list(GRID) if grid else []) or None,
+        k=list(ks or []) or None,
+        evidence_seed=evidence_seed,
+        allow_missing_images=allow_missing_images,
+        repeats=repeats,
+        seed=seed,
+        batch_size=batch_size,
+        bootstrap=bootstrap,
+        key_points=key_points,
+        failures=failures,
+    )
     config = _parse_sets(sets)
     if model is not None:
         if "model" in config and str(config["model"]) != model:
             raise ConfigError(f"--model {model!r} and --set model={config['model']!r} differ: give one")
         config["model"] = model
     detectors = list(detector or [])
-    runs: list[tuple[str, dict[str, Any], Inputs | None]] = []  # (detector, config, cell fixed by the files)
+    each = {"repeats": o["repeats"], "batch_size": o["batch_size"]}
+    entries: list[DetectorEntry] = []
     if predictions is not None:
         if detectors not in ([], ["predictions"]):
             raise ConfigError(
@@ -178,76 +206,58 @@ def evaluate(
             options["id_map"] = str(id_map)
         chosen_format = format or detect_format(predictions, generic=bool(options.keys() - {"id_map"}))
         base = {**config, "path": str(predictions), "strict": strict}
+        # a predictions file's run is named by its file or set, never "predictions" (every file's name)
         if chosen_format == "flat":
-            runs.append(("predictions", base, None))
+            entries.append(DetectorEntry(name="predictions", label=predictions.stem, config=base, **each))
         else:
             for found in read_sets(predictions, chosen_format, **options):
-                cell = Inputs.of(found.setting) if found.setting else None
-                runs.append(
-                    ("predictions", {**base, "format": chosen_format, "select": found.name, **options}, cell)
+                own = {**base, "format": chosen_format, "select": found.name, **options}
+                cells = [found.setting] if found.setting else None  # the files fix the cell
+                entries.append(
+                    DetectorEntry(
+                        name="predictions", label=found.name, config=own, settings=cells, k=[], **each
+                    )
                 )
     else:
         if not detectors:
             raise ConfigError("give --detector NAME or --predictions FILE")
-        runs = [(d, dict(config), None) for d in detectors]
-    cells = grid_cells(list(setting or []) + (list(GRID) if grid else []) or ["closed-book"], ks or [])
-    cells = [replace(c, seed=evidence_seed) for c in cells]
-    loaded = load_eval_data(data, train=train, train_fraction=train_fraction, seed=seed)
+        entries = [DetectorEntry(name=d, config=dict(config), **each) for d in detectors]
+    loaded = load_eval_data(data, train=train, train_fraction=train_fraction, seed=o["seed"])
     if loaded.info.get("excluded_unlabelled"):
         console.print(
             f"[yellow]{loaded.info['excluded_unlabelled']} samples have no RW-Post label "
             "(excluded ratings such as satire) and are not scored[/]"
         )
-    blocklist = BlockList.from_file(blocked_domains)
-    price_table = _read_prices(prices)
-    plan = [(d, c, fixed or cell) for d, c, fixed in runs for cell in ([fixed] if fixed else cells)]
-    plan = list({(d, json.dumps(c, sort_keys=True), str(cell)): (d, c, cell) for d, c, cell in plan}.values())
-    single = len(plan) == 1
-    run_dirs, metrics = [], {}
-    for det, det_config, cell in plan:
-        det_config = with_task_labels(det, det_config, loaded.test)
-        label = det_config.get("select") or (predictions.stem if predictions is not None else det)
-        # a predictions file's run is named by its file or set, never "predictions" (every file's name)
-        own_name = f"{label}/{cell}" if predictions is not None else None
-        spec = RunSpec(
-            detector=det,
-            config=det_config,
-            setting=cell.evidence if cell.legacy else cell,
-            seed=seed,
-            repeats=repeats,
-            batch_size=batch_size,
-            n_resamples=bootstrap,
-            name=(name or own_name) if single else (f"{name}/{label}/{cell}" if name else f"{label}/{cell}"),
-            prices=price_table,
-            blocklist=blocklist,
-            secrets=detector_secrets_from_env(det, det_config),
-            allow_missing_images=allow_missing_images,
-            failures=failures,
-        )
-        run_out = out if single else out / f"{_slug(label)}-{cell.slug}"
-        metrics = run_evaluation(
-            loaded.test,
-            spec,
-            run_out,
-            train=loaded.train,
-            data_info=loaded.info,
-            encode=lazy_encoder() if key_points else None,
-            progress=progress,
-            overwrite=overwrite,
-        )
-        run_dirs.append(run_out)
-        if not as_json:
-            _summary(metrics, run_out)
-    if not single:
-        write_leaderboard(run_dirs, out / "leaderboard")
-        console.print(f"{len(run_dirs)} runs; leaderboard in {out / 'leaderboard'}")
+    plan = plan_runs(
+        entries,
+        o["settings"],
+        o["k"],
+        out=out,
+        name=name,
+        single_in_out=True,
+        secrets=detector_secrets_from_env,
+        seed=o["seed"],
+        n_resamples=o["bootstrap"],
+        prices=_read_prices(prices),
+        blocklist=BlockList.from_file(blocked_domains),
+        allow_missing_images=o["allow_missing_images"],
+        failures=o["failures"],
+        evidence_seed=o["evidence_seed"],
+        image_root=image_root,
+    )
+    done = run_plan(
+        plan,
+        loaded,
+        encode=lazy_encoder() if o["key_points"] else None,
+        progress=progress,
+        overwrite=overwrite,
+        done=None if as_json else lambda planned, metrics: _summary(metrics, planned.out),
+    )
+    if len(plan) > 1:
+        write_leaderboard([p.out for p in plan], out / "leaderboard")
+        console.print(f"{len(plan)} runs; leaderboard in {out / 'leaderboard'}")
     if as_json:
-        typer.echo(json.dumps(metrics, indent=2, default=str))
-
-
-def _slug(text: str) -> str:
-    """A folder name for a detector or a prediction set (``module:Class``, ``model/TE_k3``)."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+        typer.echo(json.dumps(done[-1][1], indent=2, default=str))
 
 
 HEADLINE_TITLES = (

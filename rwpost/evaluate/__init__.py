@@ -1,42 +1,52 @@
 """Score any misinformation detector on RW-Post splits (paper sections IV-V).
 
     from rwpost.evaluate import RunSpec, evaluate
-    metrics = evaluate(test_samples, RunSpec("embedding"), "reports/embedding", train=dev_samples)
+    metrics = evaluate(test_samples, RunSpec("embedding", setting="T+I"), "reports/evaluate/embedding",
+                       train=dev_samples)
 
-Detectors follow :class:`Detector` (``rwpost.evaluate.protocol``) and are found by name
-(``rwpost.evaluate.registry``); the runner blinds samples, batches, resumes; ``scoring`` and
-``metrics`` measure; ``report`` writes JSON, Markdown and plots; ``leaderboard`` compares runs.
+A run goes straight down: ``plan`` (detectors x cells, :func:`plan_runs`) -> ``runner`` (blinding by the
+:class:`EvalTask`, batches, resume) -> ``scoring`` and ``metrics`` -> ``report`` (JSON, Markdown, plots);
+``leaderboard`` compares runs. Detectors follow the contract of :mod:`rwpost.evaluate.contract` and are
+found by name (:mod:`rwpost.evaluate.registry`).
 """
 
-from rwpost.evaluate.leakage import BlockList, GuardedWeb, SearchResult, audit
-from rwpost.evaluate.protocol import (
+from rwpost.evaluate.contract import (
     Call,
-    CheckingDetector,
+    Capabilities,
     Detector,
+    DetectorInputs,
     Prediction,
-    Setting,
-    TrainableDetector,
-    blind,
+    RunContext,
 )
+from rwpost.evaluate.leakage import BlockList, LeakageGuard, SearchResult, audit
+from rwpost.evaluate.plan import DetectorEntry, PlannedRun, plan_runs, run_plan
 from rwpost.evaluate.registry import available_detectors, make_detector
-from rwpost.evaluate.report import evaluate
+from rwpost.evaluate.run import evaluate
 from rwpost.evaluate.runner import RunSpec, split_train_test
+from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource, blind
 
 __all__ = [
     "BlockList",
     "Call",
-    "CheckingDetector",
+    "Capabilities",
+    "Cell",
     "Detector",
-    "GuardedWeb",
+    "DetectorEntry",
+    "DetectorInputs",
+    "EvalTask",
+    "EvidenceSource",
+    "LeakageGuard",
+    "PlannedRun",
     "Prediction",
+    "RunContext",
     "RunSpec",
     "SearchResult",
-    "Setting",
-    "TrainableDetector",
     "audit",
     "available_detectors",
     "blind",
     "evaluate",
     "make_detector",
+    "plan_runs",
+    "run_plan",
     "split_train_test",
 ]

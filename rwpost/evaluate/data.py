@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from rwpost.dataset import read_samples
 from rwpost.errors import ConfigError
@@ -36,15 +33,18 @@ def load_eval_data(
     train: str | Path | None = None,
     train_fraction: float | None = None,
     seed: int = 0,
+    about: dict[str, Any] | None = None,
 ) -> EvalData:
     """Read ``data`` (released JSONL, Sample JSONL or Parquet split); train from ``train`` or a seeded
     ``train_fraction`` of ``data``. Samples with no RW-Post label (excluded ratings such as satire)
-    cannot be scored: they are left out and counted in ``info``."""
+    cannot be scored: they are left out and counted in ``info``. ``about`` adds to ``info`` what the
+    caller knows of the data (the version, subset and split of a published release)."""
     if train is not None and train_fraction is not None:
         raise ConfigError("give either --train or --train-fraction, not both")
     samples, unlabelled = _labelled(read_samples(data))
     refuse_duplicate_ids(samples, str(data))
     info: dict[str, Any] = {"path": str(data), "sha256": sha256_file(data), "excluded_unlabelled": unlabelled}
+    info.update(about or {})
     train_samples = None
     if train is not None:
         train_samples, train_unlabelled = _labelled(read_samples(train))
@@ -68,16 +68,3 @@ def load_eval_data(
     if not samples:
         raise ConfigError(f"{data}: no labelled samples to evaluate")
     return EvalData(samples, train_samples, info)
-
-
-def lazy_encoder(
-    model_path: str | None = None, device: str | None = None
-) -> Callable[[list[str]], np.ndarray]:
-    """An embedding function that loads the local sentence model only when first called."""
-
-    def encode(texts: list[str]) -> np.ndarray:
-        from rwpost.evaluate.detectors.embedding import shared_encoder
-
-        return shared_encoder(model_path, device)(texts)
-
-    return encode

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 from sklearn.metrics.pairwise import cosine_similarity
 
-from rwpost.evaluate.protocol import Prediction
+from rwpost.evaluate.contract import Prediction
 from rwpost.records import Sample
 
 GOLD_SYSTEM = "gold"

@@ -1,16 +1,15 @@
 """Leakage safety for the open-web setting: no fact-check verdicts, nothing published after the claim.
 
-Two parts. :class:`GuardedWeb` wraps any search and fetch functions a detector uses: results from
-fact-checking domains and results dated after the sample's ``claim_time`` never reach the detector, and
-what was dropped is counted. :func:`audit` checks every prediction afterwards: a prediction that cites
+Two parts. :class:`LeakageGuard` screens every search result a detector gets: results from fact-checking
+domains and results dated after the sample's ``claim_time`` never reach the detector, and each dropped one
+comes back with its reason. :func:`audit` checks every prediction afterwards: a prediction that cites
 evidence from a blocked domain is flagged, and the report gives metrics with and without flagged ones.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -148,69 +147,50 @@ class SearchResult:
     published: date | datetime | None = None
 
 
-@dataclass
-class GuardStats:
-    """What the guard let through and what it dropped, and why."""
+@dataclass(frozen=True)
+class Dropped:
+    """A search result the guard withheld, and why: ``blocked:<domain>`` or ``after-claim-time``."""
 
-    searches: int = 0
-    fetches: int = 0
-    results_kept: int = 0
-    dropped_blocked: Counter[str] = field(default_factory=Counter)
-    dropped_after_claim_time: int = 0
-    undated_kept: int = 0
-    fetches_refused: int = 0
+    result: SearchResult
+    reason: str
 
 
-class GuardedWeb:
-    """Search and fetch for open-web detectors, minus fact-checking domains and post-claim results.
+@dataclass(frozen=True)
+class Screened:
+    """The guard's one decision over a list of results: what it kept, what it dropped with the reason, and
+    how many kept results carried no date (most pages do not; a report can say how many went unchecked)."""
 
-    ``search(query)`` must return :class:`SearchResult` items; ``fetch(url)`` anything. Undated results
-    are kept (most pages carry no date) and counted, so a report can say how many could not be checked.
-    """
+    kept: list[SearchResult]
+    dropped: list[Dropped]
+    undated: int = 0
 
-    def __init__(
-        self,
-        search: Callable[[str], Iterable[SearchResult]],
-        fetch: Callable[[str], object] | None = None,
-        *,
-        blocklist: BlockList | None = None,
-    ) -> None:
-        self._search = search
-        self._fetch = fetch
-        self.blocklist = blocklist or BlockList()
-        self.stats = GuardStats()
 
-    def search(self, query: str, claim_time: date | None) -> list[SearchResult]:
-        """Results of ``query`` that are neither from a blocked domain nor dated after ``claim_time``."""
-        self.stats.searches += 1
-        kept = []
-        for result in self._search(query):
+@dataclass(frozen=True)
+class LeakageGuard:
+    """What an open-web detector may see: no result from a fact-checking domain, none dated after the
+    claim. The runner hands every detector the run's one guard (:attr:`RunContext.guard`)."""
+
+    blocklist: BlockList = field(default_factory=BlockList)
+
+    def screen(self, results: Iterable[SearchResult], claim_time: date | None) -> Screened:
+        """``results`` split into kept and dropped (with the reason), in their order. Undated results are
+        kept and counted."""
+        kept, dropped, undated = [], [], 0
+        for result in results:
             domain = self.blocklist.blocked_domain(result.url)
             if domain:
-                self.stats.dropped_blocked[domain] += 1
+                dropped.append(Dropped(result, f"blocked:{domain}"))
                 continue
             published = result.published
             if published is None:
-                self.stats.undated_kept += 1
+                undated += 1
             elif claim_time is not None:
                 day = published.date() if isinstance(published, datetime) else published
                 if day > claim_time:
-                    self.stats.dropped_after_claim_time += 1
+                    dropped.append(Dropped(result, "after-claim-time"))
                     continue
             kept.append(result)
-        self.stats.results_kept += len(kept)
-        return kept
-
-    def fetch(self, url: str) -> object:
-        """The page at ``url``; a blocked domain raises :class:`ConfigError` instead of being fetched."""
-        if self._fetch is None:
-            raise ConfigError("this GuardedWeb was built without a fetch function")
-        domain = self.blocklist.blocked_domain(url)
-        if domain:
-            self.stats.fetches_refused += 1
-            raise ConfigError(f"refusing to fetch {url}: {domain} is a blocked fact-checking domain")
-        self.stats.fetches += 1
-        return self._fetch(url)
+        return Screened(kept, dropped, undated)
 
 
 _URL_IN_TEXT = re.compile(r"https?://[^\s)\]>\"']+")
@@ -226,7 +206,7 @@ class Flag:
 
 
 def audit(predictions: Sequence[Any], blocklist: BlockList) -> dict[str, Flag]:
-    """Every prediction (a :class:`rwpost.evaluate.protocol.Prediction`) whose evidence URLs (or
+    """Every prediction (a :class:`rwpost.evaluate.contract.Prediction`) whose evidence URLs (or
     explanation text) cite a blocked domain, by sample id."""
     flags: dict[str, Flag] = {}
     for p in predictions:

@@ -8,7 +8,7 @@ the cache held: a run killed after paying for answers it had not yet written get
 on resume. ``list_cost_usd`` prices every call as if none were cached: it follows from the predictions
 alone, the same for a resumed run as for an uninterrupted one, and is the figure to compare systems by.
 Totals are split by call name (the model or tool) and, for calls a multi-agent detector tags with its
-agent (:attr:`~rwpost.evaluate.protocol.Call.agent`), by agent.
+agent (:attr:`~rwpost.evaluate.contract.Call.agent`), by agent.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import NonNegativeFloat, TypeAdapter, ValidationError
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.protocol import Call, Prediction
+from rwpost.evaluate.contract import Call, Prediction
 
 PriceTable = Mapping[str, Mapping[str, float]]
 

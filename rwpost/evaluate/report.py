@@ -1,4 +1,4 @@
-"""Run a detector and write its reports: metrics JSON, Markdown, per-sample scores, plots, manifest.
+"""Write a run's reports: metrics JSON, Markdown, per-sample scores, plots, manifest.
 
 Files in the run folder::
 
@@ -24,40 +24,10 @@ import numpy as np
 from rwpost.evaluate.explanations import paired_explanations
 from rwpost.evaluate.metrics import FAILURE_POLICIES, HEADLINE
 from rwpost.evaluate.plots import category_plot, confusion_plot, reliability_plot
-from rwpost.evaluate.runner import RunResult, RunSpec, run
+from rwpost.evaluate.runner import RunResult, RunSpec
 from rwpost.evaluate.scoring import combine_repeats, score_run, scored_rows
 from rwpost.io import write_json, write_jsonl, write_text
 from rwpost.records import Sample
-
-
-def evaluate(
-    samples: Sequence[Sample],
-    spec: RunSpec,
-    out_dir: str | Path,
-    *,
-    train: Sequence[Sample] | None = None,
-    data_info: dict[str, Any] | None = None,
-    encode: Callable[[list[str]], np.ndarray] | None = None,
-    progress: bool = False,
-    overwrite: bool = False,
-    on_change: str = "refuse",
-) -> dict[str, Any]:
-    """Run, score and report; returns the metrics written to ``<out_dir>/metrics.json``.
-
-    ``overwrite`` and ``on_change`` are :func:`rwpost.evaluate.runner.run`'s (resume only identical runs).
-    """
-    out = Path(out_dir)
-    result = run(
-        samples,
-        spec,
-        out,
-        train=train,
-        data_info=data_info,
-        progress=progress,
-        overwrite=overwrite,
-        on_change=on_change,
-    )
-    return write_reports(samples, spec, result, out, encode=encode)
 
 
 def write_reports(

@@ -11,7 +11,6 @@ of two inputs are never mixed.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import shutil
@@ -23,27 +22,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from rwpost.errors import ConfigError, RwpostError
-from rwpost.evaluate.leakage import BlockList
+from rwpost.evaluate.contract import Detector, Prediction, RunContext
+from rwpost.evaluate.inputs import image_loadable
+from rwpost.evaluate.leakage import BlockList, LeakageGuard
 from rwpost.evaluate.ledger import PriceTable
 from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids_sha256, now
 from rwpost.evaluate.metrics import check_policy
-from rwpost.evaluate.protocol import (
-    CheckingDetector,
-    Detector,
-    Inputs,
-    Prediction,
-    Setting,
-    TrainableDetector,
-    blind,
-    check_cell,
-    evidence_axis,
-    leakage_report,
-    prompt_hashes,
-)
-from rwpost.evaluate.registry import make_detector, resolve_detector
+from rwpost.evaluate.registry import make_detector
+from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSource
 from rwpost.io import check_output, drop_torn_tail, iter_jsonl, sha256_hex, write_json
 from rwpost.records import Sample
 
@@ -84,12 +72,12 @@ IDENTITY_NAMES = {
 
 @dataclass
 class RunSpec:
-    """What to run: detector, its configuration, the setting, seeds and scoring options."""
+    """What to run: detector, its options, the input cell, seeds and scoring options."""
 
     detector: str
     config: dict[str, Any] = field(default_factory=dict)
-    setting: Setting | Inputs = Setting.CLOSED_BOOK
-    """The evidence axis, or a cell of the input grid (T, T+I, T+E, T+I+E, evidence-k)."""
+    setting: Cell = field(default_factory=lambda: Cell.parse("T+I"))
+    """The input cell (T, T+I, T+E, T+I+E, T+I+W, evidence-k); a name or an alias is parsed."""
     seed: int = 0
     repeats: int = 1
     batch_size: int = 16
@@ -104,6 +92,37 @@ class RunSpec:
     not part of the run's identity: a run rescored under another policy resumes."""
     allow_missing_images: bool = False
     """Image cells: run anyway when images cannot be loaded (each such sample fails with a reason)."""
+    evidence_seed: int = EVIDENCE_SEED
+    """Seed of the evidence-k subsets (:func:`rwpost.evaluate.task.evidence_subset`)."""
+    image_root: Path | None = None
+    """Where the samples' relative image paths are found (released JSONL beside its image folder)."""
+
+    def __post_init__(self) -> None:
+        self.setting = Cell.parse(self.setting)
+
+    def task(self, samples: Sequence[Sample], data_info: dict[str, Any] | None = None) -> EvalTask:
+        """The run's task over the evaluated ``samples`` (their label space), built once per run."""
+        info = data_info or {}
+        return EvalTask.of(
+            self.setting,
+            samples,
+            failures=self.failures,
+            evidence_seed=self.evidence_seed,
+            subset=info.get("subset"),
+            split=info.get("split"),
+        )
+
+    def context(self, repeat: int = 0, *, progress: bool = False) -> RunContext:
+        """The detector's run context for one repeat: the seed is ``seed + repeat``."""
+        return RunContext(
+            seed=self.seed + repeat,
+            guard=LeakageGuard(self.blocklist),
+            image_root=self.image_root,
+            secrets=self.secrets,
+            prices=self.prices,
+            progress=progress,
+            repeat=repeat,
+        )
 
     @property
     def system(self) -> str:
@@ -149,30 +168,6 @@ def split_train_test(
     return train, test, f"{len(train)} of {len(samples)} samples, seed {seed}, {how}"
 
 
-def _takes(detector: str, argument: str) -> bool:
-    """Whether the factory of ``detector`` takes the keyword ``argument``."""
-    try:
-        return argument in inspect.signature(resolve_detector(detector)).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def detector_config(spec: RunSpec, repeat: int) -> dict[str, Any]:
-    """The detector's keyword arguments for one repeat: the seed is ``spec.seed + repeat`` if it takes one."""
-    config = dict(spec.config)
-    if _takes(spec.detector, "seed"):
-        config["seed"] = int(config.get("seed", spec.seed)) + repeat
-    return config
-
-
-def detector_arguments(spec: RunSpec, repeat: int) -> dict[str, Any]:
-    """Everything the detector is built with for one repeat: its options (:func:`detector_config`), the
-    secrets, and the run's block list if it takes a ``blocklist`` (a retrieving detector: the one leakage
-    guard of the run). Secrets and block list are not options: never recorded, not in ``config()``."""
-    extra = {"blocklist": spec.blocklist} if _takes(spec.detector, "blocklist") else {}
-    return {**detector_config(spec, repeat), **spec.secrets, **extra}
-
-
 def read_predictions(path: Path) -> dict[tuple[int, str], dict[str, Any]]:
     """Predictions already written, by ``(repeat, id)``; a last line cut short by a kill is removed."""
     drop_torn_tail(path)  # the write a kill interrupted: redo that sample
@@ -191,35 +186,32 @@ def append_rows(path: Path, rows: list[dict[str, Any]]) -> None:
         os.fsync(handle.fileno())
 
 
-def _as_prediction(row: dict[str, Any]) -> Prediction:
-    return Prediction.model_validate({k: v for k, v in row.items() if k not in ("repeat", "wall_s")})
-
-
 def predict_all(
     detector: Detector,
     samples: Sequence[Sample],
-    setting: Setting | Inputs,
+    task: EvalTask,
+    ctx: RunContext,
     path: Path,
     *,
-    repeat: int = 0,
     batch_size: int = 16,
-    progress: bool = False,
     done: dict[tuple[int, str], dict[str, Any]] | None = None,
-    blocklist: BlockList | None = None,
 ) -> list[Prediction]:
-    """Predictions for every sample, in sample order: read from ``path`` if there, else asked and appended.
-    Samples are blinded with ``blocklist`` (the run's; default the built-in one)."""
+    """Predictions for every sample of repeat ``ctx.repeat``, in sample order: read from ``path`` if
+    there, else asked (blinded by ``task`` with the run's block list) and appended."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    repeat = ctx.repeat
     done = read_predictions(path) if done is None else done
     todo = [s for s in samples if (repeat, s.id) not in done]
-    bar = tqdm(
-        total=len(samples), initial=len(samples) - len(todo), disable=not progress, desc=f"repeat {repeat}"
-    )
-    with bar:
+    blocklist = ctx.guard.blocklist
+    with Progress(console=Console(stderr=True), disable=not ctx.progress) as bar:
+        shown = bar.add_task(f"repeat {repeat}", total=len(samples), completed=len(samples) - len(todo))
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             began = time.perf_counter()
-            seen = [blind(s, setting, blocklist=blocklist) for s in batch]
-            answers = detector.predict(seen, evidence_axis(setting))
+            seen = [task.blind(s, blocklist=blocklist) for s in batch]
+            answers = detector.predict(seen, task, ctx)
             wall = (time.perf_counter() - began) / len(batch)
             by_id = {p.id: p for p in answers}
             extra = set(by_id) - {s.id for s in batch}
@@ -235,8 +227,45 @@ def predict_all(
             append_rows(path, rows)
             for row in rows:
                 done[(repeat, row["id"])] = row
-            bar.update(len(batch))
-    return [_as_prediction(done[(repeat, s.id)]) for s in samples]
+            bar.advance(shown, len(batch))
+    return [Prediction.from_row(done[(repeat, s.id)]) for s in samples]
+
+
+def check_cell(
+    detector: Detector,
+    cell: Cell,
+    samples: Sequence[Sample],
+    *,
+    image_root: str | Path | None = None,
+    allow_missing_images: bool = False,
+) -> dict[str, Any] | None:
+    """Refuse a cell the detector cannot run honestly; the image counts of an image cell.
+
+    Open-web needs ``capabilities.retrieves``; an image cell for a detector that ``reads_images``
+    refuses samples whose image cannot be loaded (unless ``allow_missing_images``: each then fails with a
+    reason in the detector's answer). Returns ``{expected, missing, missing_ids, without_image}`` for
+    image cells, None otherwise.
+    """
+    if cell.evidence is EvidenceSource.WEB and not detector.capabilities.retrieves:
+        raise ConfigError(
+            f"detector {detector.name!r} does not retrieve evidence, so it cannot run {cell} "
+            "(a detector that searches declares Capabilities(retrieves=True))"
+        )
+    if not cell.image:
+        return None
+    with_image = [s for s in samples if s.image is not None]
+    missing = [s.id for s in with_image if not image_loadable(s, image_root)]
+    if missing and detector.capabilities.reads_images and not allow_missing_images:
+        raise ConfigError(
+            f"{len(missing)} of {len(with_image)} images cannot be loaded for {cell} (e.g. {missing[0]}; "
+            "no bytes and no file under the image root): fix them or give --allow-missing-images"
+        )
+    return {
+        "expected": len(with_image),
+        "missing": len(missing),
+        "missing_ids": missing,
+        "without_image": len(samples) - len(with_image),
+    }
 
 
 def identity_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -328,16 +357,14 @@ def run_identity(
 ) -> dict[str, Any]:
     """What makes two runs the same: the content of every input, never a path alone."""
     info = data_info or {}
-    schemas = getattr(detector, "schema_hashes", None)
-    config = detector.config()
-    inputs = config.pop("sha256", None)  # a detector reading its answers from a file: that file's content
+    inputs = detector.inputs()
     return {
-        "predictions_sha256": inputs,
+        "predictions_sha256": inputs.sha256,  # a detector reading its answers from files: their content
         "detector": spec.detector,
         "config": spec.config,
-        "detector_config": config,
-        "prompt_hashes": prompt_hashes(detector),
-        "schema_hashes": dict(schemas()) if callable(schemas) else {},
+        "detector_config": detector.config(),
+        "prompt_hashes": dict(inputs.prompts),
+        "schema_hashes": dict(inputs.schemas),
         "setting": str(spec.setting),
         "seed": spec.seed,
         "repeats": spec.repeats,
@@ -377,28 +404,31 @@ def run(
     refuse_duplicate_ids(samples, "the evaluated samples")
     if train:
         refuse_duplicate_ids(train, "the training samples")
-    first = make(spec.detector, detector_arguments(spec, 0))
+    first = make(spec.detector, spec.config)
     identity = run_identity(samples, spec, first, train, data_info)
     info = data_info or {}
-    read = [identity["detector_config"].get("path"), *(getattr(first, "files", None) or [])]
-    inputs = [info.get("path"), (info.get("train") or {}).get("path"), *read]
+    inputs = [info.get("path"), (info.get("train") or {}).get("path"), *first.inputs().files]
     refuse_inputs_in(out, [i for i in inputs if isinstance(i, str | Path)])
     resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
+    task = spec.task(samples, data_info)
     path = out / PREDICTIONS_FILE
     done = read_predictions(path)
-    all_predictions, input_report, configs, hashes, device, images = [], None, [], {}, None, None
+    all_predictions, input_report, configs, hashes, images = [], None, [], {}, None
+    first_ctx = ctx = spec.context(0, progress=progress)
+    detector = first
     started = now()
     for repeat in range(spec.repeats):
-        detector = first if repeat == 0 else make(spec.detector, detector_arguments(spec, repeat))
+        if repeat:
+            detector, ctx = make(spec.detector, spec.config), spec.context(repeat, progress=progress)
         configs.append(detector.config())
-        hashes.update(prompt_hashes(detector))
-        device = getattr(detector, "device", device)
+        hashes.update(detector.inputs().prompts)
         if repeat == 0:
             allow = spec.allow_missing_images
-            images = check_cell(detector, spec.setting, samples, allow_missing_images=allow)
-        if isinstance(detector, CheckingDetector) and repeat == 0:
+            images = check_cell(
+                detector, task.cell, samples, image_root=spec.image_root, allow_missing_images=allow
+            )
             input_report = detector.check(samples)
-        if isinstance(detector, TrainableDetector):
+        if detector.capabilities.needs_training:
             if all((repeat, s.id) in done for s in samples):
                 pass  # every answer is on disk: no need to train again
             elif not train:
@@ -407,20 +437,10 @@ def run(
                     "give --train or --train-fraction"
                 )
             else:
-                seen = [blind(s, spec.setting, keep_label=True, blocklist=spec.blocklist) for s in train]
-                detector.fit(seen, evidence_axis(spec.setting))
+                seen = [task.blind(s, keep_label=True, blocklist=spec.blocklist) for s in train]
+                detector.fit(seen, task, ctx)
         all_predictions.append(
-            predict_all(
-                detector,
-                samples,
-                spec.setting,
-                path,
-                repeat=repeat,
-                batch_size=spec.batch_size,
-                progress=progress,
-                done=done,
-                blocklist=spec.blocklist,
-            )
+            predict_all(detector, samples, task, ctx, path, batch_size=spec.batch_size, done=done)
         )
     wall = [float(r["wall_s"]) for r in done.values() if "wall_s" in r]
     ids = ids_sha256([s.id for s in samples])
@@ -432,12 +452,13 @@ def run(
         "prompt_hashes": hashes,
         "schema_hashes": identity["schema_hashes"],
         "setting": str(spec.setting),
+        "setting_alias": spec.setting.alias,
         "seed": spec.seed,
         "repeats": spec.repeats,
         "failures": spec.failures,
         "batch_size": spec.batch_size,
         "bootstrap_resamples": spec.n_resamples,
-        "device": device or "cpu",
+        "device": detector.device,
         "data": {
             **(data_info or {}),
             "samples": len(samples),
@@ -453,8 +474,8 @@ def run(
         else None,
         "blocked_domains": len(spec.blocklist.domains),
         "blocked_domain_list": spec.blocklist.describe(),
-        "leakage": leakage_report(first, [p for preds in all_predictions for p in preds]),
-        "images": None if images is None else {**images, "sent": getattr(detector, "images_sent", None)},
+        "leakage": first.leakage_report([p for preds in all_predictions for p in preds], first_ctx),
+        "images": None if images is None else {**images, "sent": ctx.images_sent},
         "environment": environment(),
         "started": started,
         "finished": now(),

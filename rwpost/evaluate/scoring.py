@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 
 from rwpost.evaluate.breakdowns import breakdowns
+from rwpost.evaluate.contract import Prediction
 from rwpost.evaluate.explanations import evidence_url_scores, key_point_coverage
 from rwpost.evaluate.leakage import BlockList, audit
 from rwpost.evaluate.ledger import PriceTable, run_ledger, sample_ledger
 from rwpost.evaluate.metrics import HEADLINE, VIEWS, spread, valid_probabilities, view_metrics
-from rwpost.evaluate.protocol import Prediction
 from rwpost.records import Sample
 
 PRIMARY_ORDER = ("main", "challenging", "binary", "true_vs_not_true")

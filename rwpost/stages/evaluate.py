@@ -1,8 +1,10 @@
 """Stage ``evaluate``: score the configured detectors on a published version's splits, over the input grid.
 
 For each subset every detector is trained on ``train_split`` (dev) and scored on ``test_split`` (test), in
-each cell of the grid (``settings`` x ``k``: T, T+I, T+E, T+I+E and the evidence-k ablation, or the legacy
-closed-book / gold-evidence / open-web); each run writes ``<out>/<subset>/<detector>-<cell>/``
+each cell of the grid (``settings`` x ``k``: T, T+I, T+E, T+I+E, T+I+W and the evidence-k ablation; the
+names closed-book / gold-evidence / open-web are read as T+I / T+I+E / T+I+W); the runs are planned by
+:func:`rwpost.evaluate.plan.plan_runs`, as ``rwpost evaluate`` plans its own; each run writes
+``<out>/<subset>/<detector>-<cell slug>/``
 (metrics.json, report.md, plots, predictions), and the stage writes one ``<out>/leaderboard/`` over every
 cell and the ``summary`` file (headline scores per run, the DVC metrics file).
 """
@@ -10,44 +12,29 @@ cell and the ``summary`` file (headline scores per run, the DVC metrics file).
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, model_validator
+from pydantic import Field, NonNegativeInt, model_validator
 
-from rwpost.dataset import read_parquet, split_file
-from rwpost.errors import ConfigError
-from rwpost.evaluate import BlockList, RunSpec, evaluate
-from rwpost.evaluate.data import lazy_encoder
+from rwpost.dataset import split_file
+from rwpost.evaluate.data import load_eval_data
+from rwpost.evaluate.encoders import lazy_encoder
 from rwpost.evaluate.leaderboard import write_leaderboard
+from rwpost.evaluate.leakage import BlockList
 from rwpost.evaluate.ledger import PriceEntry
-from rwpost.evaluate.protocol import EVIDENCE_SEED, grid
-from rwpost.evaluate.registry import with_task_labels
-from rwpost.io import sha256_file, write_json
+from rwpost.evaluate.plan import DetectorEntry, plan_runs, run_plan
+from rwpost.evaluate.task import EVIDENCE_SEED
+from rwpost.io import write_json
 from rwpost.llm.config import detector_secrets_from_env
-from rwpost.records import Sample
 from rwpost.stages.base import DatasetParams, StageParams, StageReport
 
 
-class DetectorParams(BaseModel):
+class DetectorParams(DetectorEntry):
     """One entry of ``evaluate.detectors``: a registered detector, its settings and subsets."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
     label: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
     """The runs' name and folder (None: ``name``); two entries of one detector (two models) need two."""
-    settings: list[str] | None = None
-    """Input cells (T, T+I, T+E, T+I+E, T+I+W, or closed-book / gold-evidence / open-web); None: the
-    stage's ``settings``."""
-    k: list[int] | None = None
-    """Evidence-k ablation for this detector; None: the stage's ``k``."""
-    subsets: list[str] | None = None
-    """None: every subset of the stage."""
-    config: dict[str, Any] = Field(default_factory=dict)
-    repeats: PositiveInt = 1
-    batch_size: PositiveInt = 16
 
 
 class Params(StageParams):
@@ -69,12 +56,14 @@ class Params(StageParams):
     """Key-point coverage of explanations (embedding similarity)."""
     blocked_domains: Path | None = None
     """More blocked domains, on top of the built-in fact-checkers and the packaged released list."""
-    settings: list[str] = Field(default_factory=lambda: ["closed-book"])
+    settings: list[str] = Field(default_factory=lambda: ["T+I"])
     """The grid's input cells for every detector that names none."""
     k: list[int] = Field(default_factory=list)
     """Evidence-k ablation: k gold items per claim in each evidence cell."""
     evidence_seed: int = EVIDENCE_SEED
     allow_missing_images: bool = False
+    image_root: Path | None = None
+    """Where relative image paths are found (Parquet splits hold the image bytes: None)."""
     failures: Literal["wrong", "exclude", "class"] = "wrong"
     """How failed answers are scored (named in every table): all samples, answered only, or a class."""
     detectors: list[DetectorParams] = Field(default_factory=list)
@@ -98,10 +87,6 @@ class Params(StageParams):
         return self
 
 
-def _labelled(path: Path) -> list[Sample]:
-    return [s for s in read_parquet(path) if s.label is not None]
-
-
 def run(params: Params) -> StageReport:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     version_dir = params.dataset.version_dir
@@ -111,58 +96,38 @@ def run(params: Params) -> StageReport:
     summary: dict[str, dict[str, Any]] = {}
     lines: list[str] = []
     for subset in params.subsets:
-        train_path = split_file(version_dir, subset, params.train_split)
-        test_path = split_file(version_dir, subset, params.test_split)
-        train, test = _labelled(train_path), _labelled(test_path)
-        data_info = {
-            "path": str(test_path),
-            "sha256": sha256_file(test_path),
-            "train": {"path": str(train_path), "sha256": sha256_file(train_path)},
-            "version": params.dataset.version,
-            "subset": subset,
-        }
-        for entry in params.detectors:
-            label = entry.label or entry.name  # the runs' name and folder
-            if entry.subsets is not None and subset not in entry.subsets:
-                continue
-            cells = grid(entry.settings or params.settings, params.k if entry.k is None else entry.k)
-            for cell in (replace(c, seed=params.evidence_seed) for c in cells):
-                setting = cell.evidence if cell.legacy else cell
-                config = with_task_labels(entry.name, dict(entry.config), test)
-                spec = RunSpec(
-                    detector=entry.name,
-                    config=config,
-                    setting=setting,
-                    seed=params.seed,
-                    repeats=entry.repeats,
-                    batch_size=entry.batch_size,
-                    n_resamples=params.bootstrap,
-                    name=f"{label}/{setting}",
-                    prices=params.prices or None,  # type: ignore[arg-type]
-                    blocklist=blocklist,
-                    secrets=detector_secrets_from_env(entry.name, config),
-                    allow_missing_images=params.allow_missing_images,
-                    failures=params.failures,
-                )
-                out = params.out / subset / f"{label}-{cell.slug}"
-                try:
-                    metrics = evaluate(
-                        test,
-                        spec,
-                        out,
-                        train=train,
-                        data_info=data_info,
-                        encode=encode,
-                        on_change="restart",
-                    )
-                except ConfigError as exc:
-                    raise ConfigError(f"evaluate {subset}/{label}/{setting}: {exc}") from exc
-                run_dirs.append(out)
-                summary.setdefault(subset, {})[f"{label}/{setting}"] = {
-                    k: metrics.get(k) for k in ("accuracy", "macro_f1", "weighted_f1")
-                }
-                lines.append(f"evaluate: {subset} {entry.name}/{setting}: macro F1 {metrics.get('macro_f1')}")
-                print(lines[-1])
+        data = load_eval_data(
+            split_file(version_dir, subset, params.test_split),
+            train=split_file(version_dir, subset, params.train_split),
+            about={"version": params.dataset.version, "subset": subset, "split": params.test_split},
+        )
+        plan = plan_runs(
+            params.detectors,
+            params.settings,
+            params.k,
+            out=params.out / subset,
+            subset=subset,
+            secrets=detector_secrets_from_env,
+            seed=params.seed,
+            n_resamples=params.bootstrap,
+            prices=params.prices or None,
+            blocklist=blocklist,
+            allow_missing_images=params.allow_missing_images,
+            failures=params.failures,
+            evidence_seed=params.evidence_seed,
+            image_root=params.image_root,
+        )
+        for planned, metrics in run_plan(
+            plan, data, encode=encode, on_change="restart", where=f"evaluate {subset}"
+        ):
+            run_dirs.append(planned.out)
+            system = planned.spec.system
+            summary.setdefault(subset, {})[system] = {
+                k: metrics.get(k) for k in ("accuracy", "macro_f1", "weighted_f1")
+            }
+            run_name = f"{planned.spec.detector}/{planned.spec.setting}"
+            lines.append(f"evaluate: {subset} {run_name}: macro F1 {metrics.get('macro_f1')}")
+            print(lines[-1])
     if run_dirs:
         write_leaderboard(run_dirs, params.out / "leaderboard")
     write_json(params.summary or Path(f"{params.out}-summary.json"), summary)

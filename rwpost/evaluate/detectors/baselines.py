@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, NonNegativeFloat
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.protocol import Prediction, Setting
+from rwpost.evaluate.contract import Capabilities, Detector, Prediction, RunContext
+from rwpost.evaluate.task import EvalTask
+from rwpost.ids import stable_seed
 from rwpost.labels import Label
 from rwpost.records import Sample
 
@@ -28,16 +29,15 @@ def _argmax(distribution: dict[Label, float]) -> Label:
     return max(distribution, key=lambda label: (distribution[label], -list(Label).index(label)))
 
 
-class _PriorDetector:
-    """Shared parts: fitted prior, config, the 'not fitted' error."""
+class _PriorDetector(Detector):
+    """Shared parts: the fitted prior and the 'not fitted' error."""
 
     name = "baseline"
-    retrieves = False
-    reads_images = False
+    capabilities = Capabilities(needs_training=True)
     _prior: dict[Label, float] | None = None
 
-    def config(self) -> dict[str, Any]:
-        return {}
+    def fit(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> None:
+        self._prior = label_prior(samples)
 
     def _fitted_prior(self) -> dict[Label, float]:
         if self._prior is None:
@@ -50,10 +50,7 @@ class MajorityClass(_PriorDetector):
 
     name = "majority"
 
-    def fit(self, samples: Sequence[Sample], setting: Setting) -> None:
-        self._prior = label_prior(samples)
-
-    def predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
+    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         prior = self._fitted_prior()
         label = _argmax(prior)
         return [Prediction(id=s.id, label=label, probabilities=prior) for s in samples]
@@ -62,28 +59,18 @@ class MajorityClass(_PriorDetector):
 class StratifiedRandom(_PriorDetector):
     """A label drawn at random from the training label frequencies.
 
-    Each sample's draw is seeded by ``(seed, sample id)``, so a resumed or re-ordered run draws the same.
+    Each sample's draw is seeded by ``(run seed, sample id)``, so a resumed or re-ordered run draws the same.
     """
 
     name = "stratified"
 
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-
-    def config(self) -> dict[str, Any]:
-        return {"seed": self.seed}
-
-    def fit(self, samples: Sequence[Sample], setting: Setting) -> None:
-        self._prior = label_prior(samples)
-
-    def predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
+    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         prior = self._fitted_prior()
         labels = list(prior)
         weights = np.array([prior[x] for x in labels])
         out = []
         for s in samples:
-            key = int.from_bytes(hashlib.sha256(s.id.encode("utf-8")).digest()[:8], "big")
-            draw = np.random.default_rng([self.seed, key]).choice(len(labels), p=weights)
+            draw = np.random.default_rng([ctx.seed, stable_seed(s.id)]).choice(len(labels), p=weights)
             out.append(Prediction(id=s.id, label=labels[draw], probabilities=prior))
         return out
 
@@ -97,16 +84,18 @@ class CategoryPrior(_PriorDetector):
 
     name = "category-prior"
 
-    def __init__(self, alpha: float = 1.0) -> None:
-        if alpha < 0:
-            raise ConfigError(f"category-prior: alpha must be >= 0, got {alpha}")
-        self.alpha = alpha
+    class Config(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        alpha: NonNegativeFloat = 1.0
+        """Pseudo-counts of the global prior added to each category."""
+
+    def __init__(self, config: Config | None = None) -> None:
+        super().__init__(config)
+        self.alpha = self.options.alpha
         self._by_category: dict[str, Counter[Label]] = {}
 
-    def config(self) -> dict[str, Any]:
-        return {"alpha": self.alpha}
-
-    def fit(self, samples: Sequence[Sample], setting: Setting) -> None:
+    def fit(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> None:
         self._prior = label_prior(samples)
         self._by_category = {}
         for s in samples:
@@ -122,7 +111,7 @@ class CategoryPrior(_PriorDetector):
             return prior
         return {label: (counts[label] + self.alpha * p) / total for label, p in prior.items()}
 
-    def predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
+    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         out = []
         for s in samples:
             dist = self.distribution(s.category)

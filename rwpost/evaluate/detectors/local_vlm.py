@@ -26,18 +26,21 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, PositiveInt
+
 from rwpost.errors import ConfigError
+from rwpost.evaluate.contract import Call, Capabilities, Detector, DetectorInputs, Prediction, RunContext
 from rwpost.evaluate.detectors.vlm import (
     DEFAULT_PROMPT,
-    image_input,
     missing_image_prediction,
+    refuse_open_web,
     task_schema,
     verdict_prediction,
     verdict_user_text,
 )
-from rwpost.evaluate.protocol import Call, Prediction, Setting
+from rwpost.evaluate.devices import pick_device
+from rwpost.evaluate.task import Cell, EvalTask
 from rwpost.images import ImageRefused
-from rwpost.labels import MAIN_LABELS, Label
 from rwpost.prompts import load_prompt
 from rwpost.records import Sample
 
@@ -126,48 +129,45 @@ def _pil(data: bytes) -> Any:
         return image.convert("RGB")
 
 
-class LocalVLMDetector:
+class LocalVLMDetector(Detector):
     """Asks a local vision-language model for a verdict on each post (with its image), zero-shot."""
 
     name = "local-vlm"
-    retrieves = False
-    reads_images = True
+    capabilities = Capabilities(reads_images=True, uses_gpu=True)
 
-    def __init__(
-        self,
-        model: str,
-        prompt: str = DEFAULT_PROMPT,
-        labels: Sequence[str] | None = None,
-        image_root: str | None = None,
-        device: str | None = None,
-        dtype: str | None = None,
-        batch_size: int = 16,
-        max_new_tokens: int = 384,
-        static_cache: bool = False,
-        pad_to_multiple_of: int = 64,
-        attn_implementation: str | None = None,
-        seed: int = 0,
-    ) -> None:
-        from rwpost.evaluate.detectors.embedding import pick_device
+    class Config(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        model: str
+        """The local model folder (``config.json``, weights, processor)."""
+        prompt: str = DEFAULT_PROMPT
+        device: str | None = None
+        dtype: str | None = None
+        """None: bfloat16 on CUDA, float32 elsewhere."""
+        batch_size: PositiveInt = 16
+        max_new_tokens: PositiveInt = 384
+        static_cache: bool = False
+        pad_to_multiple_of: PositiveInt = 64
+        attn_implementation: str | None = None
+
+    def __init__(self, config: Config) -> None:
         from rwpost.llm import load_llm_schema
 
-        self.model_path = str(Path(model).expanduser().resolve())
-        self.prompt, self.seed = prompt, seed
-        self.labels = [str(Label(x)) for x in (labels or [str(x) for x in MAIN_LABELS])]
-        self.prompt_file = load_prompt(prompt)
-        self.schema = task_schema(load_llm_schema(self.prompt_file.schema_name), self.labels)
-        self.image_root = Path(image_root) if image_root else None
-        self.device = pick_device(device)
-        self.batch_size, self.max_new_tokens = max(1, int(batch_size)), int(max_new_tokens)
-        self.static_cache, self.pad_to_multiple_of = bool(static_cache), int(pad_to_multiple_of)
-        self.attn_implementation = attn_implementation
-        self.dtype_name = str(pick_dtype(self.device, dtype)).removeprefix("torch.")
+        super().__init__(config)
+        o = self.options
+        self.model_path = str(Path(o.model).expanduser().resolve())
+        self.prompt = o.prompt
+        self.prompt_file = load_prompt(o.prompt)
+        self.schema = load_llm_schema(self.prompt_file.schema_name)
+        self.device = pick_device(o.device)
+        self.batch_size, self.max_new_tokens = o.batch_size, o.max_new_tokens
+        self.static_cache, self.pad_to_multiple_of = o.static_cache, o.pad_to_multiple_of
+        self.dtype_name = str(pick_dtype(self.device, o.dtype)).removeprefix("torch.")
         self.processor, self.model = load_local_model(
-            self.model_path, self.device, self.dtype_name, attn_implementation
+            self.model_path, self.device, self.dtype_name, o.attn_implementation
         )
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         self.model_name = Path(self.model_path).name
-        self.images_sent = 0
 
     def config(self) -> dict[str, Any]:
         return {
@@ -175,20 +175,20 @@ class LocalVLMDetector:
             "model_path": self.model_path,
             "model_type": getattr(self.model.config, "model_type", None),
             "prompt": self.prompt,
-            "labels": self.labels,
             "dtype": self.dtype_name,
             "decoding": "greedy",
             "max_new_tokens": self.max_new_tokens,
             "static_cache": self.static_cache,
-            "seed": self.seed,
         }
 
-    def prompt_hashes(self) -> dict[str, str]:
-        return {self.prompt: self.prompt_file.sha256}
+    def inputs(self) -> DetectorInputs:
+        return DetectorInputs(prompts={self.prompt: self.prompt_file.sha256})
 
-    def messages(self, sample: Sample, setting: Setting, with_image: bool) -> list[dict[str, Any]]:
+    def messages(
+        self, sample: Sample, cell: Cell, with_image: bool, labels: Sequence[str]
+    ) -> list[dict[str, Any]]:
         """The chat for one sample: the API detector's system and user prompts, the image first."""
-        user = verdict_user_text(self.prompt_file, sample, setting, self.labels)
+        user = verdict_user_text(self.prompt_file, sample, cell, labels)
         content = ([{"type": "image"}] if with_image else []) + [{"type": "text", "text": user}]
         return [
             {"role": "system", "content": [{"type": "text", "text": self.prompt_file.system}]},
@@ -221,7 +221,7 @@ class LocalVLMDetector:
         return answers, [int(x) for x in prompt_tokens], lengths
 
     def _batch(
-        self, items: list[tuple[Sample, str, Any]], out: dict[str, Prediction]
+        self, items: list[tuple[Sample, str, Any]], out: dict[str, Prediction], labels: list[str]
     ) -> None:  # items: (sample, chat text, PIL image or None)
         images = [[im] for _, _, im in items] if items[0][2] is not None else None
         began = time.perf_counter()
@@ -230,8 +230,8 @@ class LocalVLMDetector:
         except (RuntimeError, ValueError, TypeError, IndexError) as exc:
             if len(items) > 1:  # out of memory, or one bad input: split and retry
                 half = len(items) // 2
-                self._batch(items[:half], out)
-                self._batch(items[half:], out)
+                self._batch(items[:half], out, labels)
+                self._batch(items[half:], out, labels)
                 return
             sample = items[0][0]
             call = Call(name=self.model_name, latency_s=time.perf_counter() - began, cost_usd=0.0)
@@ -243,21 +243,21 @@ class LocalVLMDetector:
             call = Call(
                 name=self.model_name, tokens_in=n_in, tokens_out=n_out, latency_s=latency, cost_usd=0.0
             )
-            data, problem = parse_verdict(answer, self.schema)
+            data, problem = parse_verdict(answer, task_schema(self.schema, labels))
             if data is None:
                 out[sample.id] = Prediction(
                     id=sample.id, calls=[call], error=f"model answer rejected: {problem}"
                 )
             else:
-                out[sample.id] = verdict_prediction(sample.id, data, self.labels, call)
+                out[sample.id] = verdict_prediction(sample.id, data, labels, call)
 
-    def predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
-        if setting is Setting.OPEN_WEB:
-            raise ConfigError("local-vlm does not search the web: use closed-book or gold-evidence")
+    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
+        refuse_open_web(self.name, task)
+        labels = task.label_names
         out: dict[str, Prediction] = {}
         groups: dict[bool, list[tuple[Sample, str, Any]]] = {False: [], True: []}
         for sample in samples:
-            image = image_input(sample, self.image_root)
+            image = ctx.image(sample)
             missing = missing_image_prediction(sample, image)
             if missing is not None:
                 out[sample.id] = missing
@@ -269,15 +269,15 @@ class LocalVLMDetector:
                 except ImageRefused as exc:
                     out[sample.id] = Prediction(id=sample.id, error=f"image unreadable: {exc}")
                     continue
-            chat = self.messages(sample, setting, picture is not None)
+            chat = self.messages(sample, task.cell, picture is not None, labels)
             text = self.processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
             groups[picture is not None].append((sample, text, picture))
-        self.images_sent += len(groups[True])
+        ctx.sent_images(len(groups[True]))
         for items in groups.values():
             if not items:
                 continue
             lengths = [len(x) for x in self.tokenizer([t for _, t, _ in items])["input_ids"]]
             ordered = [items[i] for i in sorted(range(len(items)), key=lengths.__getitem__)]
             for start in range(0, len(ordered), self.batch_size):
-                self._batch(ordered[start : start + self.batch_size], out)
+                self._batch(ordered[start : start + self.batch_size], out, labels)
         return [out[s.id] for s in samples]

@@ -14,12 +14,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from pydantic import PositiveInt
+
 from rwpost.errors import ConfigError
-from rwpost.evaluate.protocol import Call, Prediction, Setting
-from rwpost.labels import MAIN_LABELS, Label
+from rwpost.evaluate.contract import (
+    Call,
+    Capabilities,
+    Detector,
+    DetectorInputs,
+    ModelOptions,
+    Prediction,
+    RunContext,
+)
+from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
+from rwpost.labels import Label
 from rwpost.prompts import Prompt, load_prompt
 from rwpost.records import Sample
 
@@ -50,31 +60,14 @@ def task_schema(schema: dict[str, Any], labels: Sequence[str]) -> dict[str, Any]
     return {**schema, "properties": properties}
 
 
-def image_input(sample: Sample, image_root: Path | None) -> Any:
-    """The sample's image as an :class:`rwpost.llm.ImageInput`, from bytes or a file; None if neither."""
-    from rwpost.llm import ImageInput
-
-    if sample.image is None:
-        return None
-    if sample.image.bytes:
-        return ImageInput(data=sample.image.bytes)
-    if sample.image.path:
-        path = Path(sample.image.path)
-        if not path.is_absolute() and image_root is not None:
-            path = image_root / path
-        if path.is_file():
-            return ImageInput.from_path(path)
-    return None
-
-
-def verdict_user_text(prompt: Prompt, sample: Sample, setting: Setting, labels: Sequence[str]) -> str:
+def verdict_user_text(prompt: Prompt, sample: Sample, cell: Cell, labels: Sequence[str]) -> str:
     """The user turn of a zero-shot verdict prompt for one sample (API and local VLM detectors)."""
     values = {
         "claim": sample.claim,
         "claim_time": sample.claim_time.isoformat() if sample.claim_time else "unknown",
         "post_text": sample.post_text or "(none)",
         "ocr": sample.ocr or "(none)",
-        "evidence": evidence_block(sample) if setting is Setting.GOLD_EVIDENCE else "",
+        "evidence": evidence_block(sample) if cell.evidence is EvidenceSource.GOLD else "",
         "labels": ", ".join(labels),
         "label_definitions": "\n".join(f"- {x}: {LABEL_DEFINITIONS[Label(x)]}" for x in labels),
     }
@@ -115,102 +108,95 @@ def verdict_prediction(sample_id: str, data: dict[str, Any], labels: Sequence[st
     )
 
 
-class VLMDetector:
+def refuse_open_web(name: str, task: EvalTask) -> None:
+    """A ConfigError when a zero-shot detector (which does not search) is asked for an open-web cell."""
+    if task.cell.evidence is EvidenceSource.WEB:
+        raise ConfigError(f"the {name} detector does not search the web: use T, T+I, T+E or T+I+E")
+
+
+class VLMDetector(Detector):
     """Asks a vision-language model for a verdict on each post (with its image), zero-shot."""
 
     name = "vlm"
-    retrieves = False
-    reads_images = True
+    capabilities = Capabilities(reads_images=True)
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        prompt: str = DEFAULT_PROMPT,
-        labels: Sequence[str] | None = None,
-        cache_path: str | None = None,
-        concurrency: int = 8,
-        timeout_s: float = 60.0,
-        max_retries: int = 6,
-        image_root: str | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = 600,
-        seed: int = 0,
-    ) -> None:
-        from rwpost.llm import LLMSettings, client_from, load_llm_schema
+    class Config(ModelOptions):
+        prompt: str = DEFAULT_PROMPT
+        cache_path: str | None = None
+        """The sqlite answer cache; None: no cache."""
+        temperature: float = 0.0
+        max_tokens: PositiveInt | None = 600
 
-        self.model, self.base_url, self.prompt = model, base_url, prompt
-        self.labels = [str(Label(x)) for x in (labels or [str(x) for x in MAIN_LABELS])]
-        self.prompt_file = load_prompt(prompt)
-        self.schema = task_schema(load_llm_schema(self.prompt_file.schema_name), self.labels)
-        self.image_root = Path(image_root) if image_root else None
-        self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
-        self.cache_path = cache_path
-        settings = LLMSettings(
-            model=model,
-            base_url=base_url,
-            api_key=api_key,
-            concurrency=concurrency,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-        )
-        self.client = client_from(settings, cache_path=cache_path)  # seed: run identity only
-        self.images_sent = 0
-        self.device = f"remote ({base_url or 'api.openai.com'})"
+    def __init__(self, config: Config) -> None:
+        from rwpost.llm import load_llm_schema
+
+        super().__init__(config)
+        self.prompt_file = load_prompt(config.prompt)
+        self.schema = load_llm_schema(self.prompt_file.schema_name)
+        self.device = f"remote ({config.llm.base_url or 'api.openai.com'})"
+        self._client: Any = None
 
     def config(self) -> dict[str, Any]:
+        o = self.options
         return {
-            "model": self.model,
-            "base_url": self.base_url,
-            "prompt": self.prompt,
-            "labels": self.labels,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "cache_path": self.cache_path,
-            "seed": self.seed,
+            "model": o.llm.model,
+            "base_url": o.llm.base_url,
+            "prompt": o.prompt,
+            "temperature": o.temperature,
+            "max_tokens": o.max_tokens,
+            "cache_path": o.cache_path,
         }
 
-    def prompt_hashes(self) -> dict[str, str]:
-        return {self.prompt: self.prompt_file.sha256}
+    def inputs(self) -> DetectorInputs:
+        return DetectorInputs(prompts={self.options.prompt: self.prompt_file.sha256})
 
-    def request(self, sample: Sample, setting: Setting) -> Any:
-        """The LLM request for one sample in ``setting``."""
+    def client(self, ctx: RunContext) -> Any:
+        """The LLM client, built on first use with the run's API key."""
+        from rwpost.llm import client_from
+
+        if self._client is None:
+            self._client = client_from(
+                self.options.connection(ctx.secrets), cache_path=self.options.cache_path
+            )
+        return self._client
+
+    def request(self, sample: Sample, task: EvalTask, image: Any) -> Any:
+        """The LLM request for one sample of ``task`` (with ``image``, if any)."""
         from rwpost.llm import LLMRequest
 
-        user = verdict_user_text(self.prompt_file, sample, setting, self.labels)
-        image = image_input(sample, self.image_root)
+        labels = task.label_names
         return LLMRequest(
             key=sample.id,
-            task=f"detect-{setting}",
+            task=f"detect-{task.cell.slug}",
             system=self.prompt_file.system,
-            user=user,
-            schema=self.schema,
+            user=verdict_user_text(self.prompt_file, sample, task.cell, labels),
+            schema=task_schema(self.schema, labels),
             schema_name=self.prompt_file.schema_name,
             prompt_version=self.prompt_file.version,
             images=(image,) if image is not None else (),
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
+            temperature=self.options.temperature,
+            max_tokens=self.options.max_tokens,
         )
 
-    def predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
-        if setting is Setting.OPEN_WEB:
-            raise ConfigError("the vlm detector does not search the web: use closed-book or gold-evidence")
-        failed = {}
+    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
+        refuse_open_web(self.name, task)
+        failed, requests, asked = {}, [], []
         for s in samples:
-            missing = missing_image_prediction(s, image_input(s, self.image_root))
+            image = ctx.image(s)
+            missing = missing_image_prediction(s, image)
             if missing is not None:
                 failed[s.id] = missing
-        asked = [s for s in samples if s.id not in failed]
-        requests = [self.request(s, setting) for s in asked]
-        self.images_sent += sum(bool(r.images) for r in requests)
+            else:
+                asked.append(s)
+                requests.append(self.request(s, task, image))
+        ctx.sent_images(sum(bool(r.images) for r in requests))
         began = time.perf_counter()
-        results = self.client.run(requests) if requests else []
+        results = self.client(ctx).run(requests) if requests else []
         latency = (time.perf_counter() - began) / max(len(asked), 1)
         out = list(failed.values())
         for sample, result in zip(asked, results, strict=True):
             call = Call(
-                name=self.model,
+                name=self.options.llm.model,
                 tokens_in=result.prompt_tokens,
                 tokens_out=result.completion_tokens,
                 latency_s=0.0 if result.cached else latency,
@@ -221,5 +207,5 @@ class VLMDetector:
                     Prediction(id=sample.id, calls=[call], error=f"model answer rejected: {result.error}")
                 )
                 continue
-            out.append(verdict_prediction(sample.id, result.data, self.labels, call))
+            out.append(verdict_prediction(sample.id, result.data, task.label_names, call))
         return out

@@ -89,7 +89,7 @@ def read_main(root: str | Path) -> list[PredictionSet]:
 
 def read_baselines(root: str | Path) -> list[PredictionSet]:
     """One set per ``<model>/<setting>[_kK]`` folder under ``root`` (a results folder or one model's)."""
-    from rwpost.evaluate.protocol import Inputs
+    from rwpost.evaluate.task import Cell
 
     base = Path(root)
     sets = []
@@ -97,7 +97,7 @@ def read_baselines(root: str | Path) -> list[PredictionSet]:
         if not SETTING_FOLDER.match(folder.name):
             continue
         model = folder.parent.name
-        cell = Inputs.of(folder.name)
+        cell = Cell.parse(folder.name)
         result = PredictionSet(
             name=f"{model}/{cell.slug}", format="agentfact-baselines", source=str(folder), setting=cell.name
         )

@@ -16,9 +16,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from rwpost.errors import RecordError, RwpostError
+from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
 from rwpost.evaluate.formats.common import Row, iter_csv_rows, parse_label
-from rwpost.evaluate.protocol import Prediction, Setting
+from rwpost.evaluate.task import EvalTask
 from rwpost.ids import record_id
 from rwpost.io import iter_jsonl
 from rwpost.labels import Label
@@ -110,7 +113,7 @@ def read_prediction_rows(path: str | Path) -> tuple[list[Row], list[dict[str, An
     return rows, bad
 
 
-class PredictionsFileDetector:
+class PredictionsFileDetector(Detector):
     """A detector that reads its answers from a file (or an output folder) instead of computing them.
 
     ``format`` names the file's format (:mod:`rwpost.evaluate.formats`; detected when None); a folder
@@ -121,35 +124,37 @@ class PredictionsFileDetector:
     """
 
     name = "predictions"
-    retrieves = True  # the file holds whatever the system did, retrieval included
-    reads_images = False
+    capabilities = Capabilities(retrieves=True)  # the file holds whatever the system did, retrieval included
 
-    def __init__(
-        self,
-        path: str | Path,
-        strict: bool = False,
-        system: str | None = None,
-        format: str | None = None,
-        select: str | None = None,
-        id_field: str | None = None,
-        label_field: str | None = None,
-        label_map: str | dict[str, str] | None = None,
-        id_map: str | None = None,
-    ) -> None:
+    class Config(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        path: Path
+        """The predictions file, or an output folder of another system."""
+        strict: bool = False
+        system: str | None = None
+        format: str | None = None
+        """One of :data:`rwpost.evaluate.formats.FORMATS`; None: detected."""
+        select: str | None = None
+        """The prediction set of a folder holding several."""
+        id_field: str | None = None
+        label_field: str | None = None
+        label_map: str | dict[str, str] | None = None
+        id_map: str | None = None
+
+    def __init__(self, config: Config) -> None:
         from rwpost.evaluate.formats import detect_format, read_sets
 
-        self.path = Path(path)
-        self.strict = strict
-        self.system = system or self.path.stem
-        self.options = {
-            k: v
-            for k, v in dict(
-                id_field=id_field, label_field=label_field, label_map=label_map, id_map=id_map
-            ).items()
-            if v is not None
-        }
-        generic = bool(id_field or label_field or label_map)
-        self.format = format or detect_format(self.path, generic=generic)
+        super().__init__(config)
+        self.path = Path(config.path)
+        self.strict = config.strict
+        self.system = config.system or self.path.stem
+        self.reader_options = config.model_dump(
+            include={"id_field", "label_field", "label_map", "id_map"}, exclude_none=True
+        )
+        generic = bool(config.id_field or config.label_field or config.label_map)
+        self.format = config.format or detect_format(self.path, generic=generic)
+        select = config.select
         self.select, self.failures, self.unknown_label_counts = select, {}, {}
         self.failure_rows = 0
         self.files = [str(self.path)]  # the files read (those of the chosen set in a folder)
@@ -157,7 +162,7 @@ class PredictionsFileDetector:
         if self.format == "flat":
             self.rows, self.bad_rows = read_prediction_rows(self.path)
         else:
-            sets = read_sets(self.path, self.format, **self.options)
+            sets = read_sets(self.path, self.format, **self.reader_options)
             names = [s.name for s in sets]
             if select is None and len(sets) > 1:
                 raise RwpostError(f"{self.path} holds {len(sets)} prediction sets; select one of {names}")
@@ -174,12 +179,20 @@ class PredictionsFileDetector:
             self._first.setdefault(row.id, row)
 
     def config(self) -> dict[str, Any]:
+        config = {"path": str(self.path), "sha256": self._sha256, "system": self.system}
+        if self.format != "flat":
+            config.update(format=self.format, select=self.select, **self.reader_options)
+        return config
+
+    def inputs(self) -> DetectorInputs:
+        files = tuple(dict.fromkeys([str(self.path), *self.files]))
+        return DetectorInputs(files=files, sha256=self._sha256)
+
+    @property
+    def _sha256(self) -> str:
         from rwpost.evaluate.formats import content_sha256
 
-        config = {"path": str(self.path), "sha256": content_sha256(self.path), "system": self.system}
-        if self.format != "flat":
-            config.update(format=self.format, select=self.select, **self.options)
-        return config
+        return content_sha256(self.path)
 
     def _resolve_positions(self, samples: Sequence[Sample]) -> None:
         """Rows keyed by position in the evaluated data (DEFAME without an id map) -> sample ids."""
@@ -237,7 +250,7 @@ class PredictionsFileDetector:
             raise RwpostError(f"{files}: {summary} (see the report, or drop --strict to score anyway)")
         return report
 
-    def predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
+    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         if self.by_position:
             raise RwpostError(f"{self.path}: rows are keyed by position: call check(samples) before predict")
         out = []

@@ -18,8 +18,8 @@ Built-ins: ``serper`` (Google results through serper.dev, key ``SERPER_API_KEY``
 (Google Cloud Vision web detection, key ``GOOGLE_VISION_API_KEY``), and ``loopback`` / ``loopback-image``,
 the same two wire formats against a local scripted server (:mod:`rwpost.testing.search`), for tests.
 Keys are read from the environment by the backend itself, held privately and never logged or recorded.
-Results are not leakage-safe: the detector passes every one through
-:class:`~rwpost.evaluate.leakage.GuardedWeb` before any agent sees it.
+Results are not leakage-safe: the detector passes every one through the run's
+:class:`~rwpost.evaluate.leakage.LeakageGuard` (``RunContext.guard``) before any agent sees it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The five AgentFact agents (paper section IV-B) as calls of the project's LLM client.
 
 Each agent is one versioned prompt file (``rwpost/prompts/agentfact_*.md``, the appendix's wording) with
-its answer schema; every call becomes a :class:`~rwpost.evaluate.protocol.Call` named by the model and
+its answer schema; every call becomes a :class:`~rwpost.evaluate.contract.Call` named by the model and
 tagged with the agent (``name="gpt-4o-mini", agent="agent-sp"``), so the runner's price table prices it as
 any model call and the ledger's ``by_agent`` splits calls, tokens, cache hits and cost by agent.
 """
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rwpost.evaluate.protocol import Call
+from rwpost.evaluate.contract import Call
 from rwpost.labels import Label
 from rwpost.prompts import Prompt, load_prompt
 
@@ -31,6 +31,12 @@ PROMPTS: dict[str, str] = {
     "agent-eg": "agentfact_explain.v1",
 }
 """The prompt file of each agent (temporary and accumulated reasoning share Agent-R's prompt)."""
+
+
+def prompt_hashes() -> dict[str, str]:
+    """The hash of every agent's prompt file, by prompt name (for the run identity)."""
+    return {name: load_prompt(name).sha256 for name in dict.fromkeys(PROMPTS.values())}
+
 
 RELIABILITY = ("reliable", "unreliable", "satire", "unsure", "factcheck")
 
@@ -92,9 +98,6 @@ class Agents:
         self.temperature, self.max_tokens = temperature, max_tokens
         self.prompts: dict[str, Prompt] = {agent: load_prompt(name) for agent, name in PROMPTS.items()}
         self.schemas = {p.schema_name: load_llm_schema(p.schema_name) for p in self.prompts.values()}
-
-    def prompt_hashes(self) -> dict[str, str]:
-        return {p.name: p.sha256 for p in self.prompts.values()}
 
     async def ask(
         self, agent: str, key: str, attach: Sequence[Any] = (), **values: str

@@ -6,15 +6,24 @@ import asyncio
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict
-from pathlib import Path
+from dataclasses import asdict, fields
 from typing import Any
 
-from rwpost.evaluate.detectors.agentfact.agents import Agents, as_label, as_score
+from pydantic import PositiveInt
+
+from rwpost.evaluate.contract import (
+    Capabilities,
+    Detector,
+    DetectorInputs,
+    ModelOptions,
+    Prediction,
+    RunContext,
+)
+from rwpost.evaluate.detectors.agentfact.agents import Agents, as_label, as_score, prompt_hashes
 from rwpost.evaluate.detectors.agentfact.workflow import DROPPED, Options, Tools, Trace, Workflow
-from rwpost.evaluate.leakage import BlockList
-from rwpost.evaluate.protocol import Prediction, Setting
-from rwpost.labels import MAIN_LABELS, Label
+from rwpost.evaluate.leakage import LeakageGuard
+from rwpost.evaluate.task import EvalTask, EvidenceSource
+from rwpost.labels import Label
 from rwpost.records import Sample
 
 _POINT_IDS = re.compile(r"\b([TGI]\d+)\b")
@@ -36,105 +45,75 @@ def explanation_text(reasoning_logic: str, key_points: Sequence[Any]) -> tuple[s
     return "\n".join(x for x in lines if x), cited
 
 
-class AgentFactDetector:
+class AgentFactDetector(Detector):
     """AgentFact (paper section IV): planning, retrieval, image analysis, dual reasoning, explanation.
 
-    Settings: ``open-web`` searches through the ``search`` backend (and ``image_search`` for the post
-    image), every result through the leakage guard (``blocklist``: the runner passes the run's, so
-    ``rwpost evaluate --blocked-domains`` reaches the search); ``gold-evidence`` reasons over the gold
-    evidence (the authors' ``open_book``); ``closed-book`` over none. Thresholds default to the paper's.
+    Cells: open web (T+I+W) searches through the ``search`` backend (and ``image_search`` for the post
+    image), every result through the run's leakage guard (:attr:`RunContext.guard`, so ``rwpost evaluate
+    --blocked-domains`` reaches the search); gold evidence (T+E, T+I+E: the authors' ``open_book``)
+    reasons over the gold evidence; T and T+I over none. Thresholds default to the paper's
+    (:class:`~rwpost.evaluate.detectors.agentfact.workflow.Options`).
     """
 
     name = "agentfact"
-    retrieves = True
-    reads_images = False
+    capabilities = Capabilities(retrieves=True)
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        cache_path: str | None = None,
-        search_cache_path: str | None = None,
-        concurrency: int = 8,
-        timeout_s: float = 60.0,
-        max_retries: int = 6,
-        temperature: float = 0.0,
-        max_tokens: int | None = 1200,
-        labels: Sequence[str] | None = None,
-        image_root: str | None = None,
-        search: str = "serper",
-        search_options: dict[str, Any] | None = None,
-        image_search: str | None = None,
-        image_search_options: dict[str, Any] | None = None,
-        blocklist: BlockList | None = None,
-        min_pool: int = 3,
-        subset_size: int = 5,
-        stop_confidence: int = 4,
-        max_steps: int = 12,
-        max_replans: int = 2,
-        results_per_query: int = 5,
-        image_matches: int = 3,
-        drop_factcheck_sources: bool = True,
-        seed: int = 0,
-    ) -> None:
-        from rwpost.llm import LLMSettings, client_from
+    class Config(ModelOptions):
+        cache_path: str | None = None
+        search_cache_path: str | None = None
+        """None: ``cache_path``."""
+        temperature: float = 0.0
+        max_tokens: PositiveInt | None = 1200
+        search: str = "serper"
+        search_options: dict[str, Any] = {}
+        image_search: str | None = None
+        image_search_options: dict[str, Any] = {}
+        min_pool: int = Options.min_pool
+        subset_size: int = Options.subset_size
+        stop_confidence: int = Options.stop_confidence
+        max_steps: int = Options.max_steps
+        max_replans: int = Options.max_replans
+        results_per_query: int = Options.results_per_query
+        image_matches: int = Options.image_matches
+        drop_factcheck_sources: bool = Options.drop_factcheck_sources
 
-        # the key comes from the edge (`rwpost evaluate` and the evaluate stage pass it as a secret, read by
-        # rwpost.llm.config.detector_secrets_from_env), never from the environment here
-        self.model, self.base_url, self.cache_path = model, base_url, cache_path
-        self.search_cache_path = search_cache_path or cache_path
-        self.labels = [str(Label(x)) for x in (labels or [str(x) for x in MAIN_LABELS])]
-        self.image_root = Path(image_root) if image_root else None
-        self.search_name, self.search_options = search, dict(search_options or {})
-        self.image_search_name, self.image_search_options = image_search, dict(image_search_options or {})
-        self.seed = seed
-        self.temperature, self.max_tokens = temperature, max_tokens
-        self.options = Options(
-            min_pool=min_pool,
-            subset_size=subset_size,
-            stop_confidence=stop_confidence,
-            max_steps=max_steps,
-            max_replans=max_replans,
-            results_per_query=results_per_query,
-            image_matches=image_matches,
-            drop_factcheck_sources=drop_factcheck_sources,
-        )
-        settings = LLMSettings(
-            model=model,
-            base_url=base_url,
-            api_key=api_key,
-            concurrency=concurrency,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-        )
-        self.client = client_from(settings, cache_path=cache_path)
-        self.agents = Agents(self.client, model, temperature=temperature, max_tokens=max_tokens)
-        self.blocklist = blocklist or BlockList()
-        self.device = f"remote ({base_url or 'api.openai.com'})"
+    def __init__(self, config: Config) -> None:
+        super().__init__(config)
+        o = self.options
+        self.workflow_options = Options(**{f.name: getattr(o, f.name) for f in fields(Options)})
+        self.device = f"remote ({o.llm.base_url or 'api.openai.com'})"
         self.traces: dict[str, Trace] = {}
-        self.images_sent = 0
+        self._agents: Agents | None = None
 
     def config(self) -> dict[str, Any]:
+        o = self.options
         return {
-            "model": self.model,
-            "base_url": self.base_url,
-            "cache_path": self.cache_path,
-            "labels": self.labels,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "search": self.search_name,
-            "search_options": self.search_options,
-            "image_search": self.image_search_name,
-            "image_search_options": self.image_search_options,
-            "seed": self.seed,
-            **asdict(self.options),
+            "model": o.llm.model,
+            "base_url": o.llm.base_url,
+            "cache_path": o.cache_path,
+            "temperature": o.temperature,
+            "max_tokens": o.max_tokens,
+            "search": o.search,
+            "search_options": o.search_options,
+            "image_search": o.image_search,
+            "image_search_options": o.image_search_options,
+            **asdict(self.workflow_options),
         }
 
-    def prompt_hashes(self) -> dict[str, str]:
-        return self.agents.prompt_hashes()
+    def agents(self, ctx: RunContext | None = None) -> Agents:
+        """The five agents over the LLM client, built on first use (with the run's API key)."""
+        from rwpost.llm import client_from
 
-    def leakage_report(self, predictions: Sequence[Prediction]) -> dict[str, Any]:
+        if self._agents is None:
+            o = self.options
+            client = client_from(o.connection(ctx.secrets if ctx else {}), cache_path=o.cache_path)
+            self._agents = Agents(client, o.llm.model, temperature=o.temperature, max_tokens=o.max_tokens)
+        return self._agents
+
+    def inputs(self) -> DetectorInputs:
+        return DetectorInputs(prompts=prompt_hashes())
+
+    def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any]:
         """What the leakage guard dropped before any agent saw it, over ``predictions`` (every answer of
         the run, resumed ones too): counted from the ``leakage-guard:dropped:<reason>`` rows of their
         ledgers, by reason (``blocked:<domain>``, ``after-claim-time``, ``source:factcheck``)."""
@@ -144,7 +123,7 @@ class AgentFactDetector:
         ]
         reasons = sum(per_sample, Counter())
         return {
-            "block_list": self.blocklist.describe(),
+            "block_list": ctx.guard.blocklist.describe(),
             "predictions": len(predictions),
             "predictions_with_drops": sum(1 for c in per_sample if c),
             "dropped": sum(reasons.values()),
@@ -153,38 +132,36 @@ class AgentFactDetector:
 
     # --- prediction ------------------------------------------------------------------------------------
 
-    def _tools(self, setting: Setting) -> Tools | None:
-        if setting is not Setting.OPEN_WEB:
+    def _tools(self, task: EvalTask, guard: LeakageGuard) -> Tools | None:
+        if task.cell.evidence is not EvidenceSource.WEB:
             return None
         from rwpost.cache import SqliteStore
         from rwpost.evaluate.search import make_backend
 
-        text = make_backend(self.search_name, self.search_options)
-        image = (
-            make_backend(self.image_search_name, self.image_search_options)
-            if self.image_search_name
-            else None
-        )
-        store = SqliteStore(self.search_cache_path) if self.search_cache_path else None
-        return Tools(text, image, self.blocklist, store)
+        o = self.options
+        text = make_backend(o.search, o.search_options)
+        image = make_backend(o.image_search, o.image_search_options) if o.image_search else None
+        cache = o.search_cache_path or o.cache_path
+        store = SqliteStore(cache) if cache else None
+        return Tools(text, image, guard, store)
 
-    def predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
-        return asyncio.run(self._predict(samples, setting))
+    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
+        return asyncio.run(self._predict(samples, task, ctx))
 
-    async def _predict(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
-        from rwpost.evaluate.detectors.vlm import image_input
-
-        tools = self._tools(setting)
+    async def _predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
+        agents = self.agents(ctx)
+        tools = self._tools(task, ctx.guard)
+        web = task.cell.evidence is EvidenceSource.WEB
         try:
             runs = []
             for sample in samples:
-                image = image_input(sample, self.image_root) if setting is Setting.OPEN_WEB else None
-                self.images_sent += int(image is not None and tools is not None and tools.image is not None)
-                workflow = Workflow(self.agents, tools, self.options, self.labels, post_image=image)
-                runs.append(workflow.run(sample, setting))
+                image = ctx.image(sample) if web else None
+                ctx.sent_images(int(image is not None and tools is not None and tools.image is not None))
+                workflow = Workflow(agents, tools, self.workflow_options, task.label_names, post_image=image)
+                runs.append(workflow.run(sample, task.cell.evidence))
             traces = await asyncio.gather(*runs)
         finally:
-            await self.client.aclose()
+            await agents.client.aclose()
             if tools is not None:
                 for backend in (tools.text, tools.image):
                     if backend is not None:
@@ -194,10 +171,10 @@ class AgentFactDetector:
         out = []
         for sample, trace in zip(samples, traces, strict=True):
             self.traces[sample.id] = trace
-            out.append(self.prediction(sample.id, trace))
+            out.append(self.prediction(sample.id, trace, task.label_names))
         return out
 
-    def prediction(self, sample_id: str, trace: Trace) -> Prediction:
+    def prediction(self, sample_id: str, trace: Trace, labels: Sequence[str]) -> Prediction:
         """The runner's :class:`Prediction` from a finished trace."""
         answer = trace.answer
         if answer is None:
@@ -209,7 +186,7 @@ class AgentFactDetector:
             return Prediction(id=sample_id, calls=trace.calls, error="model answer rejected: no usable label")
         confidence = min(max(as_score(answer.get("confidence_level"), 1.0) or 1.0, 1.0), 5.0)
         share = confidence / 5.0
-        others = [Label(x) for x in self.labels if x != label]
+        others = [Label(x) for x in labels if x != label]
         probabilities = {label: share} | {x: (1.0 - share) / max(len(others), 1) for x in others}
         explanation, cited = explanation_text(
             str(result.get("reasoning_logic") or ""), result.get("key_points") or []

