@@ -37,7 +37,7 @@ class InstantDetector:
         return {}
 
     def predict(self, samples, setting):
-        from rwpost.evaluate.protocol import Prediction
+        from rwpost.evaluate.contract import Prediction
         from rwpost.labels import Label
 
         return [Prediction(id=s.id, label=Label.FALSE) for s in samples]

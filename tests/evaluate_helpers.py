@@ -11,8 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pydantic import BaseModel
 from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
 
+from rwpost.evaluate.contract import Detector
 from rwpost.evaluate.metrics import NO_ANSWER
 from rwpost.ids import record_id
 from rwpost.labels import Label
@@ -43,26 +45,32 @@ def evidence(n: int, url: str = "https://example.org/e") -> list[Evidence]:
     return [Evidence(id=i, type="Text", content=f"evidence {i}", url=f"{url}{i}") for i in range(1, n + 1)]
 
 
-class CountingDetector:
+class CountingDetector(Detector):
     """A test detector that logs every sample it is asked about to ``calls_log`` (one id per line) and,
     while ``arm_file`` exists, kills its own process with SIGKILL when asked for batch ``kill_at_batch``
     (removing ``arm_file`` first, so the rerun goes through). Answers False; refuses unblinded samples."""
 
     name = "counting"
 
-    def __init__(self, calls_log: str, arm_file: str | None = None, kill_at_batch: int = 3) -> None:
-        self.calls_log, self.arm_file, self.kill_at_batch = calls_log, arm_file, kill_at_batch
-        self.batches = 0
+    class Config(BaseModel):
+        calls_log: str
+        arm_file: str | None = None
+        kill_at_batch: int = 3
+
+    def __init__(self, config: Config) -> None:
+        super().__init__(config)
+        self.calls_log, self.arm_file = config.calls_log, config.arm_file
+        self.kill_at_batch, self.batches = config.kill_at_batch, 0
 
     def config(self) -> dict:
         return {"calls_log": self.calls_log, "kill_at_batch": self.kill_at_batch}
 
-    def predict(self, samples, setting):
+    def predict(self, samples, task, ctx):
         import os
         import signal
         from pathlib import Path
 
-        from rwpost.evaluate.protocol import Prediction
+        from rwpost.evaluate.contract import Prediction
 
         self.batches += 1
         if self.arm_file and Path(self.arm_file).exists() and self.batches == self.kill_at_batch:
@@ -343,7 +351,6 @@ def agentfact_spec(
     llm, search, tmp_path: Path, setting=None, detector: str = "agentfact", secret: str = "sk-test", **extra
 ):
     """A RunSpec of AgentFact against the loopback LLM and search servers (cache under ``tmp_path``)."""
-    from rwpost.evaluate.protocol import Setting
     from rwpost.evaluate.runner import RunSpec
 
     config = {
@@ -360,7 +367,7 @@ def agentfact_spec(
         detector,
         config=config,
         secrets={"api_key": secret},
-        setting=Setting.OPEN_WEB if setting is None else setting,
+        setting="open-web" if setting is None else setting,
         n_resamples=10,
         batch_size=1,
         prices={"test-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},

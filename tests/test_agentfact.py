@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rwpost.evaluate import RunSpec, Setting, evaluate
+from rwpost.evaluate import RunSpec, evaluate
 from rwpost.evaluate.detectors.agentfact import AgentFactDetector, agentfact_rows
 from rwpost.evaluate.detectors.agentfact.detector import explanation_text
 from rwpost.evaluate.runner import read_predictions
@@ -24,7 +24,7 @@ from tests.evaluate_helpers import Agents, agentfact_spec, evidence, make_sample
 SECRET = "sk-agentfact-secret-never-written"
 
 
-def spec(llm, search, tmp_path, setting=Setting.OPEN_WEB, detector="agentfact", **extra) -> RunSpec:
+def spec(llm, search, tmp_path, setting="open-web", detector="agentfact", **extra) -> RunSpec:
     return agentfact_spec(llm, search, tmp_path, setting, detector, secret=SECRET, **extra)
 
 
@@ -86,9 +86,9 @@ def test_a_confident_answer_ends_the_run_early_with_ledger_explanation_and_layou
 
 
 def _prediction(row):
-    from rwpost.evaluate.runner import _as_prediction
+    from rwpost.evaluate.contract import Prediction
 
-    return _as_prediction(row)
+    return Prediction.from_row(row)
 
 
 def test_spent_lists_bring_a_new_plan(tmp_path):
@@ -141,10 +141,10 @@ def test_gold_evidence_and_closed_book_need_no_search(tmp_path):
     samples = [make_sample(3, Label.FALSE, evidence=evidence(4))]
     with FakeLLMServer(Agents()) as llm, SearchServer(news) as search:
         gold = evaluate(
-            samples, spec(llm, search, tmp_path, Setting.GOLD_EVIDENCE), tmp_path / "g", encode=None
+            samples, spec(llm, search, tmp_path, "gold-evidence"), tmp_path / "g", encode=None
         )
         closed = evaluate(
-            samples, spec(llm, search, tmp_path, Setting.CLOSED_BOOK), tmp_path / "c", encode=None
+            samples, spec(llm, search, tmp_path, "closed-book"), tmp_path / "c", encode=None
         )
         assert search.queries == []
     assert gold["accuracy"] == 1.0 and closed["coverage"]["no_label"] == 0
@@ -156,12 +156,15 @@ class KillingAgentFact(AgentFactDetector):
     """AgentFact that kills its own process (SIGKILL) once it has answered batch 2, before the runner can
     write that answer, while ``arm_file`` exists (removed first)."""
 
-    def __init__(self, arm_file: str, **config) -> None:
-        super().__init__(**config)
-        self.arm_file, self.batches = arm_file, 0
+    class Config(AgentFactDetector.Config):
+        arm_file: str
 
-    def predict(self, samples, setting):
-        out = super().predict(samples, setting)
+    def __init__(self, config: Config) -> None:
+        super().__init__(config)
+        self.arm_file, self.batches = config.arm_file, 0
+
+    def predict(self, samples, task, ctx):
+        out = super().predict(samples, task, ctx)
         self.batches += 1
         if self.batches == 2 and Path(self.arm_file).exists():
             Path(self.arm_file).unlink()
@@ -179,15 +182,15 @@ def test_a_killed_run_resumes_without_one_llm_or_search_call(tmp_path):
         )
         script = f"""
 import json, sys
-from rwpost.evaluate import RunSpec, Setting, evaluate
+from rwpost.evaluate import RunSpec, evaluate
 from tests.evaluate_helpers import make_sample
 from rwpost.labels import Label
 spec = RunSpec(**json.loads(sys.argv[1]))
-spec.setting = Setting(spec.setting)
 samples = [make_sample(4, Label.FALSE), make_sample(5, Label.FALSE)]
 evaluate(samples, spec, {str(tmp_path / "run")!r}, encode=None)
 """
-        fields = {k: getattr(run_spec, k) for k in ("detector", "config", "secrets", "setting", "batch_size")}
+        fields = {k: getattr(run_spec, k) for k in ("detector", "config", "secrets", "batch_size")}
+        fields["setting"] = str(run_spec.setting)
         env = {**os.environ, "PYTHONPATH": os.getcwd()}
         done = subprocess.run([sys.executable, "-c", script, json.dumps(fields)], env=env, timeout=60)
         assert done.returncode == -signal.SIGKILL and not arm.exists()

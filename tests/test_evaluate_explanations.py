@@ -11,7 +11,7 @@ from rwpost.evaluate.explanations import (
     merge_paired_explanations,
     paired_explanations,
 )
-from rwpost.evaluate.protocol import Prediction
+from rwpost.evaluate.contract import Prediction
 from rwpost.labels import Label
 from tests.evaluate_helpers import evidence, make_sample
 

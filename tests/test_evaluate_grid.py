@@ -43,15 +43,15 @@ def test_grid_cells_parse_name_and_expand_with_k():
     assert [Inputs.of(x).name for x in ("T", "TI", "T+E", "tie", "TE_k3", "T+E k=1")] == [
         "T", "T+I", "T+E", "T+I+E", "T+E k=3", "T+E k=1",
     ]  # fmt: skip
-    assert Inputs.of("closed-book") == Inputs(image=True, evidence=Setting.CLOSED_BOOK, legacy=True)
-    assert Inputs.of("T+I+W").evidence is Setting.OPEN_WEB and Inputs.of("TIE_k3").slug == "TIE_k3"
+    assert Inputs.of("closed-book") == Inputs(image=True, evidence="closed-book", legacy=True)
+    assert Inputs.of("T+I+W").evidence is "open-web" and Inputs.of("TIE_k3").slug == "TIE_k3"
     assert [c.name for c in grid(ks=[1, 3])] == [
         *GRID, "T+E k=1", "T+E k=3", "T+I+E k=1", "T+I+E k=3",
     ]  # fmt: skip
     with pytest.raises(ConfigError, match="unknown setting"):
         Inputs.of("T+X")
     with pytest.raises(ConfigError, match="evidence-k"):
-        Inputs(image=True, evidence=Setting.CLOSED_BOOK, k=2)
+        Inputs(image=True, evidence="closed-book", k=2)
 
 
 def test_evidence_k_subsets_are_nested_seeded_per_claim_and_in_order():
@@ -114,21 +114,21 @@ def test_no_prompt_of_a_built_in_detector_contains_a_fact_check_domain_the_artic
             lowered = text.lower()
             assert not domain.search(lowered), (detector, s.id, domain.search(lowered).group(1))
             assert s.news_url.lower() not in lowered and slug.lower() not in lowered, (detector, s.id)
-            if cell.evidence is Setting.GOLD_EVIDENCE and seen.evidence and detector == "vlm":
+            if cell.evidence is "gold-evidence" and seen.evidence and detector == "vlm":
                 assert f"[{seen.evidence[0].id}] " in text
 
 
 def test_three_class_prompts_name_and_accept_only_the_three_labels():
     prompt = load_prompt(DEFAULT_PROMPT)
     main_labels = [str(x) for x in MAIN_LABELS]
-    text = verdict_user_text(prompt, make_sample(0, None), Setting.CLOSED_BOOK, main_labels)
+    text = verdict_user_text(prompt, make_sample(0, None), "closed-book", main_labels)
     assert "Mixture" not in text and "Outdated" not in text and "- Unproven:" in text
     rejected = verdict_prediction("x", {"label": "Mixture", "confidence": 0.9}, main_labels, Call(name="m"))
     assert rejected.label is None and "not one of True, False, Unproven" in rejected.error
     challenging = [make_sample(i, g) for i, g in enumerate([Label.MIXTURE, Label.OUTDATED])]
     assert with_task_labels("vlm", {}, challenging)["labels"] == [str(x) for x in CHALLENGING_LABELS]
     assert with_task_labels("majority", {}, challenging) == {}  # takes no labels
-    text = verdict_user_text(prompt, challenging[0], Setting.CLOSED_BOOK, ["Mixture", "Outdated"])
+    text = verdict_user_text(prompt, challenging[0], "closed-book", ["Mixture", "Outdated"])
     assert "- True:" not in text and "- Mixture:" in text
 
 
@@ -140,7 +140,7 @@ def labelled():
 
 @pytest.mark.parametrize("detector", ["majority", "embedding"])
 def test_a_detector_that_cannot_retrieve_is_refused_open_web(tmp_path, labelled, detector):
-    spec = RunSpec(detector, setting=Setting.OPEN_WEB, n_resamples=0)
+    spec = RunSpec(detector, setting="open-web", n_resamples=0)
     with pytest.raises(ConfigError, match="does not retrieve"):
         evaluate(labelled[4:], spec, tmp_path / "run", train=labelled[:4])
 

@@ -11,7 +11,7 @@ import pytest
 from rwpost.cli import main
 from rwpost.errors import ConfigError
 from rwpost.evaluate.leakage import PACKAGED_LIST, BlockList, GuardedWeb, SearchResult, audit
-from rwpost.evaluate.protocol import Prediction
+from rwpost.evaluate.contract import Prediction
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
 from tests.evaluate_helpers import make_sample

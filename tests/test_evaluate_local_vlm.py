@@ -52,7 +52,7 @@ def samples():
     return out
 
 
-def _spec(folder, setting=Setting.GOLD_EVIDENCE, **config):
+def _spec(folder, setting="gold-evidence", **config):
     return RunSpec(
         "local-vlm",
         config={"model": str(folder), "batch_size": 2, "max_new_tokens": 12, **config},
@@ -119,7 +119,7 @@ def test_local_vlm_end_to_end_with_images_ledger_manifest_and_resume(tmp_path, m
 
 def test_random_model_answers_are_counted_failures_never_dropped(tmp_path, models, samples):
     metrics = evaluate(
-        samples, _spec(models / "random", Setting.CLOSED_BOOK), tmp_path / "random", encode=None
+        samples, _spec(models / "random", "closed-book"), tmp_path / "random", encode=None
     )
     lines = (tmp_path / "random" / "predictions.jsonl").read_text().splitlines()
     assert len(lines) == len(samples)
@@ -135,8 +135,8 @@ def test_static_cache_gives_the_same_answers(models, samples):
     dynamic = LocalVLMDetector(str(models / "random"), batch_size=3, max_new_tokens=6)
     static = LocalVLMDetector(str(models / "random"), batch_size=3, max_new_tokens=6, static_cache=True)
     assert static.config()["static_cache"] is True
-    a = dynamic.predict(samples[:6], Setting.CLOSED_BOOK)
-    b = static.predict(samples[:6], Setting.CLOSED_BOOK)
+    a = dynamic.predict(samples[:6], "closed-book")
+    b = static.predict(samples[:6], "closed-book")
     assert [p.error for p in a] == [p.error for p in b]
     assert [p.calls[0].tokens_out for p in a] == [p.calls[0].tokens_out for p in b]
 
@@ -148,7 +148,7 @@ def test_open_web_and_bad_folders_are_refused(tmp_path, models):
     with pytest.raises(ConfigError, match="no config.json"):
         LocalVLMDetector(str(tmp_path))
     with pytest.raises(ConfigError, match="does not search the web"):
-        LocalVLMDetector(str(models / "scripted")).predict([make_sample(0, None)], Setting.OPEN_WEB)
+        LocalVLMDetector(str(models / "scripted")).predict([make_sample(0, None)], "open-web")
 
 
 @on_cpu_and_cuda("bfloat16")  # CUDA default: bfloat16
@@ -157,6 +157,6 @@ def test_bfloat16_on_the_device_gives_the_scripted_answers(models, samples, devi
 
     detector = LocalVLMDetector(str(models / "scripted"), device=device, dtype=precision, batch_size=2)
     assert detector.config()["dtype"] == "bfloat16" and detector.device.startswith(device)
-    answers = detector.predict(samples[:6], Setting.GOLD_EVIDENCE)
+    answers = detector.predict(samples[:6], "gold-evidence")
     assert [p.label for p in answers] == [Label.FALSE] * 6 and all(p.error is None for p in answers)
     assert all(p.calls[0].tokens_out == 4 for p in answers)

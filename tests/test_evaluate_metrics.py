@@ -24,7 +24,7 @@ from rwpost.evaluate.metrics import (
     spread,
     view_metrics,
 )
-from rwpost.evaluate.protocol import Prediction
+from rwpost.evaluate.contract import Prediction
 from rwpost.evaluate.scoring import score_run
 from rwpost.labels import Label
 from tests.evaluate_helpers import make_sample

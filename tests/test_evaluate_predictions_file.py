@@ -69,7 +69,7 @@ def test_report_lists_unknown_missing_duplicate_ids_and_unknown_labels(samples, 
 
 
 def test_every_sample_gets_a_prediction_with_the_reason_when_it_has_no_label(samples, messy_file):
-    preds = {p.id: p for p in PredictionsFileDetector(messy_file).predict(samples, Setting.CLOSED_BOOK)}
+    preds = {p.id: p for p in PredictionsFileDetector(messy_file).predict(samples, "closed-book")}
     assert len(preds) == len(samples)
     assert preds[samples[0].id].label is Label.TRUE
     assert preds[samples[0].id].probabilities == {Label.TRUE: 0.8, Label.FALSE: 0.2}
@@ -106,7 +106,7 @@ def test_csv_with_probability_columns(tmp_path, samples):
             )
     detector = PredictionsFileDetector(path)
     assert detector.check(samples)["problems"] == {}
-    [first, *_] = detector.predict(samples, Setting.CLOSED_BOOK)
+    [first, *_] = detector.predict(samples, "closed-book")
     assert first.probabilities == {Label.TRUE: 0.6, Label.FALSE: 0.4}
     assert first.evidence_urls == ["https://a.org/1", "https://b.org/2"]
 

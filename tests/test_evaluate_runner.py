@@ -106,16 +106,16 @@ def test_the_same_folder_refuses_a_different_run(tmp_path, data, capsys):
 
 def test_detectors_never_see_gold_verdicts_and_see_evidence_only_in_gold_evidence():
     sample = make_sample(1, Label.FALSE, evidence=evidence(3), reasoning_logic="why", key_points=["k"])
-    closed = blind(sample, Setting.CLOSED_BOOK)
+    closed = blind(sample, "closed-book")
     assert (closed.label, closed.reasoning_logic, closed.key_points, closed.evidence) == (
         None,
         None,
         None,
         [],
     )
-    gold = blind(sample, Setting.GOLD_EVIDENCE)
+    gold = blind(sample, "gold-evidence")
     assert gold.label is None and len(gold.evidence) == 3
-    train = blind(sample, Setting.CLOSED_BOOK, keep_label=True)
+    train = blind(sample, "closed-book", keep_label=True)
     assert train.label is Label.FALSE and train.reasoning_logic is None
 
 

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pydantic import BaseModel
 
 from rwpost.cli import main
 from rwpost.errors import ConfigError
 from rwpost.evaluate.leakage import BlockList
 from rwpost.evaluate.metrics import NO_ANSWER, VIEWS, paired_comparison, view_metrics
-from rwpost.evaluate.protocol import Prediction
+from rwpost.evaluate.contract import Detector, DetectorInputs, Prediction
 from rwpost.evaluate.runner import RunSpec, run
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
@@ -30,20 +31,19 @@ GOLD = [T, F, U, F, F, T, U, F, T, F]
 COMMON = ["--bootstrap", "50", "--no-progress", "--no-key-points"]
 
 
-class ScriptedDetector:
+class ScriptedDetector(Detector):
     """Answers from a JSON script ``{"<seed>": {"<id>": label or null}}`` (null: no answer): lets a test
     give every repeat (seed 0, 1, 2...) its own answers."""
 
     name = "scripted"
 
-    def __init__(self, script: str, seed: int = 0) -> None:
-        self.script, self.seed = script, seed
+    class Config(BaseModel):
+        script: str
+        note: str = ""
+        """Changes nothing but the options (a test of the run identity)."""
 
-    def config(self) -> dict:
-        return {"script": self.script, "seed": self.seed}
-
-    def predict(self, samples, setting):
-        answers = json.loads(Path(self.script).read_text())[str(self.seed)]
+    def predict(self, samples, task, ctx):
+        answers = json.loads(Path(self.options.script).read_text())[str(ctx.seed)]
         return [
             Prediction(id=s.id, label=answers.get(s.id), error=None if answers.get(s.id) else "no answer")
             for s in samples
@@ -115,7 +115,7 @@ def test_an_identical_run_resumes_and_every_changed_input_is_named(tmp_path, sam
         "the blocked-domain list": dict(
             spec=RunSpec(spec.detector, spec.config, blocklist=BlockList({"a.org"}))
         ),
-        "the detector options": dict(spec=RunSpec(spec.detector, {**spec.config, "seed": 5})),
+        "the detector options": dict(spec=RunSpec(spec.detector, {**spec.config, "note": "5"})),
     }
     for name, change in changes.items():
         kwargs = {"samples": samples, "spec": spec, "data_info": {"sha256": "a" * 64}, **change}
@@ -137,7 +137,8 @@ def test_code_version_and_prompts_are_in_the_identity(tmp_path, samples, monkeyp
         run(samples, spec, tmp_path / "run")
     from rwpost.evaluate.registry import resolve_detector
 
-    monkeypatch.setattr(resolve_detector(SCRIPTED), "prompt_hashes", lambda self: {"p": "1"}, raising=False)
+    prompts = DetectorInputs(prompts={"p": "1"})
+    monkeypatch.setattr(resolve_detector(SCRIPTED), "inputs", lambda self: prompts)
     with pytest.raises(ConfigError, match="the prompts"):
         run(samples, spec, tmp_path / "run", overwrite=False, on_change="refuse")
 

@@ -89,7 +89,7 @@ def test_agentfact_stops_at_a_refused_key_too(tmp_path):
             "agentfact",
             config={"model": "test-model", "base_url": llm.base_url},
             secrets={"api_key": KEY},
-            setting=Setting.CLOSED_BOOK,
+            setting="closed-book",
             n_resamples=10,
         )
         with pytest.raises(LLMAccessError, match="HTTP 403: project has no access"):
