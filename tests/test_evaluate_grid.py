@@ -20,8 +20,8 @@ from rwpost.evaluate.detectors.embedding import sample_text
 from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
 from rwpost.evaluate.detectors.vlm import DEFAULT_PROMPT, verdict_prediction, verdict_user_text
 from rwpost.evaluate.leakage import FACT_CHECK_DOMAINS
-from rwpost.evaluate.protocol import GRID, Call, Inputs, Setting, blind, evidence_subset, grid
-from rwpost.evaluate.registry import with_task_labels
+from rwpost.evaluate.contract import Call
+from rwpost.evaluate.task import GRID, Cell, EvalTask, EvidenceSource, blind, evidence_subset, grid
 from rwpost.io import write_jsonl
 from rwpost.labels import CHALLENGING_LABELS, MAIN_LABELS, Label
 from rwpost.prompts import load_prompt
@@ -40,18 +40,18 @@ def _png() -> bytes:
 
 
 def test_grid_cells_parse_name_and_expand_with_k():
-    assert [Inputs.of(x).name for x in ("T", "TI", "T+E", "tie", "TE_k3", "T+E k=1")] == [
+    assert [Cell.parse(x).name for x in ("T", "TI", "T+E", "tie", "TE_k3", "T+E k=1")] == [
         "T", "T+I", "T+E", "T+I+E", "T+E k=3", "T+E k=1",
     ]  # fmt: skip
-    assert Inputs.of("closed-book") == Inputs(image=True, evidence="closed-book", legacy=True)
-    assert Inputs.of("T+I+W").evidence is "open-web" and Inputs.of("TIE_k3").slug == "TIE_k3"
+    assert Cell.parse("closed-book") == Cell(image=True, evidence=EvidenceSource.NONE)
+    assert Cell.parse("T+I+W").evidence is EvidenceSource.WEB and Cell.parse("TIE_k3").slug == "TIE_k3"
     assert [c.name for c in grid(ks=[1, 3])] == [
         *GRID, "T+E k=1", "T+E k=3", "T+I+E k=1", "T+I+E k=3",
     ]  # fmt: skip
-    with pytest.raises(ConfigError, match="unknown setting"):
-        Inputs.of("T+X")
+    with pytest.raises(ConfigError, match="unknown cell"):
+        Cell.parse("T+X")
     with pytest.raises(ConfigError, match="evidence-k"):
-        Inputs(image=True, evidence="closed-book", k=2)
+        Cell(image=True, evidence=EvidenceSource.NONE, k=2)
 
 
 def test_evidence_k_subsets_are_nested_seeded_per_claim_and_in_order():
@@ -90,7 +90,7 @@ def test_blinding_gives_exactly_the_cells_inputs_and_no_article_url_or_image_lin
     assert "snopes" not in (ti.image.link or "") and ti.image.link.endswith(sample.id)
 
 
-@pytest.mark.parametrize("cell", [*grid(ks=[1, 3]), Inputs.of("closed-book"), Inputs.of("gold-evidence")])
+@pytest.mark.parametrize("cell", [*grid(ks=[1, 3]), Cell.parse("closed-book"), Cell.parse("gold-evidence")])
 def test_no_prompt_of_a_built_in_detector_contains_a_fact_check_domain_the_article_url_or_slug(cell):
     samples = read_samples(RELEASED)
     leaks_before = sum(
@@ -100,35 +100,35 @@ def test_no_prompt_of_a_built_in_detector_contains_a_fact_check_domain_the_artic
     assert leaks_before  # the released evidence carries fact-check URLs: blinding must remove them
     prompt = load_prompt(DEFAULT_PROMPT)
     local = LocalVLMDetector.__new__(LocalVLMDetector)  # messages() only: no model is loaded
-    local.prompt_file, local.labels = prompt, [str(x) for x in MAIN_LABELS]
+    local.prompt_file, labels = prompt, [str(x) for x in MAIN_LABELS]
     domain = re.compile(r"(?:^|[^a-z0-9-])(" + "|".join(re.escape(d) for d in FACT_CHECK_DOMAINS) + r")\b")
     for s in samples:
         seen = blind(s, cell)
         slug = urlsplit(s.news_url).path.strip("/").split("/")[-1]
         texts = {
-            "vlm": prompt.system + "\n" + verdict_user_text(prompt, seen, cell.evidence, local.labels),
-            "local-vlm": json.dumps(local.messages(seen, cell.evidence, with_image=cell.image)),
-            "embedding": sample_text(seen, cell.evidence),
+            "vlm": prompt.system + "\n" + verdict_user_text(prompt, seen, cell, labels),
+            "local-vlm": json.dumps(local.messages(seen, cell, cell.image, labels)),
+            "embedding": sample_text(seen, cell),
         }
         for detector, text in texts.items():
             lowered = text.lower()
             assert not domain.search(lowered), (detector, s.id, domain.search(lowered).group(1))
             assert s.news_url.lower() not in lowered and slug.lower() not in lowered, (detector, s.id)
-            if cell.evidence is "gold-evidence" and seen.evidence and detector == "vlm":
+            if cell.evidence is EvidenceSource.GOLD and seen.evidence and detector == "vlm":
                 assert f"[{seen.evidence[0].id}] " in text
 
 
 def test_three_class_prompts_name_and_accept_only_the_three_labels():
     prompt = load_prompt(DEFAULT_PROMPT)
     main_labels = [str(x) for x in MAIN_LABELS]
-    text = verdict_user_text(prompt, make_sample(0, None), "closed-book", main_labels)
+    text = verdict_user_text(prompt, make_sample(0, None), Cell.parse("T+I"), main_labels)
     assert "Mixture" not in text and "Outdated" not in text and "- Unproven:" in text
     rejected = verdict_prediction("x", {"label": "Mixture", "confidence": 0.9}, main_labels, Call(name="m"))
     assert rejected.label is None and "not one of True, False, Unproven" in rejected.error
     challenging = [make_sample(i, g) for i, g in enumerate([Label.MIXTURE, Label.OUTDATED])]
-    assert with_task_labels("vlm", {}, challenging)["labels"] == [str(x) for x in CHALLENGING_LABELS]
-    assert with_task_labels("majority", {}, challenging) == {}  # takes no labels
-    text = verdict_user_text(prompt, challenging[0], "closed-book", ["Mixture", "Outdated"])
+    task = EvalTask.of("T+I", challenging)
+    assert task.label_names == [str(x) for x in CHALLENGING_LABELS]
+    text = verdict_user_text(prompt, challenging[0], task.cell, task.label_names)
     assert "- True:" not in text and "- Mixture:" in text
 
 
@@ -158,7 +158,7 @@ def test_images_sent_are_counted_and_a_missing_image_is_refused_or_fails_the_sam
     with FakeLLMServer(_answer) as server:
         config = {"model": "m", "base_url": server.base_url, "cache_path": str(tmp_path / "c.sqlite")}
         spec = RunSpec(
-            "vlm", config=config, setting=Inputs.of("T+I"), n_resamples=0, secrets={"api_key": "k"}
+            "vlm", config=config, setting="T+I", n_resamples=0, secrets={"api_key": "k"}
         )
         with pytest.raises(ConfigError, match="1 of 8 images cannot be loaded"):
             evaluate(samples, spec, tmp_path / "refused")
@@ -166,7 +166,7 @@ def test_images_sent_are_counted_and_a_missing_image_is_refused_or_fails_the_sam
         metrics = evaluate(samples, spec, tmp_path / "run")
         assert server.chat_requests == 7  # the sample without its image was never sent text-only
         assert all("image_url" in json.dumps(b["messages"]) for b in server.requests)
-        text_only = evaluate(samples, RunSpec("vlm", config=config, setting=Inputs.of("T"), n_resamples=0,
+        text_only = evaluate(samples, RunSpec("vlm", config=config, setting="T", n_resamples=0,
                                               secrets={"api_key": "k"}), tmp_path / "t")  # fmt: skip
         assert text_only["coverage"]["no_label"] == 0
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())

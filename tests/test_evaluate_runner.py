@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rwpost.cli import main
-from rwpost.evaluate.protocol import Setting, blind
+from rwpost.evaluate.task import blind
 from rwpost.evaluate.runner import read_predictions
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
