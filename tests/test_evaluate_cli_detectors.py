@@ -73,7 +73,7 @@ def test_agentfact_and_local_vlm_from_the_command_line_then_a_leaderboard(tmp_pa
                 "--set", "search_options=" + json.dumps({"base_url": search.base_url}),
                 "--set", "image_search=loopback-image",
                 "--set", "image_search_options=" + json.dumps({"base_url": search.base_url}),
-                "--set", f"image_root={root}", "--set", f"cache_path={tmp_path / 'llm.sqlite'}",
+                "--image-root", str(root), "--set", f"cache_path={tmp_path / 'llm.sqlite'}",
                 "--blocked-domains", str(blocked), "--prices", str(prices),
                 "--out", str(out / "agentfact"), *OPTIONS,
             )  # fmt: skip
@@ -83,7 +83,7 @@ def test_agentfact_and_local_vlm_from_the_command_line_then_a_leaderboard(tmp_pa
     build_tiny_vlm(model, scripted=True)
     run_rwpost(
         "evaluate", "--data", str(data), "--detector", "local-vlm", "--model", str(model),
-        "--setting", "gold-evidence", "--set", f"image_root={root}", "--set", "max_new_tokens=12",
+        "--setting", "gold-evidence", "--image-root", str(root), "--set", "max_new_tokens=12",
         "--out", str(out / "local-vlm"), *OPTIONS,
     )  # fmt: skip
     run_rwpost("leaderboard", str(out), "--out", str(out / "leaderboard"))

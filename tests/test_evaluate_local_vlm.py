@@ -16,7 +16,9 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
-from rwpost.evaluate import RunSpec, Setting, evaluate  # noqa: E402
+from rwpost.evaluate import RunSpec, evaluate  # noqa: E402
+from rwpost.evaluate.contract import RunContext  # noqa: E402
+from rwpost.evaluate.task import EvalTask  # noqa: E402
 from rwpost.labels import Label  # noqa: E402
 from rwpost.records import Image  # noqa: E402
 from tests.evaluate_helpers import (  # noqa: E402
@@ -132,11 +134,13 @@ def test_random_model_answers_are_counted_failures_never_dropped(tmp_path, model
 def test_static_cache_gives_the_same_answers(models, samples):
     from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
 
-    dynamic = LocalVLMDetector(str(models / "random"), batch_size=3, max_new_tokens=6)
-    static = LocalVLMDetector(str(models / "random"), batch_size=3, max_new_tokens=6, static_cache=True)
+    dynamic = LocalVLMDetector.build({"model": str(models / "random"), "batch_size": 3, "max_new_tokens": 6})
+    static = LocalVLMDetector.build(
+        {"model": str(models / "random"), "batch_size": 3, "max_new_tokens": 6, "static_cache": True}
+    )
     assert static.config()["static_cache"] is True
-    a = dynamic.predict(samples[:6], "closed-book")
-    b = static.predict(samples[:6], "closed-book")
+    a = dynamic.predict(samples[:6], EvalTask.of("T+I", samples), RunContext())
+    b = static.predict(samples[:6], EvalTask.of("T+I", samples), RunContext())
     assert [p.error for p in a] == [p.error for p in b]
     assert [p.calls[0].tokens_out for p in a] == [p.calls[0].tokens_out for p in b]
 
@@ -146,17 +150,21 @@ def test_open_web_and_bad_folders_are_refused(tmp_path, models):
     from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
 
     with pytest.raises(ConfigError, match="no config.json"):
-        LocalVLMDetector(str(tmp_path))
+        LocalVLMDetector.build({"model": str(tmp_path)})
     with pytest.raises(ConfigError, match="does not search the web"):
-        LocalVLMDetector(str(models / "scripted")).predict([make_sample(0, None)], "open-web")
+        LocalVLMDetector.build({"model": str(models / "scripted")}).predict(
+            [make_sample(0, None)], EvalTask.of("open-web", []), RunContext()
+        )
 
 
 @on_cpu_and_cuda("bfloat16")  # CUDA default: bfloat16
 def test_bfloat16_on_the_device_gives_the_scripted_answers(models, samples, device, precision):
     from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
 
-    detector = LocalVLMDetector(str(models / "scripted"), device=device, dtype=precision, batch_size=2)
+    detector = LocalVLMDetector.build(
+        {"model": str(models / "scripted"), "device": device, "dtype": precision, "batch_size": 2}
+    )
     assert detector.config()["dtype"] == "bfloat16" and detector.device.startswith(device)
-    answers = detector.predict(samples[:6], "gold-evidence")
+    answers = detector.predict(samples[:6], EvalTask.of("gold-evidence", samples), RunContext())
     assert [p.label for p in answers] == [Label.FALSE] * 6 and all(p.error is None for p in answers)
     assert all(p.calls[0].tokens_out == 4 for p in answers)

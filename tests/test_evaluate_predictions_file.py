@@ -10,7 +10,8 @@ import pytest
 from rwpost.cli import main
 from rwpost.errors import RwpostError
 from rwpost.evaluate.formats.flat import PredictionsFileDetector
-from rwpost.evaluate.protocol import Setting
+from rwpost.evaluate.contract import RunContext
+from rwpost.evaluate.task import EvalTask
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
 from tests.evaluate_helpers import make_sample
@@ -42,7 +43,7 @@ def messy_file(tmp_path, samples):
 
 
 def test_report_lists_unknown_missing_duplicate_ids_and_unknown_labels(samples, messy_file):
-    detector = PredictionsFileDetector(messy_file)
+    detector = PredictionsFileDetector.build({"path": messy_file})
     report = detector.check(samples)
     assert report["rows"] == 7
     assert report["missing_ids"] == [samples[4].id]
@@ -69,7 +70,7 @@ def test_report_lists_unknown_missing_duplicate_ids_and_unknown_labels(samples, 
 
 
 def test_every_sample_gets_a_prediction_with_the_reason_when_it_has_no_label(samples, messy_file):
-    preds = {p.id: p for p in PredictionsFileDetector(messy_file).predict(samples, "closed-book")}
+    preds = {p.id: p for p in PredictionsFileDetector.build({"path": messy_file}).predict(samples, EvalTask.of("T+I", samples), RunContext())}
     assert len(preds) == len(samples)
     assert preds[samples[0].id].label is Label.TRUE
     assert preds[samples[0].id].probabilities == {Label.TRUE: 0.8, Label.FALSE: 0.2}
@@ -86,7 +87,7 @@ def test_every_sample_gets_a_prediction_with_the_reason_when_it_has_no_label(sam
 
 def test_strict_mode_refuses_a_file_with_problems(samples, messy_file):
     with pytest.raises(RwpostError, match=r"1 unknown ids, 1 missing ids, 1 duplicate ids, 1 unknown labels"):
-        PredictionsFileDetector(messy_file, strict=True).check(samples)
+        PredictionsFileDetector.build({"path": messy_file, "strict": True}).check(samples)
 
 
 def test_csv_with_probability_columns(tmp_path, samples):
@@ -104,9 +105,9 @@ def test_csv_with_probability_columns(tmp_path, samples):
                     "evidence_urls": "https://a.org/1; https://b.org/2",
                 }
             )
-    detector = PredictionsFileDetector(path)
+    detector = PredictionsFileDetector.build({"path": path})
     assert detector.check(samples)["problems"] == {}
-    [first, *_] = detector.predict(samples, "closed-book")
+    [first, *_] = detector.predict(samples, EvalTask.of("T+I", samples), RunContext())
     assert first.probabilities == {Label.TRUE: 0.6, Label.FALSE: 0.4}
     assert first.evidence_urls == ["https://a.org/1", "https://b.org/2"]
 

@@ -9,7 +9,7 @@ import re
 import pytest
 from PIL import Image as PILImage
 
-from rwpost.evaluate import RunSpec, Setting, evaluate
+from rwpost.evaluate import RunSpec, evaluate
 from rwpost.labels import Label
 from rwpost.records import Image
 from rwpost.testing.llm import FakeLLMServer, Reply, message_text
@@ -112,7 +112,7 @@ def test_vlm_detector_end_to_end_with_image_evidence_ledger_and_resume(tmp_path,
         )
         new = server.requests[before:]
         assert new and not any("Evidence items" in message_text(b, "user") for b in new)
-        assert closed["setting"] == "closed-book"
+        assert closed["setting"] == "T+I"  # the canonical name; the alias only in the manifest
 
         # a fresh folder with the same cache: the valid answers come from the cache, no HTTP call for them
         before = server.chat_requests

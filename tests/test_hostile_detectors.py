@@ -11,8 +11,8 @@ from datetime import date
 import pytest
 
 from rwpost.cli import main
-from rwpost.evaluate import RunSpec, Setting, evaluate
-from rwpost.evaluate.search.serper import parse_result_date
+from rwpost.evaluate import RunSpec, evaluate
+from rwpost.evaluate.search.dates import parse_result_date
 from rwpost.labels import Label
 from rwpost.llm import LLMAccessError, LLMClient, LLMRequest, load_llm_schema
 from rwpost.records import Evidence, Image
@@ -65,7 +65,7 @@ def test_a_refused_key_stops_the_run_in_one_line_and_a_rerun_with_a_good_key_ans
         monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
         args = [
             "evaluate", "--data", str(data), "--detector", "vlm", "--setting", "T+I", "--model", "test-model",
-            "--set", f"image_root={root}", "--out", str(tmp_path / "run"), "--no-progress",
+            "--image-root", str(root), "--out", str(tmp_path / "run"), "--no-progress",
             "--bootstrap", "10",
         ]  # fmt: skip
         capsys.readouterr()
