@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from rwpost.cli import main
-from rwpost.errors import ConfigError
-from rwpost.evaluate.leakage import PACKAGED_LIST, BlockList, GuardedWeb, SearchResult, audit
 from rwpost.evaluate.contract import Prediction
+from rwpost.evaluate.leakage import PACKAGED_LIST, BlockList, LeakageGuard, SearchResult, audit
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
 from tests.evaluate_helpers import make_sample
@@ -66,7 +65,7 @@ def test_the_packaged_block_list_is_the_default_wherever_the_command_runs(tmp_pa
     assert "evaluate/blocked_domains.txt" in (ROOT / "pyproject.toml").read_text()  # package data
 
 
-def test_guarded_web_drops_blocked_domains_and_results_after_the_claim_time():
+def test_the_guard_drops_blocked_domains_and_results_after_the_claim_time_saying_why():
     results = [
         SearchResult("https://www.snopes.com/fact-check/a/", published=date(2019, 1, 1)),
         SearchResult("https://factcheck.org/b", published=None),
@@ -74,17 +73,16 @@ def test_guarded_web_drops_blocked_domains_and_results_after_the_claim_time():
         SearchResult("https://news.example/new", published=datetime(2020, 1, 2, 8, 0)),
         SearchResult("https://news.example/undated"),
     ]
-    fetched = []
-    web = GuardedWeb(lambda q: results, fetched.append)
-    kept = web.search("query", claim_time=date(2020, 1, 1))
-    assert [r.url for r in kept] == ["https://news.example/old", "https://news.example/undated"]
-    assert web.stats.dropped_blocked == {"snopes.com": 1, "factcheck.org": 1}
-    assert web.stats.dropped_after_claim_time == 1
-    assert web.stats.undated_kept == 1
-    with pytest.raises(ConfigError, match="blocked fact-checking domain"):
-        web.fetch("https://politifact.com/x")
-    web.fetch("https://news.example/old")
-    assert fetched == ["https://news.example/old"] and web.stats.fetches_refused == 1
+    screened = LeakageGuard().screen(results, claim_time=date(2020, 1, 1))
+    assert [r.url for r in screened.kept] == ["https://news.example/old", "https://news.example/undated"]
+    assert [(d.result.url, d.reason) for d in screened.dropped] == [
+        ("https://www.snopes.com/fact-check/a/", "blocked:snopes.com"),
+        ("https://factcheck.org/b", "blocked:factcheck.org"),
+        ("https://news.example/new", "after-claim-time"),
+    ]
+    assert screened.undated == 1
+    [refused] = LeakageGuard().screen([SearchResult("https://politifact.com/x")], None).dropped
+    assert refused.reason == "blocked:politifact.com"
 
 
 def test_flagged_predictions_are_reported_counted_and_excluded(tmp_path):
@@ -119,7 +117,7 @@ def test_flagged_predictions_are_reported_counted_and_excluded(tmp_path):
     )
     assert code == 0
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["setting"] == "open-web"
+    assert metrics["setting"] == "T+I+W"  # the canonical name of the open-web alias
     assert metrics["audit"]["flagged"] == 2
     assert metrics["audit"]["domains"] == {"snopes.com": 1, "politifact.com": 1}
     assert metrics["accuracy"] == pytest.approx(3 / 4)  # counted

@@ -177,7 +177,7 @@ def test_two_predictions_files_keep_their_own_names_and_explanations_in_the_lead
         )
     assert main(["leaderboard", str(tmp_path / "runs"), "--out", str(tmp_path / "board")]) == 0
     board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
-    assert sorted(r["system"] for r in board) == ["agentfact/closed-book", "defame/closed-book"]
+    assert sorted(r["system"] for r in board) == ["agentfact/T+I", "defame/T+I"]
     merged = [
         json.loads(line) for line in (tmp_path / "board" / "explanations.jsonl").read_text().splitlines()
     ]
@@ -185,8 +185,8 @@ def test_two_predictions_files_keep_their_own_names_and_explanations_in_the_lead
     for row in merged:
         explanations = {o["system"]: o["explanation"] for o in row["outputs"] if o["system"] != "gold"}
         assert explanations == {
-            "agentfact/closed-book": "agentfact says False",
-            "defame/closed-book": "defame says True",
+            "agentfact/T+I": "agentfact says False",
+            "defame/T+I": "defame says True",
         }
 
 
