@@ -65,7 +65,7 @@ def test_detector_config_names_the_precision():
     from rwpost.errors import ConfigError
     from rwpost.evaluate.detectors.embedding import EmbeddingDetector, pick_precision
 
-    assert EmbeddingDetector(device="cpu").config()["precision"] == "float32"
+    assert EmbeddingDetector.build({"device": "cpu"}).config()["precision"] == "float32"
     assert pick_precision("cuda") == "float16" and pick_precision("cuda:1", "bfloat16") == "bfloat16"
     with pytest.raises(ConfigError, match="precision"):
         pick_precision("cpu", "int8")
