@@ -25,9 +25,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def _texts(n: int) -> list[str]:
     from benchmarks.evaluate import _samples
     from rwpost.evaluate.detectors.embedding import sample_text
-    from rwpost.evaluate.protocol import Setting
+    from rwpost.evaluate.task import Cell
 
-    return [sample_text(s, Setting.CLOSED_BOOK) for s in _samples(n)]
+    return [sample_text(s, Cell.parse("T+I")) for s in _samples(n)]
 
 
 def _sync(device: str) -> None:

@@ -24,19 +24,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from rwpost.evaluate.contract import Detector
+
 RESULTS = Path(__file__).resolve().parent / "results"
 RELEASED = Path(__file__).resolve().parents[1] / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
 
 
-class InstantDetector:
+class InstantDetector(Detector):
     """Answers False at once: isolates the runner's own cost."""
 
     name = "instant"
 
-    def config(self) -> dict:
-        return {}
-
-    def predict(self, samples, setting):
+    def predict(self, samples, task, ctx):
         from rwpost.evaluate.contract import Prediction
         from rwpost.labels import Label
 
@@ -158,19 +157,22 @@ def runner_overhead(n: int, batch_size: int) -> dict:
 
 
 def embedding_throughput(n: int, device: str | None, batch_sizes: list[int]) -> dict:
-    from rwpost.evaluate.detectors.embedding import EmbeddingDetector, pick_device
-    from rwpost.evaluate.protocol import Setting, blind
+    from rwpost.evaluate.contract import RunContext
+    from rwpost.evaluate.detectors.embedding import EmbeddingDetector
+    from rwpost.evaluate.devices import pick_device
+    from rwpost.evaluate.task import EvalTask
 
     samples = _samples(n)
-    train = [blind(s, Setting.CLOSED_BOOK, keep_label=True) for s in samples[:46]]
-    test = [blind(s, Setting.CLOSED_BOOK) for s in samples]
+    task, ctx = EvalTask.of("T+I", samples), RunContext()
+    train = [task.blind(s, keep_label=True) for s in samples[:46]]
+    test = [task.blind(s) for s in samples]
     out = {"device": pick_device(device), "samples": n, "by_batch_size": {}}
     for batch_size in batch_sizes:
-        detector = EmbeddingDetector(device=device, batch_size=batch_size)
-        detector.fit(train, Setting.CLOSED_BOOK)
-        detector.predict(test[:batch_size], Setting.CLOSED_BOOK)  # warm-up
+        detector = EmbeddingDetector.build({"device": device, "batch_size": batch_size})
+        detector.fit(train, task, ctx)
+        detector.predict(test[:batch_size], task, ctx)  # warm-up
         began = time.perf_counter()
-        detector.predict(test, Setting.CLOSED_BOOK)
+        detector.predict(test, task, ctx)
         seconds = time.perf_counter() - began
         out["by_batch_size"][str(batch_size)] = {"seconds": seconds, "samples_per_s": n / seconds}
     return out
@@ -187,7 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    from rwpost.evaluate.detectors.embedding import pick_device
+    from rwpost.evaluate.devices import pick_device
 
     device = pick_device(args.device)
     gpu = torch.cuda.get_device_name(0) if device == "cuda" else None
