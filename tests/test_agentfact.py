@@ -140,12 +140,8 @@ def test_fact_check_pages_never_reach_an_agent_and_are_audited(tmp_path):
 def test_gold_evidence_and_closed_book_need_no_search(tmp_path):
     samples = [make_sample(3, Label.FALSE, evidence=evidence(4))]
     with FakeLLMServer(Agents()) as llm, SearchServer(news) as search:
-        gold = evaluate(
-            samples, spec(llm, search, tmp_path, "gold-evidence"), tmp_path / "g", encode=None
-        )
-        closed = evaluate(
-            samples, spec(llm, search, tmp_path, "closed-book"), tmp_path / "c", encode=None
-        )
+        gold = evaluate(samples, spec(llm, search, tmp_path, "gold-evidence"), tmp_path / "g", encode=None)
+        closed = evaluate(samples, spec(llm, search, tmp_path, "closed-book"), tmp_path / "c", encode=None)
         assert search.queries == []
     assert gold["accuracy"] == 1.0 and closed["coverage"]["no_label"] == 0
     row = json.loads((tmp_path / "g" / "predictions.jsonl").read_text())

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rwpost.evaluate.contract import Prediction
 from rwpost.evaluate.explanations import (
     evidence_url_scores,
     key_point_coverage,
     merge_paired_explanations,
     paired_explanations,
 )
-from rwpost.evaluate.contract import Prediction
 from rwpost.labels import Label
 from tests.evaluate_helpers import evidence, make_sample
 

@@ -16,11 +16,11 @@ from rwpost.cli import main
 from rwpost.dataset import read_samples
 from rwpost.errors import ConfigError
 from rwpost.evaluate import RunSpec, evaluate
+from rwpost.evaluate.contract import Call
 from rwpost.evaluate.detectors.embedding import sample_text
 from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
 from rwpost.evaluate.detectors.vlm import DEFAULT_PROMPT, verdict_prediction, verdict_user_text
 from rwpost.evaluate.leakage import FACT_CHECK_DOMAINS
-from rwpost.evaluate.contract import Call
 from rwpost.evaluate.task import GRID, Cell, EvalTask, EvidenceSource, blind, evidence_subset, grid
 from rwpost.io import write_jsonl
 from rwpost.labels import CHALLENGING_LABELS, MAIN_LABELS, Label
@@ -157,9 +157,7 @@ def test_images_sent_are_counted_and_a_missing_image_is_refused_or_fails_the_sam
     samples[2] = samples[2].model_copy(update={"image": Image(link="https://www.snopes.com/uploads/x.jpg")})
     with FakeLLMServer(_answer) as server:
         config = {"model": "m", "base_url": server.base_url, "cache_path": str(tmp_path / "c.sqlite")}
-        spec = RunSpec(
-            "vlm", config=config, setting="T+I", n_resamples=0, secrets={"api_key": "k"}
-        )
+        spec = RunSpec("vlm", config=config, setting="T+I", n_resamples=0, secrets={"api_key": "k"})
         with pytest.raises(ConfigError, match="1 of 8 images cannot be loaded"):
             evaluate(samples, spec, tmp_path / "refused")
         spec.allow_missing_images = True

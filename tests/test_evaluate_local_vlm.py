@@ -120,9 +120,7 @@ def test_local_vlm_end_to_end_with_images_ledger_manifest_and_resume(tmp_path, m
 
 
 def test_random_model_answers_are_counted_failures_never_dropped(tmp_path, models, samples):
-    metrics = evaluate(
-        samples, _spec(models / "random", "closed-book"), tmp_path / "random", encode=None
-    )
+    metrics = evaluate(samples, _spec(models / "random", "closed-book"), tmp_path / "random", encode=None)
     lines = (tmp_path / "random" / "predictions.jsonl").read_text().splitlines()
     assert len(lines) == len(samples)
     assert metrics["n_samples"] == 7 and metrics["coverage"]["no_label"] == 7

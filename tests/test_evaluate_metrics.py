@@ -13,6 +13,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
+from rwpost.evaluate.contract import Prediction
 from rwpost.evaluate.leakage import BlockList
 from rwpost.evaluate.metrics import (
     NO_ANSWER,
@@ -24,7 +25,6 @@ from rwpost.evaluate.metrics import (
     spread,
     view_metrics,
 )
-from rwpost.evaluate.contract import Prediction
 from rwpost.evaluate.scoring import score_run
 from rwpost.labels import Label
 from tests.evaluate_helpers import make_sample

@@ -9,8 +9,8 @@ import pytest
 
 from rwpost.cli import main
 from rwpost.errors import RwpostError
-from rwpost.evaluate.formats.flat import PredictionsFileDetector
 from rwpost.evaluate.contract import RunContext
+from rwpost.evaluate.formats.flat import PredictionsFileDetector
 from rwpost.evaluate.task import EvalTask
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
@@ -70,7 +70,12 @@ def test_report_lists_unknown_missing_duplicate_ids_and_unknown_labels(samples, 
 
 
 def test_every_sample_gets_a_prediction_with_the_reason_when_it_has_no_label(samples, messy_file):
-    preds = {p.id: p for p in PredictionsFileDetector.build({"path": messy_file}).predict(samples, EvalTask.of("T+I", samples), RunContext())}
+    preds = {
+        p.id: p
+        for p in PredictionsFileDetector.build({"path": messy_file}).predict(
+            samples, EvalTask.of("T+I", samples), RunContext()
+        )
+    }
     assert len(preds) == len(samples)
     assert preds[samples[0].id].label is Label.TRUE
     assert preds[samples[0].id].probabilities == {Label.TRUE: 0.8, Label.FALSE: 0.2}

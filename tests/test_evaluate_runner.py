@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from rwpost.cli import main
-from rwpost.evaluate.task import blind
 from rwpost.evaluate.runner import read_predictions
+from rwpost.evaluate.task import blind
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
 from tests.evaluate_helpers import evidence, make_sample

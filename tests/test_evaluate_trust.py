@@ -17,9 +17,9 @@ from pydantic import BaseModel
 
 from rwpost.cli import main
 from rwpost.errors import ConfigError
+from rwpost.evaluate.contract import Detector, DetectorInputs, Prediction
 from rwpost.evaluate.leakage import BlockList
 from rwpost.evaluate.metrics import NO_ANSWER, VIEWS, paired_comparison, view_metrics
-from rwpost.evaluate.contract import Detector, DetectorInputs, Prediction
 from rwpost.evaluate.runner import RunSpec, run
 from rwpost.io import write_jsonl
 from rwpost.labels import Label

@@ -77,7 +77,6 @@ from rwpost.llm.config import LLMSettings
 from rwpost.records import Sample
 
 if TYPE_CHECKING:
-    from rwpost.evaluate.ledger import PriceTable
     from rwpost.evaluate.task import EvalTask
 
 
@@ -165,8 +164,9 @@ class RunContext:
     """Where relative image paths of the samples are found (:meth:`image`)."""
     secrets: Mapping[str, Any] = field(default_factory=dict, repr=False)
     """Credentials (``api_key``): never written anywhere, not part of the run's identity."""
-    prices: PriceTable | None = None
-    """The price table the ledger prices calls with (a detector may budget with it)."""
+    prices: Any = None
+    """The run's :class:`~rwpost.evaluate.ledger.PriceTable`, which prices the ledger's calls (a detector
+    may budget with it)."""
     progress: bool = False
     """Whether progress is shown (a detector with a long inner loop may show its own bar)."""
     repeat: int = 0
