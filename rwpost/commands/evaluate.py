@@ -102,7 +102,9 @@ def evaluate(
         min=1,
         help="Evidence-k ablation: k gold items per claim in each gold-evidence cell (needs one).",
     ),
-    evidence_seed: int = typer.Option(None, "--evidence-seed", help="Seed of the evidence-k subsets (default 42)."),
+    evidence_seed: int = typer.Option(
+        None, "--evidence-seed", help="Seed of the evidence-k subsets (default 42)."
+    ),
     allow_missing_images: bool = typer.Option(
         None, "--allow-missing-images", help="Image cells: fail samples whose image is missing, not the run."
     ),
