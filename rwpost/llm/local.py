@@ -187,6 +187,8 @@ class LocalChatModel:
         )
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         self.usage: dict[str, Usage] = {}
+        self.batches = 0
+        """Calls of the model's ``generate`` (each one batch of requests)."""
         self._pending: list[tuple[LLMRequest, int, asyncio.Future]] = []
         self._worker: asyncio.Task | None = None
 
@@ -293,6 +295,7 @@ class LocalChatModel:
         if self.static_cache:
             options["cache_implementation"] = "static"
         pad_id = self.tokenizer.pad_token_id
+        self.batches += 1
         with torch.inference_mode():
             output = self.model.generate(**inputs, **options, pad_token_id=pad_id)
         generated = output[:, inputs["input_ids"].shape[1] :]
@@ -436,6 +439,7 @@ class LocalChatModel:
             "response_mode": "local",
             "tasks": {task: usage.as_dict() for task, usage in sorted(self.usage.items())},
             "total": total.as_dict(),
+            "batches": self.batches,
         }
 
     def estimate(self, requests: Iterable[LLMRequest]) -> dict[str, Any]:
