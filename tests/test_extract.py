@@ -353,14 +353,14 @@ def test_cli_extract_llm_backend_reads_the_server_from_the_environment(tmp_path,
 
 def test_recorded_scripted_answers_replay_the_whole_sample():
     """data/sample/llm/scripted_answers.jsonl matches today's prompts and tagger (else: --record)."""
-    from rwpost.extract.quality import DEFAULT_RECORDING, load_sample, run_llm, score
+    from benchmarks.extract_quality import DEFAULT_RECORDING, load_sample, run_llm, score
 
     gold, articles = load_sample(SITE)
     outcomes, report = run_llm(
         articles, SITE.parents[1] / DEFAULT_RECORDING.relative_to("data"), record=False
     )
     figures = score(gold, articles, outcomes)
-    assert figures["set_aside"] == 0, "re-record: python -m rwpost.extract.quality --record"
+    assert figures["set_aside"] == 0, "re-record: python -m benchmarks.extract_quality --record"
     assert figures["claim_exact_match"] == 1.0
     assert figures["hallucinated_links_dropped"] > 0
     assert report["total"]["http_calls"] == 3 * len(articles)
