@@ -23,6 +23,7 @@ from annotate_data import (
     ROLE_A,
     ROLE_B,
     explanation_result,
+    gold_explanation,
     validation_result,
 )
 
@@ -37,7 +38,6 @@ from rwpost.annotate.tasks import (
     article_html,
     blind_order,
     explanation_task,
-    gold_explanation,
     load_config,
 )
 from rwpost.annotate.verdicts import explanation_scores, validation_verdicts
