@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.table import Table
 
 from rwpost.errors import ConfigError
-from rwpost.llm.config import detector_secrets_from_env
 
 console = Console(stderr=True)
 
@@ -157,6 +156,7 @@ def evaluate(
     from rwpost.evaluate.registry import with_task_labels
     from rwpost.evaluate.report import evaluate as run_evaluation
     from rwpost.evaluate.runner import RunSpec
+    from rwpost.llm.config import detector_secrets_from_env  # rwpost.llm loads the OpenAI SDK (~0.5 s)
 
     config = _parse_sets(sets)
     if model is not None:
