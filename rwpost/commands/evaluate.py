@@ -278,7 +278,9 @@ def _summary(metrics: dict[str, Any], out: Path) -> None:
             + ", ".join(f"{METRIC_TITLES[k]} {_mean_sd(log.headline(), k, sd)}" for k in HEADLINE)
         )
     if log.input_problems:
-        console.print(f"[yellow]input problems: {log.input_problems} (details in {out / 'input_report.json'})[/]")
+        console.print(
+            f"[yellow]input problems: {log.input_problems} (details in {out / 'input_report.json'})[/]"
+        )
     if log.audit.flagged:
         console.print(f"[yellow]{log.audit.flagged} predictions cite blocked fact-check domains[/]")
     console.print(f"reports in {out} (report.md, metrics.json, plots/)")

@@ -13,7 +13,7 @@ A file is written with :meth:`LogPart.dump` (only the keys a run sets: a view wi
 scores, a run of one repeat no ``repeats``) and read with :func:`read_log`, which turns a file that does
 not parse or fit into one :class:`~rwpost.errors.RecordError` naming it. Every file carries
 ``log_version``; a file without one (written before the log was typed) reads as this version.
-The JSON Schemas are generated into ``schemas/run/`` (``rwpost schemas``).
+Their JSON Schemas are generated into ``schemas/`` beside the records' (``rwpost schemas``).
 """
 
 from __future__ import annotations
@@ -467,4 +467,4 @@ LOG_MODELS: dict[str, type[BaseModel]] = {
     "run_metrics": RunMetrics,
     "scored_sample": ScoredSample,
 }
-"""Every file of the run log by schema file name (``schemas/run/<name>.schema.json``)."""
+"""Every file of the run log by schema file name (``schemas/<name>.schema.json``)."""

@@ -114,12 +114,20 @@ def write_plots(metrics: RunMetrics, folder: Path) -> list[Path]:
     for name, view in metrics.views.items():
         if not view.n or view.confusion_matrix is None:
             continue
-        paths.append(confusion_plot(view.confusion_matrix, folder / f"confusion_{name}.png", f"{metrics.system}: {name}"))
+        paths.append(
+            confusion_plot(
+                view.confusion_matrix, folder / f"confusion_{name}.png", f"{metrics.system}: {name}"
+            )
+        )
         if view.reliability:
-            paths.append(reliability_plot(view.reliability, folder / f"reliability_{name}.png", f"{name} calibration"))
+            paths.append(
+                reliability_plot(view.reliability, folder / f"reliability_{name}.png", f"{name} calibration")
+            )
     categories = metrics.breakdowns.get("category")
     if categories:
-        paths.append(category_plot(categories, folder / "category_f1.png", f"{metrics.system}: F1 per category"))
+        paths.append(
+            category_plot(categories, folder / "category_f1.png", f"{metrics.system}: F1 per category")
+        )
     return paths
 
 
@@ -236,7 +244,10 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
                 "",
                 "Confusion matrix (rows gold, columns predicted):",
                 "",
-                *markdown_table(["", *cm.labels], ([label, *row] for label, row in zip(cm.labels, cm.matrix, strict=False))),
+                *markdown_table(
+                    ["", *cm.labels],
+                    ([label, *row] for label, row in zip(cm.labels, cm.matrix, strict=False)),
+                ),
             ]
     lines += ["", "## Breakdowns", ""]
     for dimension, groups in metrics.breakdowns.items():
@@ -297,11 +308,31 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
             "## Ledger per agent",
             "",
             *markdown_table(
-                ["agent", "calls", "model", "tool", "tokens in", "tokens out", "latency s", "cost $",
-                 "unpriced", "cache hits"],
+                [
+                    "agent",
+                    "calls",
+                    "model",
+                    "tool",
+                    "tokens in",
+                    "tokens out",
+                    "latency s",
+                    "cost $",
+                    "unpriced",
+                    "cache hits",
+                ],
                 (
-                    [agent, t.calls, t.model_calls, t.tool_calls, t.tokens_in, t.tokens_out,
-                     f"{t.latency_s:.2f}", f"{t.cost_usd:.4f}", t.unpriced_calls, t.cache_hits]
+                    [
+                        agent,
+                        t.calls,
+                        t.model_calls,
+                        t.tool_calls,
+                        t.tokens_in,
+                        t.tokens_out,
+                        f"{t.latency_s:.2f}",
+                        f"{t.cost_usd:.4f}",
+                        t.unpriced_calls,
+                        t.cache_hits,
+                    ]
                     for agent, t in ledger.by_agent.items()
                 ),
             ),
