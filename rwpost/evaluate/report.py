@@ -145,13 +145,12 @@ def _ci(view: ViewScores, key: str) -> str:
     return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and value is not None else _fmt(value)
 
 
-def coverage_cell(coverage: Coverage | dict[str, Any] | None) -> str:
+def coverage_cell(coverage: Coverage | None) -> str:
     """``answered/total``, marked ``(!)`` below 100 %."""
-    if not coverage:
+    if coverage is None:
         return "-"
-    cov = coverage if isinstance(coverage, Coverage) else Coverage.model_validate(coverage)
-    mark = " (!)" if cov.answered < cov.total else ""
-    return f"{cov.answered}/{cov.total}{mark}"
+    mark = " (!)" if coverage.answered < coverage.total else ""
+    return f"{coverage.answered}/{coverage.total}{mark}"
 
 
 def policy_title(failures: str) -> str:
