@@ -28,6 +28,7 @@ from tqdm import tqdm
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.evaluate.leakage import BlockList
 from rwpost.evaluate.ledger import PriceTable
+from rwpost.evaluate.log import RunManifest, RunRecord
 from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids_sha256, now
 from rwpost.evaluate.metrics import check_policy
 from rwpost.evaluate.protocol import (
@@ -306,7 +307,7 @@ def claim_run(
             )
         clear_run(out_dir)
         state = "restarted"
-    write_json(path, {"fingerprint": key, "identity": identity, "started": now()})
+    write_json(path, RunRecord(fingerprint=key, identity=identity, started=now()).dump())
     return state
 
 
@@ -315,7 +316,7 @@ class RunResult:
     """Predictions of every repeat, plus what the report needs to know about the run."""
 
     predictions: list[list[Prediction]]
-    manifest: dict[str, Any]
+    manifest: RunManifest
     input_report: dict[str, Any] | None
 
 
@@ -424,43 +425,43 @@ def run(
         )
     wall = [float(r["wall_s"]) for r in done.values() if "wall_s" in r]
     ids = ids_sha256([s.id for s in samples])
-    manifest = {
-        "system": spec.system,
-        "code_version": identity["code_version"],
-        "detector": spec.detector,
-        "detector_config": configs[0] if len(configs) == 1 else configs,
-        "prompt_hashes": hashes,
-        "schema_hashes": identity["schema_hashes"],
-        "setting": str(spec.setting),
-        "seed": spec.seed,
-        "repeats": spec.repeats,
-        "failures": spec.failures,
-        "batch_size": spec.batch_size,
-        "bootstrap_resamples": spec.n_resamples,
-        "device": device or "cpu",
-        "data": {
+    manifest = RunManifest(
+        system=spec.system,
+        code_version=identity["code_version"],
+        detector=spec.detector,
+        detector_config=configs[0] if len(configs) == 1 else configs,
+        prompt_hashes=hashes,
+        schema_hashes=identity["schema_hashes"],
+        setting=str(spec.setting),
+        seed=spec.seed,
+        repeats=spec.repeats,
+        failures=spec.failures,
+        batch_size=spec.batch_size,
+        bootstrap_resamples=spec.n_resamples,
+        device=device or "cpu",
+        data={
             **(data_info or {}),
             "samples": len(samples),
             "ids_sha256": ids,
             "content_sha256": identity["samples_sha256"],
         },
-        "train": {
+        train={
             "samples": len(train),
             "ids_sha256": ids_sha256([s.id for s in train]),
             "content_sha256": identity["train_sha256"],
         }
         if train
         else None,
-        "blocked_domains": len(spec.blocklist.domains),
-        "blocked_domain_list": spec.blocklist.describe(),
-        "leakage": leakage_report(first, [p for preds in all_predictions for p in preds]),
-        "images": None if images is None else {**images, "sent": getattr(detector, "images_sent", None)},
-        "environment": environment(),
-        "started": started,
-        "finished": now(),
-        "resume": resumed,
-        "mean_detector_wall_s_per_sample": float(np.mean(wall)) if wall else None,
-        "run_fingerprint": fingerprint(identity),
-        "identity": identity,
-    }
+        blocked_domains=len(spec.blocklist.domains),
+        blocked_domain_list=spec.blocklist.describe(),
+        leakage=leakage_report(first, [p for preds in all_predictions for p in preds]),
+        images=None if images is None else {**images, "sent": getattr(detector, "images_sent", None)},
+        environment=environment(),
+        started=started,
+        finished=now(),
+        resume=resumed,
+        mean_detector_wall_s_per_sample=float(np.mean(wall)) if wall else None,
+        run_fingerprint=fingerprint(identity),
+        identity=identity,
+    )
     return RunResult(all_predictions, manifest, input_report)
