@@ -24,8 +24,8 @@ ARTICLES = {1: 20, 8: 102, 32: 102}
 
 def main(argv: list[str] | None = None) -> dict:
     no_options(__doc__, argv)
+    from benchmarks.extract_quality import load_sample
     from rwpost.extract import LLMExtractor
-    from rwpost.extract.quality import load_sample
     from rwpost.extract.scripted import scripted_reply
     from rwpost.llm import LLMCache, LLMClient
     from rwpost.testing.llm import FakeLLMServer

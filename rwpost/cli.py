@@ -1,19 +1,21 @@
 """The ``rwpost`` command line: one subcommand per task (STYLE.md 7).
 
 Each area of the toolkit registers its own subcommands from a small ``register(app)`` function in its
-own module (listed in ``COMMAND_MODULES``), so this file stays a table of contents. Errors of the
-:class:`RwpostError` family become one clear line and an exit code; ``--debug`` shows the traceback.
+own module (``COMMANDS``, imported plainly so that import-linter sees cli above commands), so this file
+stays a table of contents. Errors of the :class:`RwpostError` family become one clear line and an exit
+code; ``--debug`` shows the traceback.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 
 import typer
 from rich.console import Console
 
+from rwpost.commands import annotate, core, crawl, data, evaluate, extract
+from rwpost.commands import filter as filters
 from rwpost.errors import RwpostError
 
 try:  # typer vendors its own click since 0.2x; its exceptions are not click's
@@ -21,15 +23,7 @@ try:  # typer vendors its own click since 0.2x; its exceptions are not click's
 except ImportError:  # pragma: no cover - an older typer on the real click
     from click import exceptions as click_errors
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "rwpost.commands.core",
-    "rwpost.commands.data",
-    "rwpost.commands.crawl",
-    "rwpost.commands.extract",
-    "rwpost.commands.filter",
-    "rwpost.commands.evaluate",
-    "rwpost.commands.annotate",
-)
+COMMANDS = (core, data, crawl, extract, filters, evaluate, annotate)
 """Modules whose ``register(app)`` adds subcommands, in the order ``--help`` lists them."""
 
 app = typer.Typer(
@@ -51,8 +45,8 @@ def _root(debug: bool = typer.Option(False, "--debug", help="Show full traceback
         os.environ["RWPOST_DEBUG"] = "1"
 
 
-for _name in COMMAND_MODULES:
-    importlib.import_module(_name).register(app)
+for _commands in COMMANDS:
+    _commands.register(app)
 
 
 def _one_line(message: object) -> str:

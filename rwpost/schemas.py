@@ -1,4 +1,5 @@
-"""JSON Schemas of the records, generated from the pydantic models so the two never drift."""
+"""JSON Schemas of the records and of the evaluation run log's files, generated from the pydantic models
+so the two never drift (``schemas/<name>.schema.json``)."""
 
 from __future__ import annotations
 
@@ -6,20 +7,33 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from rwpost.errors import ConfigError
 from rwpost.io import write_text
 from rwpost.records import ALL_MODELS, SCHEMA_VERSION
 
 
-def record_schemas() -> dict[str, dict[str, Any]]:
-    """The JSON Schema of every record type, keyed by file stem."""
+def _schemas(models: dict[str, type[BaseModel]], base: str) -> dict[str, dict[str, Any]]:
     out = {}
-    for name, model in ALL_MODELS.items():
+    for name, model in models.items():
         schema = model.model_json_schema()
-        schema["$id"] = f"https://rwpost.dev/schemas/{SCHEMA_VERSION}/{name}.schema.json"
+        schema["$id"] = f"{base}/{name}.schema.json"
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         out[name] = schema
     return out
+
+
+def record_schemas() -> dict[str, dict[str, Any]]:
+    """The JSON Schema of every record type, keyed by file stem."""
+    return _schemas(ALL_MODELS, f"https://rwpost.dev/schemas/{SCHEMA_VERSION}")
+
+
+def log_schemas() -> dict[str, dict[str, Any]]:
+    """The JSON Schema of every file of an evaluation run log (``rwpost.evaluate.log``), by file stem."""
+    from rwpost.evaluate.log import LOG_MODELS, LOG_VERSION
+
+    return _schemas(LOG_MODELS, f"https://rwpost.dev/schemas/run/{LOG_VERSION}")
 
 
 def render(schema: dict[str, Any]) -> str:
@@ -28,8 +42,9 @@ def render(schema: dict[str, Any]) -> str:
 
 
 def _schema_files(directory: Path) -> dict[Path, str]:
-    """Each record schema's file in ``directory`` and the text it should hold."""
-    return {directory / f"{name}.schema.json": render(schema) for name, schema in record_schemas().items()}
+    """Each schema's file in ``directory`` and the text it should hold."""
+    schemas = record_schemas() | log_schemas()
+    return {directory / f"{name}.schema.json": render(schema) for name, schema in schemas.items()}
 
 
 def _holds(path: Path, text: str) -> bool:
@@ -47,7 +62,7 @@ def stale_schema_files(directory: Path) -> list[str]:
 
 
 def write_schema_files(directory: Path, *, overwrite: bool = False) -> list[Path]:
-    """Write every record schema into ``directory``; returns the paths written.
+    """Write every record and run-log schema into ``directory``; returns the paths written.
 
     A file that already holds its schema is left as it is; a file that holds anything else is replaced
     only with ``overwrite`` (no command overwrites an existing output unasked), and then nothing is written.

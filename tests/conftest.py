@@ -1,9 +1,11 @@
 """Fixtures shared by the test modules (STYLE.md 9): real Snopes pages as a crawl store, samples written
-to a data file, and the `rwpost evaluate` command line with the options every scoring test uses."""
+to a data file, the `rwpost evaluate` command line with the options every scoring test uses, and a free
+loopback port."""
 
 from __future__ import annotations
 
 import gzip
+import socket
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,6 +53,31 @@ def write_real_crawl_store(root: Path, extra: list[CrawledArticle] = ()) -> Path
         )
     write_jsonl(root / "articles.jsonl", [*rows, *extra])
     return root
+
+
+def crawl_store(root: Path) -> Path:
+    """The real pages' crawl store plus a record whose HTML is missing and one the crawler failed to parse."""
+    missing = "https://www.snopes.com/fact-check/missing-html/"
+    broken = "https://www.snopes.com/fact-check/broken/"
+    fetched = datetime(2026, 5, 3, tzinfo=UTC)
+    extra = [
+        CrawledArticle(id=record_id(missing), url=missing, http_status=200, fetched_at=fetched),
+        CrawledArticle(
+            id=record_id(broken),
+            url=broken,
+            http_status=200,
+            fetched_at=fetched,
+            parse_error="no claim found",
+        ),
+    ]
+    return write_real_crawl_store(root, extra)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A loopback TCP port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """The kill tests' machinery (issue 16): seeded moments, a child SIGKILLed as a process group, the outputs
-compared and the survivals reported. Used by tests/test_kill_crawl.py and tests/test_kill_stages.py.
+compared and the survivals reported, and the crawl of the sample site they kill. Used by
+tests/test_kill_crawl.py, tests/test_kill_stages.py and tests/test_crawl_harden.py.
 
 CI runs ``RWPOST_KILL_POINTS`` = 3 points per stage; ``RWPOST_KILL_POINTS=20`` runs the issue's full set;
 ``RWPOST_KILL_SEED`` picks other moments.
@@ -19,9 +20,29 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rwpost.crawl import CrawlOptions
+from rwpost.sample.hostile import HOSTILE_HOST
+from rwpost.sample.serve import SampleServer
+
 ROOT = Path(__file__).resolve().parents[1]
 POINTS = int(os.environ.get("RWPOST_KILL_POINTS", "3"))
 SEED = int(os.environ.get("RWPOST_KILL_SEED", "16"))
+SITE = ROOT / "data" / "sample" / "site"
+HASHED = ("articles.jsonl", "aliases.jsonl", "html", "images")
+"""The parts of a crawl store DVC hashes."""
+
+
+def crawl_options(server: SampleServer, out: Path, **extra) -> CrawlOptions:
+    """Options of an unthrottled crawl of the sample site served by ``server`` into ``out``."""
+    chosen = {
+        "since": "any",
+        "throttle": False,
+        "allow_loopback": True,
+        "progress_interval": 0.5,
+        "site_origin": HOSTILE_HOST,
+        **extra,
+    }
+    return CrawlOptions(start_url=f"{server.base_url}/fact-check/", out_dir=str(out), **chosen)
 
 
 def moments(duration: float, *, points: int = POINTS, seed: int = SEED, earliest: float = 0.2) -> list[float]:

@@ -23,6 +23,7 @@ from annotate_data import (
     ROLE_A,
     ROLE_B,
     explanation_result,
+    gold_explanation,
     validation_result,
 )
 
@@ -37,7 +38,6 @@ from rwpost.annotate.tasks import (
     article_html,
     blind_order,
     explanation_task,
-    gold_explanation,
     load_config,
 )
 from rwpost.annotate.verdicts import explanation_scores, validation_verdicts
@@ -385,7 +385,8 @@ def test_post_link_rates_count_link_containing_and_link_absent_articles_as_the_p
 
 
 def test_merge_stage_passes_samples_through_until_verdicts_exist_then_applies_them(tmp_path):
-    from pipelines.annotate_merge import run
+    from rwpost.stages import annotate_merge as stage
+    from rwpost.stages.base import run_stage
 
     params = {
         "annotate": {
@@ -394,7 +395,7 @@ def test_merge_stage_passes_samples_through_until_verdicts_exist_then_applies_th
             "out": str(tmp_path / "o"),
         }
     }
-    summary = run(params)
+    summary = run_stage(stage, params)
     assert summary["post_link"]["link_containing"] == 0
     del summary["post_link"]
     assert summary == {"samples": 46, "verdicts": 0, "rejected_lines": 0, "not_annotated": 46}
@@ -403,6 +404,6 @@ def test_merge_stage_passes_samples_through_until_verdicts_exist_then_applies_th
         task["data"]["record_id"] = sample.id
     verdicts = validation_verdicts(tasks, USERS, project="validation")
     (tmp_path / "v.jsonl").write_text("".join(v.model_dump_json() + "\n" for v in verdicts))
-    summary = run(params)
+    summary = run_stage(stage, params)
     assert summary["agreed"] == 6 and summary["disputed"] == 4 and summary["not_annotated"] == 36
     assert len((tmp_path / "o" / "decisions.jsonl").read_text().splitlines()) == 6

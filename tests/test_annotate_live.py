@@ -33,17 +33,19 @@ from annotate_data import (
     ROLE_A,
     ROLE_B,
     explanation_result,
+    gold_explanation,
     validation_result,
 )
 
 from rwpost.annotate import sync, workflow
 from rwpost.annotate.agreement import validation_agreement
 from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
-from rwpost.annotate.server import Credentials, LabelStudioError, ensure_venv, free_port, load_credentials
+from rwpost.annotate.server import Credentials, LabelStudioError, ensure_venv, load_credentials
 from rwpost.annotate.sources import read_annotation_samples
-from rwpost.annotate.tasks import PROJECTS, ExplanationItem, ExplanationOutput, gold_explanation
+from rwpost.annotate.tasks import PROJECTS, ExplanationItem, ExplanationOutput
 from rwpost.cli import main as rwpost_main
 from rwpost.records import Sample
+from tests.conftest import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -107,6 +109,19 @@ def live(tmp_path_factory) -> Live:
             serve.kill()
 
 
+def login_token(url: str, email: str, password: str) -> str:
+    """Log in with a password through the login form and return that user's API token (to act as the
+    annotator)."""
+    with httpx.Client(base_url=url, timeout=60) as session:
+        reply = sync._form_post(session, "/user/login/", {"email": email, "password": password})
+        if reply.status_code != 302:
+            raise LabelStudioError(f"logging in as {email} failed (HTTP {reply.status_code})")
+        token = session.get("/api/current-user/token")
+        if token.status_code != 200:
+            raise LabelStudioError(f"no API token for {email} (HTTP {token.status_code})")
+        return str(token.json()["token"])
+
+
 def _push(live: Live) -> sync.PushResult:
     return workflow.push_validation(
         live.client,
@@ -126,8 +141,7 @@ def _annotator_clients(live: Live) -> dict[str, object]:
     passwords = sync.ensure_annotators(live.client, live.url, list(ANNOTATORS), live.annotators)
     live.annotators.update(passwords)
     return {
-        email: sync.connect(live.url, sync.login_token(live.url, email, passwords[email]))
-        for email in ANNOTATORS
+        email: sync.connect(live.url, login_token(live.url, email, passwords[email])) for email in ANNOTATORS
     }
 
 
@@ -171,7 +185,7 @@ def test_push_creates_project_and_tasks_once_with_images_served(live):
 
 
 def test_labeling_ui_shows_the_claim_and_the_choices(live, tmp_path):
-    from rwpost.annotate.screenshot import capture_task
+    from tests.screenshot import capture_task
 
     sample = live.samples[0]
     project = sync.find_project(live.client, PROJECTS["validation"].title)
@@ -251,7 +265,7 @@ def _detector_output(sample: Sample, name: str) -> ExplanationOutput:
 
 
 def _check_explanation_ui(live: Live, task_id: int, claim: str, tmp_path: Path) -> None:
-    from rwpost.annotate.screenshot import capture_task
+    from tests.screenshot import capture_task
 
     project = sync.find_project(live.client, PROJECTS["explanation"].title)
     folder = ROOT / "annotation" / "screenshots" if os.environ.get("RWPOST_UPDATE_SCREENSHOTS") else tmp_path
@@ -344,4 +358,4 @@ def test_cli_pull_agreement_and_merge_write_their_files(live, tmp_path):
     saved = json.loads((live.state / "annotators.json").read_text())
     assert list(saved) == ["ann-c@rwpost.test"]
     assert stat.S_IMODE((live.state / "annotators.json").stat().st_mode) == 0o600
-    assert sync.login_token(live.url, "ann-c@rwpost.test", saved["ann-c@rwpost.test"])
+    assert login_token(live.url, "ann-c@rwpost.test", saved["ann-c@rwpost.test"])

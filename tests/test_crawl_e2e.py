@@ -314,7 +314,8 @@ def test_cli_crawl_prints_a_json_report(tmp_path, capsys):
 
 
 def test_dvc_stage_serves_the_bundled_site_and_crawls_it(tmp_path, capsys):
-    from pipelines.crawl import run
+    from rwpost.stages import crawl as stage
+    from rwpost.stages.base import run_stage
 
     params = {
         "crawl": {
@@ -332,7 +333,7 @@ def test_dvc_stage_serves_the_bundled_site_and_crawls_it(tmp_path, capsys):
             "max_image_bytes": 10485760,
         }
     }
-    run(params)
+    run_stage(stage, params)
     records = read_store(tmp_path / "stage")
     assert {g["id"] for g in GOLD.values()} <= {r["id"] for r in records}
     assert all(r["images"] == [] for r in records) and not (tmp_path / "stage" / "images").exists()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import killing
 import pytest
+from killing import HASHED, SITE, crawl_options
 
 from rwpost.crawl import CrawlOptions, run_crawl
 from rwpost.errors import RwpostError
@@ -24,20 +25,6 @@ from rwpost.sample.hostile import HOSTILE_HOST
 from rwpost.sample.serve import SampleServer
 
 ROOT = Path(__file__).resolve().parents[1]
-SITE = ROOT / "data" / "sample" / "site"
-HASHED = ("articles.jsonl", "aliases.jsonl", "html", "images")
-
-
-def options(server: SampleServer, out: Path, **extra) -> CrawlOptions:
-    chosen = {
-        "since": "any",
-        "throttle": False,
-        "allow_loopback": True,
-        "progress_interval": 0.5,
-        "site_origin": HOSTILE_HOST,
-        **extra,
-    }
-    return CrawlOptions(start_url=f"{server.base_url}/fact-check/", out_dir=str(out), **chosen)
 
 
 def tree_digest(out: Path) -> dict[str, str]:
@@ -50,7 +37,7 @@ def test_two_crawls_of_the_sample_site_are_byte_identical(tmp_path):
     digests = []
     for name in ("a", "b"):
         with SampleServer(SITE) as server:
-            run_crawl(options(server, tmp_path / name))
+            run_crawl(crawl_options(server, tmp_path / name))
         digests.append(tree_digest(tmp_path / name))
     assert digests[0] == digests[1]
     assert len(digests[0]) > 100
@@ -77,7 +64,7 @@ def test_a_second_crawl_into_a_locked_store_names_the_holder(tmp_path):
     try:
         assert holder.stdout.readline().strip() == "locked"
         with SampleServer(SITE) as server, pytest.raises(RwpostError, match=f"PID {holder.pid}") as info:
-            run_crawl(options(server, tmp_path))
+            run_crawl(crawl_options(server, tmp_path))
         assert "\n" not in str(info.value)
     finally:
         holder.kill()
@@ -87,7 +74,7 @@ def test_a_second_crawl_into_a_locked_store_names_the_holder(tmp_path):
 def test_the_stale_lock_of_a_dead_pid_is_taken_over(tmp_path):
     (tmp_path / ".crawl.lock").write_text("999999\n")
     with SampleServer(SITE) as server:
-        report = run_crawl(options(server, tmp_path, max_articles=2))
+        report = run_crawl(crawl_options(server, tmp_path, max_articles=2))
     assert report["store"]["articles"] == 2
 
 
@@ -194,11 +181,11 @@ def test_a_signal_to_rwpost_crawl_stops_its_child_gracefully_and_a_rerun_finishe
         assert (out / ".jobdir").exists() and not (out / ".jobdir" / "RUNNING").exists()
         stopped = len((out / "articles.jsonl").read_text().splitlines())
         events: list[dict] = []
-        report = run_crawl(options(server, out), on_event=events.append)
+        report = run_crawl(crawl_options(server, out), on_event=events.append)
     assert report["this_run"]["resumed_scheduled"] > 0
     assert report["store"]["articles"] >= stopped
     with SampleServer(SITE) as server:
-        run_crawl(options(server, tmp_path / "whole"))
+        run_crawl(crawl_options(server, tmp_path / "whole"))
     assert tree_digest(out) == tree_digest(tmp_path / "whole")
 
 

@@ -162,7 +162,7 @@ def test_score_run_headline_keys_come_from_the_main_view_and_breakdowns_by_diffi
 
     samples = [make_sample(i, g, evidence=evidence(1 + (i % 10))) for i, g in enumerate(GOLD)]
     predictions = [Prediction(id=s.id, label=p) for s, p in zip(samples, PRED, strict=True)]
-    got = score_run(samples, predictions, blocklist=BlockList(), n_resamples=0)
+    got = score_run(samples, predictions, blocklist=BlockList(), n_resamples=0).dump()
     assert got["primary_view"] == "main"
     for key in ("accuracy", "macro_f1", "weighted_f1", "weighted_precision", "weighted_recall"):
         assert got[key] == got["views"]["main"][key]

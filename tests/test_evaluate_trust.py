@@ -106,9 +106,9 @@ def test_an_identical_run_resumes_and_every_changed_input_is_named(tmp_path, sam
     out = tmp_path / "run"
     spec = RunSpec(SCRIPTED, config={"script": str(script)})
     first = run(samples, spec, out, data_info={"sha256": "a" * 64})
-    assert first.manifest["resume"] == "new"
+    assert first.manifest.resume == "new"
     again = run(samples, spec, out, data_info={"sha256": "a" * 64})
-    assert again.manifest["resume"] == "resumed"
+    assert again.manifest.resume == "resumed"
     changes = {
         "the data file": dict(data_info={"sha256": "b" * 64}),
         "the samples' content": dict(samples=[samples[0].model_copy(update={"claim": "x"}), *samples[1:]]),
@@ -122,7 +122,7 @@ def test_an_identical_run_resumes_and_every_changed_input_is_named(tmp_path, sam
         with pytest.raises(ConfigError, match=f"changed since it started: {name}"):
             run(kwargs["samples"], kwargs["spec"], out, data_info=kwargs["data_info"])
     restarted = run(samples, spec, out, data_info={"sha256": "b" * 64}, on_change="restart")
-    assert restarted.manifest["resume"] == "restarted"
+    assert restarted.manifest.resume == "restarted"
 
 
 def test_code_version_and_prompts_are_in_the_identity(tmp_path, samples, monkeypatch):
@@ -286,7 +286,7 @@ def test_probabilities_outside_0_1_or_not_summing_to_1_are_reported_not_scored(t
     ]
     from rwpost.evaluate.scoring import score_run
 
-    got = score_run(samples, predictions, blocklist=BlockList(), n_resamples=0)
+    got = score_run(samples, predictions, blocklist=BlockList(), n_resamples=0).dump()
     assert got["coverage"]["invalid_probabilities"] == 2
     assert got["coverage"]["invalid_probability_ids"] == [samples[0].id, samples[1].id]
     assert got["views"]["main"]["n_with_probabilities"] == 8

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -11,16 +10,15 @@ import pytest
 from rwpost.cli import main as cli_main
 from rwpost.extract import LLMExtractor, OfflineExtractor
 from rwpost.extract.scripted import FABRICATED_URL, scripted_reply
-from rwpost.ids import record_id
 from rwpost.io import iter_jsonl, write_jsonl
 from rwpost.llm import LLMCache, LLMClient
 from rwpost.prompts import load_prompt
-from rwpost.records import CrawledArticle, Extraction, TaggedArticle
+from rwpost.records import Extraction, TaggedArticle
 from rwpost.stages.extract import extract_tagged
 from rwpost.stages.reformat import reformat_store
 from rwpost.tagged import tag_article
 from rwpost.testing.llm import FakeLLMServer, Reply, message_text
-from tests.conftest import real_page, write_real_crawl_store
+from tests.conftest import crawl_store, real_page
 
 FIXTURES = Path(__file__).parent / "fixtures" / "snopes_html"
 SITE = Path(__file__).resolve().parents[1] / "data" / "sample" / "site"
@@ -262,24 +260,6 @@ def test_scripted_answers_exercise_the_hallucination_guard():
 # --- the reformat stage and the CLI ---------------------------------------------------------------
 
 
-def crawl_store(root: Path) -> Path:
-    """The real pages' crawl store plus a record whose HTML is missing and one the crawler failed to parse."""
-    missing = "https://www.snopes.com/fact-check/missing-html/"
-    broken = "https://www.snopes.com/fact-check/broken/"
-    fetched = datetime(2026, 5, 3, tzinfo=UTC)
-    extra = [
-        CrawledArticle(id=record_id(missing), url=missing, http_status=200, fetched_at=fetched),
-        CrawledArticle(
-            id=record_id(broken),
-            url=broken,
-            http_status=200,
-            fetched_at=fetched,
-            parse_error="no claim found",
-        ),
-    ]
-    return write_real_crawl_store(root, extra)
-
-
 def test_reformat_stage_tags_stored_pages_and_rejects_the_rest(tmp_path):
     store = crawl_store(tmp_path / "crawl")
     report = reformat_store(store, tmp_path / "tagged")
@@ -353,14 +333,14 @@ def test_cli_extract_llm_backend_reads_the_server_from_the_environment(tmp_path,
 
 def test_recorded_scripted_answers_replay_the_whole_sample():
     """data/sample/llm/scripted_answers.jsonl matches today's prompts and tagger (else: --record)."""
-    from rwpost.extract.quality import DEFAULT_RECORDING, load_sample, run_llm, score
+    from benchmarks.extract_quality import DEFAULT_RECORDING, load_sample, run_llm, score
 
     gold, articles = load_sample(SITE)
     outcomes, report = run_llm(
         articles, SITE.parents[1] / DEFAULT_RECORDING.relative_to("data"), record=False
     )
     figures = score(gold, articles, outcomes)
-    assert figures["set_aside"] == 0, "re-record: python -m rwpost.extract.quality --record"
+    assert figures["set_aside"] == 0, "re-record: python -m benchmarks.extract_quality --record"
     assert figures["claim_exact_match"] == 1.0
     assert figures["hallucinated_links_dropped"] > 0
     assert report["total"]["http_calls"] == 3 * len(articles)

@@ -6,7 +6,7 @@ Real pages: the 2018 pages of ``tests/fixtures/snopes_html/2018/`` with hand-lab
 tagged text of all 13 of these pages, so no real 2018 page is held out: these are tuning figures. The
 checks outside that set are the 2025 and 2026 pages of ``test_extract.py`` (post link right on both) and
 the regenerated sample site, whose prose was written without these rules in view. The figures are printed
-side by side with the sample site's by ``python -m rwpost.extract.quality``.
+side by side with the sample site's by ``python -m benchmarks.extract_quality``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.extract_quality import load_real, post_reference, run_real, score_real
 from rwpost.extract.offline import OfflineExtractor, evidence_links, is_never_evidence, link_key
-from rwpost.extract.quality import load_real, post_reference, run_real, score_real
 
 REAL = Path(__file__).parent / "fixtures" / "snopes_html"
 GOLD_DIR = "with-rwpost-gold/"
@@ -37,7 +37,7 @@ def test_post_false_positive_is_measured_on_the_sample_site_and_the_real_pages(f
     """Pages whose article has no post link (the post is only an image, or there is none): the extractor
     must not name one. Measured on the generated site's records without a post link and on the real pages
     whose labelled post is an image or nothing (issue 17: false positives <= .14)."""
-    from rwpost.extract.quality import load_sample, run_offline, score
+    from benchmarks.extract_quality import load_sample, run_offline, score
 
     gold, articles = load_sample(REAL.parents[2] / "data" / "sample" / "site")
     sample = score(gold, articles, run_offline(articles))
@@ -206,7 +206,7 @@ def test_saved_pages_crawl_reformat_extract_offline_reach_the_post_goals(tmp_pat
     import json
     import shutil
 
-    from rwpost.extract.quality import score_real
+    from benchmarks.extract_quality import score_real
     from rwpost.io import iter_jsonl
     from rwpost.records import Extraction
     from rwpost.stages.extract import extract_tagged
@@ -243,7 +243,7 @@ def test_llm_backend_on_the_real_pages_through_an_openai_compatible_server(tmp_p
     loopback server answering with the offline rules' script, so its figures must be the rules')."""
     import json
 
-    from rwpost.extract.quality import main
+    from benchmarks.extract_quality import main
     from rwpost.extract.scripted import scripted_reply
     from rwpost.testing.llm import FakeLLMServer
 

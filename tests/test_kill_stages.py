@@ -18,9 +18,11 @@ import pytest
 import yaml
 from killing import (
     ROOT,
+    SITE,
     assert_ids_once,
     child_env,
     cli_command,
+    crawl_options,
     jsonl_ids,
     moments,
     report,
@@ -30,7 +32,6 @@ from killing import (
     timed,
     tree_digest,
 )
-from test_crawl_harden import SITE, options
 
 from rwpost.crawl import run_crawl
 from rwpost.extract.scripted import scripted_reply
@@ -52,7 +53,7 @@ def pipeline(tmp_path_factory) -> Path:
     """The sample site crawled by the real spider, then the reformat and offline extract stages."""
     root = tmp_path_factory.mktemp("pipeline")
     with SampleServer(SITE) as server:
-        run_crawl(options(server, root / "crawl"))
+        run_crawl(crawl_options(server, root / "crawl"))
     params = write_params(
         root,
         reformat={"crawl": str(root / "crawl"), "out": str(root / "tagged")},

@@ -12,7 +12,7 @@ import pytest
 
 from rwpost.cli import main
 from rwpost.io import check_output, write_jsonl
-from tests.test_extract import crawl_store
+from tests.conftest import crawl_store
 
 DEV = Path("data/sample/released/rwpost_dev_main.head.jsonl")
 

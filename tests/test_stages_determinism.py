@@ -7,7 +7,7 @@ import random
 
 from rwpost.io import sort_jsonl_by_id
 from rwpost.stages.reformat import reformat_store
-from tests.test_extract import crawl_store
+from tests.conftest import crawl_store
 
 
 def test_reformat_output_does_not_depend_on_crawl_order(tmp_path):

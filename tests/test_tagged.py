@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.tagged_eval import FIELDS, evaluate, evaluate_fields, field_accuracy, load_page, score_page
+from benchmarks.tagged_eval import main as tagged_eval_main
 from rwpost.snopes.links import link_kind
 from rwpost.snopes.page import read_article
 from rwpost.tagged import count_words, strip_tags, tag_html
-from rwpost.tagged_eval import FIELDS, evaluate, evaluate_fields, field_accuracy, load_page, score_page
-from rwpost.tagged_eval import main as tagged_eval_main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = json.loads((FIXTURES / "tagged" / "golden.json").read_text(encoding="utf-8"))

@@ -226,13 +226,6 @@ def server_env(
     return env
 
 
-def free_port(host: str = LOOPBACK) -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
 def port_in_use(port: int, host: str = LOOPBACK) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.5)

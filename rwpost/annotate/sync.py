@@ -182,18 +182,6 @@ def signup_annotator(url: str, invite: str, email: str, password: str) -> None:
             )
 
 
-def login_token(url: str, email: str, password: str) -> str:
-    """Log in with a password and return that user's API token (for acting as the annotator)."""
-    with httpx.Client(base_url=url, timeout=60) as session:
-        reply = _form_post(session, "/user/login/", {"email": email, "password": password})
-        if reply.status_code != 302:
-            raise LabelStudioError(f"logging in as {email} failed (HTTP {reply.status_code})")
-        token = session.get("/api/current-user/token")
-        if token.status_code != 200:
-            raise LabelStudioError(f"no API token for {email} (HTTP {token.status_code})")
-        return str(token.json()["token"])
-
-
 def ensure_annotators(client: Any, url: str, emails: list[str], known: dict[str, str]) -> dict[str, str]:
     """Make sure each annotator account exists; returns e-mail -> password of all of them.
 

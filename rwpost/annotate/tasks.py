@@ -249,17 +249,6 @@ class ExplanationItem(BaseModel):
     outputs: dict[str, ExplanationOutput]
 
 
-def gold_explanation(sample: Sample) -> ExplanationOutput:
-    """The ground-truth rationale of a record in the annotators' format."""
-    evidence = [e.model_dump(exclude_none=True, exclude={"id", "key_point_ids"}) for e in sample.evidence]
-    return ExplanationOutput(
-        predicted_authenticity_class=str(sample.label or sample.label_original or ""),
-        predicted_reasons=sample.reasoning_logic or "",
-        predicted_key_points=list(sample.key_points or []),
-        evidence_list=evidence,
-    )
-
-
 def blind_order(record_id: str, sources: list[str], seed: int) -> list[str]:
     """The sources in the order shown as outputs 1..n: random per record, reproducible from the seed."""
     order = sorted(sources)

@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.table import Table
 
 from rwpost.errors import ConfigError
-from rwpost.llm.config import detector_secrets_from_env
 
 console = Console(stderr=True)
 
@@ -174,6 +173,7 @@ def evaluate(
     from rwpost.evaluate.leakage import BlockList
     from rwpost.evaluate.plan import DetectorEntry, plan_runs, run_plan
     from rwpost.evaluate.task import GRID
+    from rwpost.llm.config import detector_secrets_from_env  # rwpost.llm loads the OpenAI SDK (~0.5 s)
 
     o = _stage_defaults(
         settings=list(setting or []) + (list(GRID) if grid else []) or None,
@@ -262,52 +262,47 @@ def evaluate(
         typer.echo(json.dumps(done[-1][1], indent=2, default=str))
 
 
-HEADLINE_TITLES = (
-    ("weighted_f1", "weighted F1"),
-    ("accuracy", "accuracy"),
-    ("weighted_recall", "weighted R"),
-    ("weighted_precision", "weighted P"),
-    ("macro_f1", "macro F1"),
-)
-"""Table columns: paper Table III order, then macro F1 (Table V)."""
-
-
-def _mean_sd(row: dict[str, Any], key: str, sd: dict[str, float] | None) -> str:
-    if row.get(key) is None:
-        return "-"
-    return f"{row[key]:.3f}" + (f" ± {sd[key]:.3f}" if sd and key in sd else "")
-
-
 def _summary(metrics: dict[str, Any], out: Path) -> None:
+    """The run's scores on the terminal, read with the run log's model (what metrics.json holds)."""
+    from rwpost.evaluate.log import METRIC_TITLES, RunMetrics
+    from rwpost.evaluate.metrics import HEADLINE
     from rwpost.evaluate.report import coverage_cell
 
-    failures = metrics.get("failures", "wrong")
-    repeats = metrics.get("repeats")
-    of = f", repeat 0 of {repeats['n']}" if repeats else ""
+    log = RunMetrics.model_validate(metrics)
+    repeats = log.repeats
+    of = f", repeat 0 of {repeats.n}" if repeats else ""
     table = Table(
         "view",
         "n",
         "coverage",
-        *(title for _, title in HEADLINE_TITLES),
-        title=f"{metrics['system']} (failures: {failures}{of})",
+        *(METRIC_TITLES[k] for k in HEADLINE),
+        title=f"{log.system} (failures: {log.failures}{of})",
     )
-    for name, view in metrics["views"].items():
-        if view.get("n"):
-            cells = [f"{view[k]:.3f}" for k, _ in HEADLINE_TITLES]
-            table.add_row(name, str(view["n"]), coverage_cell(view.get("coverage")), *cells)
+    for name, view in log.views.items():
+        if view.n:
+            cells = [_mean_sd(view.headline(), k, None) for k in HEADLINE]
+            table.add_row(name, str(view.n), coverage_cell(view.coverage), *cells)
     Console().print(table)
     if repeats:
-        sd = {k: s["std"] for k, s in repeats["headline"].items()}
+        sd = {k: s.std for k, s in repeats.headline.items()}
         console.print(
-            f"mean ± sd over {repeats['n']} repeats: "
-            + ", ".join(f"{title} {_mean_sd(metrics, k, sd)}" for k, title in HEADLINE_TITLES)
+            f"mean ± sd over {repeats.n} repeats: "
+            + ", ".join(f"{METRIC_TITLES[k]} {_mean_sd(log.headline(), k, sd)}" for k in HEADLINE)
         )
-    problems = metrics.get("input_problems")
-    if problems:
-        console.print(f"[yellow]input problems: {problems} (details in {out / 'input_report.json'})[/]")
-    if metrics["audit"]["flagged"]:
-        console.print(f"[yellow]{metrics['audit']['flagged']} predictions cite blocked fact-check domains[/]")
+    if log.input_problems:
+        console.print(
+            f"[yellow]input problems: {log.input_problems} (details in {out / 'input_report.json'})[/]"
+        )
+    if log.audit.flagged:
+        console.print(f"[yellow]{log.audit.flagged} predictions cite blocked fact-check domains[/]")
     console.print(f"reports in {out} (report.md, metrics.json, plots/)")
+
+
+def _mean_sd(values: dict[str, float | None], key: str, sd: dict[str, float] | None) -> str:
+    """A metric, ``mean ± sd`` when it has a spread over repeats."""
+    if values.get(key) is None:
+        return "-"
+    return f"{values[key]:.3f}" + (f" ± {sd[key]:.3f}" if sd and key in sd else "")
 
 
 def leaderboard(
@@ -324,6 +319,8 @@ def leaderboard(
     """
     from rwpost.evaluate.leaderboard import LEADERBOARD_FILES, leaderboard_notes, run_files, write_leaderboard
     from rwpost.evaluate.leaderboard import leaderboard as rows_of
+    from rwpost.evaluate.log import METRIC_TITLES
+    from rwpost.evaluate.metrics import HEADLINE
     from rwpost.evaluate.report import coverage_cell
     from rwpost.io import check_outputs
 
@@ -331,9 +328,9 @@ def leaderboard(
         check_outputs([out / name for name in LEADERBOARD_FILES], run_files(runs), overwrite=overwrite)
     rows = write_leaderboard(runs, out) if out else rows_of(runs)
     if as_json:
-        typer.echo(json.dumps(rows, indent=2, default=str))
+        typer.echo(json.dumps([r.dump() for r in rows], indent=2, default=str))
         return
-    policies = ", ".join(sorted({r.get("failures", "wrong") for r in rows}))
+    policies = ", ".join(sorted({r.failures for r in rows}))
     table = Table(
         "system",
         "setting",
@@ -341,24 +338,22 @@ def leaderboard(
         "n",
         "coverage",
         "repeats",
-        *(title for _, title in HEADLINE_TITLES),
+        *(METRIC_TITLES[k] for k in HEADLINE),
         "flagged",
         "cost $",
         title=f"leaderboard (failures: {policies}; repeated runs: mean ± sd)",
     )
     for r in rows:
-        cells = [_mean_sd(r, k, r.get("sd")) for k, _ in HEADLINE_TITLES]
-        cost = "-" if r.get("cost_usd") is None else f"{r['cost_usd']:.4f}"
         table.add_row(
-            r["system"],
-            r["setting"],
-            str(r["view"]),
-            str(r["n"]),
-            coverage_cell(r.get("coverage")),
-            str(r.get("repeats", 1)),
-            *cells,
-            str(r["flagged"]),
-            cost,
+            r.system,
+            r.setting,
+            str(r.view),
+            str(r.n),
+            coverage_cell(r.coverage),
+            str(r.repeats),
+            *(r.cell(k) for k in HEADLINE),
+            str(r.flagged),
+            "-" if r.cost_usd is None else f"{r.cost_usd:.4f}",
         )
     Console().print(table)
     for note in leaderboard_notes(rows):
@@ -380,6 +375,8 @@ def compare(
     Example: rwpost compare reports/evaluate/embedding reports/evaluate/majority
     """
     from rwpost.evaluate.leaderboard import compare_runs, run_files
+    from rwpost.evaluate.log import METRIC_TITLES
+    from rwpost.evaluate.metrics import HEADLINE
     from rwpost.io import check_output, write_json
 
     if out:  # never over one of the two runs' files (their metrics.json), nor an earlier comparison unasked
@@ -399,7 +396,7 @@ def compare(
             f"A {cov['a']['answered']}/{cov['a']['total']} B {cov['b']['answered']}/{cov['b']['total']}, "
             f"failures: {result['failures']}",
         )
-        for key, title in HEADLINE_TITLES:
+        for key in HEADLINE:
             m = v["metrics"][key]
             ci = m["difference_ci95"]
             diff = f"{m['difference']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
@@ -413,7 +410,7 @@ def compare(
             )
             a = f"{m['a']:.3f}" + (f" ({reps['a']['mean']:.3f} ± {reps['a']['std']:.3f})" if reps else "")
             b = f"{m['b']:.3f}" + (f" ({reps['b']['mean']:.3f} ± {reps['b']['std']:.3f})" if reps else "")
-            table.add_row(title, a, b, diff, test)
+            table.add_row(METRIC_TITLES[key], a, b, diff, test)
         Console().print(table)
     console.print(
         f"shared ids {result['shared_ids']}, only in A {result['only_in_a']}, "

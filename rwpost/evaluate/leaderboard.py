@@ -4,17 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.evaluate.explanations import merge_paired_explanations
+from rwpost.evaluate.log import (
+    METRIC_TITLES,
+    Coverage,
+    Interval,
+    LogPart,
+    Policy,
+    RunManifest,
+    RunMetrics,
+    ScoredSample,
+    read_log,
+)
 from rwpost.evaluate.metrics import HEADLINE, VIEWS, check_policy, paired_comparison, spread
 from rwpost.evaluate.plots import cost_plot
-from rwpost.evaluate.report import METRIC_NAMES, coverage_cell, policy_title
-from rwpost.io import iter_jsonl, read_json, validation_problem, write_json, write_jsonl, write_text
+from rwpost.evaluate.report import coverage_cell, policy_title
+from rwpost.io import iter_jsonl, validation_problem, write_json, write_jsonl, write_text
 from rwpost.labels import Label
+from rwpost.markdown import markdown_table
 
 
 def find_runs(paths: Sequence[str | Path]) -> list[Path]:
@@ -32,182 +44,134 @@ def find_runs(paths: Sequence[str | Path]) -> list[Path]:
     return list(dict.fromkeys(runs))
 
 
-class _Part(BaseModel):
-    """A part of a run's files: the fields the leaderboard and compare read are typed, the rest kept."""
+class LeaderboardRow(LogPart):
+    """One run's line of the leaderboard: system, setting, data, headline metrics with intervals, cost."""
 
-    # a real run may hold a NaN metric: read, never refused
-    model_config = ConfigDict(extra="allow", allow_inf_nan=True)
-
-
-class _View(_Part):
-    title: str | None = None
+    run: str
+    system: str
+    detector: str
+    setting: str
+    view: str | None = None
     n: int = 0
+    failures: Policy = "wrong"
+    coverage: Coverage | None = None
     macro_classes: list[str] | None = None
-    ci95: Any = None
-
-
-class _Spread(_Part):
-    std: float
-    values: list[float]
-
-
-class _Repeats(_Part):
-    n: int = 1
-    headline: dict[str, _Spread] = {}
-
-
-class _Coverage(_Part):
-    answered: int | None = None
-    predicted: int | None = None
-    total: int | None = None
-
-
-class _Audit(_Part):
-    flagged: int = 0
-
-
-class _PerSample(_Part):
-    cost_usd: float | None = None
-
-
-class _Ledger(_Part):
-    cost_usd: float | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    per_sample: _PerSample = _PerSample()
-
-
-class RunMetrics(_Part):
-    """What a run's metrics.json must hold for the leaderboard and compare."""
-
-    system: str | None = None
-    detector: str | None = None
-    setting: str | None = None
-    failures: str | None = None
-    primary_view: str | None = None
-    views: dict[str, _View]
-    n_samples: int | None = None
     weighted_f1: float | None = None
     accuracy: float | None = None
     weighted_recall: float | None = None
     weighted_precision: float | None = None
     macro_f1: float | None = None
+    repeats: int = 1
+    sd: dict[str, float] | None = None
+    repeat_values: dict[str, list[float]] | None = None
+    ci95: dict[str, Interval] | None = None
     roc_auc_ovr: float | None = None
     ece: float | None = None
-    repeats: _Repeats | None = None
-    coverage: _Coverage | None = None
-    audit: _Audit = _Audit()
-    ledger: _Ledger = _Ledger()
-
-
-class _Data(_Part):
-    ids_sha256: str | None = None
-
-
-class RunManifest(_Part):
-    """What a run's manifest.json must hold for the leaderboard."""
-
-    failures: str | None = None
+    flagged: int = 0
+    cost_usd: float | None = None
+    cost_per_sample_usd: float | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    data_sha256: str | None = None
     code_version: str | None = None
-    data: _Data = _Data()
+
+    def cell(self, key: str) -> str:
+        """A headline metric, ``mean ± sd`` for a repeated run."""
+        value = getattr(self, key)
+        if value is None:
+            return "-"
+        sd = (self.sd or {}).get(key)
+        return f"{value:.3f}" + (f" ± {sd:.3f}" if sd is not None else "")
 
 
-M = TypeVar("M", bound=BaseModel)
-
-
-def read_run_file(path: Path, model: type[M]) -> M:
-    """A run's JSON file as ``model``; a file that does not read or fit is one RecordError naming it."""
-    data = read_json(path)
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        message, where = validation_problem(exc)
-        raise RecordError(message, source=str(path), field=where) from exc
-
-
-def leaderboard_row(run_dir: Path) -> dict[str, Any]:
-    """One run's line: system, setting, data, headline metrics with intervals, cost, flagged."""
-    metrics = read_run_file(run_dir / "metrics.json", RunMetrics)
+def leaderboard_row(run_dir: Path) -> LeaderboardRow:
+    """One run's line, from its metrics.json and manifest.json."""
+    metrics = read_log(run_dir / "metrics.json", RunMetrics)
     manifest_path = run_dir / "manifest.json"
-    manifest = read_run_file(manifest_path, RunManifest) if manifest_path.exists() else RunManifest()
-    primary = metrics.primary_view
-    view = metrics.views.get(primary, _View()) if primary else _View()
-    repeats = metrics.repeats or _Repeats()
-    coverage = metrics.coverage or _Coverage()
-    answered = coverage.answered if coverage.answered is not None else coverage.predicted
-    total = coverage.total if coverage.total is not None else metrics.n_samples
-    return {
-        "run": str(run_dir),
-        "system": metrics.system,
-        "detector": metrics.detector,
-        "setting": metrics.setting,
-        "view": view.title or primary,
-        "n": view.n,
-        "failures": metrics.failures or manifest.failures or "wrong",
-        "coverage": {"answered": answered, "total": total} if None not in (answered, total) else None,
-        "macro_classes": view.macro_classes,
-        **{k: getattr(metrics, k) for k in HEADLINE},
-        "repeats": repeats.n,
-        "sd": {k: s.std for k, s in repeats.headline.items()} or None,
-        "repeat_values": {k: s.values for k, s in repeats.headline.items()} or None,
-        "ci95": view.ci95,
-        "roc_auc_ovr": metrics.roc_auc_ovr,
-        "ece": metrics.ece,
-        "flagged": metrics.audit.flagged,
-        "cost_usd": metrics.ledger.cost_usd,
-        "cost_per_sample_usd": metrics.ledger.per_sample.cost_usd,
-        "tokens_in": metrics.ledger.tokens_in,
-        "tokens_out": metrics.ledger.tokens_out,
-        "data_sha256": manifest.data.ids_sha256,
-        "code_version": manifest.code_version,
-    }
+    manifest = read_log(manifest_path, RunManifest) if manifest_path.exists() else None
+    view = metrics.primary()
+    repeats = metrics.repeats
+    headline = repeats.headline if repeats else {}
+    return LeaderboardRow(
+        run=str(run_dir),
+        system=metrics.system,
+        detector=metrics.detector,
+        setting=metrics.setting,
+        view=view.title if view else metrics.primary_view,
+        n=view.n if view else 0,
+        failures=metrics.failures,
+        coverage=Coverage(answered=metrics.coverage.answered, total=metrics.coverage.total),
+        macro_classes=view.macro_classes if view else None,
+        **metrics.headline(),
+        repeats=repeats.n if repeats else 1,
+        sd={k: s.std for k, s in headline.items()} or None,
+        repeat_values={k: s.values for k, s in headline.items()} or None,
+        ci95=view.ci95 if view else None,
+        roc_auc_ovr=metrics.roc_auc_ovr,
+        ece=metrics.ece,
+        flagged=metrics.audit.flagged,
+        cost_usd=metrics.ledger.cost_usd,
+        cost_per_sample_usd=metrics.ledger.per_sample.cost_usd,
+        tokens_in=metrics.ledger.tokens_in,
+        tokens_out=metrics.ledger.tokens_out,
+        data_sha256=manifest.data.ids_sha256 if manifest else None,
+        code_version=manifest.code_version if manifest else None,
+    )
 
 
-def leaderboard(paths: Sequence[str | Path], metric: str = "macro_f1") -> list[dict[str, Any]]:
+def leaderboard(paths: Sequence[str | Path], metric: str = "macro_f1") -> list[LeaderboardRow]:
     """Every run's row, best ``metric`` first (of a repeated run: its mean over the repeats)."""
     rows = [leaderboard_row(r) for r in find_runs(paths)]
-    return sorted(rows, key=lambda r: (r.get(metric) is None, -(r.get(metric) or 0.0)))
+    return sorted(rows, key=lambda r: (getattr(r, metric) is None, -(getattr(r, metric) or 0.0)))
 
 
-def _cell(row: dict[str, Any], key: str) -> str:
-    """A metric, ``mean ± sd`` for a repeated run."""
-    if row.get(key) is None:
-        return "-"
-    sd = (row.get("sd") or {}).get(key)
-    return f"{row[key]:.3f}" + (f" ± {sd:.3f}" if sd is not None else "")
-
-
-def leaderboard_markdown(rows: Sequence[dict[str, Any]]) -> str:
+def leaderboard_markdown(rows: Sequence[LeaderboardRow]) -> str:
     """The leaderboard as a Markdown table (repeated runs: mean ± sd, every repeat below); a note when
     the runs were scored on different data or under different failure policies."""
-    policies = sorted({r.get("failures", "wrong") for r in rows})
+    policies = sorted({r.failures for r in rows})
     lines = [
         f"Scores {'; '.join(policy_title(p) for p in policies)}. "
         "Coverage is answered/total; (!) marks a run below 100 %.",
         "",
-        "| system | setting | view | n | failures | coverage | "
-        + " | ".join(METRIC_NAMES[k] for k in HEADLINE)
-        + " | flagged | cost/sample $ |",
-        "|---|---|---|---|---|---|" + "---|" * (len(HEADLINE) + 2),
+        *markdown_table(
+            [
+                "system",
+                "setting",
+                "view",
+                "n",
+                "failures",
+                "coverage",
+                *(METRIC_TITLES[k] for k in HEADLINE),
+                "flagged",
+                "cost/sample $",
+            ],
+            (
+                [
+                    r.system,
+                    r.setting,
+                    r.view,
+                    r.n,
+                    r.failures,
+                    coverage_cell(r.coverage),
+                    *(r.cell(k) for k in HEADLINE),
+                    r.flagged,
+                    "-" if r.cost_per_sample_usd is None else f"{r.cost_per_sample_usd:.5f}",
+                ]
+                for r in rows
+            ),
+        ),
     ]
-    for r in rows:
-        cells = " | ".join(_cell(r, k) for k in HEADLINE)
-        cost = "-" if r.get("cost_per_sample_usd") is None else f"{r['cost_per_sample_usd']:.5f}"
-        lines.append(
-            f"| {r['system']} | {r['setting']} | {r['view']} | {r['n']} | {r.get('failures', 'wrong')} | "
-            f"{coverage_cell(r.get('coverage'))} | {cells} | {r['flagged']} | {cost} |"
-        )
-    repeated = [r for r in rows if r.get("repeat_values")]
+    repeated = [r for r in rows if r.repeat_values]
     if repeated:
         lines += ["", "Repeated runs (ranked by the mean), every repeat:", ""]
         for r in repeated:
             values = "; ".join(
-                f"{METRIC_NAMES[k]} " + ", ".join(f"{v:.3f}" for v in r["repeat_values"][k])
+                f"{METRIC_TITLES[k]} " + ", ".join(f"{v:.3f}" for v in r.repeat_values[k])
                 for k in HEADLINE
-                if k in r["repeat_values"]
+                if r.repeat_values and k in r.repeat_values
             )
-            lines.append(f"- {r['system']} ({r['repeats']} repeats): {values}")
-    macro = {tuple(r.get("macro_classes") or ()) for r in rows}
+            lines.append(f"- {r.system} ({r.repeats} repeats): {values}")
+    macro = {tuple(r.macro_classes or ()) for r in rows}
     if macro:
         lines += ["", "Macro F1 averages over: " + " | ".join(", ".join(m) for m in sorted(macro)) + "."]
     for note in leaderboard_notes(rows):
@@ -215,12 +179,12 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def leaderboard_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
+def leaderboard_notes(rows: Sequence[LeaderboardRow]) -> list[str]:
     """What a reader must know before ranking these runs: scored on different samples or policies."""
     notes = []
-    if len({r["data_sha256"] for r in rows}) > 1:
+    if len({r.data_sha256 for r in rows}) > 1:
         notes.append("Note: these runs were scored on different sample sets; compare with care.")
-    if len({r.get("failures", "wrong") for r in rows}) > 1:
+    if len({r.failures for r in rows}) > 1:
         notes.append("Note: these runs were scored under different failure policies; compare with care.")
     return notes
 
@@ -236,39 +200,30 @@ def run_files(paths: Sequence[str | Path]) -> list[Path]:
 
 def write_leaderboard(
     paths: Sequence[str | Path], out_dir: str | Path, *, explanations: bool = True
-) -> list[dict]:
+) -> list[LeaderboardRow]:
     """leaderboard.json, leaderboard.md, cost_vs_f1.png and the merged paired explanations in ``out_dir``."""
     out = Path(out_dir)
     rows = leaderboard(paths)
-    write_json(out / "leaderboard.json", rows)
+    write_json(out / "leaderboard.json", [r.dump() for r in rows])
     write_text(out / "leaderboard.md", leaderboard_markdown(rows))
     cost_plot(rows, out / "cost_vs_f1.png")
     if explanations:
-        found = [r["run"] for r in rows if (Path(r["run"]) / "explanations.jsonl").exists()]
+        found = [r.run for r in rows if (Path(r.run) / "explanations.jsonl").exists()]
         runs = [[row for _, row in iter_jsonl(Path(run) / "explanations.jsonl")] for run in found]
         write_jsonl(out / "explanations.jsonl", merge_paired_explanations(runs, found))
     return rows
 
 
-class ScoredRow(_Part):
-    """One line of a run's scored.jsonl, as compare reads it."""
-
-    id: str
-    gold: Label | None = None
-    predicted: Label | None = None
-    predicted_repeats: list[Label | None] | None = None
-
-
-def _scored(run_dir: Path) -> dict[str, ScoredRow]:
+def _scored(run_dir: Path) -> dict[str, ScoredSample]:
     """A run's scored.jsonl by id; a bad line, a duplicate id or an uneven repeat count names the line."""
     path = run_dir / "scored.jsonl"
     if not path.exists():
         raise ConfigError(f"{run_dir}: no scored.jsonl (not a finished run folder)")
-    rows: dict[str, ScoredRow] = {}
+    rows: dict[str, ScoredSample] = {}
     expected: int | None = None  # the repeat count of the first line
     for line, data in iter_jsonl(path):
         try:
-            row = ScoredRow.model_validate(data)
+            row = ScoredSample.model_validate(data)
         except ValidationError as exc:
             message, where = validation_problem(exc)
             raise RecordError(message, source=str(path), line=line, field=where) from exc
@@ -305,7 +260,7 @@ def compare_runs(
     if conflicts:
         raise ConfigError(f"{files} disagree on gold labels for {len(conflicts)} ids, e.g. {conflicts[0]}")
 
-    def repeats(rows: dict[str, ScoredRow]) -> list[list[Label | None]]:
+    def repeats(rows: dict[str, ScoredSample]) -> list[list[Label | None]]:
         n = len(rows[shared[0]].predicted_repeats or [None])
         return [[(rows[i].predicted_repeats or [rows[i].predicted])[r] for i in shared] for r in range(n)]
 
@@ -350,10 +305,6 @@ def compare_runs(
 
 
 def _policy(run_dir: Path) -> str:
-    """The failure policy a run was scored under (its metrics.json says; ``wrong`` before it did)."""
+    """The failure policy a run was scored under (its metrics.json says; ``wrong`` without one)."""
     path = run_dir / "metrics.json"
-    policy = (read_run_file(path, RunMetrics).failures if path.exists() else None) or "wrong"
-    try:
-        return check_policy(policy)
-    except ConfigError as exc:
-        raise RecordError(str(exc).replace("--failures", "failures"), source=str(path)) from exc
+    return read_log(path, RunMetrics).failures if path.exists() else "wrong"

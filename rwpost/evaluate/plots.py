@@ -1,34 +1,45 @@
-"""PNG plots of a run and of a leaderboard (matplotlib, Agg backend: no display needed)."""
+"""PNG plots of a run and of a leaderboard (matplotlib, Agg backend: no display needed).
+
+matplotlib is imported by the first plot drawn, never by importing this module.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
+from rwpost.io import atomic_path
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+if TYPE_CHECKING:
+    from rwpost.evaluate.log import ConfusionMatrix, GroupScores, ReliabilityBin
 
-from rwpost.io import atomic_path  # noqa: E402
+
+@cache
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def _save(fig: Any, path: Path) -> Path:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
-    plt.close(fig)
+    _pyplot().close(fig)
     return path
 
 
-def confusion_plot(view: dict[str, Any], path: Path, title: str) -> Path:
+def confusion_plot(cm: ConfusionMatrix, path: Path, title: str) -> Path:
     """Heat map of a view's confusion matrix, counts written in the cells."""
-    cm = view["confusion_matrix"]
-    gold = [x for x in cm["labels"] if x != "Other"]
-    matrix = cm["matrix"][: len(gold)]
-    fig, ax = plt.subplots(figsize=(1.2 * len(cm["labels"]) + 2, 1.2 * len(gold) + 1.5))
+    gold = [x for x in cm.labels if x != "Other"]
+    matrix = cm.matrix[: len(gold)]
+    fig, ax = _pyplot().subplots(figsize=(1.2 * len(cm.labels) + 2, 1.2 * len(gold) + 1.5))
     ax.imshow(matrix, cmap="Blues")
-    ax.set_xticks(range(len(cm["labels"])), cm["labels"])
+    ax.set_xticks(range(len(cm.labels)), cm.labels)
     ax.set_yticks(range(len(gold)), gold)
     ax.set_xlabel("predicted")
     ax.set_ylabel("gold")
@@ -42,29 +53,29 @@ def confusion_plot(view: dict[str, Any], path: Path, title: str) -> Path:
     return _save(fig, path)
 
 
-def category_plot(groups: dict[str, dict[str, Any]], path: Path, title: str) -> Path:
+def category_plot(groups: Mapping[str, GroupScores], path: Path, title: str) -> Path:
     """Horizontal bars of macro F1 per category, with the sample count in the label."""
-    names = sorted(groups, key=lambda g: groups[g]["n"])
-    fig, ax = plt.subplots(figsize=(7, 0.3 * len(names) + 1.5))
-    ax.barh([f"{g} (n={groups[g]['n']})" for g in names], [groups[g]["macro_f1"] for g in names])
+    names = sorted(groups, key=lambda g: groups[g].n)
+    fig, ax = _pyplot().subplots(figsize=(7, 0.3 * len(names) + 1.5))
+    ax.barh([f"{g} (n={groups[g].n})" for g in names], [groups[g].macro_f1 for g in names])
     ax.set_xlim(0, 1)
     ax.set_xlabel("macro F1")
     ax.set_title(title)
     return _save(fig, path)
 
 
-def reliability_plot(bins: Sequence[dict[str, float]], path: Path, title: str) -> Path:
+def reliability_plot(bins: Sequence[ReliabilityBin], path: Path, title: str) -> Path:
     """Reliability diagram: accuracy against mean confidence per bin, the diagonal is perfect calibration."""
-    fig, ax = plt.subplots(figsize=(4.5, 4.5))
+    fig, ax = _pyplot().subplots(figsize=(4.5, 4.5))
     ax.plot([0, 1], [0, 1], linestyle="--", color="grey")
     ax.bar(
-        [(b["low"] + b["high"]) / 2 for b in bins],
-        [b["accuracy"] for b in bins],
-        width=[b["high"] - b["low"] for b in bins],
+        [(b.low + b.high) / 2 for b in bins],
+        [b.accuracy for b in bins],
+        width=[b.high - b.low for b in bins],
         edgecolor="black",
         alpha=0.6,
     )
-    ax.plot([b["confidence"] for b in bins], [b["accuracy"] for b in bins], marker="o")
+    ax.plot([b.confidence for b in bins], [b.accuracy for b in bins], marker="o")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_xlabel("confidence")
@@ -73,16 +84,16 @@ def reliability_plot(bins: Sequence[dict[str, float]], path: Path, title: str) -
     return _save(fig, path)
 
 
-def cost_plot(rows: Sequence[dict[str, Any]], path: Path, metric: str = "macro_f1") -> Path:
-    """Cost per sample against a metric, one point per run."""
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+def cost_plot(rows: Sequence[Any], path: Path, metric: str = "macro_f1") -> Path:
+    """Cost per sample against a metric, one point per leaderboard row."""
+    fig, ax = _pyplot().subplots(figsize=(6, 4.5))
     for row in rows:
-        x, y = row.get("cost_per_sample_usd") or 0.0, row.get(metric)
+        x, y = row.cost_per_sample_usd or 0.0, getattr(row, metric)
         if y is None:
             continue
         ax.scatter([x], [y])
-        ax.annotate(row["system"], (x, y), fontsize=8, xytext=(3, 3), textcoords="offset points")
-    costs = [row.get("cost_per_sample_usd") or 0.0 for row in rows]
+        ax.annotate(row.system, (x, y), fontsize=8, xytext=(3, 3), textcoords="offset points")
+    costs = [row.cost_per_sample_usd or 0.0 for row in rows]
     ax.set_xlim(left=0.0, right=max(max(costs, default=0.0) * 1.15, 1e-4))
     ax.set_xlabel("cost per sample (USD)")
     ax.set_ylabel(metric)

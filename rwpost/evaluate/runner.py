@@ -28,6 +28,7 @@ from rwpost.evaluate.contract import Detector, Prediction, RunContext
 from rwpost.evaluate.inputs import image_loadable
 from rwpost.evaluate.leakage import BlockList, LeakageGuard
 from rwpost.evaluate.ledger import PriceTable
+from rwpost.evaluate.log import RunManifest, RunRecord
 from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids_sha256, now
 from rwpost.evaluate.metrics import check_policy
 from rwpost.evaluate.registry import make_detector
@@ -335,7 +336,7 @@ def claim_run(
             )
         clear_run(out_dir)
         state = "restarted"
-    write_json(path, {"fingerprint": key, "identity": identity, "started": now()})
+    write_json(path, RunRecord(fingerprint=key, identity=identity, started=now()).dump())
     return state
 
 
@@ -344,7 +345,7 @@ class RunResult:
     """Predictions of every repeat, plus what the report needs to know about the run."""
 
     predictions: list[list[Prediction]]
-    manifest: dict[str, Any]
+    manifest: RunManifest
     input_report: dict[str, Any] | None
 
 
@@ -444,44 +445,44 @@ def run(
         )
     wall = [float(r["wall_s"]) for r in done.values() if "wall_s" in r]
     ids = ids_sha256([s.id for s in samples])
-    manifest = {
-        "system": spec.system,
-        "code_version": identity["code_version"],
-        "detector": spec.detector,
-        "detector_config": configs[0] if len(configs) == 1 else configs,
-        "prompt_hashes": hashes,
-        "schema_hashes": identity["schema_hashes"],
-        "setting": str(spec.setting),
-        "setting_alias": spec.setting.alias,
-        "seed": spec.seed,
-        "repeats": spec.repeats,
-        "failures": spec.failures,
-        "batch_size": spec.batch_size,
-        "bootstrap_resamples": spec.n_resamples,
-        "device": detector.device,
-        "data": {
+    manifest = RunManifest(
+        system=spec.system,
+        code_version=identity["code_version"],
+        detector=spec.detector,
+        detector_config=configs[0] if len(configs) == 1 else configs,
+        prompt_hashes=hashes,
+        schema_hashes=identity["schema_hashes"],
+        setting=str(spec.setting),
+        setting_alias=spec.setting.alias,
+        seed=spec.seed,
+        repeats=spec.repeats,
+        failures=spec.failures,
+        batch_size=spec.batch_size,
+        bootstrap_resamples=spec.n_resamples,
+        device=detector.device,
+        data={
             **(data_info or {}),
             "samples": len(samples),
             "ids_sha256": ids,
             "content_sha256": identity["samples_sha256"],
         },
-        "train": {
+        train={
             "samples": len(train),
             "ids_sha256": ids_sha256([s.id for s in train]),
             "content_sha256": identity["train_sha256"],
         }
         if train
         else None,
-        "blocked_domains": len(spec.blocklist.domains),
-        "blocked_domain_list": spec.blocklist.describe(),
-        "leakage": first.leakage_report([p for preds in all_predictions for p in preds], first_ctx),
-        "images": None if images is None else {**images, "sent": ctx.images_sent},
-        "environment": environment(),
-        "started": started,
-        "finished": now(),
-        "resume": resumed,
-        "mean_detector_wall_s_per_sample": float(np.mean(wall)) if wall else None,
-        "run_fingerprint": fingerprint(identity),
-        "identity": identity,
-    }
+        blocked_domains=len(spec.blocklist.domains),
+        blocked_domain_list=spec.blocklist.describe(),
+        leakage=first.leakage_report([p for preds in all_predictions for p in preds], first_ctx),
+        images=None if images is None else {**images, "sent": ctx.images_sent},
+        environment=environment(),
+        started=started,
+        finished=now(),
+        resume=resumed,
+        mean_detector_wall_s_per_sample=float(np.mean(wall)) if wall else None,
+        run_fingerprint=fingerprint(identity),
+        identity=identity,
+    )
     return RunResult(all_predictions, manifest, input_report)

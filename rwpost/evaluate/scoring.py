@@ -1,10 +1,13 @@
-"""Score one run's predictions: every view, breakdowns, calibration, ledger, leakage audit, explanations."""
+"""Score one run's predictions: every view, breakdowns, calibration, ledger, leakage audit, explanations.
+
+The scorer writes with the run log's models (:mod:`rwpost.evaluate.log`): :func:`score_run` gives a
+:class:`~rwpost.evaluate.log.RunScores`, :func:`scored_rows` the lines of ``scored.jsonl``.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -13,6 +16,17 @@ from rwpost.evaluate.contract import Prediction
 from rwpost.evaluate.explanations import evidence_url_scores, key_point_coverage
 from rwpost.evaluate.leakage import BlockList, audit
 from rwpost.evaluate.ledger import PriceTable, run_ledger, sample_ledger
+from rwpost.evaluate.log import (
+    Audit,
+    ExplanationScores,
+    Headline,
+    Repeats,
+    RunCoverage,
+    RunScores,
+    ScoredSample,
+    Spread,
+    ViewScores,
+)
 from rwpost.evaluate.metrics import HEADLINE, VIEWS, spread, valid_probabilities, view_metrics
 from rwpost.records import Sample
 
@@ -27,7 +41,7 @@ def all_views(
     n_resamples: int,
     seed: int,
     failures: str = "wrong",
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, ViewScores]:
     """Metrics of every view over the given samples, under the failure policy."""
     gold = [s.label for s in samples]
     predicted = [p.label for p in predictions]
@@ -35,14 +49,16 @@ def all_views(
         {str(k): v for k, v in p.probabilities.items()} if p.probabilities else None for p in predictions
     ]
     return {
-        name: view_metrics(
-            gold,
-            predicted,
-            view,
-            probabilities=probabilities,
-            n_resamples=n_resamples,
-            seed=seed,
-            failures=failures,
+        name: ViewScores.model_validate(
+            view_metrics(
+                gold,
+                predicted,
+                view,
+                probabilities=probabilities,
+                n_resamples=n_resamples,
+                seed=seed,
+                failures=failures,
+            )
         )
         for name, view in VIEWS.items()
     }
@@ -53,9 +69,13 @@ def _reason(error: str | None) -> str:
     return (error or "no label and no reason given").split(" (")[0].split(":")[0]
 
 
-def primary_view(views: dict[str, dict[str, Any]]) -> str | None:
+def primary_view(views: dict[str, ViewScores]) -> str | None:
     """The first view of :data:`PRIMARY_ORDER` that has samples."""
-    return next((name for name in PRIMARY_ORDER if views.get(name, {}).get("n")), None)
+    return next((name for name in PRIMARY_ORDER if name in views and views[name].n), None)
+
+
+def _headline(view: ViewScores, keys: Sequence[str] = HEADLINE) -> dict[str, float | None]:
+    return {k: getattr(view, k) for k in keys}
 
 
 def score_run(
@@ -68,7 +88,7 @@ def score_run(
     seed: int = 0,
     encode: Callable[[list[str]], np.ndarray] | None = None,
     failures: str = "wrong",
-) -> dict[str, Any]:
+) -> RunScores:
     """Everything measured about one set of predictions (aligned with ``samples``)."""
     views = all_views(samples, predictions, n_resamples=n_resamples, seed=seed, failures=failures)
     primary = primary_view(views)
@@ -78,33 +98,15 @@ def score_run(
     invalid_probabilities = [
         p.id for p in predictions if p.probabilities and not valid_probabilities(p.probabilities)
     ]
-    result: dict[str, Any] = {
-        "primary_view": primary,
-        **({k: views[primary].get(k) for k in (*HEADLINE, "roc_auc_ovr", "ece")} if primary else {}),
-        "failures": failures,
-        "n_samples": len(samples),
-        "coverage": {
-            "answered": answered,
-            "total": len(samples),
-            "fraction": answered / len(samples) if samples else None,
-            "predicted": answered,
-            "no_label": len(predictions) - answered,
-            "no_label_reasons": dict(errors),
-            "invalid_probabilities": len(invalid_probabilities),
-            "invalid_probability_ids": invalid_probabilities,
-        },
-        "views": views,
-        "breakdowns": breakdowns(samples, [p.label for p in predictions]),
-        "ledger": run_ledger(predictions, prices),
-        "explanations": {"evidence_urls": evidence_url_scores(samples, predictions)},
-        "audit": {
-            "flagged": len(flags),
-            "flagged_ids": sorted(flags),
-            "domains": dict(Counter(d for f in flags.values() for d in f.domains)),
-        },
-    }
-    if encode is not None:
-        result["explanations"]["key_points"] = key_point_coverage(samples, predictions, encode)
+    explanations = ExplanationScores.model_validate(
+        {"evidence_urls": evidence_url_scores(samples, predictions)}
+        | ({"key_points": key_point_coverage(samples, predictions, encode)} if encode is not None else {})
+    )
+    flagged = Audit(
+        flagged=len(flags),
+        flagged_ids=sorted(flags),
+        domains=dict(Counter(d for f in flags.values() for d in f.domains)),
+    )
     if flags:
         keep = [i for i, p in enumerate(predictions) if p.id not in flags]
         clean = all_views(
@@ -114,12 +116,30 @@ def score_run(
             seed=seed,
             failures=failures,
         )
-        result["audit"]["views_excluding_flagged"] = clean
         clean_primary = primary_view(clean)
-        result["audit"]["excluding_flagged"] = (
-            {k: clean[clean_primary].get(k) for k in HEADLINE} if clean_primary else {}
-        )
-    return result
+        flagged.views_excluding_flagged = clean
+        flagged.excluding_flagged = Headline(**(_headline(clean[clean_primary]) if clean_primary else {}))
+    return RunScores(
+        primary_view=primary,
+        **(_headline(views[primary], (*HEADLINE, "roc_auc_ovr", "ece")) if primary else {}),
+        failures=failures,
+        n_samples=len(samples),
+        coverage=RunCoverage(
+            answered=answered,
+            total=len(samples),
+            fraction=answered / len(samples) if samples else None,
+            predicted=answered,
+            no_label=len(predictions) - answered,
+            no_label_reasons=dict(errors),
+            invalid_probabilities=len(invalid_probabilities),
+            invalid_probability_ids=invalid_probabilities,
+        ),
+        views=views,
+        breakdowns=breakdowns(samples, [p.label for p in predictions]),
+        ledger=run_ledger(predictions, prices),
+        explanations=explanations,
+        audit=flagged,
+    )
 
 
 def scored_rows(
@@ -128,49 +148,59 @@ def scored_rows(
     flagged: set[str],
     prices: PriceTable | None,
     repeats: Sequence[Sequence[Prediction]] = (),
-) -> list[dict[str, Any]]:
+) -> list[ScoredSample]:
     """One row per sample: gold, prediction, correctness, audit flag and the sample's ledger; with more
     than one repeat, ``predicted_repeats`` holds every repeat's label (repeat 0 first)."""
-    rows = [
-        {
-            "id": s.id,
-            "gold": str(s.label) if s.label else None,
-            "predicted": str(p.label) if p.label else None,
-            "correct": s.label is not None and p.label == s.label,
-            "flagged": p.id in flagged,
-            "error": p.error,
-            "ledger": sample_ledger(p, prices),
-        }
-        for s, p in zip(samples, predictions, strict=True)
+    return [
+        ScoredSample(
+            id=s.id,
+            gold=s.label or None,
+            predicted=p.label or None,
+            correct=s.label is not None and p.label == s.label,
+            flagged=p.id in flagged,
+            error=p.error,
+            ledger=sample_ledger(p, prices),
+            **({"predicted_repeats": [r[i].label or None for r in repeats]} if len(repeats) > 1 else {}),
+        )
+        for i, (s, p) in enumerate(zip(samples, predictions, strict=True))
     ]
-    if len(repeats) > 1:
-        for i, row in enumerate(rows):
-            row["predicted_repeats"] = [str(r[i].label) if r[i].label else None for r in repeats]
-    return rows
 
 
-def repeat_spread(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def repeat_spread(runs: Sequence[RunScores]) -> dict[str, Spread]:
     """Mean, sd and every value of the headline metrics over repeated runs of a stochastic detector."""
-    return {k: spread([r[k] for r in runs]) for k in HEADLINE if all(r.get(k) is not None for r in runs)}
+    values = [r.headline() for r in runs]
+    return {
+        k: Spread.model_validate(spread([v[k] for v in values]))
+        for k in HEADLINE
+        if all(v[k] is not None for v in values)
+    }
 
 
-def combine_repeats(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def combine_repeats(runs: Sequence[RunScores]) -> RunScores:
     """One run's metrics from its repeats: the headline keys are the mean over the repeats (the number a
     leaderboard ranks by), ``repeats`` holds mean, sd and every repeat's value; the views, breakdowns and
     the rest are repeat 0's (said in ``repeats.details_of``)."""
-    metrics = dict(runs[0])
-    if len(runs) > 1:
-        spreads = repeat_spread(runs)
-        metrics.update({k: s["mean"] for k, s in spreads.items()})
-        metrics["coverage"] = {
-            **runs[0]["coverage"],
-            "answered_per_repeat": [r["coverage"]["answered"] for r in runs],
-            "fraction": float(np.mean([r["coverage"]["fraction"] for r in runs])),
+    if len(runs) == 1:
+        return runs[0]
+    spreads = repeat_spread(runs)
+    coverage = runs[0].coverage.model_copy(
+        update={
+            "answered_per_repeat": [r.coverage.answered for r in runs],
+            "fraction": float(np.mean([r.coverage.fraction for r in runs])),
         }
-        metrics["repeats"] = {
-            "n": len(runs),
-            "headline": spreads,
-            "headline_is": "mean over repeats",
-            "details_of": "repeat 0 (views, per class, breakdowns)",
+    )
+    coverage.model_fields_set.update({"answered_per_repeat", "fraction"})
+    combined = runs[0].model_copy(
+        update={
+            **{k: s.mean for k, s in spreads.items()},
+            "coverage": coverage,
+            "repeats": Repeats(
+                n=len(runs),
+                headline=spreads,
+                headline_is="mean over repeats",
+                details_of="repeat 0 (views, per class, breakdowns)",
+            ),
         }
-    return metrics
+    )
+    combined.model_fields_set.update({*spreads, "coverage", "repeats"})
+    return combined

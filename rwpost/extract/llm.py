@@ -4,6 +4,10 @@ Per article, the post and rationale requests run together; the evidence request 
 needs the key points. The model refers to links by tag id and :mod:`rwpost.extract.grounding` maps
 them back to exact URLs. A record whose answers stay invalid is returned as an
 :class:`ExtractionFailure` carrying every raw response, for the stage's rejects file.
+
+The questions go to a :class:`~rwpost.llm.ChatModel`: an OpenAI-compatible server
+(:class:`~rwpost.llm.ApiChatModel`; a bare :class:`~rwpost.llm.LLMClient` is wrapped in one) or a local
+model folder (:class:`~rwpost.llm.LocalChatModel`, whose requests from many articles are batched).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rwpost.extract.grounding import LinkResolver, build_evidence, build_post
-from rwpost.llm import LLMClient, LLMRequest, LLMResult, load_llm_schema
+from rwpost.llm import ApiChatModel, ChatModel, LLMClient, LLMRequest, LLMResult, load_llm_schema
 from rwpost.prompts import Prompt, load_prompt
 from rwpost.records import Extraction, Provenance, Reject, TaggedArticle
 
@@ -49,19 +53,22 @@ def _truncate(text: str, limit: int) -> str:
 
 
 class LLMExtractor:
-    """Extracts with an :class:`LLMClient`; prompts from ``rwpost/prompts/`` unless given."""
+    """Extracts with a :class:`ChatModel`; prompts from ``rwpost/prompts/`` unless given.
 
-    backend = "llm"
+    ``backend`` is what provenance records: ``llm`` for a server, ``local`` for a local model folder.
+    """
 
     def __init__(
         self,
-        client: LLMClient,
+        model: ChatModel | LLMClient,
         prompts: dict[str, Prompt] | None = None,
         *,
         max_article_chars: int = 60_000,
         max_tokens: int | None = 2_000,
+        backend: str = "llm",
     ) -> None:
-        self.client = client
+        self.model: ChatModel = ApiChatModel(model) if isinstance(model, LLMClient) else model
+        self.backend = backend
         self.prompts = prompts or {task: load_prompt(task) for task in TASKS}
         self.schemas = {task: load_llm_schema(self.prompts[task].schema_name) for task in TASKS}
         self.max_article_chars = max_article_chars
@@ -72,7 +79,7 @@ class LLMExtractor:
         return "+".join(self.prompts[task].version for task in TASKS)
 
     def provenance(self) -> Provenance:
-        return Provenance(backend=self.backend, model=self.client.model, prompt_version=self.prompt_version)
+        return Provenance(backend=self.backend, model=self.model.name, prompt_version=self.prompt_version)
 
     def request(self, task: str, article: TaggedArticle, key_points: Sequence[str] = ()) -> LLMRequest:
         """The request of one task for one article."""
@@ -105,14 +112,14 @@ class LLMExtractor:
     async def extract(self, article: TaggedArticle) -> Extraction | ExtractionFailure:
         """Post and rationale together, then evidence; grounded links; never raises for bad answers."""
         post, rationale = await asyncio.gather(
-            self.client.complete(self.request("post", article)),
-            self.client.complete(self.request("rationale", article)),
+            self.model.complete(self.request("post", article)),
+            self.model.complete(self.request("rationale", article)),
         )
         for result in (post, rationale):
             if not result.ok:
                 return self._failure(article, result)
         key_points = [str(k) for k in rationale.data["key_points"]]
-        evidence = await self.client.complete(self.request("evidence", article, key_points))
+        evidence = await self.model.complete(self.request("evidence", article, key_points))
         if not evidence.ok:
             return self._failure(article, evidence)
         return assemble(article, post.data, rationale.data, evidence.data, self.provenance())
@@ -127,7 +134,8 @@ class LLMExtractor:
         articles: Iterable[TaggedArticle],
         on_done: Callable[[TaggedArticle, Extraction | ExtractionFailure], None] | None = None,
     ) -> list[Extraction | ExtractionFailure]:
-        """Extract many articles concurrently (the client bounds HTTP requests in flight)."""
+        """Extract many articles concurrently (a server's client bounds the requests in flight; a local
+        model batches the requests that wait together)."""
 
         async def one(article: TaggedArticle) -> Extraction | ExtractionFailure:
             outcome = await self.extract(article)
@@ -139,7 +147,7 @@ class LLMExtractor:
             try:
                 return list(await asyncio.gather(*(one(a) for a in articles)))
             finally:
-                await self.client.aclose()
+                await self.model.aclose()
 
         return asyncio.run(main())
 
@@ -148,7 +156,7 @@ class LLMExtractor:
         requests = []
         for article in articles:
             requests.extend(self.request(task, article) for task in TASKS)
-        return self.client.estimate(requests)
+        return self.model.estimate(requests)
 
 
 def assemble(

@@ -41,9 +41,14 @@ Transport errors (429, 5xx, timeouts) are retried by the ``openai`` SDK itself, 
 ``Retry-After``; an answer that breaks its schema is asked again by the client.
 
 For tests and offline reports, :mod:`rwpost.testing.llm` has a scripted OpenAI-compatible server.
+
+Callers that should work with an API or a local model write against :class:`ChatModel`
+(:mod:`rwpost.llm.chat`): :class:`ApiChatModel` wraps the client above, :class:`LocalChatModel`
+(:mod:`rwpost.llm.local`) runs a Hugging Face model folder in-process with ``transformers``.
 """
 
 from rwpost.llm.cache import CachedAnswer, LLMCache, cache_key
+from rwpost.llm.chat import ApiChatModel, ChatModel, ChatResult
 from rwpost.llm.client import (
     LLMAccessError,
     LLMCallError,
@@ -53,11 +58,15 @@ from rwpost.llm.client import (
     parse_answer,
 )
 from rwpost.llm.config import LLMSettings, settings_from_env
+from rwpost.llm.local import LocalChatModel
 from rwpost.llm.schemas import load_llm_schema
 from rwpost.llm.types import ImageInput, LLMRequest, LLMResult, Price, PriceTable, Usage
 
 __all__ = [
+    "ApiChatModel",
     "CachedAnswer",
+    "ChatModel",
+    "ChatResult",
     "ImageInput",
     "LLMCache",
     "LLMAccessError",
@@ -66,6 +75,7 @@ __all__ = [
     "LLMRequest",
     "LLMResult",
     "LLMSettings",
+    "LocalChatModel",
     "Price",
     "PriceTable",
     "Usage",

@@ -28,7 +28,7 @@ from rwpost.io import (
     write_json,
     write_jsonl,
 )
-from rwpost.llm import LLMSettings, Price, PriceTable, client_from, settings_from_env
+from rwpost.llm import LLMSettings, LocalChatModel, Price, PriceTable, client_from, settings_from_env
 from rwpost.records import Extraction, Reject, TaggedArticle
 from rwpost.stages.base import FunnelStep, StageParams, StageReport, read_funnel, write_funnel
 
@@ -51,8 +51,10 @@ class Params(StageParams):
     out: Path = Path("data/work/extract")
     funnel: Path | None = None
     """The funnel so far (params.yaml: reformat's); ``out/funnel.json`` is it plus this stage's line."""
-    backend: Literal["offline", "llm", "auto"] = "auto"
-    """``auto``: the LLM when ``OPENAI_API_KEY`` is set, else offline."""
+    backend: Literal["offline", "llm", "auto", "local"] = "auto"
+    """``auto``: the LLM when ``OPENAI_API_KEY`` is set, else offline; ``local``: ``local_model``."""
+    local_model: Path | None = None
+    """A Hugging Face model folder for backend ``local`` (transformers; bf16 on CUDA, float32 on CPU)."""
     model: str | None = None
     """None: ``RWPOST_LLM_MODEL`` or the client's default."""
     concurrency: PositiveInt | None = None
@@ -74,14 +76,20 @@ def make_extractor(
     cache_path: str | Path = Params.model_fields["cache"].default,
     prices: PriceTable | None = None,
     max_article_chars: int = Params.model_fields["max_article_chars"].default,
+    local_model: str | Path | None = None,
 ) -> OfflineExtractor | LLMExtractor:
-    """The extractor for ``backend``: ``offline``, ``llm``, or ``auto`` (LLM when ``settings`` has a key)."""
+    """The extractor for ``backend``: ``offline``, ``llm``, ``auto`` (LLM when ``settings`` has a key), or
+    ``local`` (the model folder ``local_model``, in-process)."""
     if backend == "auto":
         backend = "llm" if settings.has_key else "offline"
     if backend == "offline":
         return OfflineExtractor()
+    if backend == "local":
+        if local_model is None:
+            raise ConfigError("extract backend local needs a model folder (extract.local_model)")
+        return LLMExtractor(LocalChatModel(local_model), max_article_chars=max_article_chars, backend="local")
     if backend != "llm":
-        raise ConfigError(f"extract backend must be auto, offline or llm, got {backend!r}")
+        raise ConfigError(f"extract backend must be auto, offline, llm or local, got {backend!r}")
     client = client_from(settings, cache_path=cache_path, prices=prices)
     return LLMExtractor(client, max_article_chars=max_article_chars)
 
@@ -151,7 +159,7 @@ def extract_tagged(
 
     if isinstance(extractor, LLMExtractor):
         extractor.run(todo, on_done=record)
-        cost = extractor.client.report()
+        cost = extractor.model.report()
     else:
         for article in todo:
             try:
@@ -207,6 +215,7 @@ def run(params: Params) -> StageReport:
         cache_path=params.cache,
         prices=price_table(params.prices),
         max_article_chars=params.max_article_chars,
+        local_model=params.local_model,
     )
     cost = extract_tagged(params.input, params.out, extractor)
     # the funnel line comes from the outputs' totals (summary.json), never from this run's counters: a

@@ -17,8 +17,8 @@ key point counts and hallucinated links dropped. The LLM backend runs through th
 server replaying answers recorded from :mod:`rwpost.extract.scripted` (a deterministic script, not
 a model); ``--record`` rebuilds that recording.
 
-    python -m rwpost.extract.quality [--site data/sample/site] [--record]
-    OPENAI_API_KEY=... python -m rwpost.extract.quality --llm-real --out /tmp/llm_real.json
+    python -m benchmarks.extract_quality [--site data/sample/site] [--record]
+    OPENAI_API_KEY=... python -m benchmarks.extract_quality --llm-real --out /tmp/llm_real.json
 
 ``--llm-real`` runs only the real pages, with the LLM backend of the environment's endpoint: the
 figures the issue's goals (the paper's GPT-4o) are stated for; the offline rules are a fallback.

@@ -1,4 +1,5 @@
-"""A headless Chromium picture of the labeling UI, to document and check the annotator's view.
+"""A headless Chromium picture of the labeling UI, to document and check the annotator's view (used by
+the live annotation tests; ``RWPOST_UPDATE_SCREENSHOTS=1`` refreshes ``annotation/screenshots/``).
 
 Driven by Selenium with the system's ``chromium`` and ``chromedriver`` (Debian packages ``chromium``
 and ``chromium-driver``); nothing is downloaded at run time.

@@ -5,8 +5,8 @@ claim, rating, publication and update times, category, author; null where the sa
 one), the links that must be tagged (kind and URL, in reading order) and links and texts that must not
 appear.
 
-    python -m rwpost.tagged_eval [--golden tests/fixtures/tagged/golden.json]
-                                 [--fixtures tests/fixtures/snopes_html]
+    python -m benchmarks.tagged_eval [--golden tests/fixtures/tagged/golden.json]
+                                     [--fixtures tests/fixtures/snopes_html]
 
 prints field accuracy per era and field, then link precision / recall per page and per era; the tests
 assert them.
@@ -154,7 +154,7 @@ def field_accuracy(scores: Iterable[FieldScore]) -> dict[str, dict[str, float]]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m rwpost.tagged_eval",
+        prog="python -m benchmarks.tagged_eval",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
