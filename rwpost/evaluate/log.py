@@ -332,6 +332,7 @@ class DataRecord(LogPart):
     train: TrainFile | None = None
     version: str | None = None
     subset: str | None = None
+    split: str | None = None
     samples: int
     ids_sha256: str
     content_sha256: str
