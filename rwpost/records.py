@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from rwpost.labels import Label
+from rwpost.urls import location_key
 
 SCHEMA_VERSION = "1.0"
 """Version of every record schema below; bump it when a field changes meaning or type."""
@@ -79,23 +80,20 @@ class CrawledArticle(Record):
         them from the host the page was fetched from (a mirror, such as the loopback sample site). A link
         matches an image by URL, ignoring scheme, query and fragment, or by the same path on that host.
         """
-        wanted = _url_key(link)
+        wanted = location_key(link)
         fetched_host = urlsplit(self.fetched_url or self.url).netloc.lower()
         canonical_host = urlsplit(self.url).netloc.lower()
         for image in self.images:
-            key = _url_key(image.url)
+            key = location_key(image.url)
             if key == wanted:
                 return image
             parts = urlsplit(image.url)
-            if parts.netloc.lower() == fetched_host and _url_key(f"//{canonical_host}{parts.path}") == wanted:
+            if (
+                parts.netloc.lower() == fetched_host
+                and location_key(f"//{canonical_host}{parts.path}") == wanted
+            ):
                 return image
         return None
-
-
-def _url_key(url: str) -> str:
-    """Loose URL identity: no scheme, query or fragment, host lower-cased, no trailing slash."""
-    parts = urlsplit(url.strip() if "://" in url else "//" + url.strip().lstrip("/"))
-    return f"{parts.netloc.lower()}{parts.path}".rstrip("/")
 
 
 # --- reformat --------------------------------------------------------------------------------------

@@ -13,31 +13,21 @@ The gold output's explanation is the sample's reasoning logic followed by its ke
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 from sklearn.metrics.pairwise import cosine_similarity
 
 from rwpost.evaluate.protocol import Prediction
 from rwpost.records import Sample
+from rwpost.urls import evidence_key
 
 GOLD_SYSTEM = "gold"
 
 
-@lru_cache(maxsize=1 << 16)
-def normalize_evidence_url(url: str) -> str:
-    """A URL as compared with the gold: lower-case host without ``www.``, no fragment or end slash."""
-    parts = urlsplit(url.strip())
-    host = (parts.hostname or "").lower()
-    host = host[4:] if host.startswith("www.") else host
-    return urlunsplit(("https", host, parts.path.rstrip("/"), parts.query, ""))
-
-
 def gold_urls(sample: Sample) -> set[str]:
     """The normalised URLs of a sample's gold evidence."""
-    return {normalize_evidence_url(e.url) for e in sample.evidence if e.url}
+    return {evidence_key(e.url) for e in sample.evidence if e.url}
 
 
 def evidence_url_scores(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, Any]:
@@ -50,7 +40,7 @@ def evidence_url_scores(samples: Sequence[Sample], predictions: Sequence[Predict
     hits = cited_total = gold_total = 0
     for sample, pred in zip(samples, predictions, strict=True):
         gold = gold_urls(sample)
-        cited = {normalize_evidence_url(u) for u in pred.evidence_urls if u}
+        cited = {evidence_key(u) for u in pred.evidence_urls if u}
         found = len(gold & cited)
         hits, cited_total, gold_total = hits + found, cited_total + len(cited), gold_total + len(gold)
         if cited:
