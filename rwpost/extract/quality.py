@@ -331,7 +331,6 @@ def run_llm(
             cache=LLMCache(Path(tmp) / "cache.sqlite"),
             concurrency=8,
             max_retries=1,
-            backoff_base_s=0.01,
         )
         outcomes = LLMExtractor(client).run(articles)
     return {a.id: o for a, o in zip(articles, outcomes, strict=True)}, client.report()
