@@ -17,8 +17,8 @@ import numpy as np
 from scipy.stats import wilcoxon
 
 from rwpost.annotate.agreement import EXPLANATION_QUESTIONS, explanation_agreement
-from rwpost.evaluate.metrics import bootstrap_interval
 from rwpost.records import ExplanationScore
+from rwpost.resampling import mean_interval
 
 CRITERION_TITLES = {
     "reasoning_hallucination": "Reasoning",
@@ -46,21 +46,14 @@ def instance_means(scores: Sequence[ExplanationScore], criterion: str) -> dict[s
 def bootstrap_ci(
     diffs: np.ndarray, *, resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
 ) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the mean of paired differences (the metrics' bootstrap)."""
+    """Percentile bootstrap interval of the mean of paired differences (:mod:`rwpost.resampling`)."""
     if diffs.size == 0:
         return (math.nan, math.nan)
     if diffs.size == 1:  # one difference: every resample is that difference
         return (float(diffs[0]), float(diffs[0]))
-    interval = bootstrap_interval(
-        lambda idx: diffs[idx].mean(),
-        diffs.size,
-        n_resamples=resamples,
-        seed=seed,
-        confidence_level=confidence,
-    )
+    interval = mean_interval(diffs, n_resamples=resamples, seed=seed, confidence_level=confidence)
     assert interval is not None  # size >= 2 and resamples > 0
-    low, high = interval
-    return (float(low[0]), float(high[0]))
+    return interval
 
 
 def wilcoxon_p(diffs: np.ndarray) -> float:
