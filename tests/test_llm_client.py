@@ -206,7 +206,9 @@ def test_tokens_and_cost_are_accounted_per_task():
 def test_dry_run_estimate_makes_no_calls_and_skips_cached(tmp_path):
     cache = LLMCache(tmp_path / "cache.sqlite")
     with FakeLLMServer(lambda body: Reply.answer(RATIONALE)) as server:
-        client = make_client(server, cache=cache, prices={"test-model": Price(input_per_mtok=1.0, output_per_mtok=1.0)})
+        client = make_client(
+            server, cache=cache, prices={"test-model": Price(input_per_mtok=1.0, output_per_mtok=1.0)}
+        )
         client.run([make_request("a", user="cached one")])
         estimate = client.estimate([make_request("a", user="cached one"), make_request("b", user="new")])
         assert server.chat_requests == 1
