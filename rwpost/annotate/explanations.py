@@ -17,6 +17,7 @@ import numpy as np
 from scipy.stats import wilcoxon
 
 from rwpost.annotate.agreement import EXPLANATION_QUESTIONS, explanation_agreement
+from rwpost.markdown import markdown_table
 from rwpost.records import ExplanationScore
 from rwpost.resampling import mean_interval
 
@@ -133,9 +134,8 @@ def explanation_markdown(report: dict) -> str:
         "Delta, p (Wilcoxon signed-rank) and the bootstrap CI are on the original 0-2 scale "
         "(lower is better).",
         "",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
     ]
+    rows = []
     for criterion, row in report["criteria"].items():
         cells = [CRITERION_TITLES[criterion], *(_fmt(row["normalised"].get(s)) for s in sources)]
         if compare:
@@ -146,15 +146,12 @@ def explanation_markdown(report: dict) -> str:
                 "n/a" if p is None or math.isnan(p) else f"{p:.2g}",
                 f"[{_fmt(c['ci95'][0], 2)}, {_fmt(c['ci95'][1], 2)}]",
             ]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "Agreement (units = instance x output):",
-        "",
-        "| Criterion | Cohen's kappa | Krippendorff's alpha (ordinal) |",
+        rows.append(cells)
+    lines += markdown_table(head, rows)
+    agreement = [
+        [CRITERION_TITLES[criterion], _fmt(agr["cohen_kappa"]), _fmt(agr["krippendorff_alpha"])]
+        for criterion, agr in report["agreement"].items()
     ]
-    lines.append("|---|---|---|")
-    for criterion, agr in report["agreement"].items():
-        kappa, alpha = _fmt(agr["cohen_kappa"]), _fmt(agr["krippendorff_alpha"])
-        lines.append(f"| {CRITERION_TITLES[criterion]} | {kappa} | {alpha} |")
+    lines += ["", "Agreement (units = instance x output):", ""]
+    lines += markdown_table(["Criterion", "Cohen's kappa", "Krippendorff's alpha (ordinal)"], agreement)
     return "\n".join(lines) + "\n"
