@@ -12,7 +12,7 @@ from datetime import date, datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rwpost.labels import Label
 from rwpost.urls import location_key
@@ -306,6 +306,61 @@ class HumanVerdict(Record):
     notes: list[str] = Field(default_factory=list)
 
 
+# --- paired explanations: written by `rwpost evaluate`, read by `rwpost annotate push-explanations` ---
+
+GOLD_SYSTEM = "gold"
+"""The system name of the fact-checker's own label and rationale among the outputs of an explanation item."""
+
+
+class ExplanationOutput(BaseModel):
+    """One system's answer to one claim: a detector's, or the fact-checker's (:data:`GOLD_SYSTEM`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    system: str
+    label: str | None = Field(default=None, description="None when the system gave no usable answer")
+    explanation: str | None = None
+    evidence_urls: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def gold(cls, sample: Sample) -> ExplanationOutput:
+        """The fact-checker's output: the label, the reasoning then one ``- `` line per key point, and the
+        evidence URLs."""
+        parts = [sample.reasoning_logic or ""] + [f"- {k}" for k in sample.key_points or []]
+        return cls(
+            system=GOLD_SYSTEM,
+            label=str(sample.label) if sample.label else None,
+            explanation="\n".join(p for p in parts if p).strip() or None,
+            evidence_urls=[e.url for e in sample.evidence if e.url],
+        )
+
+
+class ExplanationItem(Record):
+    """One claim with the outputs to compare, one line of ``explanations.jsonl`` (paper V-D): gold first,
+    then each system's output once. The human explanation evaluation shows three of them, blinded."""
+
+    id: str
+    claim: str
+    post_text: str | None = None
+    image_link: str | None = None
+    image_path: str | None = Field(default=None, description="a local copy of the post image to show")
+    news_url: str | None = None
+    gold_label: str | None = None
+    outputs: list[ExplanationOutput] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_output_per_system(self) -> ExplanationItem:
+        systems = [o.system for o in self.outputs]
+        repeated = sorted({name for name in systems if systems.count(name) > 1})
+        if repeated:
+            raise ValueError(f"outputs: system {', '.join(repeated)} given more than once")
+        return self
+
+    def by_system(self) -> dict[str, ExplanationOutput]:
+        """The outputs by system name, in file order."""
+        return {o.system: o for o in self.outputs}
+
+
 ALL_MODELS: dict[str, type[BaseModel]] = {
     "crawled_article": CrawledArticle,
     "tagged_article": TaggedArticle,
@@ -316,5 +371,6 @@ ALL_MODELS: dict[str, type[BaseModel]] = {
     "validation_verdict": ValidationVerdict,
     "explanation_score": ExplanationScore,
     "human_verdict": HumanVerdict,
+    "explanation_item": ExplanationItem,
 }
 """Every record type by schema file name (``schemas/<name>.schema.json``)."""
