@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS entries (
 
 _INSERT = "{verb} INTO entries (namespace, key, value, created_at) VALUES (?, ?, ?, ?)"
 
+
 def _dumps(value: Any) -> str:
     # key order kept as the producer wrote it: a value read back from the cache then serialises to the same
     # bytes as a fresh one (a decision measured now and one served from the cache are byte-identical)
