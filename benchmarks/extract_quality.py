@@ -43,6 +43,7 @@ from rwpost.llm import LLMCache, LLMClient
 from rwpost.records import Extraction, TaggedArticle
 from rwpost.tagged import tag_article
 from rwpost.testing.llm import FakeLLMServer, Recorder, Replayer
+from rwpost.urls import evidence_key
 
 DEFAULT_RECORDING = Path("data/sample/llm/scripted_answers.jsonl")
 DEFAULT_REAL = Path("tests/fixtures/snopes_html")
@@ -50,11 +51,10 @@ SCRIPTED_MODEL = "scripted-offline-rules"
 
 
 def _norm_url(url: str | None) -> str | None:
+    """An http(s) URL as the evaluation compares evidence (:func:`rwpost.urls.evidence_key`), else None."""
     if not url or not str(url).lower().startswith(("http://", "https://")):
         return None
-    url = str(url).strip().split("#", 1)[0]
-    url = url.replace("http://", "https://", 1).replace("://www.", "://", 1)
-    return url.rstrip("/")
+    return evidence_key(str(url))
 
 
 def load_sample(site: Path) -> tuple[list[dict[str, Any]], list[TaggedArticle]]:
@@ -331,7 +331,6 @@ def run_llm(
             cache=LLMCache(Path(tmp) / "cache.sqlite"),
             concurrency=8,
             max_retries=1,
-            backoff_base_s=0.01,
         )
         outcomes = LLMExtractor(client).run(articles)
     return {a.id: o for a, o in zip(articles, outcomes, strict=True)}, client.report()

@@ -13,7 +13,6 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +27,6 @@ CREATE TABLE IF NOT EXISTS entries (
 """
 
 _INSERT = "{verb} INTO entries (namespace, key, value, created_at) VALUES (?, ?, ?, ?)"
-
-Entry = tuple[str, str, Any, float]
-"""``(namespace, key, value, created_at)``: one stored value."""
 
 
 def _dumps(value: Any) -> str:
@@ -84,39 +80,6 @@ class SqliteStore:
                     "SELECT COUNT(*) FROM entries WHERE namespace = ?", (namespace,)
                 ).fetchone()
         return int(row[0])
-
-    def adopt_table(self, table: str, convert: Callable[[dict[str, Any]], Entry]) -> int:
-        """Move the rows of an older table of this file into the store, then drop that table.
-
-        ``convert`` maps one old row (column -> value) to ``(namespace, key, value, created_at)``. It runs
-        in one write transaction, so processes opening the same file at once move the rows exactly once.
-        Returns how many rows were moved (0 when the table is not there).
-        """
-        with self._lock:
-            if not self._has_table(table):  # the usual case: no write lock taken
-                return 0
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                moved = 0
-                if self._has_table(table):  # another process may have moved it meanwhile
-                    cursor = self._conn.execute(f'SELECT * FROM "{table}"')  # noqa: S608 (a known name)
-                    names = [c[0] for c in cursor.description]
-                    for raw in cursor.fetchall():
-                        namespace, key, value, created = convert(dict(zip(names, raw, strict=True)))
-                        self._conn.execute(
-                            _INSERT.format(verb="INSERT OR IGNORE"), (namespace, key, _dumps(value), created)
-                        )
-                        moved += 1
-                    self._conn.execute(f'DROP TABLE "{table}"')
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-        return moved
-
-    def _has_table(self, table: str) -> bool:
-        row = self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
-        return row.fetchone() is not None
 
     def close(self) -> None:
         with self._lock:

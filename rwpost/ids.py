@@ -1,7 +1,7 @@
 """Stable record ids from canonical fact-check URLs.
 
 The id of every record is ``rw-`` followed by the first 16 hex digits of the SHA-256 of the article's
-canonical URL (:func:`canonical_url`). The canonical form ignores what differs between crawls of the
+canonical URL (:func:`rwpost.urls.article_key`). The canonical form ignores what differs between crawls of the
 same article (scheme, ``www.``, letter case of the host, doubled slashes as in Snopes' JSON-LD, query
 string, fragment, trailing slash), so the same article always gets the same id across crawls, dataset
 versions and machines.
@@ -10,37 +10,13 @@ versions and machines.
 from __future__ import annotations
 
 import hashlib
-import re
-from urllib.parse import urlsplit
 
-from rwpost.errors import RwpostError
-
-_MULTI_SLASH = re.compile(r"/{2,}")
-
-
-def canonical_url(url: str) -> str:
-    """Normalise a fact-check article URL to the one form its id is computed from."""
-    text = (url or "").strip()
-    if not text:
-        raise RwpostError("cannot compute an id: the article URL is empty")
-    if "://" not in text:
-        text = "https://" + text.lstrip("/")
-    parts = urlsplit(text)
-    host = (parts.hostname or "").lower()
-    if not host:
-        raise RwpostError(f"cannot compute an id: {url!r} has no host")
-    if host.startswith("www."):
-        host = host[4:]
-    port = f":{parts.port}" if parts.port and parts.port not in (80, 443) else ""
-    path = _MULTI_SLASH.sub("/", parts.path or "/")
-    if not path.endswith("/"):
-        path += "/"
-    return f"https://{host}{port}{path}"
+from rwpost.urls import article_key
 
 
 def record_id(news_url: str) -> str:
     """The stable id of the record for one fact-check article (see the module docstring)."""
-    digest = hashlib.sha256(canonical_url(news_url).encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(article_key(news_url).encode("utf-8")).hexdigest()
     return f"rw-{digest[:16]}"
 
 

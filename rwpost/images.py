@@ -25,7 +25,7 @@ import httpx
 from PIL import Image, UnidentifiedImageError
 from PIL import ImageFile as PilImageFile
 
-from rwpost.errors import RwpostError
+from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import sha256_hex, write_bytes
 from rwpost.records import ImageFile
 
@@ -175,17 +175,19 @@ def _host_key(url: str) -> str:
 
 
 class ImageFetcher:
-    """Polite image downloads outside Scrapy (the filter's ``fetch_missing``), with the crawler's rules:
-    robots.txt (``urllib.robotparser``), :data:`FETCH_DELAY` between requests to a host, the address
-    refusal on every hop of a redirect, the size cap and :func:`inspect_image`.
+    """Polite image downloads outside Scrapy (the filter's ``fetch_missing``, the reverse image search's
+    matched images), with the crawler's rules: robots.txt (``urllib.robotparser``), :data:`FETCH_DELAY`
+    between requests to a host, the address refusal on every hop of a redirect, the size cap and
+    :func:`inspect_image`.
 
-    :meth:`fetch` never raises for a bad image: the returned record carries the reason in ``error``.
+    :meth:`fetch` never raises for a bad image: the returned record carries the reason in ``error``; it
+    stores images in ``folder``, which :meth:`download` (bytes only) does not need.
     ``transport`` replaces the network (``httpx.MockTransport`` in tests).
     """
 
     def __init__(
         self,
-        folder: str | Path,
+        folder: str | Path | None = None,
         *,
         allow_loopback: bool = False,
         delay: float = FETCH_DELAY,
@@ -195,7 +197,7 @@ class ImageFetcher:
         user_agent: str = FETCH_USER_AGENT,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.folder = Path(folder)
+        self.folder = None if folder is None else Path(folder)
         self.allow_loopback = allow_loopback
         self.delay = delay
         self.max_bytes = max_bytes
@@ -258,8 +260,9 @@ class ImageFetcher:
             self.robots[host] = parser
         return self.robots[host].can_fetch(self.user_agent, url)
 
-    def _download(self, url: str) -> bytes:
-        """The body of ``url``; raises :class:`ImageRefused` with the stored reason."""
+    def download(self, url: str) -> bytes:
+        """The body of ``url`` under the rules above (no image check, nothing stored); raises
+        :class:`ImageRefused` with the stored reason."""
         refusal = address_refusal(url, allow_loopback=self.allow_loopback)
         if refusal:
             raise ImageRefused(refusal, status="refused")
@@ -280,8 +283,10 @@ class ImageFetcher:
 
     def fetch(self, url: str) -> ImageFile:
         """Download, check and store one image: ``path`` (in ``folder``) and ``sha256``, or ``error``."""
+        if self.folder is None:
+            raise ConfigError("ImageFetcher.fetch stores images: give the fetcher a folder")
         try:
-            data = self._download(url)
+            data = self.download(url)
         except ImageRefused as exc:
             return ImageFile(url=url, error=str(exc))
         digest = sha256_hex(data)

@@ -22,6 +22,7 @@ from rwpost.dataset import SUMS_LINE, features, read_parquet, write_parquet
 from rwpost.errors import RwpostError
 from rwpost.io import sha256_file, sha256_hex, write_json, write_text
 from rwpost.labels import ALIASES, CHALLENGING_LABELS, MAIN_LABELS
+from rwpost.markdown import markdown_table
 from rwpost.records import SCHEMA_VERSION, Sample
 
 SUBSETS: dict[str, tuple[str, ...]] = {
@@ -155,35 +156,45 @@ def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
         )  # from the build itself: a params note cannot follow the backend
     if notes:
         lines += ["### What is generated, not real", ""] + [f"- {note}" for note in notes] + [""]
+    labels = _all_labels()
+    counts = [
+        [subset, split, *(labels_of.get(lab, 0) for lab in labels), sum(labels_of.values())]
+        for subset, splits in manifest["counts"].items()
+        for split, labels_of in splits.items()
+    ]
     lines += [
         "## Counts",
         "",
-        "| set | split | " + " | ".join(_all_labels()) + " | total |",
-        "|---|---|" + "---:|" * (len(_all_labels()) + 1),
+        *markdown_table(["set", "split", *labels, "total"], counts, "ll" + "r" * (len(labels) + 1)),
+        "",
     ]
-    for subset, splits in manifest["counts"].items():
-        for split, labels in splits.items():
-            cells = [str(labels.get(lab, 0)) for lab in _all_labels()]
-            lines.append(f"| {subset} | {split} | " + " | ".join(cells) + f" | {sum(labels.values())} |")
-    lines.append("")
     if info.funnel:
+        funnel = [
+            [
+                step["step"],
+                step["in"],
+                step["removed"],
+                step["out"],
+                ", ".join(f"{k} ({v})" for k, v in list((step.get("reasons") or {}).items())[:3]),
+            ]
+            for step in info.funnel
+        ]
         lines += [
             "## Funnel",
             "",
-            "| step | in | removed | out | main reasons |",
-            "|---|---:|---:|---:|---|",
+            *markdown_table(["step", "in", "removed", "out", "main reasons"], funnel, "lrrrl"),
         ]
-        for step in info.funnel:
-            reasons = ", ".join(f"{k} ({v})" for k, v in list((step.get("reasons") or {}).items())[:3])
-            lines.append(f"| {step['step']} | {step['in']} | {step['removed']} | {step['out']} | {reasons} |")
         lines.append("")
-    lines += ["## Features", "", "| column | type |", "|---|---|"]
-    for name, feature in features().items():
-        lines.append(f"| `{name}` | {_feature_type(feature)} |")
-    lines += ["", "## Categories", "", "| category | samples |", "|---|---:|"]
-    lines += [f"| {cat} | {n} |" for cat, n in manifest["categories"].items()]
-    lines += ["", "## Checksums (SHA-256)", "", "| file | sha256 |", "|---|---|"]
-    lines += [f"| `{rel}` | `{digest}` |" for rel, digest in sorted(manifest["checksums"].items())]
+    columns = [[f"`{name}`", _feature_type(feature)] for name, feature in features().items()]
+    lines += ["## Features", "", *markdown_table(["column", "type"], columns)]
+    lines += [
+        "",
+        "## Categories",
+        "",
+        *markdown_table(["category", "samples"], manifest["categories"].items(), "lr"),
+    ]
+    files = [[f"`{rel}`", f"`{digest}`"] for rel, digest in sorted(manifest["checksums"].items())]
+    lines += ["", "## Checksums (SHA-256)", "", *markdown_table(["file", "sha256"], files)]
     lines += [
         "",
         "Verify with `rwpost verify <this folder>` or `sha256sum -c SHA256SUMS`.",

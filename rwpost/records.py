@@ -12,9 +12,10 @@ from datetime import date, datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rwpost.labels import Label
+from rwpost.urls import location_key
 
 SCHEMA_VERSION = "1.0"
 """Version of every record schema below; bump it when a field changes meaning or type."""
@@ -79,23 +80,20 @@ class CrawledArticle(Record):
         them from the host the page was fetched from (a mirror, such as the loopback sample site). A link
         matches an image by URL, ignoring scheme, query and fragment, or by the same path on that host.
         """
-        wanted = _url_key(link)
+        wanted = location_key(link)
         fetched_host = urlsplit(self.fetched_url or self.url).netloc.lower()
         canonical_host = urlsplit(self.url).netloc.lower()
         for image in self.images:
-            key = _url_key(image.url)
+            key = location_key(image.url)
             if key == wanted:
                 return image
             parts = urlsplit(image.url)
-            if parts.netloc.lower() == fetched_host and _url_key(f"//{canonical_host}{parts.path}") == wanted:
+            if (
+                parts.netloc.lower() == fetched_host
+                and location_key(f"//{canonical_host}{parts.path}") == wanted
+            ):
                 return image
         return None
-
-
-def _url_key(url: str) -> str:
-    """Loose URL identity: no scheme, query or fragment, host lower-cased, no trailing slash."""
-    parts = urlsplit(url.strip() if "://" in url else "//" + url.strip().lstrip("/"))
-    return f"{parts.netloc.lower()}{parts.path}".rstrip("/")
 
 
 # --- reformat --------------------------------------------------------------------------------------
@@ -308,6 +306,61 @@ class HumanVerdict(Record):
     notes: list[str] = Field(default_factory=list)
 
 
+# --- paired explanations: written by `rwpost evaluate`, read by `rwpost annotate push-explanations` ---
+
+GOLD_SYSTEM = "gold"
+"""The system name of the fact-checker's own label and rationale among the outputs of an explanation item."""
+
+
+class ExplanationOutput(BaseModel):
+    """One system's answer to one claim: a detector's, or the fact-checker's (:data:`GOLD_SYSTEM`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    system: str
+    label: str | None = Field(default=None, description="None when the system gave no usable answer")
+    explanation: str | None = None
+    evidence_urls: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def gold(cls, sample: Sample) -> ExplanationOutput:
+        """The fact-checker's output: the label, the reasoning then one ``- `` line per key point, and the
+        evidence URLs."""
+        parts = [sample.reasoning_logic or ""] + [f"- {k}" for k in sample.key_points or []]
+        return cls(
+            system=GOLD_SYSTEM,
+            label=str(sample.label) if sample.label else None,
+            explanation="\n".join(p for p in parts if p).strip() or None,
+            evidence_urls=[e.url for e in sample.evidence if e.url],
+        )
+
+
+class ExplanationItem(Record):
+    """One claim with the outputs to compare, one line of ``explanations.jsonl`` (paper V-D): gold first,
+    then each system's output once. The human explanation evaluation shows three of them, blinded."""
+
+    id: str
+    claim: str
+    post_text: str | None = None
+    image_link: str | None = None
+    image_path: str | None = Field(default=None, description="a local copy of the post image to show")
+    news_url: str | None = None
+    gold_label: str | None = None
+    outputs: list[ExplanationOutput] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_output_per_system(self) -> ExplanationItem:
+        systems = [o.system for o in self.outputs]
+        repeated = sorted({name for name in systems if systems.count(name) > 1})
+        if repeated:
+            raise ValueError(f"outputs: system {', '.join(repeated)} given more than once")
+        return self
+
+    def by_system(self) -> dict[str, ExplanationOutput]:
+        """The outputs by system name, in file order."""
+        return {o.system: o for o in self.outputs}
+
+
 ALL_MODELS: dict[str, type[BaseModel]] = {
     "crawled_article": CrawledArticle,
     "tagged_article": TaggedArticle,
@@ -318,5 +371,6 @@ ALL_MODELS: dict[str, type[BaseModel]] = {
     "validation_verdict": ValidationVerdict,
     "explanation_score": ExplanationScore,
     "human_verdict": HumanVerdict,
+    "explanation_item": ExplanationItem,
 }
 """Every record type by schema file name (``schemas/<name>.schema.json``)."""

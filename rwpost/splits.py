@@ -7,11 +7,11 @@ model never sees the test claim's twin in dev.
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rwpost.ids import stable_seed
 from rwpost.labels import Label, subset_of
 from rwpost.records import Sample
 
@@ -36,11 +36,6 @@ class Cluster:
     @property
     def size(self) -> int:
         return len(self.members)
-
-
-def _order_key(seed: int, key: str) -> str:
-    """Deterministic pseudo-random order of clusters for a seed (stable across machines and Pythons)."""
-    return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
 
 
 def build_clusters(samples: Iterable[Sample]) -> list[Cluster]:
@@ -79,7 +74,7 @@ def _split_stratum(
 ) -> tuple[list[Cluster], list[Cluster]]:
     """Choose dev clusters of one label: per-category quotas first, then fill to the label's target."""
     target = round(sum(c.size for c in clusters) * fraction)
-    ordered = sorted(clusters, key=lambda c: _order_key(seed, c.key))
+    ordered = sorted(clusters, key=lambda c: stable_seed(seed, c.key))  # a seeded, machine-stable order
     by_category: dict[str, list[Cluster]] = defaultdict(list)
     for cluster in ordered:
         by_category[cluster.category].append(cluster)

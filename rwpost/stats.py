@@ -14,6 +14,7 @@ from typing import Any
 
 from rwpost.errors import RwpostError
 from rwpost.io import write_json, write_text
+from rwpost.markdown import markdown_table
 from rwpost.records import Evidence, Sample
 
 MODALITIES = ("text", "image", "video", "mixed", "other")
@@ -98,9 +99,7 @@ def render_markdown(stats: dict[str, Any], title: str) -> str:
         ("evidence_per_sample", "evidence items per sample"),
         ("median_evidence_per_category", "median evidence items, by category"),
     ):
-        lines += [f"| {heading} | count |", "|---|---:|"]
-        lines += [f"| {k} | {v} |" for k, v in stats[key].items()]
-        lines.append("")
+        lines += [*markdown_table([heading, "count"], stats[key].items(), "lr"), ""]
     return "\n".join(lines)
 
 

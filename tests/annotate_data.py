@@ -18,9 +18,6 @@ image_role       A: n n n n r r i n n n     B: n n n r r r i n n i
 
 from __future__ import annotations
 
-from rwpost.annotate.tasks import ExplanationOutput
-from rwpost.records import Sample
-
 POST = {"c": "correct", "m": "missing", "i": "incorrect", "f": "false_positive"}
 ROLE = {"n": "necessary", "r": "relevant", "i": "irrelevant"}
 
@@ -70,14 +67,3 @@ def explanation_result(scores: dict[int, tuple[int, int, int]]) -> list[dict]:
                 }
             )
     return result
-
-
-def gold_explanation(sample: Sample) -> ExplanationOutput:
-    """The ground-truth rationale of a record in the annotators' format (the ``gold`` output of a task)."""
-    evidence = [e.model_dump(exclude_none=True, exclude={"id", "key_point_ids"}) for e in sample.evidence]
-    return ExplanationOutput(
-        predicted_authenticity_class=str(sample.label or sample.label_original or ""),
-        predicted_reasons=sample.reasoning_logic or "",
-        predicted_key_points=list(sample.key_points or []),
-        evidence_list=evidence,
-    )

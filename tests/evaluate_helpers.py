@@ -18,6 +18,7 @@ from rwpost.evaluate.contract import Detector
 from rwpost.evaluate.metrics import NO_ANSWER
 from rwpost.ids import record_id
 from rwpost.labels import Label
+from rwpost.llm import Price
 from rwpost.records import Evidence, Provenance, Sample
 from rwpost.testing.llm import Reply, message_text
 from rwpost.testing.search import result
@@ -370,5 +371,5 @@ def agentfact_spec(
         setting="open-web" if setting is None else setting,
         n_resamples=10,
         batch_size=1,
-        prices={"test-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
+        prices={"test-model": Price(input_per_mtok=1.0, output_per_mtok=2.0)},
     )

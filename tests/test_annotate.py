@@ -23,7 +23,6 @@ from annotate_data import (
     ROLE_A,
     ROLE_B,
     explanation_result,
-    gold_explanation,
     validation_result,
 )
 
@@ -32,17 +31,10 @@ from rwpost.annotate.explanations import bootstrap_ci, explanation_report, norma
 from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
 from rwpost.annotate.server import LOOPBACK, StatePaths, resolve_credentials, server_env
 from rwpost.annotate.sources import read_annotation_samples, read_articles
-from rwpost.annotate.tasks import (
-    PROJECTS,
-    ExplanationItem,
-    article_html,
-    blind_order,
-    explanation_task,
-    load_config,
-)
+from rwpost.annotate.tasks import PROJECTS, article_html, blind_order, explanation_task, load_config
 from rwpost.annotate.verdicts import explanation_scores, validation_verdicts
 from rwpost.errors import RecordError
-from rwpost.records import ImageRole, PostCheck, Reject, TaggedArticle
+from rwpost.records import ExplanationItem, ExplanationOutput, ImageRole, PostCheck, Reject, TaggedArticle
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "annotation" / "configs"
@@ -217,17 +209,17 @@ def test_blind_order_is_a_reproducible_permutation_that_varies_across_records():
 
 def test_explanation_task_hides_sources_and_needs_three_outputs():
     sample = next(read_annotation_samples(RELEASED))
-    gold = gold_explanation(sample)
+    gold = ExplanationOutput.gold(sample)
     item = ExplanationItem(
         id=sample.id,
         claim=sample.claim,
-        outputs={"gold": gold, "agentfact": gold.model_copy(), "lemma": gold.model_copy()},
+        outputs=[gold, *(gold.model_copy(update={"system": name}) for name in ("agentfact", "lemma"))],
     )
     task, key = explanation_task(item, image_url="/data/local-files/?d=images/x.png", seed=1)
     assert sorted(key.values()) == ["agentfact", "gold", "lemma"]
     text = json.dumps(task)
     assert "agentfact" not in text and "lemma" not in text and '"gold"' not in text
-    del item.outputs["lemma"]
+    item.outputs.pop()  # lemma's
     with pytest.raises(RecordError, match="expected 3 outputs"):
         explanation_task(item, image_url="x", seed=1)
 
@@ -407,3 +399,41 @@ def test_merge_stage_passes_samples_through_until_verdicts_exist_then_applies_th
     summary = run_stage(stage, params)
     assert summary["agreed"] == 6 and summary["disputed"] == 4 and summary["not_annotated"] == 36
     assert len((tmp_path / "o" / "decisions.jsonl").read_text().splitlines()) == 6
+
+
+# --- the evaluation's explanations, pushed for human evaluation ----------------------------------------
+
+
+def test_the_explanations_an_evaluation_writes_are_what_push_explanations_reads(
+    tmp_path, capsys, monkeypatch
+):
+    """``rwpost evaluate`` + ``rwpost leaderboard`` write explanations.jsonl; ``rwpost annotate
+    push-explanations`` reads that very file (before: four validation errors on every line)."""
+    from rwpost.annotate import workflow
+    from rwpost.cli import main
+
+    common = ["--data", str(RELEASED), "--train-fraction", "0.5", "--bootstrap", "0", "--no-progress"]
+    for detector in ("majority", "stratified"):
+        out = tmp_path / "runs" / detector
+        assert main(["evaluate", *common, "--no-key-points", "--detector", detector, "--out", str(out)]) == 0
+    assert main(["leaderboard", str(tmp_path / "runs"), "--out", str(tmp_path / "board")]) == 0
+    explanations = tmp_path / "board" / "explanations.jsonl"
+
+    # the command reads and validates every line before it needs the server: here it stops at the token
+    monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
+    capsys.readouterr()
+    args = ["annotate", "push-explanations", str(explanations), "--state", str(tmp_path / "state")]
+    assert main(args) == 2
+    assert "no Label Studio token" in capsys.readouterr().err
+
+    items = workflow.read_explanation_items(explanations)
+    assert len(items) == 23
+    systems = [o.system for o in items[0].outputs]
+    assert systems[0] == "gold" and len(systems) == 3
+    tasks, keys = workflow.explanation_tasks(items, files_root=tmp_path / "files", seed=13)
+    assert len(tasks) == 23 and all(sorted(key.values()) == sorted(systems) for key in keys.values())
+    shown = json.dumps(tasks)
+    assert not any(name in shown for name in systems[1:]), "the task names a system: not blind"
+    majority = next(o for o in items[0].outputs if o.system.startswith("majority"))
+    assert majority.label == "False"
+    assert f"<b>Authenticity:</b> {majority.label}</p>" in shown

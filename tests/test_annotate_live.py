@@ -33,7 +33,6 @@ from annotate_data import (
     ROLE_A,
     ROLE_B,
     explanation_result,
-    gold_explanation,
     validation_result,
 )
 
@@ -42,9 +41,9 @@ from rwpost.annotate.agreement import validation_agreement
 from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
 from rwpost.annotate.server import Credentials, LabelStudioError, ensure_venv, load_credentials
 from rwpost.annotate.sources import read_annotation_samples
-from rwpost.annotate.tasks import PROJECTS, ExplanationItem, ExplanationOutput
+from rwpost.annotate.tasks import PROJECTS
 from rwpost.cli import main as rwpost_main
-from rwpost.records import Sample
+from rwpost.records import ExplanationItem, ExplanationOutput, Sample
 from tests.conftest import free_port
 
 pytestmark = pytest.mark.slow
@@ -252,15 +251,14 @@ def test_two_annotators_agreement_adjudication_and_merge(live):
     assert merged[live.samples[3].id].extra["human_validation"]["status"] == "adjudicated"
 
 
-def _detector_output(sample: Sample, name: str) -> ExplanationOutput:
+def _detector_output(sample: Sample, system: str, name: str) -> ExplanationOutput:
     """A generated stand-in for a detector's output (no detector ran in this test)."""
     return ExplanationOutput(
-        predicted_authenticity_class="Unproven",
-        predicted_reasons=f"[generated test output of {name}] No source confirms: {sample.claim[:60]}",
-        predicted_key_points=[f"generated key point by {name}"],
-        evidence_list=[
-            {"source": "generated", "content": "no evidence retrieved", "url": "https://example.org/"}
-        ],
+        system=system,
+        label="Unproven",
+        explanation=f"[generated test output of {name}] No source confirms: {sample.claim[:60]}\n"
+        f"- generated key point by {name}",
+        evidence_urls=["https://example.org/"],
     )
 
 
@@ -292,11 +290,11 @@ def test_explanation_scores_are_unblinded_and_reported(live, tmp_path):
             id=s.id,
             claim=s.claim,
             post_text=s.post_text,
-            outputs={
-                "gold": gold_explanation(s),
-                "agentfact": _detector_output(s, "A"),
-                "lemma": _detector_output(s, "B"),
-            },
+            outputs=[
+                ExplanationOutput.gold(s),
+                _detector_output(s, "agentfact", "A"),
+                _detector_output(s, "lemma", "B"),
+            ],
         )
         for s in live.samples[:4]
     ]

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sqlite3
-
 from rwpost.cache import SqliteStore
 from rwpost.filters.cache import MeasurementCache
 from rwpost.llm import ImageInput, LLMCache, LLMRequest
@@ -52,45 +49,24 @@ def test_llm_cache_keys_are_unchanged():
     )
 
 
-_LEGACY_ANSWERS = """
-CREATE TABLE answers (
-    key TEXT PRIMARY KEY, model TEXT NOT NULL, prompt_version TEXT NOT NULL, task TEXT NOT NULL,
-    answer TEXT NOT NULL, raw TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
-    completion_tokens INTEGER NOT NULL, created_at REAL NOT NULL
-)
-"""
-
-
-def test_an_llm_cache_file_of_the_former_layout_is_read_with_every_answer(tmp_path):
+def test_llm_answers_survive_reopening_and_the_first_writer_wins(tmp_path):
     path = tmp_path / "llm.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute(_LEGACY_ANSWERS)
-        db.execute(
-            "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ("k1", "m", "v1", "rationale", json.dumps({"a": 1}), '{"a": 1}', 10, 5, 1.0),
-        )
-    db.close()
+    answer = {"answer": {"a": 1}, "raw": '{"a": 1}', "prompt_tokens": 10, "completion_tokens": 5}
+    with LLMCache(path) as cache:
+        cache.put("k1", model="m", request=_request(), **answer)
+        cache.put("k1", model="m", request=_request(), **{**answer, "answer": {"a": 2}})
     with LLMCache(path) as cache:
         assert len(cache) == 1 and "k1" in cache
         hit = cache.get("k1")
         assert hit is not None
         assert (hit.answer, hit.raw) == ({"a": 1}, '{"a": 1}')
         assert (hit.prompt_tokens, hit.completion_tokens) == (10, 5)
-        answer = {"answer": {"b": 2}, "raw": "{}", "prompt_tokens": 1, "completion_tokens": 1}
-        cache.put("k2", model="m", request=_request(), **answer)
-    with LLMCache(path) as cache:  # reopening moves nothing twice
-        assert len(cache) == 2 and cache.get("k2").answer == {"b": 2}
 
 
-def test_a_measurement_cache_file_of_the_former_layout_is_read(tmp_path):
+def test_measurements_are_kept_per_filter_and_version(tmp_path):
     path = tmp_path / "m.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute(
-            "CREATE TABLE measurements (filter TEXT NOT NULL, version TEXT NOT NULL, key TEXT NOT NULL,"
-            " value TEXT NOT NULL, PRIMARY KEY (filter, version, key))"
-        )
-        db.execute("INSERT INTO measurements VALUES ('size', '1', 'abc', ?)", (json.dumps({"width": 3}),))
-    db.close()
+    with MeasurementCache(path) as cache:
+        cache.put("size", "1", "abc", {"width": 3})
     with MeasurementCache(path) as cache:
         assert cache.get("size", "1", "abc") == {"width": 3}
         assert cache.get("size", "2", "abc") is None, "a new filter version measures afresh"

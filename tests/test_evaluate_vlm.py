@@ -11,6 +11,7 @@ from PIL import Image as PILImage
 
 from rwpost.evaluate import RunSpec, evaluate
 from rwpost.labels import Label
+from rwpost.llm import Price
 from rwpost.records import Image
 from rwpost.testing.llm import FakeLLMServer, Reply, message_text
 from tests.evaluate_helpers import evidence, make_sample
@@ -62,7 +63,7 @@ def _spec(server, tmp_path, setting):
         secrets={"api_key": SECRET},
         setting=setting,
         n_resamples=20,
-        prices={"test-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
+        prices={"test-model": Price(input_per_mtok=1.0, output_per_mtok=2.0)},
     )
 
 

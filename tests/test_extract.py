@@ -42,8 +42,6 @@ def make_client(server: FakeLLMServer, cache: LLMCache | None = None, **kw) -> L
         base_url=server.base_url,
         api_key="k",
         cache=cache,
-        backoff_base_s=0.01,
-        backoff_max_s=0.02,
         **kw,
     )
 

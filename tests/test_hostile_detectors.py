@@ -46,7 +46,7 @@ def request(key: str = "rw-1") -> LLMRequest:
 
 
 def client(server: FakeLLMServer, **kw) -> LLMClient:
-    options = {"backoff_base_s": 0.01, "backoff_max_s": 0.02, "timeout_s": 5.0, "api_key": KEY}
+    options = {"timeout_s": 5.0, "api_key": KEY}
     return LLMClient(model="test-model", base_url=server.base_url, **{**options, **kw})
 
 

@@ -3,7 +3,8 @@
 import pytest
 
 from rwpost.errors import RwpostError
-from rwpost.ids import canonical_url, record_id
+from rwpost.ids import record_id
+from rwpost.urls import article_key
 
 URL = "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/"
 
@@ -31,7 +32,7 @@ def test_different_articles_get_different_ids():
 
 
 def test_canonical_url_keeps_path_case():
-    assert canonical_url("snopes.com/fact-check/ABC") == "https://snopes.com/fact-check/ABC/"
+    assert article_key("snopes.com/fact-check/ABC") == "https://snopes.com/fact-check/ABC/"
 
 
 def test_empty_url_is_an_error():

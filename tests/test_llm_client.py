@@ -37,7 +37,7 @@ def make_request(key: str = "rw-1", user: str = "article text", **kw) -> LLMRequ
 
 
 def make_client(server: FakeLLMServer, **kw) -> LLMClient:
-    options = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "timeout_s": 5.0}
+    options = {"timeout_s": 5.0}
     options.update(kw)
     return LLMClient(model="test-model", base_url=server.base_url, api_key="test-key", **options)
 
@@ -102,7 +102,7 @@ def test_429_storm_ends_in_success_within_the_concurrency_bound(tmp_path):
 def test_retry_after_header_is_honoured(tmp_path, busy):
     replies = [busy, Reply.answer(RATIONALE)]
     with FakeLLMServer(replies) as server:
-        client = make_client(server, backoff_base_s=0.001, backoff_max_s=0.001)
+        client = make_client(server)
         started = time.monotonic()
         [result] = client.run([make_request()])
         waited = time.monotonic() - started
@@ -192,7 +192,7 @@ def test_a_refused_key_is_not_retried_and_stops_the_caller():
 
 def test_tokens_and_cost_are_accounted_per_task():
     with FakeLLMServer(lambda body: Reply.answer(RATIONALE)) as server:
-        client = make_client(server, prices={"test-model": Price(1.0, 2.0)})
+        client = make_client(server, prices={"test-model": Price(input_per_mtok=1.0, output_per_mtok=2.0)})
         client.run([make_request("a", user="x"), make_request("b", user="y")])
     report = client.report()
     task = report["tasks"]["rationale"]
@@ -206,7 +206,9 @@ def test_tokens_and_cost_are_accounted_per_task():
 def test_dry_run_estimate_makes_no_calls_and_skips_cached(tmp_path):
     cache = LLMCache(tmp_path / "cache.sqlite")
     with FakeLLMServer(lambda body: Reply.answer(RATIONALE)) as server:
-        client = make_client(server, cache=cache, prices={"test-model": Price(1.0, 1.0)})
+        client = make_client(
+            server, cache=cache, prices={"test-model": Price(input_per_mtok=1.0, output_per_mtok=1.0)}
+        )
         client.run([make_request("a", user="cached one")])
         estimate = client.estimate([make_request("a", user="cached one"), make_request("b", user="new")])
         assert server.chat_requests == 1

@@ -37,7 +37,8 @@ from rwpost.images import (
 )
 from rwpost.io import sha256_hex
 from rwpost.records import CrawledArticle, ImageFile
-from snopes_crawler.store import ArticleStore, article_record, path_key
+from rwpost.urls import path_key
+from snopes_crawler.store import ArticleStore, article_record
 
 logger = logging.getLogger(__name__)
 

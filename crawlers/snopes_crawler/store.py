@@ -35,6 +35,7 @@ from rwpost.ids import record_id
 from rwpost.images import IMAGES_DIR
 from rwpost.io import append_jsonl, sha256_hex, write_bytes, write_jsonl
 from rwpost.records import CrawledArticle, ImageFile
+from rwpost.urls import path_key
 
 logger = logging.getLogger(__name__)
 
@@ -149,18 +150,6 @@ class SiteOrigin:
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
-
-
-def path_key(url: str) -> str:
-    """The key an article is known by across hosts: its URL path with one trailing slash.
-
-    The sample site is served on a random loopback port while its canonical URLs point at
-    www.snopes.com, so the store matches pages by path (a store holds one site).
-    """
-    path = urlsplit(url.strip().strip('"')).path.replace('"', "") or "/"
-    while "//" in path:
-        path = path.replace("//", "/")
-    return path if path.endswith("/") else path + "/"
 
 
 def article_record(

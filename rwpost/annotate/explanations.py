@@ -17,8 +17,9 @@ import numpy as np
 from scipy.stats import wilcoxon
 
 from rwpost.annotate.agreement import EXPLANATION_QUESTIONS, explanation_agreement
-from rwpost.evaluate.metrics import bootstrap_interval
+from rwpost.markdown import markdown_table
 from rwpost.records import ExplanationScore
+from rwpost.resampling import mean_interval
 
 CRITERION_TITLES = {
     "reasoning_hallucination": "Reasoning",
@@ -46,21 +47,14 @@ def instance_means(scores: Sequence[ExplanationScore], criterion: str) -> dict[s
 def bootstrap_ci(
     diffs: np.ndarray, *, resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
 ) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the mean of paired differences (the metrics' bootstrap)."""
+    """Percentile bootstrap interval of the mean of paired differences (:mod:`rwpost.resampling`)."""
     if diffs.size == 0:
         return (math.nan, math.nan)
     if diffs.size == 1:  # one difference: every resample is that difference
         return (float(diffs[0]), float(diffs[0]))
-    interval = bootstrap_interval(
-        lambda idx: diffs[idx].mean(),
-        diffs.size,
-        n_resamples=resamples,
-        seed=seed,
-        confidence_level=confidence,
-    )
+    interval = mean_interval(diffs, n_resamples=resamples, seed=seed, confidence_level=confidence)
     assert interval is not None  # size >= 2 and resamples > 0
-    low, high = interval
-    return (float(low[0]), float(high[0]))
+    return interval
 
 
 def wilcoxon_p(diffs: np.ndarray) -> float:
@@ -140,9 +134,8 @@ def explanation_markdown(report: dict) -> str:
         "Delta, p (Wilcoxon signed-rank) and the bootstrap CI are on the original 0-2 scale "
         "(lower is better).",
         "",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
     ]
+    rows = []
     for criterion, row in report["criteria"].items():
         cells = [CRITERION_TITLES[criterion], *(_fmt(row["normalised"].get(s)) for s in sources)]
         if compare:
@@ -153,15 +146,12 @@ def explanation_markdown(report: dict) -> str:
                 "n/a" if p is None or math.isnan(p) else f"{p:.2g}",
                 f"[{_fmt(c['ci95'][0], 2)}, {_fmt(c['ci95'][1], 2)}]",
             ]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "Agreement (units = instance x output):",
-        "",
-        "| Criterion | Cohen's kappa | Krippendorff's alpha (ordinal) |",
+        rows.append(cells)
+    lines += markdown_table(head, rows)
+    agreement = [
+        [CRITERION_TITLES[criterion], _fmt(agr["cohen_kappa"]), _fmt(agr["krippendorff_alpha"])]
+        for criterion, agr in report["agreement"].items()
     ]
-    lines.append("|---|---|---|")
-    for criterion, agr in report["agreement"].items():
-        kappa, alpha = _fmt(agr["cohen_kappa"]), _fmt(agr["krippendorff_alpha"])
-        lines.append(f"| {CRITERION_TITLES[criterion]} | {kappa} | {alpha} |")
+    lines += ["", "Agreement (units = instance x output):", ""]
+    lines += markdown_table(["Criterion", "Cohen's kappa", "Krippendorff's alpha (ordinal)"], agreement)
     return "\n".join(lines) + "\n"

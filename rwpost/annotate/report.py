@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from rwpost.annotate.agreement import validation_agreement
 from rwpost.annotate.explanations import explanation_markdown, explanation_report
 from rwpost.annotate.merge import resolve_verdicts
+from rwpost.markdown import markdown_table
 from rwpost.records import ExplanationScore, HumanVerdict, Sample, ValidationVerdict
 
 
@@ -53,15 +54,25 @@ def report_markdown(report: dict) -> str:
             "",
             "Status: " + ", ".join(f"{k} {v}" for k, v in validation["status"].items()),
             "",
-            "| Question | Paired records | Agreement % | Cohen's kappa | Krippendorff's alpha (nominal) |",
-            "|---|---|---|---|---|",
         ]
-        for question, agr in validation["agreement"].items():
-            pct = "n/a" if agr["percent_agreement"] is None else f"{agr['percent_agreement']:.1f}"
-            lines.append(
-                f"| {question} | {agr['paired_units']} | {pct} | {_fmt(agr['cohen_kappa'])} | "
-                f"{_fmt(agr['krippendorff_alpha'])} |"
-            )
+        head = [
+            "Question",
+            "Paired records",
+            "Agreement %",
+            "Cohen's kappa",
+            "Krippendorff's alpha (nominal)",
+        ]
+        rows = [
+            [
+                question,
+                agr["paired_units"],
+                "n/a" if agr["percent_agreement"] is None else f"{agr['percent_agreement']:.1f}",
+                _fmt(agr["cohen_kappa"]),
+                _fmt(agr["krippendorff_alpha"]),
+            ]
+            for question, agr in validation["agreement"].items()
+        ]
+        lines += markdown_table(head, rows)
         lines += ["", "Final verdicts (agreed or adjudicated):", ""]
         for name in ("final_image_role", "final_post_extraction"):
             counts = validation[name]

@@ -8,7 +8,6 @@ Files document root and referenced as ``/data/local-files/?d=images/<sha256>.<ex
 from __future__ import annotations
 
 import html
-import json
 import random
 import re
 import shutil
@@ -17,11 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from rwpost.errors import ConfigError, RecordError
 from rwpost.io import sha256_hex
-from rwpost.records import Evidence, Sample, TaggedArticle
+from rwpost.records import Evidence, ExplanationItem, ExplanationOutput, Sample, TaggedArticle
 
 
 @dataclass(frozen=True)
@@ -224,31 +221,6 @@ def adjudication_task(task: dict[str, Any], answers: dict[str, dict[str, str | N
 # --- explanation evaluation ------------------------------------------------------------------------
 
 
-class ExplanationOutput(BaseModel):
-    """One model's output in the format annotators were shown (paper appendix -E)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    predicted_authenticity_class: str
-    predicted_reasons: str = ""
-    predicted_key_points: list[str] = Field(default_factory=list)
-    evidence_list: list[Any] = Field(default_factory=list)
-    image_analysis_result: list[Any] = Field(default_factory=list)
-    confidence_level: str = ""
-
-
-class ExplanationItem(BaseModel):
-    """One claim with the outputs to compare: source name (a detector or ``gold``) -> output."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    claim: str
-    post_text: str | None = None
-    image_path: str | None = None
-    outputs: dict[str, ExplanationOutput]
-
-
 def blind_order(record_id: str, sources: list[str], seed: int) -> list[str]:
     """The sources in the order shown as outputs 1..n: random per record, reproducible from the seed."""
     order = sorted(sources)
@@ -257,31 +229,17 @@ def blind_order(record_id: str, sources: list[str], seed: int) -> list[str]:
 
 
 def output_html(output: ExplanationOutput) -> str:
-    """One output card: label, reasoning, key points, evidence (links clickable), image analysis."""
-    points = "".join(f"<li>{html.escape(p)}</li>" for p in output.predicted_key_points)
-    evidence = []
-    for item in output.evidence_list:
-        if isinstance(item, dict):
-            url = item.get("url")
-            text = html.escape(str(item.get("content") or item.get("description") or ""))
-            source = html.escape(str(item.get("source") or item.get("type") or ""))
-            link = f" ({_anchor(url, html.escape(url))})" if _is_web(url) else ""
-            evidence.append(f"<li>{source}{link}: {text}</li>")
-        else:
-            evidence.append(f"<li>{html.escape(json.dumps(item, ensure_ascii=False))}</li>")
-    images = "".join(
-        f"<li>{html.escape(json.dumps(i, ensure_ascii=False))}</li>" for i in output.image_analysis_result
-    )
-    confidence = (
-        f"<p><b>Confidence:</b> {html.escape(output.confidence_level)}</p>" if output.confidence_level else ""
+    """One output card: the label, the explanation (its lines kept) and the cited evidence (links
+    clickable); never the system's name, which would unblind it."""
+    explanation = "<br>".join(html.escape(line) for line in (output.explanation or "").splitlines())
+    evidence = "".join(
+        f"<li>{_anchor(url, html.escape(url)) if _is_web(url) else html.escape(url)}</li>"
+        for url in output.evidence_urls
     )
     return (
-        f"<p><b>Authenticity:</b> {html.escape(output.predicted_authenticity_class)}</p>"
-        f"<p><b>Reasoning:</b> {html.escape(output.predicted_reasons)}</p>"
-        f"<p><b>Key points:</b></p><ol>{points}</ol>"
-        f"<p><b>Evidence:</b></p><ol>{''.join(evidence)}</ol>"
-        + (f"<p><b>Image analysis:</b></p><ol>{images}</ol>" if images else "")
-        + confidence
+        f"<p><b>Authenticity:</b> {html.escape(output.label or '(no answer)')}</p>"
+        f"<p><b>Explanation:</b><br>{explanation or '(none)'}</p>"
+        f"<p><b>Evidence:</b></p><ol>{evidence}</ol>"
     )
 
 
@@ -289,13 +247,14 @@ def explanation_task(
     item: ExplanationItem, *, image_url: str, seed: int
 ) -> tuple[dict[str, Any], dict[int, str]]:
     """One task of the explanation project and its key (anonymised id -> source), kept out of the task."""
-    if len(item.outputs) != len(SLOTS):
+    outputs = item.by_system()
+    if len(outputs) != len(SLOTS):
         raise RecordError(
-            f"expected {len(SLOTS)} outputs (two detectors and gold), found {sorted(item.outputs)}",
+            f"expected {len(SLOTS)} outputs (two detectors and gold), found {sorted(outputs)}",
             record_id=item.id,
             field="outputs",
         )
-    order = blind_order(item.id, list(item.outputs), seed)
+    order = blind_order(item.id, list(outputs), seed)
     data: dict[str, Any] = {
         "record_id": item.id,
         "claim": item.claim,
@@ -304,6 +263,6 @@ def explanation_task(
     }
     key: dict[int, str] = {}
     for slot, source in zip(SLOTS, order, strict=True):
-        data[f"output_{slot}"] = output_html(item.outputs[source])
+        data[f"output_{slot}"] = output_html(outputs[source])
         key[slot] = source
     return {"data": data}, key

@@ -10,7 +10,6 @@ from rwpost.annotate import sync
 from rwpost.annotate.merge import disputed_answers, resolve_verdicts
 from rwpost.annotate.tasks import (
     PROJECTS,
-    ExplanationItem,
     adjudication_task,
     explanation_task,
     load_config,
@@ -19,7 +18,15 @@ from rwpost.annotate.tasks import (
     validation_task,
 )
 from rwpost.annotate.verdicts import explanation_scores, validation_verdicts
-from rwpost.records import ExplanationScore, Reject, Sample, TaggedArticle, ValidationVerdict
+from rwpost.io import read_records
+from rwpost.records import (
+    ExplanationItem,
+    ExplanationScore,
+    Reject,
+    Sample,
+    TaggedArticle,
+    ValidationVerdict,
+)
 
 
 def _instructions(guidelines_dir: Path | None, key: str) -> str:
@@ -81,6 +88,21 @@ def push_explanations(
 ) -> tuple[sync.PushResult, dict[str, dict[int, str]]]:
     """Put blinded explanation triples into the explanation project; returns the unblinding keys."""
     project_id, created = open_project(client, "explanation", configs_dir, files_root, guidelines_dir)
+    tasks, keys = explanation_tasks(items, files_root=files_root, seed=seed)
+    result = sync.push_tasks(client, project_id, tasks)
+    return sync.PushResult(project_id, created, result.imported, result.already_there), keys
+
+
+def read_explanation_items(path: Path) -> list[ExplanationItem]:
+    """The items of an ``explanations.jsonl`` (as ``rwpost evaluate`` and ``rwpost leaderboard`` write
+    it); a line that is no :class:`ExplanationItem` is one error naming the file, line and field."""
+    return list(read_records(path, ExplanationItem))
+
+
+def explanation_tasks(
+    items: Iterable[ExplanationItem], *, files_root: Path, seed: int
+) -> tuple[list[dict[str, Any]], dict[str, dict[int, str]]]:
+    """The explanation project's tasks (post image staged, or a stand-in) and their unblinding keys."""
     tasks, keys = [], {}
     for item in items:
         if item.image_path and Path(item.image_path).exists():
@@ -91,8 +113,7 @@ def push_explanations(
         task, key = explanation_task(item, image_url=image_url, seed=seed)
         tasks.append(task)
         keys[item.id] = key
-    result = sync.push_tasks(client, project_id, tasks)
-    return sync.PushResult(project_id, created, result.imported, result.already_there), keys
+    return tasks, keys
 
 
 def pull_validation(client: Any, rejects: list[Reject] | None = None) -> list[ValidationVerdict]:

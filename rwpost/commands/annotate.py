@@ -215,7 +215,7 @@ def push(
 @_talks_to_server
 def push_explanations(
     items: Path = typer.Argument(
-        ..., help="JSONL of ExplanationItem: id, claim, post_text, image_path, outputs."
+        ..., help="JSONL of ExplanationItem (the explanations.jsonl of rwpost evaluate or leaderboard)."
     ),
     seed: int = typer.Option(13, "--seed", help="Seed of the per-task random order of the three outputs."),
     keys: Path = typer.Option(
@@ -232,10 +232,9 @@ def push_explanations(
     Example: rwpost annotate push-explanations reports/explanations.jsonl --seed 13
     """
     from rwpost.annotate import workflow
-    from rwpost.annotate.tasks import ExplanationItem
-    from rwpost.io import read_records, write_json
+    from rwpost.io import write_json
 
-    loaded = list(read_records(items, ExplanationItem))
+    loaded = workflow.read_explanation_items(items)
     client, _ = _client(state, url, port)
     result, new_keys = workflow.push_explanations(
         client,

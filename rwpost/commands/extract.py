@@ -93,7 +93,7 @@ def extract(
     settings = settings_from_env(model=model, concurrency=concurrency)
     prices = {}
     if price_in is not None and price_out is not None:
-        prices[settings.model] = Price(price_in, price_out)
+        prices[settings.model] = Price(input_per_mtok=price_in, output_per_mtok=price_out)
     if dry_run and backend == "auto":
         backend = "llm"  # a dry run is about what the LLM would cost
     if dry_run and not settings.has_key and not settings.base_url:

@@ -1,7 +1,8 @@
 """Explanation quality: evidence URLs against the gold evidence, key-point coverage, and the paired
 explanations file for human evaluation (paper section V-C, Table IV).
 
-The paired explanations JSONL has one line per sample::
+The paired explanations JSONL has one :class:`~rwpost.records.ExplanationItem` per sample, the record
+``rwpost annotate push-explanations`` reads::
 
     {"id": ..., "claim": ..., "post_text": ..., "image_link": ..., "gold_label": "False",
      "outputs": [{"system": "gold", "label": ..., "explanation": ..., "evidence_urls": [...]},
@@ -13,31 +14,19 @@ The gold output's explanation is the sample's reasoning logic followed by its ke
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 from sklearn.metrics.pairwise import cosine_similarity
 
 from rwpost.evaluate.contract import Prediction
-from rwpost.records import Sample
-
-GOLD_SYSTEM = "gold"
-
-
-@lru_cache(maxsize=1 << 16)
-def normalize_evidence_url(url: str) -> str:
-    """A URL as compared with the gold: lower-case host without ``www.``, no fragment or end slash."""
-    parts = urlsplit(url.strip())
-    host = (parts.hostname or "").lower()
-    host = host[4:] if host.startswith("www.") else host
-    return urlunsplit(("https", host, parts.path.rstrip("/"), parts.query, ""))
+from rwpost.records import GOLD_SYSTEM, ExplanationItem, ExplanationOutput, Sample
+from rwpost.urls import evidence_key
 
 
 def gold_urls(sample: Sample) -> set[str]:
     """The normalised URLs of a sample's gold evidence."""
-    return {normalize_evidence_url(e.url) for e in sample.evidence if e.url}
+    return {evidence_key(e.url) for e in sample.evidence if e.url}
 
 
 def evidence_url_scores(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, Any]:
@@ -50,7 +39,7 @@ def evidence_url_scores(samples: Sequence[Sample], predictions: Sequence[Predict
     hits = cited_total = gold_total = 0
     for sample, pred in zip(samples, predictions, strict=True):
         gold = gold_urls(sample)
-        cited = {normalize_evidence_url(u) for u in pred.evidence_urls if u}
+        cited = {evidence_key(u) for u in pred.evidence_urls if u}
         found = len(gold & cited)
         hits, cited_total, gold_total = hits + found, cited_total + len(cited), gold_total + len(gold)
         if cited:
@@ -98,43 +87,31 @@ def key_point_coverage(
     }
 
 
-def gold_output(sample: Sample) -> dict[str, Any]:
-    """The gold explanation of a sample, as one output of the paired file."""
-    parts = [sample.reasoning_logic or ""] + [f"- {k}" for k in sample.key_points or []]
-    return {
-        "system": GOLD_SYSTEM,
-        "label": str(sample.label) if sample.label else None,
-        "explanation": "\n".join(p for p in parts if p).strip() or None,
-        "evidence_urls": [e.url for e in sample.evidence if e.url],
-    }
-
-
 def paired_explanations(
     samples: Sequence[Sample], predictions: Sequence[Prediction], system: str
 ) -> list[dict[str, Any]]:
-    """One row per sample: the claim and post, the gold output and this system's output."""
-    rows = []
-    for s, p in zip(samples, predictions, strict=True):
-        rows.append(
-            {
-                "id": s.id,
-                "claim": s.claim,
-                "post_text": s.post_text,
-                "image_link": s.image.link if s.image else None,
-                "news_url": s.news_url,
-                "gold_label": str(s.label) if s.label else None,
-                "outputs": [
-                    gold_output(s),
-                    {
-                        "system": system,
-                        "label": str(p.label) if p.label else None,
-                        "explanation": p.explanation,
-                        "evidence_urls": list(p.evidence_urls),
-                    },
-                ],
-            }
-        )
-    return rows
+    """One :class:`~rwpost.records.ExplanationItem` per sample (as JSON): the claim and post, the gold
+    output and this system's output."""
+    return [
+        ExplanationItem(
+            id=s.id,
+            claim=s.claim,
+            post_text=s.post_text,
+            image_link=s.image.link if s.image else None,
+            news_url=s.news_url,
+            gold_label=str(s.label) if s.label else None,
+            outputs=[
+                ExplanationOutput.gold(s),
+                ExplanationOutput(
+                    system=system,
+                    label=str(p.label) if p.label else None,
+                    explanation=p.explanation,
+                    evidence_urls=list(p.evidence_urls),
+                ),
+            ],
+        ).model_dump(mode="json")
+        for s, p in zip(samples, predictions, strict=True)
+    ]
 
 
 def merge_paired_explanations(

@@ -13,24 +13,20 @@ agent (:attr:`~rwpost.evaluate.contract.Call.agent`), by agent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
-from pydantic import NonNegativeFloat, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate.contract import Call, Prediction
+from rwpost.llm.types import PriceTable
 
-PriceTable = Mapping[str, Mapping[str, float]]
-
-PriceEntry = dict[Literal["input_per_mtok", "output_per_mtok", "per_call"], NonNegativeFloat]
-"""One model's or tool's prices: USD per million input and output tokens and per call (each optional)."""
-
-_PRICE_TABLE = TypeAdapter(dict[str, PriceEntry])
+_PRICE_TABLE = TypeAdapter(PriceTable)
 
 
-def read_price_table(data: object, source: str) -> dict[str, dict[str, float]]:
-    """A price table checked before a run spends anything: a mapping of name -> :data:`PriceEntry`.
+def read_price_table(data: object, source: str) -> PriceTable:
+    """A price table checked before a run spends anything: a mapping of name -> :class:`Price`.
     :class:`~rwpost.errors.ConfigError` names ``source``, the entry and the problem (never a value)."""
     try:
         return _PRICE_TABLE.validate_python(data)
@@ -54,11 +50,7 @@ def call_cost(call: Call, prices: PriceTable | None, *, list_price: bool = False
     price = (prices or {}).get(call.name)
     if price is None:  # unpriced, or a cached call's own figure (0 for a local model)
         return call.cost_usd
-    return (
-        call.tokens_in * float(price.get("input_per_mtok", 0.0)) / 1e6
-        + call.tokens_out * float(price.get("output_per_mtok", 0.0)) / 1e6
-        + float(price.get("per_call", 0.0))
-    )
+    return price.cost(call.tokens_in, call.tokens_out)
 
 
 def _empty() -> dict[str, Any]:

@@ -23,7 +23,7 @@ An out-of-view answer (``Other``) is scored like a ``wrong`` failure in every po
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,7 @@ from sklearn.metrics import roc_auc_score
 
 from rwpost.errors import ConfigError
 from rwpost.labels import CHALLENGING_LABELS, MAIN_LABELS, Label
+from rwpost.resampling import percentile_interval, resample_indices
 
 OTHER = "Other"
 """The view class of a prediction outside the view's classes (or of a missing prediction)."""
@@ -315,43 +316,6 @@ def expected_calibration_error(bins: Sequence[Mapping[str, float]]) -> float:
     return (
         float(sum(b["count"] / total * abs(b["accuracy"] - b["confidence"]) for b in bins)) if total else 0.0
     )
-
-
-def bootstrap_interval(
-    statistic: Callable[[np.ndarray], np.ndarray],
-    n: int,
-    *,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    confidence_level: float = 0.95,
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Percentile bootstrap interval of ``statistic(indices)`` over ``n`` samples (scipy); None if n < 2."""
-    if n < 2 or n_resamples <= 0:
-        return None
-    result = stats.bootstrap(
-        (np.arange(n),),
-        statistic,
-        n_resamples=n_resamples,
-        vectorized=False,
-        method="percentile",
-        confidence_level=confidence_level,
-        rng=np.random.default_rng(seed),
-    )
-    return np.atleast_1d(result.confidence_interval.low), np.atleast_1d(result.confidence_interval.high)
-
-
-def resample_indices(n: int, n_resamples: int, seed: int) -> np.ndarray | None:
-    """Bootstrap indices, shape ``(n_resamples, n)``, drawn once for every metric; None if n < 2."""
-    if n < 2 or n_resamples <= 0:
-        return None
-    return np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
-
-
-def percentile_interval(values: np.ndarray, confidence_level: float = 0.95) -> tuple[float, float]:
-    """The percentile interval of bootstrap replicates."""
-    alpha = (1 - confidence_level) / 2
-    low, high = np.percentile(values, [100 * alpha, 100 * (1 - alpha)])
-    return float(low), float(high)
 
 
 def headline_intervals(

@@ -27,13 +27,13 @@ from rwpost.errors import ConfigError, RwpostError
 from rwpost.evaluate.contract import Detector, Prediction, RunContext
 from rwpost.evaluate.inputs import image_loadable
 from rwpost.evaluate.leakage import BlockList, LeakageGuard
-from rwpost.evaluate.ledger import PriceTable
 from rwpost.evaluate.log import RunManifest, RunRecord
 from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids_sha256, now
 from rwpost.evaluate.metrics import check_policy
 from rwpost.evaluate.registry import make_detector
 from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSource
 from rwpost.io import check_output, drop_torn_tail, iter_jsonl, sha256_hex, write_json
+from rwpost.llm.types import PriceTable
 from rwpost.records import Sample
 
 PREDICTIONS_FILE = "predictions.jsonl"

@@ -15,7 +15,7 @@ from rwpost.evaluate.breakdowns import breakdowns
 from rwpost.evaluate.contract import Prediction
 from rwpost.evaluate.explanations import evidence_url_scores, key_point_coverage
 from rwpost.evaluate.leakage import BlockList, audit
-from rwpost.evaluate.ledger import PriceTable, run_ledger, sample_ledger
+from rwpost.evaluate.ledger import run_ledger, sample_ledger
 from rwpost.evaluate.log import (
     Audit,
     ExplanationScores,
@@ -28,6 +28,7 @@ from rwpost.evaluate.log import (
     ViewScores,
 )
 from rwpost.evaluate.metrics import HEADLINE, VIEWS, spread, valid_probabilities, view_metrics
+from rwpost.llm.types import PriceTable
 from rwpost.records import Sample
 
 PRIMARY_ORDER = ("main", "challenging", "binary", "true_vs_not_true")

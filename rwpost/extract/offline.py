@@ -31,6 +31,7 @@ from rwpost.errors import RecordError
 from rwpost.records import Evidence, Extraction, Link, Post, Provenance, TaggedArticle
 from rwpost.snopes.links import ARCHIVE_HOSTS, link_identity
 from rwpost.tagged import TAG_RE, sentence_spans, strip_tags
+from rwpost.urls import evidence_key
 
 PROMPT_VERSION = "offline-rules-v3"
 
@@ -393,15 +394,15 @@ def evidence_links(article: TaggedArticle) -> list[Link]:
 
 
 def link_key(url: str) -> str:
-    """One key per linked thing: tweets by status, Snopes images by file, videos by id, else the URL."""
+    """One key per linked thing: tweets by status, Snopes images by file, videos by id, else the URL as
+    evidence is compared (:func:`rwpost.urls.evidence_key`)."""
     identity = link_identity(url)
     video = re.search(
         r"(?:youtube(?:-nocookie)?\.com/(?:embed/|watch\?v=|shorts/)|youtu\.be/)([\w-]{6,})", url
     )
     if video:
         return f"youtube:{video.group(1)}"
-    identity = re.sub(r"^https?://(?:www\.)?", "", identity.split("#", 1)[0])
-    return identity.rstrip("/")
+    return evidence_key(identity) if identity.lower().startswith(("http://", "https://")) else identity
 
 
 def extract_evidence(article: TaggedArticle, post: Post, key_points: list[str]) -> list[Evidence]:

@@ -14,9 +14,6 @@ from typing import Any
 
 from rwpost.cache import SqliteStore
 
-_LEGACY_TABLE = "measurements"
-"""The table of cache files written before :mod:`rwpost.cache` (moved into the store on open)."""
-
 
 def _key(version: str, key: str) -> str:
     """The store key of one measurement within its filter's namespace."""
@@ -29,7 +26,6 @@ class MeasurementCache:
     def __init__(self, path: str | Path) -> None:
         self.store = SqliteStore(path)
         self.path = self.store.path
-        self.store.adopt_table(_LEGACY_TABLE, _from_legacy_row)
 
     def get(self, filter_name: str, version: str, key: str) -> dict[str, Any] | None:
         """The stored measurement, or None."""
@@ -51,8 +47,3 @@ class MeasurementCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _from_legacy_row(row: dict[str, Any]) -> tuple[str, str, Any, float]:
-    """One row of the former ``measurements`` table as a store entry."""
-    return row["filter"], _key(row["version"], row["key"]), json.loads(row["value"]), 0.0

@@ -19,9 +19,6 @@ from rwpost.llm.types import LLMRequest
 NAMESPACE = "llm"
 """The store namespace of LLM answers."""
 
-_LEGACY_TABLE = "answers"
-"""The table of cache files written before :mod:`rwpost.cache` (moved into the store on open)."""
-
 
 def cache_key(model: str, request: LLMRequest) -> str:
     """SHA-256 hex of everything that determines the answer (images by hash, not by bytes)."""
@@ -56,7 +53,6 @@ class LLMCache:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.store = SqliteStore(path)
         self.path = self.store.path
-        self.store.adopt_table(_LEGACY_TABLE, _from_legacy_row)
 
     def get(self, key: str) -> CachedAnswer | None:
         """The stored answer for ``key``, or None."""
@@ -104,12 +100,3 @@ class LLMCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _from_legacy_row(row: dict[str, Any]) -> tuple[str, str, dict[str, Any], float]:
-    """One row of the former ``answers`` table as a store entry (same key, same answer)."""
-    value = {name: row[name] for name in ("model", "prompt_version", "task", "raw")}
-    value["answer"] = json.loads(row["answer"])
-    value["prompt_tokens"] = int(row["prompt_tokens"])
-    value["completion_tokens"] = int(row["completion_tokens"])
-    return NAMESPACE, row["key"], value, float(row["created_at"])

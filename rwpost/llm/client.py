@@ -11,13 +11,13 @@ import asyncio
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
 import jsonschema
 import openai
 from openai import AsyncOpenAI
-from openai._constants import INITIAL_RETRY_DELAY, MAX_RETRY_DELAY
 
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import write_json
@@ -81,25 +81,15 @@ def _refuses_schema(exc: Exception) -> bool:
     return any(word in str(exc).lower() for word in _SCHEMA_REFUSAL)
 
 
-class _RetryingOpenAI(AsyncOpenAI):
-    """The SDK's client, with the SDK's own retries: 408/409/429/5xx, timeouts and connection errors,
-    waiting the server's ``Retry-After`` / ``retry-after-ms`` (up to 60 s; longer is not retried), else
-    exponential backoff with jitter. Only that backoff is rescaled: the SDK's 0.5 s doubling up to 8 s
-    becomes ``backoff_base_s`` doubling up to ``backoff_max_s`` (tests and replays use milliseconds).
-    """
+_attempts: ContextVar[list[int] | None] = ContextVar("rwpost_llm_attempts", default=None)
+"""The HTTP attempts of the request in flight in this asyncio task (set around each SDK call)."""
 
-    def __init__(self, *, backoff_base_s: float, backoff_max_s: float, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._backoff_scale = backoff_base_s / INITIAL_RETRY_DELAY
-        self._backoff_max_s = backoff_max_s
 
-    def _calculate_retry_timeout(
-        self, remaining_retries: int, options: Any, response_headers: Any = None
-    ) -> float:
-        delay = super()._calculate_retry_timeout(remaining_retries, options, response_headers)
-        if delay == self._parse_retry_after_header(response_headers):
-            return delay  # the server said how long
-        return min(self._backoff_max_s, delay * self._backoff_scale)
+async def _count_attempt(request: object) -> None:
+    """An httpx request hook: count one HTTP attempt (the first or one of the SDK's retries)."""
+    counter = _attempts.get()
+    if counter is not None:
+        counter[0] += 1
 
 
 def _error_message(exc: openai.APIError) -> str:
@@ -109,23 +99,15 @@ def _error_message(exc: openai.APIError) -> str:
     return " ".join(str(detail.get("message") or exc.message).split())[:200]
 
 
-def _retry_count(exc: openai.APIError) -> int:
-    """How many retries the SDK made before giving up (it numbers each attempt in a request header)."""
-    request = getattr(exc, "request", None)
-    try:
-        return int(request.headers.get("x-stainless-retry-count", 0)) if request is not None else 0
-    except ValueError:
-        return 0
-
-
 class LLMClient:
     """Asks an OpenAI-compatible server for JSON answers that satisfy a JSON Schema.
 
     - at most ``concurrency`` requests in flight (an ``asyncio.Semaphore``, held through the SDK's
       retries of a request);
     - 429, 5xx, 408/409, timeouts and connection errors are retried up to ``max_retries`` times by
-      the ``openai`` SDK itself (``Retry-After`` honoured, else backoff with jitter from
-      ``backoff_base_s`` up to ``backoff_max_s``); every HTTP attempt is counted in the report;
+      the ``openai`` SDK itself, with its own waits (a server's ``Retry-After`` / ``retry-after-ms``
+      above 0, else exponential backoff with jitter); every HTTP attempt is counted in the report
+      (an httpx request hook, so retries the SDK made before giving up count too);
     - an answer that is not JSON or does not satisfy the schema is asked again ``invalid_retries``
       times, then the result comes back with ``ok=False`` and every raw reply, for a rejects file;
     - validated answers go to the :class:`LLMCache`, so a rerun makes no HTTP call;
@@ -145,8 +127,6 @@ class LLMClient:
         max_retries: int = 6,
         invalid_retries: int = 2,
         timeout_s: float = 60.0,
-        backoff_base_s: float = INITIAL_RETRY_DELAY,
-        backoff_max_s: float = MAX_RETRY_DELAY,
         prices: PriceTable | None = None,
         response_mode: ResponseMode = "auto",
     ) -> None:
@@ -160,8 +140,6 @@ class LLMClient:
         self.max_retries = max_retries
         self.invalid_retries = invalid_retries
         self.timeout_s = timeout_s
-        self.backoff_base_s = backoff_base_s
-        self.backoff_max_s = backoff_max_s
         self.prices = dict(prices or {})
         self.response_mode: ResponseMode = response_mode
         self.usage: dict[str, Usage] = {}
@@ -370,13 +348,12 @@ class LLMClient:
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._sdk is None or self._semaphore is None:
             self._loop = loop
-            self._sdk = _RetryingOpenAI(
+            self._sdk = AsyncOpenAI(
                 api_key=self._api_key or "no-key",
                 base_url=self.base_url,
                 timeout=self.timeout_s,
                 max_retries=self.max_retries,
-                backoff_base_s=self.backoff_base_s,
-                backoff_max_s=self.backoff_max_s,
+                http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [_count_attempt]}),
             )
             self._semaphore = asyncio.Semaphore(self.concurrency)
         return self._sdk, self._semaphore
@@ -420,6 +397,8 @@ class LLMClient:
             }
             if request.max_tokens is not None:
                 kwargs["max_tokens"] = request.max_tokens
+            counter = [0]
+            token = _attempts.set(counter)
             try:
                 async with semaphore:
                     self.in_flight += 1
@@ -429,7 +408,7 @@ class LLMClient:
                     finally:
                         self.in_flight -= 1
             except openai.APIError as exc:  # the SDK's retries are spent, or the status is final
-                attempts = _retry_count(exc) + 1
+                attempts = counter[0]
                 usage.http_calls += attempts
                 if self._refuses_access(exc):
                     status = getattr(exc, "status_code", "?")
@@ -446,7 +425,9 @@ class LLMClient:
                     self.response_mode = "json_object"  # the server lacks json_schema support
                     continue
                 raise LLMCallError(f"{request.key}: server refused the request: {exc}") from exc
-            attempts = raw.retries_taken + 1
+            finally:
+                _attempts.reset(token)
+            attempts = counter[0]
             usage.http_calls += attempts
             try:  # a proxy's HTML page or an error object sent with status 200 is no chat completion
                 response = raw.parse()

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, NonNegativeFloat
+
 
 @dataclass(frozen=True)
 class ImageInput:
@@ -75,19 +77,25 @@ class Usage:
         return out
 
 
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens, as the provider bills them."""
+class Price(BaseModel):
+    """USD as the provider bills a model or a tool: per million input and output tokens, and per call
+    (each 0 unless given). The one price record: the LLM client's cost report, the extract stage's
+    ``prices`` and the evaluation ledger's price table all hold these."""
 
-    input_per_mtok: float
-    output_per_mtok: float
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_per_mtok: NonNegativeFloat = 0.0
+    output_per_mtok: NonNegativeFloat = 0.0
+    per_call: NonNegativeFloat = 0.0
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.input_per_mtok + completion_tokens * self.output_per_mtok) / 1e6
+        """The cost of one call with these token counts."""
+        tokens = (prompt_tokens * self.input_per_mtok + completion_tokens * self.output_per_mtok) / 1e6
+        return tokens + self.per_call
 
 
 PriceTable = dict[str, Price]
-"""Prices by model name; passed in by the caller (the CLI reads it from params), never built in."""
+"""Prices by model or tool name; passed in by the caller (from params or ``--prices``), never built in."""
 
 
 @dataclass

@@ -12,7 +12,6 @@ so the tagger must leave them out.
 
 from __future__ import annotations
 
-import hashlib
 import html
 import json
 import re
@@ -21,6 +20,7 @@ from datetime import date
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+from rwpost.ids import stable_seed
 from rwpost.sample.records import SiteArticle
 from rwpost.snopes.layouts import LAYOUT_2018_LATE, LAYOUT_2018_MICRODATA, LAYOUT_2020S, LAYOUT_WORDPRESS
 
@@ -96,8 +96,8 @@ def _post_image_tag(article: SiteArticle) -> str:
 
 def _pick(article: SiteArticle, salt: str, options: Sequence[T]) -> T:
     """One of ``options``, chosen by the article's id (deterministic, varied across articles)."""
-    digest = hashlib.sha256(f"{article.id}:{salt}".encode()).digest()
-    return options[int.from_bytes(digest[:4], "big") % len(options)]
+    # the seed's top 32 bits: the committed sample site was generated from the digest's first 4 bytes
+    return options[(stable_seed(article.id, salt) >> 32) % len(options)]
 
 
 _PLATFORMS = (

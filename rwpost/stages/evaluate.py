@@ -22,11 +22,11 @@ from rwpost.evaluate.data import load_eval_data
 from rwpost.evaluate.encoders import lazy_encoder
 from rwpost.evaluate.leaderboard import write_leaderboard
 from rwpost.evaluate.leakage import BlockList
-from rwpost.evaluate.ledger import PriceEntry
 from rwpost.evaluate.plan import DetectorEntry, plan_runs, run_plan
 from rwpost.evaluate.task import EVIDENCE_SEED
 from rwpost.io import write_json
 from rwpost.llm.config import detector_secrets_from_env
+from rwpost.llm.types import PriceTable
 from rwpost.stages.base import DatasetParams, StageParams, StageReport
 
 
@@ -67,7 +67,7 @@ class Params(StageParams):
     failures: Literal["wrong", "exclude", "class"] = "wrong"
     """How failed answers are scored (named in every table): all samples, answered only, or a class."""
     detectors: list[DetectorParams] = Field(default_factory=list)
-    prices: dict[str, PriceEntry] | None = None
+    prices: PriceTable | None = None
     dataset: DatasetParams
 
     @model_validator(mode="after")

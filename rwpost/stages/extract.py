@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveInt
+from pydantic import Field, PositiveInt
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor
@@ -31,15 +31,6 @@ from rwpost.io import (
 from rwpost.llm import LLMSettings, LocalChatModel, Price, PriceTable, client_from, settings_from_env
 from rwpost.records import Extraction, Reject, TaggedArticle
 from rwpost.stages.base import FunnelStep, StageParams, StageReport, read_funnel, write_funnel
-
-
-class PriceParams(BaseModel):
-    """USD per million tokens of one model (check the provider's price page)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    input_per_mtok: NonNegativeFloat
-    output_per_mtok: NonNegativeFloat
 
 
 class Params(StageParams):
@@ -61,12 +52,12 @@ class Params(StageParams):
     """LLM requests in flight; None: ``RWPOST_LLM_CONCURRENCY`` or the client's default."""
     cache: Path = Path("data/cache/llm.sqlite")
     max_article_chars: PositiveInt = 60_000
-    prices: dict[str, PriceParams] = Field(default_factory=dict)
+    prices: dict[str, Price] = Field(default_factory=dict)
 
 
-def price_table(prices: dict[str, PriceParams]) -> PriceTable:
+def price_table(prices: dict[str, Price]) -> PriceTable:
     """The LLM client's price table of the params' prices."""
-    return {model: Price(p.input_per_mtok, p.output_per_mtok) for model, p in prices.items()}
+    return dict(prices)
 
 
 def make_extractor(

@@ -36,6 +36,15 @@ Responder = Callable[[dict[str, Any]], "Reply"]
 """A function from the JSON body of a chat completions request to the reply."""
 
 
+FAST_RETRY_S = 0.001
+"""The ``Retry-After`` of scripted 429 and 5xx replies: the ``openai`` SDK waits a server's ``Retry-After``
+when it is above 0 (else its own backoff from 0.5 s), so tests retry in a millisecond."""
+
+
+def _retry_after(seconds: float | None) -> dict[str, str]:
+    return {} if seconds is None else {"Retry-After": f"{seconds:g}"}
+
+
 @dataclass(frozen=True)
 class Reply:
     """One scripted reply: an assistant message, or an HTTP error, after an optional delay."""
@@ -61,10 +70,9 @@ class Reply:
         return cls(content=content, delay_s=delay_s)
 
     @classmethod
-    def rate_limited(cls, retry_after: float | None = 0.0) -> Reply:
+    def rate_limited(cls, retry_after: float | None = FAST_RETRY_S) -> Reply:
         """HTTP 429, with a ``Retry-After`` header in seconds unless ``retry_after`` is None."""
-        headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
-        return cls(status=429, headers=headers, error="rate limit reached (scripted)")
+        return cls(status=429, headers=_retry_after(retry_after), error="rate limit reached (scripted)")
 
     @classmethod
     def refused(cls, text: str = "I'm sorry, I can't help with that.") -> Reply:
@@ -77,9 +85,11 @@ class Reply:
         return cls(status=status, body=body)
 
     @classmethod
-    def server_error(cls, status: int = 500) -> Reply:
-        """An HTTP 5xx."""
-        return cls(status=status, error=f"server error {status} (scripted)")
+    def server_error(cls, status: int = 500, retry_after: float | None = FAST_RETRY_S) -> Reply:
+        """An HTTP 5xx, with a ``Retry-After`` header in seconds unless ``retry_after`` is None."""
+        return cls(
+            status=status, headers=_retry_after(retry_after), error=f"server error {status} (scripted)"
+        )
 
     def slow(self, delay_s: float) -> Reply:
         """The same reply after ``delay_s`` seconds (longer than the client timeout = a timeout)."""
@@ -125,7 +135,7 @@ class ScriptedResponder:
                 return self._queue.popleft()
         if self._then is not None:
             return self._then(body)
-        return Reply(status=500, error="script exhausted")
+        return Reply(status=500, headers=_retry_after(FAST_RETRY_S), error="script exhausted")
 
 
 class Recorder:

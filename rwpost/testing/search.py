@@ -66,7 +66,8 @@ class _SearchHandler(LoopbackHandler):
             failing = server.failures > 0
             server.failures -= int(failing)
         if failing:
-            self._json(503, {"error": "unavailable (scripted)"})
+            retry_after = {} if server.retry_after is None else {"Retry-After": server.retry_after}
+            self._json(503, {"error": "unavailable (scripted)"}, retry_after)
             return
         if route == "/search":
             query = str(body.get("q", ""))
@@ -84,8 +85,8 @@ class _SearchHandler(LoopbackHandler):
         else:
             self._json(404, {"error": f"no route {route}"})
 
-    def _json(self, status: int, data: dict[str, Any]) -> None:
-        self.reply(status, {"Content-Type": "application/json"}, json.dumps(data).encode())
+    def _json(self, status: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        self.reply(status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(data).encode())
 
 
 class SearchServer(LoopbackServer):
@@ -108,6 +109,8 @@ class SearchServer(LoopbackServer):
         self.requests: list[dict[str, Any]] = []
         self.failures = 0
         """The next this many POST requests get HTTP 503 (an outage)."""
+        self.retry_after: str | None = None
+        """The ``Retry-After`` header of those 503s (none by default)."""
         self._lock = threading.Lock()
         super().__init__()
 

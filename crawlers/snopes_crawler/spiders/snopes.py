@@ -32,7 +32,8 @@ from rwpost.snopes.listing import (
     sitemaps_of_robots,
 )
 from rwpost.snopes.page import SnopesArticle, parse_date, read_article
-from snopes_crawler.store import ArticleStore, SiteOrigin, path_key
+from rwpost.urls import path_key
+from snopes_crawler.store import ArticleStore, SiteOrigin
 
 
 def _day(value: str | date | None) -> date | None:

@@ -10,8 +10,7 @@ from typing import Any
 import httpx
 
 from rwpost.errors import ConfigError, RwpostError
-
-RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+from rwpost.http import RetriesSpent, send_with_retries
 
 
 class SearchError(RwpostError):
@@ -30,7 +29,8 @@ def key_from_env(variable: str, backend: str, environ: Mapping[str, str] | None 
 
 class JsonApi:
     """POSTs JSON to one endpoint with the key in a header (never in the URL, so never in a log line);
-    408/409/429/5xx and transport errors are retried ``max_retries`` times with doubling waits."""
+    408/409/429/5xx and transport errors are retried ``max_retries`` times
+    (:func:`rwpost.http.send_with_retries`: the server's ``Retry-After``, else doubling waits)."""
 
     def __init__(
         self,
@@ -61,40 +61,23 @@ class JsonApi:
     async def post(self, payload: dict[str, Any]) -> dict[str, Any]:
         """The JSON answer to ``payload``, or :class:`SearchError` once the retries are spent."""
         client = self._bound()
-        problem = ""
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                await asyncio.sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                response = await client.post(self.url, json=payload)
-            except httpx.HTTPError as exc:
-                problem = f"{type(exc).__name__}"
-                continue
-            if response.status_code in RETRY_STATUS:
-                problem = f"HTTP {response.status_code}"
-                continue
-            if response.status_code >= 400:
-                raise SearchError(f"{self.url}: HTTP {response.status_code}")
-            try:
-                data = response.json()
-            except ValueError as exc:
-                raise SearchError(f"{self.url}: the answer is not JSON") from exc
-            if not isinstance(data, dict):
-                raise SearchError(f"{self.url}: expected a JSON object")
-            return data
-        raise SearchError(f"{self.url}: {problem} after {self.max_retries + 1} attempt(s)")
-
-    async def get_bytes(self, url: str, max_bytes: int) -> bytes | None:
-        """The body at ``url`` (an image to compare), or None when it cannot be had or is too large.
-        A separate client without the key header: the key goes to the API's host only."""
         try:
-            async with httpx.AsyncClient(timeout=self.timeout_s, follow_redirects=True) as plain:
-                response = await plain.get(url)
-        except httpx.HTTPError:
-            return None
-        if response.status_code != 200 or len(response.content) > max_bytes:
-            return None
-        return response.content
+            response = await send_with_retries(
+                lambda: client.post(self.url, json=payload),
+                max_retries=self.max_retries,
+                backoff_s=self.backoff_s,
+            )
+        except RetriesSpent as exc:
+            raise SearchError(f"{self.url}: {exc}") from None
+        if response.status_code >= 400:
+            raise SearchError(f"{self.url}: HTTP {response.status_code}")
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise SearchError(f"{self.url}: the answer is not JSON") from exc
+        if not isinstance(data, dict):
+            raise SearchError(f"{self.url}: expected a JSON object")
+        return data
 
     async def aclose(self) -> None:
         if self._client is not None:

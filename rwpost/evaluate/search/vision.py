@@ -8,12 +8,15 @@ with ``url``, ``pageTitle`` and their ``fullMatchingImages`` / ``partialMatching
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import threading
 from collections.abc import Mapping
 from typing import Any
 
 from rwpost.evaluate.search import ImageMatch
 from rwpost.evaluate.search.http import ApiBackend
+from rwpost.images import FETCH_DELAY, ImageFetcher, ImageRefused
 
 VISION_URL = "https://vision.googleapis.com"
 KEY_VARIABLE = "GOOGLE_VISION_API_KEY"
@@ -50,10 +53,17 @@ class VisionWebDetection(ApiBackend):
         max_retries: int = 3,
         backoff_s: float = 1.0,
         environ: Mapping[str, str] | None = None,
+        image_max_bytes: int = 5_000_000,
+        allow_loopback: bool = False,
+        image_delay_s: float = FETCH_DELAY,
     ) -> None:
         self._connect(
             base_url, timeout_s=timeout_s, max_retries=max_retries, backoff_s=backoff_s, environ=environ
         )
+        self.images = ImageFetcher(
+            allow_loopback=allow_loopback, delay=image_delay_s, max_bytes=image_max_bytes, timeout=timeout_s
+        )
+        self._one_fetch = threading.Lock()
 
     def identity(self) -> dict[str, Any]:
         return {"backend": self.name, "base_url": self.base_url}
@@ -69,9 +79,22 @@ class VisionWebDetection(ApiBackend):
         }
         return matches_of(await self.api.post(payload), limit)
 
-    async def fetch_image(self, url: str, max_bytes: int = 5_000_000) -> bytes | None:
-        """The bytes of a matched image (to compare with the post image), or None."""
-        return await self.api.get_bytes(url, max_bytes)
+    async def fetch_image(self, url: str) -> bytes | None:
+        """The bytes of a matched image (to compare with the post image), or None when the
+        :class:`~rwpost.images.ImageFetcher` refuses it (private address, robots.txt, size cap, HTTP error).
+        One download at a time, so the fetcher's per-host delay holds."""
+        return await asyncio.to_thread(self._download, url)
+
+    def _download(self, url: str) -> bytes | None:
+        with self._one_fetch:
+            try:
+                return self.images.download(url)
+            except ImageRefused:
+                return None
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        self.images.close()
 
 
 class LoopbackImageSearch(VisionWebDetection):
@@ -81,4 +104,11 @@ class LoopbackImageSearch(VisionWebDetection):
     key_required = False
 
     def __init__(self, base_url: str, timeout_s: float = 5.0, max_retries: int = 1, backoff_s: float = 0.01):
-        super().__init__(base_url, timeout_s=timeout_s, max_retries=max_retries, backoff_s=backoff_s)
+        super().__init__(
+            base_url,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            allow_loopback=True,
+            image_delay_s=0.0,
+        )
