@@ -30,10 +30,10 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 from skimage import data as skdata
 
-from rwpost.records import Candidate
 from rwpost.filters.hamming import BKTree, pairs_within
 from rwpost.filters.neardup import NearDuplicateFilter
 from rwpost.io import write_json
+from rwpost.records import Candidate
 
 DEFAULTS: dict[str, Any] = NearDuplicateFilter.Params().model_dump()
 """The filter's thresholds, as a dict the grid below varies."""

@@ -31,12 +31,12 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 from skimage import data as skdata
 
-from rwpost.records import Candidate
 from rwpost.filters.cache import MeasurementCache
 from rwpost.filters.keywords import find_keywords, matched_keywords
 from rwpost.filters.runner import run_filters
 from rwpost.filters.watermark import WatermarkFilter
 from rwpost.io import iter_jsonl, sha256_hex, write_json
+from rwpost.records import Candidate
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

@@ -15,11 +15,11 @@ import pytest
 from PIL import Image
 from skimage import data as skdata
 
-from rwpost.records import Candidate
 from rwpost.filters.candidates import fetch_missing
 from rwpost.filters.images import open_rgb, probe_image
 from rwpost.filters.neardup import NearDuplicateFilter
 from rwpost.filters.size import SizeFilter
+from rwpost.records import Candidate
 
 
 def _decide(candidate: Candidate, **params):

@@ -8,13 +8,13 @@ from pathlib import Path
 from PIL import Image
 from skimage import data as skdata
 
-from rwpost.records import Candidate
 from rwpost.filters.cache import MeasurementCache
 from rwpost.filters.llm import client_judges
 from rwpost.filters.necessity import NecessityFilter
 from rwpost.filters.runner import run_filters
 from rwpost.filters.watermark import WatermarkFilter
 from rwpost.llm import LLMCache, LLMClient
+from rwpost.records import Candidate
 from rwpost.testing.llm import FakeLLMServer, Reply
 
 

@@ -11,9 +11,9 @@ from PIL import Image
 from skimage import data as skdata
 
 from rwpost.errors import ConfigError
-from rwpost.records import Candidate
 from rwpost.filters.hamming import BKTree, pairs_between, pairs_within
 from rwpost.filters.neardup import NearDuplicateFilter, components, normalise_claim, text_pairs
+from rwpost.records import Candidate
 
 
 def _brute_pairs(values: list[int], radius: int) -> set[tuple[int, int]]:

@@ -7,8 +7,8 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 from skimage import data as skdata
 
-from rwpost.records import Candidate
 from rwpost.filters.watermark import WatermarkFilter
+from rwpost.records import Candidate
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")
 

@@ -7,13 +7,13 @@ from pathlib import Path
 from PIL import Image
 from skimage import data as skdata
 
-from rwpost.records import Candidate
 from rwpost.filters.cache import MeasurementCache
 from rwpost.filters.neardup import NearDuplicateFilter
 from rwpost.filters.necessity import NecessityFilter
 from rwpost.filters.runner import run_filters
 from rwpost.filters.size import SizeFilter
 from rwpost.filters.watermark import WatermarkFilter
+from rwpost.records import Candidate
 
 
 def _candidates(tmp_path: Path) -> list[Candidate]:
