@@ -1,7 +1,7 @@
 """Stage ``filter``: size, image necessity, watermark and near-duplicate filters (paper III-A, III-C).
 
-Reads the tagged articles, the extractions and their funnel (``reformat.out``, ``extract.out``) and the
-crawl store (``crawl.out``); writes under ``out``: ``decisions.jsonl`` (one :class:`rwpost.records.Decision`
+Reads the tagged articles and the extractions (``reformat.out``, ``extract.out``) and the crawl store
+(``crawl.out``); writes under ``out``: ``decisions.jsonl`` (one :class:`rwpost.records.Decision`
 per record and filter), ``verdicts.jsonl`` (one summary per record), ``funnel.json`` (the funnel so far,
 then the filters' steps), ``rejects.jsonl`` (input lines that did not validate), ``summary.json`` (totals
 and the thresholds set) and the measurement cache ``cache/``. With ``llm: true`` the necessity and
@@ -29,7 +29,6 @@ class Params(StageParams, FilterSettings):
     upstream = {
         "tagged": "reformat.out/articles.jsonl",
         "extractions": "extract.out/extractions.jsonl",
-        "funnel": "extract.out/funnel.json",
         "crawl": "crawl.out",
     }
 
@@ -38,7 +37,8 @@ class Params(StageParams, FilterSettings):
     crawl: Path | None = Path("data/work/crawl")
     """The crawl store: ``articles.jsonl``; image paths are relative to this folder."""
     funnel: Path | None = None
-    """The funnel so far (extract's, which starts with reformat's); ``out/funnel.json`` adds the filters'."""
+    """The funnel so far; None: the ``funnel.json`` beside ``extractions`` (extract's, which starts with
+    reformat's). ``out/funnel.json`` adds the filters' lines."""
     out: Path = Path("data/work/filter")
     llm: bool = False
     cache: Path = Path("data/cache/llm.sqlite")
@@ -77,5 +77,6 @@ def run(params: Params, *, crawl_file: Path | None = None, progress: bool = True
         funnel=result.steps,
         message=f"filter: {totals['input']} records -> {totals['kept']} kept ({removed}) -> {params.out}",
     )
-    write_funnel(params.out / "funnel.json", funnel_so_far(params.funnel, report))
+    earlier = params.funnel or (params.extractions.with_name("funnel.json") if params.extractions else None)
+    write_funnel(params.out / "funnel.json", funnel_so_far(earlier, report))
     return report
