@@ -10,13 +10,13 @@ import pytest
 
 from rwpost.cli import main as cli_main
 from rwpost.extract import LLMExtractor, OfflineExtractor
+from rwpost.extract.run import extract_tagged
 from rwpost.extract.scripted import FABRICATED_URL, scripted_reply
 from rwpost.ids import record_id
 from rwpost.io import iter_jsonl, write_jsonl
 from rwpost.llm import LLMCache, LLMClient
 from rwpost.prompts import load_prompt
 from rwpost.records import CrawledArticle, Extraction, TaggedArticle
-from rwpost.extract.run import extract_tagged
 from rwpost.reformat import reformat_store
 from rwpost.tagged import tag_article
 from rwpost.testing.llm import FakeLLMServer, Reply, message_text

@@ -207,9 +207,9 @@ def test_saved_pages_crawl_reformat_extract_offline_reach_the_post_goals(tmp_pat
     import shutil
 
     from rwpost.extract.quality import score_real
+    from rwpost.extract.run import extract_tagged
     from rwpost.io import iter_jsonl
     from rwpost.records import Extraction
-    from rwpost.extract.run import extract_tagged
     from rwpost.reformat import reformat_store
 
     monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "crawlers"))

@@ -62,6 +62,16 @@ class StageParams(BaseModel):
         return cls._validate({k: v for k, v in values.items() if v is not None}, "option")
 
     @classmethod
+    def from_options(cls, **values: Any) -> Self:
+        """As :meth:`of`, with an error naming the command-line option (``--max-articles: ...``)."""
+        try:
+            return cls.model_validate({k: v for k, v in values.items() if v is not None})
+        except ValidationError as exc:
+            message, where = validation_problem(exc)
+            option = f"--{where.split('.')[0].replace('_', '-')}: " if where else ""
+            raise ConfigError(f"{option}{message}") from exc
+
+    @classmethod
     def default_text(cls, name: str) -> str:
         """A field's default as ``--help`` shows it (the CLI's options are None, so this default holds)."""
         value = cls.model_fields[name].get_default(call_default_factory=True)
