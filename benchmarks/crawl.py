@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rwpost.crawl import CrawlOptions, run_crawl
+from rwpost.crawl import CrawlConfig, run_crawl
 from rwpost.io import write_json
 from rwpost.sample.serve import SampleServer
 
@@ -35,9 +35,9 @@ def measure(pages: int) -> dict:
     ):
         started = time.perf_counter()
         report = run_crawl(
-            CrawlOptions(
+            CrawlConfig(
                 start_url=f"{server.base_url}/synthetic/",
-                out_dir=tmp,
+                out=Path(tmp),
                 since="any",
                 throttle=False,
                 allow_loopback=True,

@@ -30,10 +30,13 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 from skimage import data as skdata
 
-from rwpost.filters.base import Candidate
 from rwpost.filters.hamming import BKTree, pairs_within
-from rwpost.filters.neardup import DEFAULTS, NearDuplicateFilter
+from rwpost.filters.neardup import NearDuplicateFilter
 from rwpost.io import write_json
+from rwpost.records import Candidate
+
+DEFAULTS: dict[str, Any] = NearDuplicateFilter.Params().model_dump()
+"""The filter's thresholds, as a dict the grid below varies."""
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -135,7 +138,7 @@ def recall_section() -> dict[str, Any]:
 
     def evaluate(params: dict[str, Any]) -> dict[str, Any]:
         """Recall of copies and merges of distinct originals under one setting."""
-        decisions = flt.decide_all(measurements, params)
+        decisions = flt.decide_all(measurements, flt.Params(**params))
         cluster = {rid: d.details["cluster_id"] for rid, d in decisions.items()}
         per_transform = {
             t: sum(cluster[f"{n}|{t}"] == cluster[f"{n}|original"] for n in names) for t in TRANSFORMS
@@ -238,7 +241,7 @@ def screenshots_section() -> dict[str, Any]:
             measurements[f"card{i:02d}"] = flt.measure(Candidate(id=f"card{i:02d}", image_path=str(path)))
     out = []
     for p, d in ((10, 6), (12, 8), (16, 10), (18, 12)):
-        decisions = flt.decide_all(measurements, {**DEFAULTS, "phash_radius": p, "dhash_radius": d})
+        decisions = flt.decide_all(measurements, flt.Params(phash_radius=p, dhash_radius=d))
         sizes = sorted((dd.details["cluster_size"] for dd in decisions.values()), reverse=True)
         clusters = len({dd.details["cluster_id"] for dd in decisions.values()})
         out.append(
@@ -287,7 +290,7 @@ def timing_section(sizes: list[int], bk_full_max: int, bk_sample: int) -> list[d
             pairs = pairs_within(dh, DEFAULTS["dhash_radius"])
             mih_seconds = min(mih_seconds, time.perf_counter() - started)
         started = time.perf_counter()
-        decisions = flt.decide_all(measurements, {})
+        decisions = flt.decide_all(measurements, flt.Params())
         end_to_end = time.perf_counter() - started
         clusters = len({d.details["cluster_id"] for d in decisions.values()})
         row: dict[str, Any] = {

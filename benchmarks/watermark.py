@@ -31,12 +31,12 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 from skimage import data as skdata
 
-from rwpost.filters.base import Candidate
 from rwpost.filters.cache import MeasurementCache
 from rwpost.filters.keywords import find_keywords, matched_keywords
 from rwpost.filters.runner import run_filters
 from rwpost.filters.watermark import WatermarkFilter
 from rwpost.io import iter_jsonl, sha256_hex, write_json
+from rwpost.records import Candidate
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -297,11 +297,11 @@ def rendered_section(limit: int | None, cache_dir: Path, sheet: Path | None = No
             result = run_filters(candidates, [flt], {}, cache=cache, measure_all=True, progress=True)
             measurements = {c.id: cache.get(flt.name, flt.version, flt.input_key(c)) for c in candidates}
         elapsed = time.perf_counter() - started
-    measured = result.steps[0].measured
+    measured = result.cache_use[0]["measured"]
     truth = [s["positive"] for s in samples]
     configs = []
     for config in CONFIGS:
-        predicted = [not flt.decide(measurements[s["id"]], config).keep for s in samples]
+        predicted = [not flt.decide(measurements[s["id"]], flt.Params(**config)).keep for s in samples]
         by_factor: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
         errors = []
         for s, p in zip(samples, predicted, strict=True):

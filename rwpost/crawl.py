@@ -28,37 +28,78 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Self
 from urllib.parse import urlsplit
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PositiveInt, model_validator
+from pydantic_core import PydanticCustomError
 
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.images import MAX_IMAGE_BYTES
 from rwpost.snopes.listing import SITEMAP_HOSTS
 
-DEFAULT_SINCE = "2017-01-01"
-"""Start of the default date window (the paper's Snopes crawl covers 2017 onwards)."""
+NO_BOUND = ("", "any", "none", "null")
+"""Spellings of "no bound" for a day of the date window (``--since any``, ``-a since=any``)."""
 
 
-@dataclass
-class CrawlOptions:
-    """Everything one crawl run needs; the CLI and the DVC stage fill it from their own inputs."""
+def parse_day(value: str | date | None) -> date | None:
+    """A day of the date window from its ISO text; None (no bound) for None or any of :data:`NO_BOUND`."""
+    if value is None or isinstance(value, date):
+        return value
+    if str(value).strip().lower() in NO_BOUND:
+        return None
+    return date.fromisoformat(str(value).strip())
 
-    start_url: str
-    out_dir: str
-    since: str | None = DEFAULT_SINCE
-    until: str | None = None
-    max_articles: int = 0
+
+def _day(value: Any) -> date | None:
+    try:
+        return parse_day(value)
+    except ValueError:
+        raise PydanticCustomError(
+            "day", "expected a date like 2017-01-01 (or 'any'), got {value}", {"value": repr(value)}
+        ) from None
+
+
+def _count(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        raise PydanticCustomError("count", "expected 0 (no limit) or more, got {value}", {"value": value})
+    return value
+
+
+Day = Annotated[date | None, BeforeValidator(_day)]
+
+
+class CrawlConfig(BaseModel):
+    """Everything one crawl run needs: the ``crawl`` stage's ``Params`` extends it (the one typed config of
+    a crawl, for ``dvc repro`` and ``rwpost crawl``), and the crawler subprocess reads it back from JSON."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start_url: str | None = None
+    """The listing page to start from; None: the stage serves the bundled sample site."""
+    out: Path = Path("data/work/crawl")
+    since: Day = None
+    """None: no lower bound (the live site's RW-Post window starts 2017-01-01)."""
+    until: Day = None
+    """None: today."""
+    max_articles: Annotated[int, BeforeValidator(_count)] = 0
+    """0: no limit."""
     user_agent: str | None = None
+    """None: ``rwpost-crawler/<version> (+project URL; research crawler)``."""
     contact: str | None = None
+    """Required for a live crawl; appended to the User-Agent."""
     throttle: bool = True
+    """AutoThrottle and delays; false only for loopback sites."""
     allow_loopback: bool = False
     download_images: bool = True
-    max_image_bytes: int = MAX_IMAGE_BYTES
+    max_image_bytes: PositiveInt = MAX_IMAGE_BYTES
+    """Images over this size are refused (stored with the reason)."""
     resume: bool = True
+    """Continue the Scrapy queue of a stopped run (stored pages are skipped)."""
     retry_failed: bool = False
+    """Fetch again pages stored with 5xx/network errors."""
     progress_interval: float = 2.0
     sitemaps: bool = False
     """Discover from the site's sitemaps only (no listing walk): ``sitemap_urls``, else the live site's."""
@@ -74,6 +115,14 @@ class CrawlOptions:
     two crawls of the same site give byte-identical stores. None: store what was fetched."""
     preflight_timeout: float = 10.0
     """Seconds to wait for a TCP connection to the start URL's host before starting Scrapy."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """Scrapy settings over the project's (e.g. a slower crawl in a test)."""
+
+    @model_validator(mode="after")
+    def _window_in_order(self) -> Self:
+        if self.since and self.until and self.until < self.since:
+            raise ValueError(f"--until {self.until} is before --since {self.since}: nothing to crawl")
+        return self
 
 
 class CrawlStopped(RwpostError):
@@ -97,35 +146,24 @@ def is_loopback_url(url: str) -> bool:
         return False
 
 
-def _check_day(name: str, value: str | None) -> str | None:
-    if value is None or str(value).lower() in ("", "any", "none", "null"):
-        return None
-    try:
-        return date.fromisoformat(str(value)).isoformat()
-    except ValueError as exc:
-        raise ConfigError(f"--{name}: expected a date like 2017-01-01 (or 'any'), got {value!r}") from exc
-
-
-def validate_options(options: CrawlOptions) -> CrawlOptions:
-    """Check the options before starting anything; raises :class:`ConfigError` naming the option."""
-    parts = urlsplit(options.start_url)
+def check_config(config: CrawlConfig) -> None:
+    """Check a crawl's start URL and sitemaps before starting anything; raises :class:`ConfigError` naming
+    the option."""
+    start_url = config.start_url or ""
+    parts = urlsplit(start_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"--start-url: expected an http(s) URL, got {options.start_url!r}")
-    if is_loopback_url(options.start_url) and not options.allow_loopback:
-        raise ConfigError(f"--start-url {options.start_url} is a loopback address: pass --allow-loopback")
-    if not is_loopback_url(options.start_url) and not options.contact:
+        raise ConfigError(f"--start-url: expected an http(s) URL, got {config.start_url!r}")
+    if is_loopback_url(start_url) and not config.allow_loopback:
+        raise ConfigError(f"--start-url {start_url} is a loopback address: pass --allow-loopback")
+    if not is_loopback_url(start_url) and not config.contact:
         raise ConfigError("--contact is required for a crawl of the real web (site operators must reach you)")
-    if not options.throttle and not is_loopback_url(options.start_url):
+    if not config.throttle and not is_loopback_url(start_url):
         raise ConfigError(
             "--no-throttle is only for loopback sites; a real site is crawled with AutoThrottle"
         )
-    options.since = _check_day("since", options.since)
-    options.until = _check_day("until", options.until)
-    if options.since and options.until and options.until < options.since:
-        raise ConfigError(f"--until {options.until} is before --since {options.since}: nothing to crawl")
-    allowed = {parts.hostname.lower(), *SITEMAP_HOSTS, *(h.lower() for h in options.sitemap_hosts or [])}
-    named = [("sitemap-url", u) for u in options.sitemap_urls or []]
-    named += [("sitemap-base", options.sitemap_base)] if options.sitemap_base else []
+    allowed = {parts.hostname.lower(), *SITEMAP_HOSTS, *(h.lower() for h in config.sitemap_hosts or [])}
+    named = [("sitemap-url", u) for u in config.sitemap_urls or []]
+    named += [("sitemap-base", config.sitemap_base)] if config.sitemap_base else []
     for option, url in named:
         where = urlsplit(url)
         if where.scheme not in ("http", "https") or not where.hostname:
@@ -135,9 +173,6 @@ def validate_options(options: CrawlOptions) -> CrawlOptions:
                 f"--{option} {url}: {where.hostname} is not an allowed sitemap host "
                 f"(the start URL's, {', '.join(SITEMAP_HOSTS)}; add it with --sitemap-host)"
             )
-    if options.max_articles < 0:
-        raise ConfigError(f"--max-articles: expected 0 (no limit) or more, got {options.max_articles}")
-    return options
 
 
 def find_crawlers_dir(explicit: Path | None = None) -> Path | None:
@@ -158,11 +193,11 @@ def find_crawlers_dir(explicit: Path | None = None) -> Path | None:
     )
 
 
-def crawl_command(options: CrawlOptions) -> list[str]:
-    """The subprocess command line of one crawl."""
-    config = asdict(options)
-    config["out_dir"] = str(Path(options.out_dir).resolve())
-    return [sys.executable, "-m", "snopes_crawler.run", "--config", json.dumps(config)]
+def crawl_command(config: CrawlConfig) -> list[str]:
+    """The subprocess command line of one crawl: the config as JSON (the out folder made absolute)."""
+    config = CrawlConfig.model_validate(config.model_dump(include=set(CrawlConfig.model_fields)))
+    config.out = config.out.resolve()
+    return [sys.executable, "-m", "snopes_crawler.run", "--config", config.model_dump_json()]
 
 
 def crawl_env(crawlers_dir: Path | None) -> dict[str, str]:
@@ -246,7 +281,7 @@ def json_events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
 
 
 def run_crawl(
-    options: CrawlOptions,
+    config: CrawlConfig,
     *,
     crawlers_dir: Path | None = None,
     on_event: Callable[[dict[str, Any]], None] | None = None,
@@ -254,10 +289,11 @@ def run_crawl(
     """Run one crawl to the end; returns ``report.json``. Raises :class:`CrawlStopped` when a signal
     stopped it, :class:`RwpostError` (one line) when it failed, another crawl holds ``out_dir`` or the
     start URL cannot be reached."""
-    validate_options(options)
+    check_config(config)
+    assert config.start_url is not None  # checked above
     project = find_crawlers_dir(crawlers_dir)
-    check_reachable(options.start_url, options.preflight_timeout)
-    out_dir = Path(options.out_dir)
+    check_reachable(config.start_url, config.preflight_timeout)
+    out_dir = config.out
     out_dir.mkdir(parents=True, exist_ok=True)
     stderr_path = out_dir / "crawl.stderr.log"
     report_path = out_dir / "report.json"
@@ -265,7 +301,7 @@ def run_crawl(
     started = False
     with open(stderr_path, "ab") as stderr:
         process = subprocess.Popen(
-            crawl_command(options),
+            crawl_command(config),
             cwd=project or out_dir,
             env=crawl_env(project),
             stdout=subprocess.PIPE,
@@ -297,7 +333,7 @@ def run_crawl(
             f"crawl into {out_dir} failed (exit code {code}): {last[0][:300]} (see {stderr_path})"
         )
     if report.get("start_error") and not report["this_run"].get("listing_pages"):
-        raise RwpostError(f"--start-url {options.start_url}: {report['start_error']} (nothing crawled)")
+        raise RwpostError(f"--start-url {config.start_url}: {report['start_error']} (nothing crawled)")
     return report
 
 

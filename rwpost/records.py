@@ -8,6 +8,7 @@ Every record carries ``id`` = :func:`rwpost.ids.record_id` of its fact-check art
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -206,6 +207,73 @@ class Reject(Record):
     data: dict[str, Any] | str | None = None
 
 
+# --- funnel and filter stage ---------------------------------------------------------------------
+
+
+class FunnelStep(BaseModel):
+    """One line of the dataset card's funnel: how many records a step got, removed (and why) and passed on.
+
+    Extra keys a stage adds (the filter's ``filter`` and ``version``) are kept.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    step: str
+    entered: int = Field(alias="in")
+    removed: int
+    out: int
+    reasons: dict[str, int] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, step: str, out: int, reasons: Mapping[str, int], **extra: Any) -> FunnelStep:
+        """A step that passed ``out`` records on and removed ``reasons`` (reason -> count)."""
+        removed = sum(reasons.values())
+        return cls(step=step, entered=out + removed, removed=removed, out=out, reasons=dict(reasons), **extra)
+
+    def row(self) -> dict[str, Any]:
+        """The step as written in ``funnel.json`` and the manifest (``in``, not ``entered``)."""
+        return self.model_dump(by_alias=True)
+
+
+class Candidate(BaseModel):
+    """What the filters see of one record: text sizes, the claim, the post and its one image."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    word_count: int | None = Field(default=None, description="words of the fact-check article")
+    claim: str | None = None
+    post_text: str | None = None
+    image_url: str | None = Field(default=None, description="the post image as linked in the article")
+    image_path: str | None = Field(
+        default=None, description="local file of the image, absolute or cwd-relative"
+    )
+    image_sha256: str | None = Field(default=None, description="content hash of the image file")
+    image_error: str | None = Field(
+        default=None, description="why the image could not be fetched, e.g. 'http 404'"
+    )
+    ocr_text: str | None = Field(
+        default=None, description="OCR of the image already known (e.g. released records)"
+    )
+
+
+class FilterVerdict(BaseModel):
+    """The filter stage's summary of one record (``verdicts.jsonl``): kept or not, by whom, and the fields
+    later stages use."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    keep: bool
+    dropped_by: str | None = None
+    reason: str = "ok"
+    cluster_id: str | None = None
+    watermarked: bool | None = None
+    watermark_keywords: list[str] = Field(default_factory=list)
+    ocr: str | None = None
+    image_required: str | None = None
+
+
 # --- final sample ----------------------------------------------------------------------------------
 
 
@@ -372,5 +440,8 @@ ALL_MODELS: dict[str, type[BaseModel]] = {
     "explanation_score": ExplanationScore,
     "human_verdict": HumanVerdict,
     "explanation_item": ExplanationItem,
+    "funnel_step": FunnelStep,
+    "candidate": Candidate,
+    "filter_verdict": FilterVerdict,
 }
 """Every record type by schema file name (``schemas/<name>.schema.json``)."""

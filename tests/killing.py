@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rwpost.crawl import CrawlOptions
+from rwpost.crawl import CrawlConfig
 from rwpost.sample.hostile import HOSTILE_HOST
 from rwpost.sample.serve import SampleServer
 
@@ -32,7 +32,7 @@ HASHED = ("articles.jsonl", "aliases.jsonl", "html", "images")
 """The parts of a crawl store DVC hashes."""
 
 
-def crawl_options(server: SampleServer, out: Path, **extra) -> CrawlOptions:
+def crawl_options(server: SampleServer, out: Path, **extra) -> CrawlConfig:
     """Options of an unthrottled crawl of the sample site served by ``server`` into ``out``."""
     chosen = {
         "since": "any",
@@ -42,7 +42,7 @@ def crawl_options(server: SampleServer, out: Path, **extra) -> CrawlOptions:
         "site_origin": HOSTILE_HOST,
         **extra,
     }
-    return CrawlOptions(start_url=f"{server.base_url}/fact-check/", out_dir=str(out), **chosen)
+    return CrawlConfig(start_url=f"{server.base_url}/fact-check/", out=out, **chosen)
 
 
 def moments(duration: float, *, points: int = POINTS, seed: int = SEED, earliest: float = 0.2) -> list[float]:

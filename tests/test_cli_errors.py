@@ -224,7 +224,7 @@ def test_gzip_of_garbage_is_named(tmp_path):
     # the reader under reformat: a .gz that is not gzip at all
     from rwpost.errors import RecordError
     from rwpost.records import CrawledArticle
-    from rwpost.stages.reformat import _read_html
+    from rwpost.reformat import _read_html
 
     (tmp_path / "html").mkdir()
     (tmp_path / "html" / "x.html.gz").write_bytes(b"not gzip")

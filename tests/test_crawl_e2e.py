@@ -20,11 +20,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from rwpost.crawl import CrawlOptions, crawl_command, crawl_env, find_crawlers_dir, run_crawl
+from rwpost.crawl import CrawlConfig, crawl_command, crawl_env, find_crawlers_dir, run_crawl
 from rwpost.errors import ConfigError
 from rwpost.sample.build import load_gold
 from rwpost.sample.hostile import HOSTILE_PAGES
 from rwpost.sample.serve import SampleServer
+from rwpost.stages import crawl as crawl_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "data" / "sample" / "site"
@@ -34,7 +35,7 @@ HOSTILE = json.loads((SITE / "hostile.json").read_text(encoding="utf-8"))
 pytestmark = pytest.mark.slow
 
 
-def options(server: SampleServer, out: Path, **extra) -> CrawlOptions:
+def options(server: SampleServer, out: Path, **extra) -> CrawlConfig:
     chosen = {
         "since": "any",
         "throttle": False,
@@ -43,7 +44,7 @@ def options(server: SampleServer, out: Path, **extra) -> CrawlOptions:
         "progress_interval": 0.5,
         **extra,
     }
-    return CrawlOptions(start_url=f"{server.base_url}/fact-check/", out_dir=str(out), **chosen)
+    return CrawlConfig(start_url=f"{server.base_url}/fact-check/", out=out, **chosen)
 
 
 def read_store(out: Path) -> list[dict]:
@@ -252,19 +253,17 @@ def test_killed_crawl_restarts_to_the_same_set_without_duplicates(crawled, tmp_p
 
 def test_crawl_refuses_loopback_without_the_flag_and_real_web_without_contact(tmp_path):
     with pytest.raises(ConfigError, match="allow-loopback"):
-        run_crawl(CrawlOptions(start_url="http://127.0.0.1:9/fact-check/", out_dir=str(tmp_path)))
+        run_crawl(CrawlConfig(start_url="http://127.0.0.1:9/fact-check/", out=tmp_path))
     with pytest.raises(ConfigError, match="contact"):
-        run_crawl(CrawlOptions(start_url="https://www.snopes.com/fact-check/", out_dir=str(tmp_path)))
+        run_crawl(CrawlConfig(start_url="https://www.snopes.com/fact-check/", out=tmp_path))
     with pytest.raises(ConfigError, match="no-throttle"):
         run_crawl(
-            CrawlOptions(
-                start_url="https://www.snopes.com/", out_dir=str(tmp_path), contact="me@x.org", throttle=False
-            )
+            CrawlConfig(start_url="https://www.snopes.com/", out=tmp_path, contact="me@x.org", throttle=False)
         )
     with pytest.raises(ConfigError, match="since"):
         run_crawl(
-            CrawlOptions(
-                start_url="http://127.0.0.1:9/", out_dir=str(tmp_path), allow_loopback=True, since="last year"
+            crawl_stage.Params.of(
+                start_url="http://127.0.0.1:9/", out=tmp_path, allow_loopback=True, since="last year"
             )
         )
 

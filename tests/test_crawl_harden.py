@@ -19,7 +19,7 @@ import killing
 import pytest
 from killing import HASHED, SITE, crawl_options
 
-from rwpost.crawl import CrawlOptions, run_crawl
+from rwpost.crawl import CrawlConfig, run_crawl
 from rwpost.errors import RwpostError
 from rwpost.sample.hostile import HOSTILE_HOST
 from rwpost.sample.serve import SampleServer
@@ -81,20 +81,16 @@ def test_the_stale_lock_of_a_dead_pid_is_taken_over(tmp_path):
 def test_an_unreachable_start_url_fails_fast_with_one_line(tmp_path):
     started = time.monotonic()
     with pytest.raises(RwpostError, match="cannot connect") as info:
-        run_crawl(
-            CrawlOptions(
-                start_url="http://127.0.0.1:9/fact-check/", out_dir=str(tmp_path), allow_loopback=True
-            )
-        )
+        run_crawl(CrawlConfig(start_url="http://127.0.0.1:9/fact-check/", out=tmp_path, allow_loopback=True))
     assert time.monotonic() - started < 10 and "\n" not in str(info.value)
 
 
 def test_a_start_url_answering_404_is_an_error(tmp_path):
     with SampleServer(SITE) as server, pytest.raises(RwpostError, match="404") as info:
         run_crawl(
-            CrawlOptions(
+            CrawlConfig(
                 start_url=f"{server.base_url}/no-such-listing/",
-                out_dir=str(tmp_path),
+                out=tmp_path,
                 allow_loopback=True,
                 throttle=False,
             )

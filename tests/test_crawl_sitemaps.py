@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rwpost.crawl import CrawlOptions, run_crawl
+from rwpost.crawl import CrawlConfig, run_crawl
 from rwpost.errors import ConfigError
 from rwpost.sample.build import LATEST_SITEMAP_SIZE, NEWS_SITEMAP_SIZE, load_gold
 from rwpost.sample.hostile import SITEMAP_ONLY_PAGES
@@ -24,7 +24,7 @@ GOLD = load_gold(SITE)
 NEWS_PAGE, FEATURE_PAGE = SITEMAP_ONLY_PAGES
 
 
-def sitemap_options(server: SampleServer, out: Path, **extra) -> CrawlOptions:
+def sitemap_options(server: SampleServer, out: Path, **extra) -> CrawlConfig:
     chosen = {
         "since": "any",
         "throttle": False,
@@ -36,7 +36,7 @@ def sitemap_options(server: SampleServer, out: Path, **extra) -> CrawlOptions:
         "sitemap_hosts": [SITEMAP_HOST],
         **extra,
     }
-    return CrawlOptions(start_url=f"{server.base_url}/", out_dir=str(out), **chosen)
+    return CrawlConfig(start_url=f"{server.base_url}/", out=out, **chosen)
 
 
 def read_store(out: Path) -> list[dict]:
@@ -122,10 +122,10 @@ def test_sitemaps_on_hosts_not_allowed_and_off_site_articles_are_ignored_and_cou
 
 
 def test_sitemap_options_on_hosts_not_allowed_are_refused_before_crawling(tmp_path):
-    base = {"start_url": "http://127.0.0.1:9/", "out_dir": str(tmp_path), "allow_loopback": True}
+    base = {"start_url": "http://127.0.0.1:9/", "out": tmp_path, "allow_loopback": True}
     with pytest.raises(ConfigError, match="--sitemap-url https://evil.invalid/s.xml: evil.invalid is not"):
-        run_crawl(CrawlOptions(**base, sitemaps=True, sitemap_urls=["https://evil.invalid/s.xml"]))
+        run_crawl(CrawlConfig(**base, sitemaps=True, sitemap_urls=["https://evil.invalid/s.xml"]))
     with pytest.raises(ConfigError, match="--sitemap-host"):
-        run_crawl(CrawlOptions(**base, sitemaps=True, sitemap_base="http://localhost:9/sitemaps/"))
+        run_crawl(CrawlConfig(**base, sitemaps=True, sitemap_base="http://localhost:9/sitemaps/"))
     with pytest.raises(ConfigError, match="expected an http"):
-        run_crawl(CrawlOptions(**base, sitemaps=True, sitemap_urls=["file:///etc/passwd"]))
+        run_crawl(CrawlConfig(**base, sitemaps=True, sitemap_urls=["file:///etc/passwd"]))

@@ -9,13 +9,13 @@ import pytest
 
 from rwpost.cli import main as cli_main
 from rwpost.extract import LLMExtractor, OfflineExtractor
+from rwpost.extract.run import extract_tagged
 from rwpost.extract.scripted import FABRICATED_URL, scripted_reply
 from rwpost.io import iter_jsonl, write_jsonl
 from rwpost.llm import LLMCache, LLMClient
 from rwpost.prompts import load_prompt
 from rwpost.records import Extraction, TaggedArticle
-from rwpost.stages.extract import extract_tagged
-from rwpost.stages.reformat import reformat_store
+from rwpost.reformat import reformat_store
 from rwpost.tagged import tag_article
 from rwpost.testing.llm import FakeLLMServer, Reply, message_text
 from tests.conftest import crawl_store, real_page
@@ -260,7 +260,7 @@ def test_scripted_answers_exercise_the_hallucination_guard():
 
 def test_reformat_stage_tags_stored_pages_and_rejects_the_rest(tmp_path):
     store = crawl_store(tmp_path / "crawl")
-    report = reformat_store(store, tmp_path / "tagged")
+    report = reformat_store(store, tmp_path / "tagged", min_words=1)
     assert report["kept"] == 2 and sum(report["rejected"].values()) == 2
     tagged = [
         TaggedArticle.model_validate(row) for _, row in iter_jsonl(tmp_path / "tagged" / "articles.jsonl")
@@ -362,7 +362,7 @@ def test_rating_words_flow_through_reformat_to_a_counted_reason_never_an_excepti
         if row.get("html_sha256"):
             row["rating"] = rating
     write_jsonl(store / "articles.jsonl", rows)
-    report = reformat_store(store, tmp_path / "tagged")
+    report = reformat_store(store, tmp_path / "tagged", min_words=1)
     tagged = [row for _, row in iter_jsonl(tmp_path / "tagged" / "articles.jsonl")]
     if reason is None:
         assert report["kept"] == 2 and {t["label"] for t in tagged} == {kept_label}

@@ -20,10 +20,11 @@ pytest.importorskip("torch")
 
 from rwpost.errors import ConfigError  # noqa: E402
 from rwpost.extract import LLMExtractor  # noqa: E402
+from rwpost.extract.run import extract_tagged, make_extractor  # noqa: E402
 from rwpost.io import iter_jsonl, write_jsonl  # noqa: E402
 from rwpost.llm import LLMSettings, LocalChatModel  # noqa: E402
 from rwpost.records import Extraction  # noqa: E402
-from rwpost.stages.extract import Params, extract_tagged, make_extractor, run  # noqa: E402
+from rwpost.stages.extract import Params, run  # noqa: E402
 from rwpost.tagged import tag_article  # noqa: E402
 from tests.conftest import real_page  # noqa: E402
 
@@ -211,9 +212,17 @@ def test_the_stage_builds_the_local_backend_from_params(tmp_path, models, tagged
     assert funnel[-1]["out"] == 2
 
     with pytest.raises(ConfigError, match="needs a model folder"):
-        make_extractor("local", LLMSettings(model="m"))
+        make_extractor(
+            "local", LLMSettings(model="m"), cache_path=tmp_path / "c.sqlite", max_article_chars=60_000
+        )
     with pytest.raises(ConfigError, match="no config.json"):
-        make_extractor("local", LLMSettings(model="m"), local_model=tmp_path)
+        make_extractor(
+            "local",
+            LLMSettings(model="m"),
+            cache_path=tmp_path / "c.sqlite",
+            max_article_chars=60_000,
+            local_model=tmp_path,
+        )
 
 
 def test_a_text_model_refuses_images_per_request(models):

@@ -207,10 +207,10 @@ def test_saved_pages_crawl_reformat_extract_offline_reach_the_post_goals(tmp_pat
     import shutil
 
     from benchmarks.extract_quality import score_real
+    from rwpost.extract.run import extract_tagged
     from rwpost.io import iter_jsonl
     from rwpost.records import Extraction
-    from rwpost.stages.extract import extract_tagged
-    from rwpost.stages.reformat import reformat_store
+    from rwpost.reformat import reformat_store
 
     monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "crawlers"))
     from snopes_crawler.saved import import_saved_pages
@@ -225,7 +225,7 @@ def test_saved_pages_crawl_reformat_extract_offline_reach_the_post_goals(tmp_pat
         index.append({"file": name, "url": page["article"].news_url})
     (saved / "index.json").write_text(json.dumps(index))
     import_saved_pages(saved, tmp_path / "crawl")
-    reformat_store(tmp_path / "crawl", tmp_path / "tagged")
+    reformat_store(tmp_path / "crawl", tmp_path / "tagged", min_words=1)
     extract_tagged(tmp_path / "tagged" / "articles.jsonl", tmp_path / "extract", OfflineExtractor())
     by_id = {
         row["id"]: Extraction.model_validate(row)

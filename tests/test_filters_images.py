@@ -15,16 +15,16 @@ import pytest
 from PIL import Image
 from skimage import data as skdata
 
-from rwpost.filters.base import Candidate
 from rwpost.filters.candidates import fetch_missing
 from rwpost.filters.images import open_rgb, probe_image
 from rwpost.filters.neardup import NearDuplicateFilter
 from rwpost.filters.size import SizeFilter
+from rwpost.records import Candidate
 
 
 def _decide(candidate: Candidate, **params):
     flt = SizeFilter()
-    return flt.decide(flt.measure(candidate), params)
+    return flt.decide(flt.measure(candidate), flt.Params(**params))
 
 
 def _photo(path: Path, fmt: str = "JPEG", mode: str = "RGB", size: tuple[int, int] | None = None) -> Path:

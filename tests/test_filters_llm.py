@@ -8,13 +8,13 @@ from pathlib import Path
 from PIL import Image
 from skimage import data as skdata
 
-from rwpost.filters.base import Candidate
 from rwpost.filters.cache import MeasurementCache
 from rwpost.filters.llm import client_judges
 from rwpost.filters.necessity import NecessityFilter
 from rwpost.filters.runner import run_filters
 from rwpost.filters.watermark import WatermarkFilter
 from rwpost.llm import LLMCache, LLMClient
+from rwpost.records import Candidate
 from rwpost.testing.llm import FakeLLMServer, Reply
 
 
@@ -59,7 +59,7 @@ def test_llm_judges_answer_through_the_client_and_are_cached(tmp_path: Path) -> 
             calls = server.chat_requests
             again = run_filters(candidates, filters, {}, cache=cache, measure_all=True, progress=False)
         assert server.chat_requests == calls  # the rerun asked nothing
-    assert [s.measured for s in again.steps] == [0, 0]
+    assert [s["measured"] for s in again.cache_use] == [0, 0]
     by = {(d.id, d.filter): d for d in result.decisions}
     assert by[("rw-a", "necessity")].details["image_required"] == "yes"
     assert by[("rw-b", "necessity")].reason == "image_required_uncertain"  # 'unsure' reads as uncertain

@@ -11,9 +11,9 @@ from PIL import Image
 from skimage import data as skdata
 
 from rwpost.errors import ConfigError
-from rwpost.filters.base import Candidate
 from rwpost.filters.hamming import BKTree, pairs_between, pairs_within
 from rwpost.filters.neardup import NearDuplicateFilter, components, normalise_claim, text_pairs
+from rwpost.records import Candidate
 
 
 def _brute_pairs(values: list[int], radius: int) -> set[tuple[int, int]]:
@@ -94,13 +94,13 @@ def test_transformed_copies_share_a_cluster_and_distinct_photos_do_not(tmp_path:
                 Candidate(id=f"rw-{name}-{k}", image_path=str(path), claim=f"A photo of {name} number {k}")
             )
     flt = NearDuplicateFilter()
-    decisions = flt.decide_all({c.id: flt.measure(c) for c in candidates}, {"index": index})
+    decisions = flt.decide_all({c.id: flt.measure(c) for c in candidates}, flt.Params(index=index))
     clusters = {rid: d.details["cluster_id"] for rid, d in decisions.items()}
     for name in photos:
         assert {clusters[f"rw-{name}-{k}"] for k in range(3)} == {f"cl-rw-{name}-0"}
     assert len(set(clusters.values())) == 3
     assert all(d.keep for d in decisions.values())  # recorded, not dropped, by default
-    dropped = flt.decide_all({c.id: flt.measure(c) for c in candidates}, {"drop_duplicates": True})
+    dropped = flt.decide_all({c.id: flt.measure(c) for c in candidates}, flt.Params(drop_duplicates=True))
     assert sorted(rid for rid, d in dropped.items() if d.keep) == [f"rw-{n}-0" for n in sorted(photos)]
     assert dropped["rw-coffee-2"].reason == "near_duplicate"
 
@@ -116,7 +116,7 @@ def test_near_identical_claims_cluster_without_images() -> None:
     assert text_pairs([normalise_claim(c) for c in claims], 0.8) == [(0, 1), (0, 2), (1, 2)]
     flt = NearDuplicateFilter()
     candidates = [Candidate(id=f"rw-{i}", claim=c) for i, c in enumerate(claims)]
-    decisions = flt.decide_all({c.id: flt.measure(c) for c in candidates}, {})
+    decisions = flt.decide_all({c.id: flt.measure(c) for c in candidates}, flt.Params())
     assert decisions["rw-2"].details["cluster_id"] == "cl-rw-0" and decisions["rw-2"].details[
         "linked_by"
     ] == ["claim"]
@@ -136,9 +136,9 @@ def test_a_repost_with_a_caption_bar_joins_its_original(tmp_path: Path) -> None:
     measurements = {
         f"rw-{i}": flt.measure(Candidate(id=f"rw-{i}", image_path=str(p))) for i, p in enumerate(paths)
     }
-    with_crops = flt.decide_all(measurements, {})
+    with_crops = flt.decide_all(measurements, NearDuplicateFilter.Params())
     assert with_crops["rw-1"].details["cluster_id"] == "cl-rw-0" != with_crops["rw-2"].details["cluster_id"]
-    without = flt.decide_all(measurements, {"caption_crops": False})
+    without = flt.decide_all(measurements, NearDuplicateFilter.Params(caption_crops=False))
     assert without["rw-1"].details["cluster_id"] == "cl-rw-1"
 
 
@@ -171,11 +171,13 @@ def test_distinct_screenshots_do_not_merge_but_their_copies_do(tmp_path: Path) -
         for name in (f"c{i}.png", f"c{i}-half.jpg"):
             measurements[name] = flt.measure(Candidate(id=name, image_path=str(tmp_path / name)))
     assert all(m["flat_share"] >= 0.8 for m in measurements.values())
-    decisions = flt.decide_all(measurements, {})
+    decisions = flt.decide_all(measurements, NearDuplicateFilter.Params())
     clusters = {rid: d.details["cluster_id"] for rid, d in decisions.items()}
     assert len(set(clusters.values())) == len(texts)
     assert all(clusters[f"c{i}-half.jpg"] == clusters[f"c{i}.png"] for i in range(len(texts)))
-    unguarded = flt.decide_all(measurements, {"flat_share": 1.01})  # without the guard they collapse
+    unguarded = flt.decide_all(
+        measurements, flt.Params.model_construct(flat_share=1.01)
+    )  # without the guard they collapse
     assert len({d.details["cluster_id"] for d in unguarded.values()}) < len(texts)
 
 
@@ -191,4 +193,6 @@ def test_components_link_transitively_and_leave_unlinked_records_alone():
 def test_an_unknown_index_is_a_config_error_naming_the_key() -> None:
     measurements = {"a": {"claim_norm": "", "phash": "0" * 16, "dhash": "0" * 16}}
     with pytest.raises(ConfigError, match=r"filter\.neardup\.index"):
-        NearDuplicateFilter().decide_all(measurements, {"index": "faiss"})
+        NearDuplicateFilter().decide_all(
+            measurements, NearDuplicateFilter.Params.model_construct(index="faiss")
+        )

@@ -7,8 +7,8 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 from skimage import data as skdata
 
-from rwpost.filters.base import Candidate
 from rwpost.filters.watermark import WatermarkFilter
+from rwpost.records import Candidate
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")
 
@@ -29,7 +29,7 @@ def test_stamp_over_a_photo_is_read_and_dropped(tmp_path: Path) -> None:
     measurement = flt.measure(Candidate(id="rw-1", image_path=str(path)))
     assert measurement["ocr_source"] == "rapidocr"
     assert "FALSE" in measurement["ocr_text"].upper()
-    decision = flt.decide(measurement, {})
+    decision = flt.decide(measurement, flt.Params())
     assert (decision.keep, decision.reason) == (False, "watermark")
     assert decision.details["matched_keywords"] == ["false"]
     assert decision.details["matches"][0]["isolated"]
@@ -41,7 +41,7 @@ def test_ocr_text_on_the_record_is_used_instead_of_the_image(tmp_path: Path) -> 
         Candidate(id="rw-1", image_path=str(tmp_path / "absent.jpg"), ocr_text="MISCAPTIONED")
     )
     assert given["ocr_source"] == "given"
-    assert flt.decide(given, {}).details["matched_keywords"] == ["miscaptioned"]
+    assert flt.decide(given, flt.Params()).details["matched_keywords"] == ["miscaptioned"]
     # a vision-LLM second opinion plugs in as a callable (Table S1 answer format)
     photo = tmp_path / "p.jpg"
     Image.fromarray(skdata.coffee()).save(photo)
@@ -55,6 +55,6 @@ def test_ocr_text_on_the_record_is_used_instead_of_the_image(tmp_path: Path) -> 
     assert with_llm.version != flt.version
     m = with_llm.measure(Candidate(id="rw-2", image_path=str(photo), ocr_text="A cup of coffee"))
     assert "April Fools" in seen[0] and m["llm"]["watermarked"] is True
-    assert with_llm.decide(m, {"combine": "either"}).reason == "watermark"
-    assert with_llm.decide(m, {"combine": "both"}).keep
-    assert with_llm.decide(m, {"combine": "ocr"}).keep
+    assert with_llm.decide(m, with_llm.Params(combine="either")).reason == "watermark"
+    assert with_llm.decide(m, with_llm.Params(combine="both")).keep
+    assert with_llm.decide(m, with_llm.Params(combine="ocr")).keep

@@ -7,13 +7,13 @@ from pathlib import Path
 from PIL import Image
 from skimage import data as skdata
 
-from rwpost.filters.base import Candidate
 from rwpost.filters.cache import MeasurementCache
 from rwpost.filters.neardup import NearDuplicateFilter
 from rwpost.filters.necessity import NecessityFilter
 from rwpost.filters.runner import run_filters
 from rwpost.filters.size import SizeFilter
 from rwpost.filters.watermark import WatermarkFilter
+from rwpost.records import Candidate
 
 
 def _candidates(tmp_path: Path) -> list[Candidate]:
@@ -42,7 +42,7 @@ def _filters():
 
 def test_funnel_counts_each_drop_once_in_order(tmp_path: Path) -> None:
     result = run_filters(_candidates(tmp_path), _filters(), {}, progress=False)
-    funnel, totals = result.funnel(), result.totals()
+    funnel, totals = [step.row() for step in result.steps], result.totals()
     assert (totals["input"], totals["kept"]) == (6, 1)
     steps = {s["filter"]: s for s in funnel}
     assert [s["step"] for s in funnel] == [
@@ -78,7 +78,7 @@ def test_threshold_change_recomputes_nothing_expensive(tmp_path: Path) -> None:
     candidates = _candidates(tmp_path)
     with MeasurementCache(tmp_path / "cache.sqlite") as cache:
         first = run_filters(candidates, _filters(), {}, cache=cache, measure_all=True, progress=False)
-        assert sum(s.measured for s in first.steps) == 6 * 4
+        assert sum(s["measured"] for s in first.cache_use) == 6 * 4
     params = {
         "size": {"max_words": 5000, "min_width": 100, "min_height": 50},
         "watermark": {"max_distance": 0},
@@ -87,8 +87,8 @@ def test_threshold_change_recomputes_nothing_expensive(tmp_path: Path) -> None:
         second = run_filters(
             list(reversed(candidates)), _filters(), params, cache=cache, measure_all=True, progress=False
         )
-    assert [s.measured for s in second.steps] == [0, 0, 0, 0]
-    assert [s.cached for s in second.steps] == [6, 6, 6, 6]
+    assert [s["measured"] for s in second.cache_use] == [0, 0, 0, 0]
+    assert [s["from_cache"] for s in second.cache_use] == [6, 6, 6, 6]
     size = {d.id: d for d in second.decisions if d.filter == "size"}
     assert size["rw-f"].keep and size["rw-d"].keep  # the new thresholds did decide
 
@@ -107,7 +107,7 @@ def test_changed_image_content_is_measured_again(tmp_path: Path) -> None:
             cache=cache,
             progress=False,
         )
-    assert (again.steps[0].measured, changed.steps[0].measured) == (0, 1)
+    assert (again.cache_use[0]["measured"], changed.cache_use[0]["measured"]) == (0, 1)
 
 
 def test_necessity_keeps_only_yes_and_reads_yaml_booleans() -> None:
@@ -120,6 +120,7 @@ def test_necessity_keeps_only_yes_and_reads_yaml_booleans() -> None:
     assert [m["image_required"] for m in (yes, unsure, said)] == ["yes", "uncertain", "no"]
     params = yaml.safe_load("keep_answers: [yes]")  # unquoted: YAML 1.1 gives [True]
     assert params == {"keep_answers": [True]}
-    assert flt.decide(yes, params).keep and not flt.decide(unsure, params).keep
-    assert flt.decide(unsure, {"keep_answers": ["yes", "uncertain"]}).keep
-    assert flt.decide(said, {}).reason == "image_required_no"
+    keep = flt.Params(**params)
+    assert flt.decide(yes, keep).keep and not flt.decide(unsure, keep).keep
+    assert flt.decide(unsure, flt.Params(keep_answers=["yes", "uncertain"])).keep
+    assert flt.decide(said, flt.Params()).reason == "image_required_no"

@@ -6,19 +6,19 @@ from __future__ import annotations
 import random
 
 from rwpost.io import sort_jsonl_by_id
-from rwpost.stages.reformat import reformat_store
+from rwpost.reformat import reformat_store
 from tests.conftest import crawl_store
 
 
 def test_reformat_output_does_not_depend_on_crawl_order(tmp_path):
     store = crawl_store(tmp_path / "crawl")
-    reformat_store(store, tmp_path / "first")
+    reformat_store(store, tmp_path / "first", min_words=1)
     articles = store / "articles.jsonl"
     lines = articles.read_bytes().splitlines(keepends=True)
     random.Random(3).shuffle(lines)
     articles.write_bytes(b"".join(lines))
     sort_jsonl_by_id(articles)  # what the crawl stage does once the crawl returns
-    reformat_store(store, tmp_path / "second")
+    reformat_store(store, tmp_path / "second", min_words=1)
     for name in ("articles.jsonl", "rejects.jsonl", "report.json"):
         assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "second" / name).read_bytes(), name
 

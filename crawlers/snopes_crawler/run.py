@@ -1,10 +1,10 @@
 """Run one crawl in this process: ``python -m snopes_crawler.run --config '<json>'`` (from ``crawlers/``).
 
 ``rwpost crawl`` and ``pipelines/crawl.py`` start this module in a subprocess, because Twisted's reactor
-cannot be restarted in a process. The config keys mirror ``rwpost crawl``'s options (see
-:func:`crawl_settings`). A marker file in the Scrapy JOBDIR tells whether the last run ended cleanly;
-if it did not (a hard kill), the on-disk request queue may be torn, so it is discarded and the crawl
-rediscovers its work from the listings, skipping everything the store already holds.
+cannot be restarted in a process. The config is :class:`rwpost.crawl.CrawlConfig` as JSON (the crawl
+stage's params; see :func:`crawl_settings`). A marker file in the Scrapy JOBDIR tells whether the last run
+ended cleanly; if it did not (a hard kill), the on-disk request queue may be torn, so it is discarded and the
+crawl rediscovers its work from the listings, skipping everything the store already holds.
 
 The run holds the store's lock (:func:`snopes_crawler.store.store_lock`) from start to end: a second
 crawl into the same folder ends at once with an ``{"event": "error"}`` line naming the holder's PID.
@@ -25,7 +25,7 @@ from typing import Any
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 
-from rwpost.images import MAX_IMAGE_BYTES
+from rwpost.crawl import CrawlConfig
 from snopes_crawler.settings import USER_AGENT as DEFAULT_USER_AGENT
 from snopes_crawler.spiders.snopes import SnopesSpider
 from snopes_crawler.store import JOB_DIR, REPORT_FILE, StoreBusy, store_lock
@@ -39,27 +39,27 @@ def user_agent(base: str | None, contact: str | None) -> str:
     return f"{agent} contact: {contact}" if contact and contact not in agent else agent
 
 
-def crawl_settings(config: dict[str, Any]) -> Settings:
+def crawl_settings(config: CrawlConfig) -> Settings:
     """Scrapy settings for one run: the project defaults plus this run's choices."""
     settings = Settings()
     settings.setmodule("snopes_crawler.settings", priority="project")
-    out_dir = Path(config["out_dir"])
+    out_dir = config.out
     overrides: dict[str, Any] = {
         "JOBDIR": str(out_dir / JOB_DIR),
         "LOG_FILE": str(out_dir / "crawl.log"),
         "LOG_FILE_APPEND": True,
-        "USER_AGENT": user_agent(config.get("user_agent"), config.get("contact")),
-        "RWPOST_ALLOW_LOOPBACK": bool(config.get("allow_loopback", False)),
-        "RWPOST_DOWNLOAD_IMAGES": bool(config.get("download_images", True)),
-        "RWPOST_MAX_IMAGE_BYTES": int(config.get("max_image_bytes") or MAX_IMAGE_BYTES),
-        "RWPOST_PROGRESS_INTERVAL": float(config.get("progress_interval", 2.0)),
+        "USER_AGENT": user_agent(config.user_agent, config.contact),
+        "RWPOST_ALLOW_LOOPBACK": config.allow_loopback,
+        "RWPOST_DOWNLOAD_IMAGES": config.download_images,
+        "RWPOST_MAX_IMAGE_BYTES": config.max_image_bytes,
+        "RWPOST_PROGRESS_INTERVAL": config.progress_interval,
     }
-    if config.get("sitemap_hosts"):
+    if config.sitemap_hosts:
         overrides["RWPOST_SITEMAP_HOSTS"] = [
             *settings.getlist("RWPOST_SITEMAP_HOSTS"),
-            *(h.lower() for h in config["sitemap_hosts"]),
+            *(h.lower() for h in config.sitemap_hosts),
         ]
-    if not config.get("throttle", True):
+    if not config.throttle:
         # Loopback benchmarks and tests: no delays, many parallel requests.
         overrides.update(
             {
@@ -70,8 +70,7 @@ def crawl_settings(config: dict[str, Any]) -> Settings:
                 "RETRY_BACKOFF_BASE": 0.2,
             }
         )
-    for key, value in (config.get("settings") or {}).items():
-        overrides[key] = value
+    overrides.update(config.settings)
     settings.setdict(overrides, priority="cmdline")
     return settings
 
@@ -92,9 +91,9 @@ EXIT_BUSY = 75
 """Exit code when another crawl holds the store (EX_TEMPFAIL)."""
 
 
-def run(config: dict[str, Any]) -> int:
+def run(config: CrawlConfig) -> int:
     """Run the crawl described by ``config`` under the store's lock; returns the process exit code."""
-    out_dir = Path(config["out_dir"])
+    out_dir = config.out
     try:
         with store_lock(out_dir):
             return _run_locked(config, out_dir)
@@ -103,25 +102,23 @@ def run(config: dict[str, Any]) -> int:
         return EXIT_BUSY
 
 
-def _run_locked(config: dict[str, Any], out_dir: Path) -> int:
-    discarded = prepare_jobdir(out_dir, bool(config.get("resume", True)))
+def _run_locked(config: CrawlConfig, out_dir: Path) -> int:
+    discarded = prepare_jobdir(out_dir, config.resume)
     if discarded:
         print(json.dumps({"event": "notice", "message": "previous run was killed: request queue discarded"}))
     process = CrawlerProcess(crawl_settings(config))
     process.crawl(
         SnopesSpider,
-        start_url=config["start_url"],
+        start_url=config.start_url,
         out_dir=str(out_dir),
-        since=config.get("since"),
-        until=config.get("until"),
-        max_articles=config.get("max_articles") or 0,
-        retry_failed=bool(config.get("retry_failed", False)),
-        use_sitemap=bool(config.get("use_sitemap", True)),
-        follow_categories=bool(config.get("follow_categories", True)),
-        sitemaps_only=bool(config.get("sitemaps", False)),
-        sitemap_urls=",".join(config.get("sitemap_urls") or []),
-        sitemap_base=config.get("sitemap_base") or "",
-        site_origin=config.get("site_origin") or "",
+        since=config.since,
+        until=config.until,
+        max_articles=config.max_articles,
+        retry_failed=config.retry_failed,
+        sitemaps_only=config.sitemaps,
+        sitemap_urls=",".join(config.sitemap_urls or []),
+        sitemap_base=config.sitemap_base or "",
+        site_origin=config.site_origin or "",
     )
     process.start()
     jobdir = out_dir / JOB_DIR
@@ -135,12 +132,12 @@ def _run_locked(config: dict[str, Any], out_dir: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--config", required=True, help="JSON object of crawl options, or @file.json")
+    parser.add_argument("--config", required=True, help="JSON of a CrawlConfig, or @file.json")
     args = parser.parse_args(argv)
     text = args.config
     if text.startswith("@"):
         text = Path(text[1:]).read_text(encoding="utf-8")
-    return run(json.loads(text))
+    return run(CrawlConfig.model_validate_json(text))
 
 
 if __name__ == "__main__":

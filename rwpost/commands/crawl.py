@@ -9,8 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from rwpost.crawl import DEFAULT_SINCE
-from rwpost.images import MAX_IMAGE_BYTES
+from rwpost.stages import crawl as crawl_stage
 
 console = Console()
 sample_app = typer.Typer(
@@ -70,40 +69,73 @@ def sample_serve(
     serve_site(site, port=port, synthetic=synthetic)
 
 
+def _default(name: str) -> str:
+    return crawl_stage.Params.default_text(name)
+
+
 def crawl(
     start_url: str = typer.Option(
-        None, "--start-url", help="Listing page to start from (archive or category)."
+        None,
+        "--start-url",
+        help="Listing page to start from (archive or category); none: serve and crawl the sample site.",
     ),
     out: Path = typer.Option(
-        ..., "--out", help="Output folder (articles.jsonl, html/, images/, report.json)."
+        None,
+        "--out",
+        help="Output folder (articles.jsonl, html/, images/, report.json).",
+        show_default=_default("out"),
     ),
-    max_articles: int = typer.Option(0, "--max-articles", help="Fetch at most N articles (0: no limit)."),
-    since: str = typer.Option(DEFAULT_SINCE, "--since", help="Earliest publication date kept ('any': none)."),
+    sample_site: Path = typer.Option(
+        None,
+        "--sample-site",
+        help="The site served when no --start-url is given.",
+        show_default=_default("sample_site"),
+    ),
+    max_articles: int = typer.Option(
+        None,
+        "--max-articles",
+        help="Fetch at most N articles (0: no limit).",
+        show_default=_default("max_articles"),
+    ),
+    since: str = typer.Option(
+        None, "--since", help="Earliest publication date kept ('any': none; the live window: 2017-01-01)."
+    ),
     until: str = typer.Option(None, "--until", help="Latest publication date kept (default: no limit)."),
     allow_loopback: bool = typer.Option(
-        False, "--allow-loopback", help="Allow 127.0.0.1 pages and images (the local sample site)."
+        None, "--allow-loopback", help="Allow 127.0.0.1 pages and images (the local sample site)."
     ),
     user_agent: str = typer.Option(None, "--user-agent", help="User-Agent (default names rwpost's crawler)."),
     contact: str = typer.Option(None, "--contact", help="Contact (e-mail or URL) sent in the User-Agent."),
-    throttle: bool = typer.Option(True, "--throttle/--no-throttle", help="AutoThrottle and delays (polite)."),
+    throttle: bool = typer.Option(
+        None,
+        "--throttle/--no-throttle",
+        help="AutoThrottle and delays (polite).",
+        show_default=_default("throttle"),
+    ),
     resume: bool = typer.Option(
-        True,
+        None,
         "--resume/--no-resume",
         help="Continue the Scrapy queue of a stopped run (stored pages are skipped).",
+        show_default=_default("resume"),
     ),
     retry_failed: bool = typer.Option(
-        False, "--retry-failed", help="Fetch again pages stored with 5xx/network errors."
+        None, "--retry-failed", help="Fetch again pages stored with 5xx/network errors."
     ),
-    images: bool = typer.Option(True, "--images/--no-images", help="Download article images."),
+    images: bool = typer.Option(
+        None,
+        "--images/--no-images",
+        help="Download article images.",
+        show_default=_default("download_images"),
+    ),
     max_image_bytes: int = typer.Option(
-        MAX_IMAGE_BYTES, "--max-image-bytes", min=1, help="Size cap per image."
+        None, "--max-image-bytes", min=1, help="Size cap per image.", show_default=_default("max_image_bytes")
     ),
     crawlers_dir: Path = typer.Option(
         None, "--crawlers-dir", help="The Scrapy project (default ./crawlers)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the crawl report as JSON."),
     sitemaps: bool = typer.Option(
-        False,
+        None,
         "--sitemaps",
         help="Discover from the sitemaps only (media.snopes.com/sitemaps/: latest, news, one per month "
         "of --since..--until), no listing walk.",
@@ -135,42 +167,42 @@ def crawl(
 ) -> None:
     """Crawl a Snopes-like site with Scrapy (in a subprocess): polite, resumable and incremental.
 
-    Example: rwpost crawl --start-url http://127.0.0.1:8000/fact-check/ --out data/work/crawl --allow-loopback
+    The same stage as `dvc repro` runs: with no --start-url it serves the bundled sample site on
+    127.0.0.1 and crawls it; the store is sorted by id at the end.
+
+    Example (the bundled sample): rwpost crawl --out data/work/crawl --no-throttle
+    Live: rwpost crawl --start-url https://www.snopes.com/fact-check/ --since 2017-01-01 --contact ME
     Saved pages: rwpost crawl --from-html saved_pages/ --out data/work/crawl
     Sitemaps only: rwpost crawl --start-url https://www.snopes.com/ --sitemaps --since 2025-01-01 --contact ME
     """
     from rich.live import Live
 
-    from rwpost.errors import ConfigError
-
     if from_html is not None:
         from rwpost.crawl import run_import_html
 
+        store = out or crawl_stage.Params().out
         with Live(console=Console(stderr=True), transient=True, refresh_per_second=4) as live:
 
             def imported(event: dict) -> None:
                 live.update(f"saved pages read {event.get('files', 0)} of {event.get('total', '?')}")
 
-            counts = run_import_html(from_html, out, crawlers_dir=crawlers_dir, on_event=imported)
+            counts = run_import_html(from_html, store, crawlers_dir=crawlers_dir, on_event=imported)
         if as_json:
             typer.echo(json.dumps(counts, indent=2))
             return
         problems = counts.pop("index_problem_lines", [])
-        table = Table("saved pages", "count", title=f"import of {from_html} into {out}")
+        table = Table("saved pages", "count", title=f"import of {from_html} into {store}")
         for key, value in counts.items():
             table.add_row(key, str(value))
         console.print(table)
         for problem in problems:  # an index.json entry that gave no page its URL is said, never skipped
             console.print(f"[yellow]index not used: {problem}[/]", soft_wrap=True)
         return
-    if not start_url:
-        raise ConfigError("--start-url is required (or --from-html DIR to read saved pages)")
 
-    from rwpost.crawl import CrawlOptions, run_crawl
-
-    options = CrawlOptions(
+    params = crawl_stage.Params.from_options(
         start_url=start_url,
-        out_dir=str(out),
+        out=out,
+        sample_site=sample_site,
         since=since,
         until=until,
         max_articles=max_articles,
@@ -182,7 +214,7 @@ def crawl(
         max_image_bytes=max_image_bytes,
         resume=resume,
         retry_failed=retry_failed,
-        sitemaps=sitemaps or bool(sitemap_url) or bool(sitemap_base),
+        sitemaps=sitemaps or bool(sitemap_url) or bool(sitemap_base) or None,
         sitemap_urls=list(sitemap_url or []) or None,
         sitemap_base=sitemap_base,
         sitemap_hosts=list(sitemap_host or []) or None,
@@ -201,11 +233,11 @@ def crawl(
                 f"images {event.get('images_ok', 0)}  {event.get('rate_per_s', 0)} pages/s"
             )
 
-        report = run_crawl(options, crawlers_dir=crawlers_dir, on_event=show)
+        report = crawl_stage.run(params, crawlers_dir=crawlers_dir, on_event=show).counts
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
-    print_report(report, out)
+    print_report(report, params.out)
 
 
 def print_report(report: dict, out: Path) -> None:

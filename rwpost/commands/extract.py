@@ -11,22 +11,30 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from rwpost.stages import extract as extract_stage
+from rwpost.stages import reformat as reformat_stage
+
 console = Console()
-OUTPUTS = ("extractions.jsonl", "rejects.jsonl", "summary.json", "cost.json")
+OUTPUTS = ("extractions.jsonl", "rejects.jsonl", "summary.json", "cost.json", "funnel.json")
 """What ``rwpost extract`` writes in its --out folder (rejects.jsonl only when something was set aside)."""
 
 
 def reformat(
     crawl_dir: Path = typer.Option(
-        None, "--in", help="Crawl store: articles.jsonl + html/<sha>.html.gz (default: data/work/crawl)."
+        None,
+        "--in",
+        help="Crawl store: articles.jsonl + html/<sha>.html.gz.",
+        show_default=reformat_stage.Params.default_text("crawl"),
     ),
-    out: Path = typer.Option(None, "--out", help="Output folder (default: data/work/tagged)."),
+    out: Path = typer.Option(
+        None, "--out", help="Output folder.", show_default=reformat_stage.Params.default_text("out")
+    ),
     min_words: int = typer.Option(
         None,
         "--min-words",
         min=0,
-        help="Reject bodies with fewer words (default: 1; the pipeline uses params.yaml's "
-        "reformat.min_words).",
+        help="Reject bodies with fewer words.",
+        show_default=reformat_stage.Params.default_text("min_words"),
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the outputs of an earlier run."),
@@ -36,15 +44,14 @@ def reformat(
     Example: rwpost reformat --in data/work/crawl --out data/work/tagged
     """
     from rwpost.io import check_outputs
-    from rwpost.stages import reformat as stage
 
-    params = stage.Params.of(crawl=crawl_dir, out=out, min_words=min_words)
+    params = reformat_stage.Params.of(crawl=crawl_dir, out=out, min_words=min_words)
     check_outputs(
-        [params.out / name for name in stage.OUTPUT_FILES],
+        [params.out / name for name in reformat_stage.OUTPUT_FILES],
         [params.crawl / "articles.jsonl"],
         overwrite=overwrite,
     )
-    report = stage.run(params).counts
+    report = reformat_stage.run(params).counts
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
@@ -53,17 +60,26 @@ def reformat(
         console.print(f"  rejected ({reason}): {count}")
 
 
+def _default(name: str) -> str:
+    return extract_stage.Params.default_text(name)
+
+
 def extract(
     in_path: Path = typer.Option(
-        Path("data/work/tagged/articles.jsonl"), "--in", help="Tagged articles (JSONL)."
+        None, "--in", help="Tagged articles (JSONL).", show_default=_default("input")
     ),
-    out: Path = typer.Option(Path("data/work/extract"), "--out", help="Output folder."),
+    out: Path = typer.Option(None, "--out", help="Output folder.", show_default=_default("out")),
     backend: str = typer.Option(
-        "auto", "--backend", help="offline | llm | auto (llm when OPENAI_API_KEY is set, else offline)."
+        None,
+        "--backend",
+        help="offline | llm | auto (llm when OPENAI_API_KEY is set, else offline).",
+        show_default=_default("backend"),
     ),
     model: str = typer.Option(None, "--model", help="LLM model (default: RWPOST_LLM_MODEL or gpt-4o-mini)."),
     concurrency: int = typer.Option(None, "--concurrency", min=1, help="LLM requests in flight (default 8)."),
-    cache: Path = typer.Option(Path("data/cache/llm.sqlite"), "--cache", help="LLM answer cache (sqlite)."),
+    cache: Path = typer.Option(
+        None, "--cache", help="LLM answer cache (sqlite).", show_default=_default("cache")
+    ),
     price_in: float = typer.Option(
         None, "--price-in", min=0, help="USD per million input tokens of --model."
     ),
@@ -77,59 +93,77 @@ def extract(
 ) -> None:
     """Extract post, rationale and evidence from tagged articles (paper III-B.3); resumable.
 
+    The same stage as `dvc repro` runs (funnel.json included).
     Reads OPENAI_API_KEY / OPENAI_BASE_URL / RWPOST_LLM_* from the environment for the llm backend.
 
     Example: rwpost extract --in data/work/tagged/articles.jsonl --out data/work/extract --backend offline
     """
-    from rwpost.extract.llm import LLMExtractor
-    from rwpost.io import check_outputs, iter_lines, read_records
-    from rwpost.llm import Price, settings_from_env
-    from rwpost.records import TaggedArticle
-    from rwpost.stages.extract import extract_tagged, make_extractor
+    from rwpost.io import check_outputs, iter_lines
+    from rwpost.llm import settings_from_env
 
-    # a rerun resumes (documented): outputs are appended to; only an output that is the input is refused
-    outputs = [out / name for name in OUTPUTS]
-    check_outputs(outputs, [in_path], overwrite=True)
-    settings = settings_from_env(model=model, concurrency=concurrency)
-    prices = {}
+    prices = None
     if price_in is not None and price_out is not None:
-        prices[settings.model] = Price(input_per_mtok=price_in, output_per_mtok=price_out)
-    if dry_run and backend == "auto":
-        backend = "llm"  # a dry run is about what the LLM would cost
-    if dry_run and not settings.has_key and not settings.base_url:
-        settings = dataclasses.replace(settings, base_url="http://127.0.0.1:9/v1")  # never called
-    extractor = make_extractor(backend, settings, cache_path=cache, prices=prices)
+        priced = model or settings_from_env().model
+        prices = {priced: {"input_per_mtok": price_in, "output_per_mtok": price_out}}
+    params = extract_stage.Params.of(
+        input=in_path,
+        out=out,
+        backend=backend,
+        model=model,
+        concurrency=concurrency,
+        cache=cache,
+        prices=prices,
+        limit=limit,
+        retry_rejects=retry_rejects or None,
+    )
+    # a rerun resumes (documented): outputs are appended to; only an output that is the input is refused
+    check_outputs([params.out / name for name in OUTPUTS], [params.input], overwrite=True)
     if dry_run:
-        if not isinstance(extractor, LLMExtractor):
-            raise typer.BadParameter("--dry-run estimates the llm backend; the offline backend costs nothing")
-        articles = list(read_records(in_path, TaggedArticle, rejects=[]))
-        if limit is not None:
-            articles = articles[:limit]
-        estimate = extractor.estimate(articles)
-        if as_json:
-            typer.echo(json.dumps(estimate, indent=2))
-            return
-        _print_usage("dry run (estimate, nothing called)", estimate["tasks"], estimate["total"])
+        _dry_run(params, as_json)
         return
-    total = sum(1 for _ in iter_lines(in_path)) if in_path.is_file() else 0
+    total = sum(1 for _ in iter_lines(params.input)) if params.input.is_file() else 0
     with Progress(console=console, transient=True) as bar:
-        task = bar.add_task(f"extract ({extractor.backend})", total=total)
-        report = extract_tagged(
-            in_path,
-            out,
-            extractor,
-            limit=limit,
-            retry_rejects=retry_rejects,
-            progress=lambda n: bar.advance(task, n),
-        )
+        task = bar.add_task(f"extract ({params.backend})", total=total)
+        report = extract_stage.run(params, progress=lambda n: bar.advance(task, n)).counts
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
     console.print(f"backend {report['backend']} ({report['prompt_version']}): {report['counts']}")
     if report.get("tasks"):
         _print_usage(f"LLM usage ({report['model']})", report["tasks"], report["total"])
-    written = [name for name in OUTPUTS if (out / name).exists()]  # no rejects: no rejects.jsonl
-    console.print(f"outputs in {out} ({', '.join(written)})")
+    written = [name for name in OUTPUTS if (params.out / name).exists()]  # no rejects: no rejects.jsonl
+    console.print(f"outputs in {params.out} ({', '.join(written)})")
+
+
+def _dry_run(params: extract_stage.Params, as_json: bool) -> None:
+    """What the llm backend would ask for the articles to do, in tokens and cost; calls nothing."""
+    from rwpost.extract.llm import LLMExtractor
+    from rwpost.extract.run import make_extractor
+    from rwpost.io import read_records
+    from rwpost.llm import settings_from_env
+    from rwpost.records import TaggedArticle
+
+    backend = "llm" if params.backend == "auto" else params.backend  # a dry run is about what the LLM costs
+    settings = settings_from_env(model=params.model, concurrency=params.concurrency)
+    if not settings.has_key and not settings.base_url:
+        settings = dataclasses.replace(settings, base_url="http://127.0.0.1:9/v1")  # never called
+    extractor = make_extractor(
+        backend,
+        settings,
+        cache_path=params.cache,
+        prices=extract_stage.price_table(params.prices),
+        max_article_chars=params.max_article_chars,
+    )
+    if not isinstance(extractor, LLMExtractor):
+        raise typer.BadParameter("--dry-run estimates the llm backend; the offline backend costs nothing")
+    articles = list(read_records(params.input, TaggedArticle, rejects=[]))
+    if params.limit is not None:
+        articles = articles[: params.limit]
+    estimate = extractor.estimate(articles)
+    if as_json:
+        typer.echo(json.dumps(estimate, indent=2))
+        return
+    _print_usage("dry run (estimate, nothing called)", estimate["tasks"], estimate["total"])
 
 
 def _print_usage(title: str, tasks: dict, total: dict) -> None:

@@ -11,8 +11,15 @@ from rich.console import Console
 from rich.table import Table
 
 from rwpost.errors import ConfigError
+from rwpost.stages import filter as filter_stage
 
 console = Console()
+
+
+def stage_default(name: str) -> str:
+    return filter_stage.Params.default_text(name)
+
+
 filter_app = typer.Typer(
     help="Quality filters (size, watermark, image necessity, near-duplicates) and their funnel.\n\n"
     "Example: rwpost filter run --params params.yaml; rwpost filter funnel",
@@ -58,15 +65,17 @@ def print_funnel(steps: list[dict[str, Any]]) -> None:
 
 @filter_app.command("run")
 def run(
-    tagged: Path = typer.Option(Path("data/work/tagged/articles.jsonl"), help="Tagged articles (JSONL)."),
+    tagged: Path = typer.Option(None, help="Tagged articles (JSONL).", show_default=stage_default("tagged")),
     extractions: Path = typer.Option(
-        Path("data/work/extract/extractions.jsonl"), help="Extractions (JSONL)."
+        None, help="Extractions (JSONL).", show_default=stage_default("extractions")
     ),
-    crawl: Path = typer.Option(Path("data/work/crawl/articles.jsonl"), help="Crawled articles (JSONL)."),
+    crawl: Path = typer.Option(
+        None, help="Crawled articles (JSONL).", show_default=f"{stage_default('crawl')}/articles.jsonl"
+    ),
     crawl_root: Path = typer.Option(
         None, help="Folder the crawl's image paths are relative to (default: the crawl file's folder)."
     ),
-    out: Path = typer.Option(Path("data/work/filter"), help="Output folder."),
+    out: Path = typer.Option(None, help="Output folder.", show_default=stage_default("out")),
     params: Path = typer.Option(None, help="params.yaml whose 'filter:' section sets thresholds."),
     as_json: bool = typer.Option(False, "--json", help="Print the funnel as JSON."),
     overwrite: bool = typer.Option(
@@ -79,24 +88,30 @@ def run(
 
     Example: rwpost filter run --params params.yaml --out data/work/filter
     """
+    from rwpost.filters.runner import INPUTS_FILE, inputs_of
     from rwpost.io import check_outputs
     from rwpost.stages import filter as stage
     from rwpost.stages.base import load_params
 
+    raw = load_params(params) if params else {}
+    settings = stage.Params.from_params(raw, str(params)) if "filter" in raw else stage.Params()
+    given = {"tagged": tagged, "extractions": extractions, "out": out}
+    if crawl is not None or crawl_root is not None:
+        given["crawl"] = crawl_root or (crawl.parent if crawl else None)
+    settings = settings.model_copy(update={k: v for k, v in given.items() if v is not None})
+    crawl_file = crawl or (settings.crawl / "articles.jsonl" if settings.crawl else None)
     # a rerun into the same folder on the same input files is the documented way to try new thresholds (the
     # measurement cache makes it cheap), so its outputs are replaced; outputs another run wrote from other
     # inputs are replaced only with --overwrite; an output that is one of the inputs is always refused
+    out = settings.out
     outputs = ["decisions.jsonl", "verdicts.jsonl", "rejects.jsonl", "funnel.json", "summary.json"]
-    check_outputs([out / name for name in outputs], [tagged, extractions, crawl, params], overwrite=True)
-    raw = load_params(params) if params else {}
-    settings = stage.Params.from_params(raw, str(params)) if "filter" in raw else stage.Params()
-    readable = tagged.is_file() and extractions.is_file()  # else the stage names the missing input
+    inputs = [settings.tagged, settings.extractions, crawl_file, params]
+    check_outputs([out / name for name in outputs], [p for p in inputs if p is not None], overwrite=True)
+    extractions = settings.extractions
+    readable = settings.tagged.is_file() and extractions is not None and extractions.is_file()
     if readable and not overwrite and any((out / name).exists() for name in outputs):
-        _same_inputs_or_refuse(out, stage.inputs_of(tagged, extractions, crawl), stage.INPUTS_FILE)
-    settings = settings.model_copy(
-        update={"tagged": tagged, "extractions": extractions, "crawl": crawl_root or crawl.parent, "out": out}
-    )
-    report = stage.run(settings, crawl_file=crawl, progress=not as_json)
+        _same_inputs_or_refuse(out, inputs_of(settings.tagged, extractions, crawl_file), INPUTS_FILE)
+    report = stage.run(settings, crawl_file=crawl_file, progress=not as_json)
     funnel = [step.row() for step in report.funnel]
     if as_json:
         totals = {k: report.counts[k] for k in ("input", "kept")}

@@ -7,7 +7,7 @@ module and one line here. :func:`rwpost.filters.runner.run_filters` runs them.
 
 from __future__ import annotations
 
-from rwpost.filters.base import Candidate, CorpusFilter, FilterDecision, RecordFilter
+from rwpost.filters.base import CorpusFilter, FilterDecision, RecordFilter
 from rwpost.filters.neardup import NearDuplicateFilter
 from rwpost.filters.necessity import NecessityFilter
 from rwpost.filters.size import SizeFilter
@@ -27,7 +27,6 @@ DEFAULT_ORDER: tuple[str, ...] = ("size", "necessity", "watermark", "neardup")
 __all__ = [
     "DEFAULT_ORDER",
     "REGISTRY",
-    "Candidate",
     "CorpusFilter",
     "FilterDecision",
     "RecordFilter",

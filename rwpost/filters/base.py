@@ -5,8 +5,12 @@ A filter is a small object with a ``name``, a ``version`` and two methods:
 * ``measure(candidate) -> dict``: the expensive, threshold-free measurement (OCR text, image size,
   perceptual hashes, an LLM's answer). The runner caches it on disk under
   ``(name, version, input_key(candidate))``, so changing a threshold never measures again.
-* ``decide(measurement, params) -> FilterDecision``: cheap, pure, driven by the thresholds passed in
-  (from ``params.yaml`` at the edge).
+* ``decide(measurement, params) -> FilterDecision``: cheap, pure, driven by the thresholds passed in:
+  the filter's own ``Params`` model, declared next to ``decide`` (its ``params.yaml`` section,
+  ``filter.<name>``, with the defaults and bounds in one place).
+
+A filter is built by ``from_context(context)``: the :class:`FilterContext` carries the LLM judges (None:
+offline) and how OCR text a record carries is used; a filter that needs a judge takes it from there.
 
 A :class:`CorpusFilter` (near-duplicates) decides over all measurements at once instead. Batching,
 progress, counting and writing the decisions belong to :mod:`rwpost.filters.runner`, not to filters.
@@ -17,34 +21,38 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from rwpost.filters.llm import TextJudge, VisionJudge
+from rwpost.records import Candidate
 
 KEEP = "ok"
 """The reason code of a kept record."""
 
 
-class Candidate(BaseModel):
-    """What the filters see of one record: text sizes, the claim, the post and its one image."""
+Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+"""A threshold that is a share, in [0, 1]."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str
-    word_count: int | None = Field(default=None, description="words of the fact-check article")
-    claim: str | None = None
-    post_text: str | None = None
-    image_url: str | None = Field(default=None, description="the post image as linked in the article")
-    image_path: str | None = Field(
-        default=None, description="local file of the image, absolute or cwd-relative"
-    )
-    image_sha256: str | None = Field(default=None, description="content hash of the image file")
-    image_error: str | None = Field(
-        default=None, description="why the image could not be fetched, e.g. 'http 404'"
-    )
-    ocr_text: str | None = Field(
-        default=None, description="OCR of the image already known (e.g. released records)"
-    )
+class Thresholds(BaseModel):
+    """Base of a filter's ``Params``: its section of ``filter:`` in params.yaml; unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class FilterContext:
+    """What the stage hands every filter it builds (``from_context``): the LLM judges, None when offline."""
+
+    use_given_ocr: bool = True
+    """OCR text already on a record is used instead of reading the image."""
+    vision_judge: VisionJudge | None = None
+    text_judge: TextJudge | None = None
+    judge_id: str | None = None
+    """The judges' model name (part of a filter's version, so a new model measures again)."""
 
 
 class FilterDecision(BaseModel):
@@ -82,7 +90,13 @@ class RecordFilter(Protocol):
     """A filter that decides each record on its own."""
 
     name: ClassVar[str]
+    Params: ClassVar[type[Thresholds]]
     version: str
+
+    @classmethod
+    def from_context(cls, context: FilterContext) -> Self:
+        """The filter as the stage builds it."""
+        ...
 
     def input_key(self, candidate: Candidate) -> str:
         """Hash of exactly what :meth:`measure` reads (image by content, texts by value)."""
@@ -92,8 +106,8 @@ class RecordFilter(Protocol):
         """The expensive, threshold-free measurement (JSON-serialisable)."""
         ...
 
-    def decide(self, measurement: Mapping[str, Any], params: Mapping[str, Any]) -> FilterDecision:
-        """Keep or drop from one measurement and the thresholds in ``params``."""
+    def decide(self, measurement: Mapping[str, Any], params: Any) -> FilterDecision:
+        """Keep or drop from one measurement and the thresholds in ``params`` (the filter's ``Params``)."""
         ...
 
 
@@ -102,14 +116,18 @@ class CorpusFilter(Protocol):
     """A filter whose decisions depend on all records together (e.g. near-duplicate clusters)."""
 
     name: ClassVar[str]
+    Params: ClassVar[type[Thresholds]]
     version: str
+
+    @classmethod
+    def from_context(cls, context: FilterContext) -> Self: ...
 
     def input_key(self, candidate: Candidate) -> str: ...
 
     def measure(self, candidate: Candidate) -> dict[str, Any]: ...
 
     def decide_all(
-        self, measurements: Mapping[str, Mapping[str, Any]], params: Mapping[str, Any]
+        self, measurements: Mapping[str, Mapping[str, Any]], params: Any
     ) -> dict[str, FilterDecision]:
         """Decisions for every record id in ``measurements`` (in their order)."""
         ...

@@ -11,10 +11,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from rwpost.filters.base import Candidate
 from rwpost.images import FETCH_DELAY, ImageFetcher
 from rwpost.io import read_records, sha256_file
-from rwpost.records import CrawledArticle, Extraction, ImageFile, Reject, TaggedArticle
+from rwpost.records import Candidate, CrawledArticle, Extraction, ImageFile, Reject, TaggedArticle
 
 STAGE = "filter"
 """The stage named on the rejects of unreadable input lines."""

@@ -18,32 +18,29 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, Self
 
 import imagehash
 import numpy as np
 from PIL import Image
+from pydantic import NonNegativeInt
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from rwpost.errors import ConfigError
-from rwpost.filters.base import KEEP, Candidate, FilterDecision, content_key, image_inputs
+from rwpost.filters.base import (
+    KEEP,
+    FilterContext,
+    FilterDecision,
+    Share,
+    Thresholds,
+    content_key,
+    image_inputs,
+)
 from rwpost.filters.hamming import BKTree, pairs_between, pairs_within
 from rwpost.filters.images import open_rgb
 from rwpost.images import ImageRefused
-
-DEFAULTS: dict[str, Any] = {
-    "phash_radius": 16,
-    "dhash_radius": 10,
-    "text_jaccard": 0.8,
-    "index": "mih",
-    "caption_crops": True,
-    "flat_share": 0.8,
-    "flat_phash_radius": 2,
-    "flat_dhash_radius": 2,
-    "drop_duplicates": False,
-}
-"""Radii chosen on the transformed-copy benchmark (``benchmarks/neardup.py``)."""
+from rwpost.records import Candidate
 
 _WORD = re.compile(r"[a-z0-9]+")
 _PRIME = (1 << 31) - 1
@@ -216,6 +213,23 @@ class NearDuplicateFilter:
     name: ClassVar[str] = "neardup"
     version = f"4+imagehash-{imagehash.__version__}"
 
+    class Params(Thresholds):
+        """Radii chosen on the transformed-copy benchmark (``benchmarks/neardup.py``); ``filter.neardup``."""
+
+        phash_radius: NonNegativeInt = 16
+        dhash_radius: NonNegativeInt = 10
+        text_jaccard: Share = 0.8
+        index: Literal["mih", "bktree"] = "mih"
+        caption_crops: bool = True
+        flat_share: Share = 0.8
+        flat_phash_radius: NonNegativeInt = 2
+        flat_dhash_radius: NonNegativeInt = 2
+        drop_duplicates: bool = False
+
+    @classmethod
+    def from_context(cls, context: FilterContext) -> Self:
+        return cls()
+
     def input_key(self, candidate: Candidate) -> str:
         return content_key({"claim": candidate.claim, **image_inputs(candidate)})
 
@@ -229,35 +243,32 @@ class NearDuplicateFilter:
         return out
 
     def decide_all(
-        self, measurements: Mapping[str, Mapping[str, Any]], params: Mapping[str, Any]
+        self, measurements: Mapping[str, Mapping[str, Any]], p: Params
     ) -> dict[str, FilterDecision]:
-        p = {**DEFAULTS, **params}
         ids = list(measurements)
         edges: list[tuple[int, int]] = []
         how: dict[int, set[str]] = {i: set() for i in range(len(ids))}
         with_image = [i for i, rid in enumerate(ids) if "phash" in measurements[rid]]
         ph = [int(measurements[ids[i]]["phash"], 16) for i in with_image]
         dh = [int(measurements[ids[i]]["dhash"], 16) for i in with_image]
-        flat = {i for i in with_image if measurements[ids[i]].get("flat_share", 0.0) >= p["flat_share"]}
-        for a, b in image_pairs(ph, dh, p["phash_radius"], p["dhash_radius"], p["index"]):
+        flat = {i for i in with_image if measurements[ids[i]].get("flat_share", 0.0) >= p.flat_share}
+        for a, b in image_pairs(ph, dh, p.phash_radius, p.dhash_radius, p.index):
             if (with_image[a] in flat or with_image[b] in flat) and (
-                (ph[a] ^ ph[b]).bit_count() > p["flat_phash_radius"]
-                or (dh[a] ^ dh[b]).bit_count() > p["flat_dhash_radius"]
+                (ph[a] ^ ph[b]).bit_count() > p.flat_phash_radius
+                or (dh[a] ^ dh[b]).bit_count() > p.flat_dhash_radius
             ):
                 continue  # a screenshot-like image: only an (almost) identical copy links
             edges.append((with_image[a], with_image[b]))
             how[with_image[a]].add("image")
             how[with_image[b]].add("image")
-        if p["caption_crops"] and with_image:
-            for a, b in crop_pairs(
-                measurements, ids, with_image, ph, dh, p["phash_radius"], p["dhash_radius"]
-            ):
+        if p.caption_crops and with_image:
+            for a, b in crop_pairs(measurements, ids, with_image, ph, dh, p.phash_radius, p.dhash_radius):
                 if a in flat or b in flat:
                     continue  # caption crops of screenshot-like images are not evidence
                 edges.append((a, b))
                 how[a].add("image")
                 how[b].add("image")
-        for a, b in text_pairs([measurements[rid].get("claim_norm", "") for rid in ids], p["text_jaccard"]):
+        for a, b in text_pairs([measurements[rid].get("claim_norm", "") for rid in ids], p.text_jaccard):
             edges.append((a, b))
             how[a].add("claim")
             how[b].add("claim")
@@ -280,7 +291,7 @@ class NearDuplicateFilter:
                     "flat_share": measurements[rid].get("flat_share"),
                 }
                 duplicate = len(group) > 1 and rid != representative
-                if duplicate and p["drop_duplicates"]:
+                if duplicate and p.drop_duplicates:
                     decisions[rid] = FilterDecision(
                         keep=False, reason="near_duplicate", score=len(group), details=details
                     )

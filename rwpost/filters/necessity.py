@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, Self
+
+from pydantic import Field
 
 from rwpost.errors import RwpostError
-from rwpost.filters.base import KEEP, Candidate, FilterDecision, content_key
+from rwpost.filters.base import KEEP, FilterContext, FilterDecision, Thresholds, content_key
 from rwpost.filters.llm import TextJudge, necessity_prompt, parse_necessity_answer, prompt_version
+from rwpost.records import Candidate
 
 _VISUAL = re.compile(
     r"\b(?:photo\w*|pic|pics|picture[sd]?|pictured|image\w*|imagery|video\w*|footage|clip|screen\s?shot\w*|"
@@ -39,9 +42,6 @@ _VERBAL = re.compile(
     r"study|studies|poll\w*|statistic\w*|price\w*|costs?|voted?|votes|announced?|declared?|signed|passed)\b",
     re.IGNORECASE,
 )
-
-DEFAULTS: dict[str, Any] = {"keep_answers": ["yes"]}
-"""Paper III-C keeps only 'yes'; 'no' and 'uncertain' are dropped."""
 
 RULES_VERSION = "rules-1"
 
@@ -73,6 +73,19 @@ class NecessityFilter:
 
     name: ClassVar[str] = "necessity"
 
+    class Params(Thresholds):
+        """Which answers keep a record (``filter.necessity`` in params.yaml)."""
+
+        keep_answers: list[Literal["yes", "no", "uncertain", True, False]] = Field(
+            default_factory=lambda: ["yes"]
+        )
+        """Paper III-C keeps only 'yes'; YAML reads a bare yes / no as a boolean, so both spellings pass."""
+
+    @classmethod
+    def from_context(cls, context: FilterContext) -> Self:
+        """Takes the text judge (Table S2), when there is one."""
+        return cls(judge=context.text_judge, judge_id=context.judge_id)
+
     def __init__(self, *, judge: TextJudge | None = None, judge_id: str | None = None) -> None:
         self.judge = judge
         template = necessity_prompt("{claim}")
@@ -99,11 +112,11 @@ class NecessityFilter:
             }
         return {"source": "llm", **answer}
 
-    def decide(self, measurement: Mapping[str, Any], params: Mapping[str, Any]) -> FilterDecision:
-        p = {**DEFAULTS, **params}
+    def decide(self, measurement: Mapping[str, Any], params: Params) -> FilterDecision:
         # YAML 1.1 reads an unquoted yes / no as a boolean: accept both spellings
         keep = {
-            {True: "yes", False: "no"}.get(a, a) if isinstance(a, bool) else str(a) for a in p["keep_answers"]
+            {True: "yes", False: "no"}.get(a, a) if isinstance(a, bool) else str(a)
+            for a in params.keep_answers
         }
         answer = measurement.get("image_required", "uncertain")
         score = {"yes": 1.0, "uncertain": 0.5, "no": 0.0}.get(answer)

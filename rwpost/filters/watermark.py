@@ -10,28 +10,45 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, Self
+
+from pydantic import NonNegativeInt
 
 from rwpost.errors import RwpostError
-from rwpost.filters.base import KEEP, Candidate, FilterDecision, content_key, image_inputs
+from rwpost.filters.base import (
+    KEEP,
+    FilterContext,
+    FilterDecision,
+    Share,
+    Thresholds,
+    content_key,
+    image_inputs,
+)
 from rwpost.filters.keywords import find_keywords, matched_keywords
 from rwpost.filters.llm import VisionJudge, parse_watermark_answer, prompt_version, watermark_prompt
 from rwpost.filters.ocr import engine_version, ocr_image
 from rwpost.images import ImageRefused
-
-DEFAULTS: dict[str, Any] = {
-    "max_distance": 2,
-    "require_isolated": False,
-    "min_confidence": 0.5,
-    "combine": "either",
-}
-"""``combine``: how OCR keywords and the LLM answer make the verdict: ocr | llm | either | both."""
+from rwpost.records import Candidate
 
 
 class WatermarkFilter:
     """OCR (+ optional vision LLM) -> watermark keywords -> drop if the image carries a verdict label."""
 
     name: ClassVar[str] = "watermark"
+
+    class Params(Thresholds):
+        """Keyword matching and how it combines with the LLM (``filter.watermark`` in params.yaml)."""
+
+        max_distance: NonNegativeInt = 2
+        require_isolated: bool = False
+        min_confidence: Share = 0.5
+        combine: Literal["ocr", "llm", "either", "both"] = "either"
+        """How OCR keywords and the LLM answer make the verdict."""
+
+    @classmethod
+    def from_context(cls, context: FilterContext) -> Self:
+        """Takes the vision judge (Table S1), when there is one."""
+        return cls(use_given_ocr=context.use_given_ocr, judge=context.vision_judge, judge_id=context.judge_id)
 
     def __init__(
         self, *, use_given_ocr: bool = True, judge: VisionJudge | None = None, judge_id: str | None = None
@@ -70,21 +87,20 @@ class WatermarkFilter:
                 out["llm"] = {"error": str(exc)}
         return out
 
-    def decide(self, measurement: Mapping[str, Any], params: Mapping[str, Any]) -> FilterDecision:
-        p = {**DEFAULTS, **params}
+    def decide(self, measurement: Mapping[str, Any], params: Params) -> FilterDecision:
         lines = measurement.get("ocr_lines") or []
         if lines:
-            text = "\n".join(x["text"] for x in lines if x.get("confidence", 1.0) >= p["min_confidence"])
+            text = "\n".join(x["text"] for x in lines if x.get("confidence", 1.0) >= params.min_confidence)
         else:
             text = measurement.get("ocr_text") or ""
         counted = matched_keywords(
-            find_keywords(text), max_distance=p["max_distance"], require_isolated=p["require_isolated"]
+            find_keywords(text), max_distance=params.max_distance, require_isolated=params.require_isolated
         )
         keywords = sorted({m.keyword for m in counted})
         by_ocr = bool(keywords)
         llm = measurement.get("llm") or {}
         by_llm = bool(llm.get("watermarked")) if "watermarked" in llm else None
-        combine = p["combine"] if by_llm is not None else "ocr"
+        combine = params.combine if by_llm is not None else "ocr"
         marked = {
             "ocr": by_ocr,
             "llm": bool(by_llm),

@@ -22,6 +22,7 @@ class Params(StageParams):
     """The ``annotate:`` section of params.yaml."""
 
     section = "annotate"
+    upstream = {"samples": "assemble.out/samples.jsonl"}
 
     samples: Path = Path("data/work/assemble/samples.jsonl")
     verdicts: Path = Path("annotation/export/validation_verdicts.jsonl")

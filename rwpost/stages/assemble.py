@@ -14,14 +14,22 @@ from pydantic import BaseModel, Field
 
 from rwpost.assemble import assemble_samples
 from rwpost.io import read_records, sorted_by_id, sorted_rejects, write_jsonl
-from rwpost.records import CrawledArticle, Decision, Extraction, TaggedArticle
-from rwpost.stages.base import FunnelStep, StageParams, StageReport, funnel_so_far, write_funnel
+from rwpost.records import CrawledArticle, Decision, Extraction, FunnelStep, TaggedArticle
+from rwpost.stages.base import StageParams, StageReport, funnel_so_far, write_funnel
 
 
 class Params(StageParams):
-    """The ``assemble:`` section of params.yaml."""
+    """The ``assemble:`` section of params.yaml; its inputs are the earlier stages' outputs."""
 
     section = "assemble"
+    upstream = {
+        "crawl": "crawl.out",
+        "tagged": "reformat.out/articles.jsonl",
+        "extractions": "extract.out/extractions.jsonl",
+        "decisions": "filter.out/decisions.jsonl",
+        "filter_funnel": "filter.out/funnel.json",
+        "filter_order": "filter.order",
+    }
 
     crawl: Path = Path("data/work/crawl")
     tagged: Path = Path("data/work/tagged/articles.jsonl")

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import validation_problem, write_json
+from rwpost.records import FunnelStep
 
 
 class StageParams(BaseModel):
@@ -34,6 +35,10 @@ class StageParams(BaseModel):
     section: ClassVar[str]
     shared: ClassVar[tuple[str, ...]] = ()
     """Other top-level sections this stage reads, each a field of the model (e.g. ``dataset``)."""
+    upstream: ClassVar[dict[str, str]] = {}
+    """Fields read from an earlier stage's section: field -> ``section.key`` or ``section.key/file`` (e.g.
+    ``"tagged": "reformat.out/articles.jsonl"``), so params.yaml states each path once. A value set in the
+    stage's own section wins; without the earlier section the field keeps its default."""
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any], source: str = "params.yaml") -> Self:
@@ -43,12 +48,36 @@ class StageParams(BaseModel):
             if name in data:
                 raise ConfigError(f"{source}: {cls.section}.{name}: belongs in its own '{name}:' section")
             data[name] = _section(params, name, source)
+        for name, ref in cls.upstream.items():
+            where, _, file = ref.partition("/")
+            section, _, key = where.partition(".")
+            earlier = params.get(section)
+            if name not in data and isinstance(earlier, dict) and earlier.get(key) is not None:
+                data[name] = f"{earlier[key]}/{file}" if file else earlier[key]
         return cls._validate(data, source)
 
     @classmethod
     def of(cls, **values: Any) -> Self:
         """Params from explicit values (the CLI's options); ``None`` leaves a value at its default."""
         return cls._validate({k: v for k, v in values.items() if v is not None}, "option")
+
+    @classmethod
+    def from_options(cls, **values: Any) -> Self:
+        """As :meth:`of`, with an error naming the command-line option (``--max-articles: ...``)."""
+        try:
+            return cls.model_validate({k: v for k, v in values.items() if v is not None})
+        except ValidationError as exc:
+            message, where = validation_problem(exc)
+            option = f"--{where.split('.')[0].replace('_', '-')}: " if where else ""
+            raise ConfigError(f"{option}{message}") from exc
+
+    @classmethod
+    def default_text(cls, name: str) -> str:
+        """A field's default as ``--help`` shows it (the CLI's options are None, so this default holds)."""
+        value = cls.model_fields[name].get_default(call_default_factory=True)
+        if isinstance(value, list | tuple):
+            return ", ".join(map(str, value))
+        return "none" if value is None else str(value)
 
     @classmethod
     def _validate(cls, data: Mapping[str, Any], source: str) -> Self:
@@ -107,31 +136,6 @@ class DatasetParams(BaseModel):
 _VERSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
 
-class FunnelStep(BaseModel):
-    """One line of the dataset card's funnel: how many records a step got, removed (and why) and passed on.
-
-    Extra keys a stage adds (the filter's ``version``) are kept.
-    """
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    step: str
-    entered: int = Field(alias="in")
-    removed: int
-    out: int
-    reasons: dict[str, int] = Field(default_factory=dict)
-
-    @classmethod
-    def of(cls, step: str, out: int, reasons: Mapping[str, int]) -> FunnelStep:
-        """A step that passed ``out`` records on and removed ``reasons`` (reason -> count)."""
-        removed = sum(reasons.values())
-        return cls(step=step, entered=out + removed, removed=removed, out=out, reasons=dict(reasons))
-
-    def row(self) -> dict[str, Any]:
-        """The step as written in ``funnel.json`` and the manifest (``in``, not ``entered``)."""
-        return self.model_dump(by_alias=True)
-
-
 class StageReport(BaseModel):
     """What one stage run did: its counts, its funnel steps (possibly none) and a one-line summary."""
 
@@ -151,7 +155,8 @@ def read_funnel(path: Path | None) -> list[FunnelStep]:
 def funnel_so_far(earlier: Path | None, report: StageReport) -> list[FunnelStep]:
     """The funnel up to and including this stage: the earlier stages' file, then this report's steps.
 
-    The one place the card's funnel is put together: filter -> assemble -> split each pass it on.
+    The one place the card's funnel is put together: reformat starts it, extract -> filter -> assemble ->
+    split each pass it on.
     """
     return read_funnel(earlier) + report.funnel
 

@@ -2,78 +2,59 @@
 
 With ``start_url: null`` the stage serves ``sample_site`` on a free 127.0.0.1 port for the duration of
 the crawl, so the default ``dvc repro`` runs the real spider offline. Set ``start_url`` to
-https://www.snopes.com/fact-check/ (and ``contact``, ``throttle: true``) to crawl the live site.
+https://www.snopes.com/fact-check/ (and ``contact``, ``throttle: true``) to crawl the live site. The store
+is sorted by id once the crawl returns (same input, same bytes).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from datetime import date
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
-from pydantic import NonNegativeInt, PositiveInt
-
-from rwpost.crawl import CrawlOptions, run_crawl
+from rwpost.crawl import CrawlConfig, run_crawl
 from rwpost.io import sort_jsonl_by_id
 from rwpost.sample.hostile import HOSTILE_HOST
 from rwpost.sample.serve import SampleServer
 from rwpost.stages.base import StageParams, StageReport
 
 
-class Params(StageParams):
-    """The ``crawl:`` section of params.yaml (unset values fall back to :class:`CrawlOptions`' defaults)."""
+class Params(StageParams, CrawlConfig):
+    """The ``crawl:`` section of params.yaml: :class:`rwpost.crawl.CrawlConfig` and the sample site."""
 
     section = "crawl"
 
-    start_url: str | None = None
-    """None: serve ``sample_site`` on 127.0.0.1 and crawl it."""
     sample_site: Path = Path("data/sample/site")
-    out: Path = Path("data/work/crawl")
-    since: date | None = None
-    """None: no lower bound."""
-    until: date | None = None
-    """None: today."""
-    max_articles: NonNegativeInt = CrawlOptions.max_articles
-    """0: no limit."""
-    user_agent: str | None = None
-    contact: str | None = None
-    throttle: bool = CrawlOptions.throttle
-    allow_loopback: bool = CrawlOptions.allow_loopback
-    download_images: bool = CrawlOptions.download_images
-    max_image_bytes: PositiveInt = CrawlOptions.max_image_bytes
-    site_origin: str | None = None
-    """Store fetched URLs under this origin (a mirror of the site); the sample site uses its fixed host."""
+    """Served on 127.0.0.1 and crawled when ``start_url`` is None."""
 
 
 @contextlib.contextmanager
-def start_url_for(params: Params) -> Iterator[tuple[str, bool, str | None]]:
-    """The URL to crawl, whether loopback is allowed and the site origin URLs are stored under; serves
-    the sample site when no start URL is set (stored under its fixed origin, so no port enters the store)."""
+def crawl_config(params: Params) -> Iterator[CrawlConfig]:
+    """The crawl to run: ``params`` as they are, or, with no start URL, the sample site served on 127.0.0.1
+    (stored under its fixed origin, so no port enters the store) for as long as the block runs."""
     if params.start_url:
-        yield params.start_url, params.allow_loopback, params.site_origin
+        yield params
         return
     with SampleServer(params.sample_site) as server:
-        yield f"{server.base_url}/fact-check/", True, params.site_origin or HOSTILE_HOST
-
-
-def run(params: Params) -> StageReport:
-    with start_url_for(params) as (start_url, allow_loopback, site_origin):
-        options = CrawlOptions(
-            site_origin=site_origin,
-            start_url=start_url,
-            out_dir=str(params.out),
-            since=params.since.isoformat() if params.since else "any",
-            until=params.until.isoformat() if params.until else None,
-            max_articles=params.max_articles,
-            user_agent=params.user_agent,
-            contact=params.contact,
-            throttle=params.throttle,
-            allow_loopback=allow_loopback,
-            download_images=params.download_images,
-            max_image_bytes=params.max_image_bytes,
+        yield params.model_copy(
+            update={
+                "start_url": f"{server.base_url}/fact-check/",
+                "allow_loopback": True,
+                "site_origin": params.site_origin or HOSTILE_HOST,
+            }
         )
-        report = run_crawl(options)
+
+
+def run(
+    params: Params,
+    *,
+    crawlers_dir: Path | None = None,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+) -> StageReport:
+    """The stage; ``on_event`` gets the crawl's progress events (the CLI's live line)."""
+    with crawl_config(params) as config:
+        report = run_crawl(config, crawlers_dir=crawlers_dir, on_event=on_event)
     # The spider appends in completion order; the stage's output is in id order (same input, same bytes).
     sort_jsonl_by_id(params.out / "articles.jsonl")
     sort_jsonl_by_id(params.out / "aliases.jsonl", ("id", "path"))

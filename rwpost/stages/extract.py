@@ -4,44 +4,35 @@ else the offline rules); per-record, resumable, set-aside answers kept with thei
 Credentials come from the environment here, at the edge (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``RWPOST_LLM_*``); everything else from the ``extract:`` section of params.yaml. Writes
 ``extractions.jsonl``, ``rejects.jsonl``, ``summary.json`` (totals of those files) and ``cost.json`` (this
-run's bill: requests, tokens, cache hits, cost; run-specific, outside DVC's hash) under ``out``.
+run's bill: requests, tokens, cache hits, cost; run-specific, outside DVC's hash) and ``funnel.json`` (the
+funnel so far plus extraction's line) under ``out``. The library loop is :mod:`rwpost.extract.run`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, PositiveInt
+from pydantic import Field, NonNegativeInt, PositiveInt
 
-from rwpost.errors import ConfigError, RecordError
-from rwpost.extract.llm import ExtractionFailure, LLMExtractor
-from rwpost.extract.offline import OfflineExtractor
-from rwpost.io import (
-    append_jsonl,
-    drop_torn_tail,
-    iter_jsonl,
-    read_records,
-    sort_jsonl_by_id,
-    write_json,
-    write_jsonl,
-)
-from rwpost.llm import LLMSettings, LocalChatModel, Price, PriceTable, client_from, settings_from_env
-from rwpost.records import Extraction, Reject, TaggedArticle
-from rwpost.stages.base import FunnelStep, StageParams, StageReport, read_funnel, write_funnel
+from rwpost.extract.run import extract_tagged, make_extractor
+from rwpost.llm import Price, PriceTable, settings_from_env
+from rwpost.records import FunnelStep
+from rwpost.stages.base import StageParams, StageReport, funnel_so_far, write_funnel
 
 
 class Params(StageParams):
     """The ``extract:`` section of params.yaml."""
 
     section = "extract"
+    upstream = {"input": "reformat.out/articles.jsonl"}
 
     input: Path = Path("data/work/tagged/articles.jsonl")
     out: Path = Path("data/work/extract")
     funnel: Path | None = None
-    """The funnel so far (params.yaml: reformat's); ``out/funnel.json`` is it plus this stage's line."""
+    """The funnel so far; None: the ``funnel.json`` beside ``input`` (reformat's). ``out/funnel.json`` is it
+    plus this stage's line."""
     backend: Literal["offline", "llm", "auto", "local"] = "auto"
     """``auto``: the LLM when ``OPENAI_API_KEY`` is set, else offline; ``local``: ``local_model``."""
     local_model: Path | None = None
@@ -53,123 +44,15 @@ class Params(StageParams):
     cache: Path = Path("data/cache/llm.sqlite")
     max_article_chars: PositiveInt = 60_000
     prices: dict[str, Price] = Field(default_factory=dict)
+    limit: NonNegativeInt | None = None
+    """Extract at most this many new articles (None: all)."""
+    retry_rejects: bool = False
+    """Try the articles an earlier run set aside again."""
 
 
 def price_table(prices: dict[str, Price]) -> PriceTable:
     """The LLM client's price table of the params' prices."""
     return dict(prices)
-
-
-def make_extractor(
-    backend: str,
-    settings: LLMSettings,
-    *,
-    cache_path: str | Path = Params.model_fields["cache"].default,
-    prices: PriceTable | None = None,
-    max_article_chars: int = Params.model_fields["max_article_chars"].default,
-    local_model: str | Path | None = None,
-) -> OfflineExtractor | LLMExtractor:
-    """The extractor for ``backend``: ``offline``, ``llm``, ``auto`` (LLM when ``settings`` has a key), or
-    ``local`` (the model folder ``local_model``, in-process)."""
-    if backend == "auto":
-        backend = "llm" if settings.has_key else "offline"
-    if backend == "offline":
-        return OfflineExtractor()
-    if backend == "local":
-        if local_model is None:
-            raise ConfigError("extract backend local needs a model folder (extract.local_model)")
-        return LLMExtractor(LocalChatModel(local_model), max_article_chars=max_article_chars, backend="local")
-    if backend != "llm":
-        raise ConfigError(f"extract backend must be auto, offline, llm or local, got {backend!r}")
-    client = client_from(settings, cache_path=cache_path, prices=prices)
-    return LLMExtractor(client, max_article_chars=max_article_chars)
-
-
-def _done_ids(*paths: Path) -> set[str]:
-    """Ids already written; a last line a kill cut short is removed first, so that record is redone."""
-    done: set[str] = set()
-    for path in paths:
-        drop_torn_tail(path)
-        if path.exists():
-            for _, row in iter_jsonl(path):
-                if isinstance(row, dict) and row.get("id"):
-                    done.add(row["id"])
-    return done
-
-
-def _reject_key(row: Any) -> tuple[Any, ...]:
-    """What makes one set-aside input line the same line in two runs."""
-    if not isinstance(row, dict):
-        return (row,)
-    return tuple(str(row.get(key)) for key in ("stage", "source", "line", "id", "reason"))
-
-
-def extract_tagged(
-    in_path: Path,
-    out_dir: Path,
-    extractor: OfflineExtractor | LLMExtractor,
-    *,
-    limit: int | None = None,
-    retry_rejects: bool = False,
-    progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
-    """Tagged articles -> ``extractions.jsonl`` + ``rejects.jsonl`` (raw responses kept) + ``cost.json``.
-
-    Resumable: ids already in ``extractions.jsonl`` (and in ``rejects.jsonl`` unless ``retry_rejects``)
-    are skipped; each result is appended and flushed as it completes, so a killed run loses nothing.
-    """
-    out_path, rejects_path = out_dir / "extractions.jsonl", out_dir / "rejects.jsonl"
-    if retry_rejects and rejects_path.exists():
-        rejected = {row.get("id") for _, row in iter_jsonl(rejects_path) if isinstance(row, dict)}
-        done = _done_ids(out_path) - rejected
-        kept_rejects = [row for _, row in iter_jsonl(rejects_path) if row.get("id") in done]
-        write_jsonl(rejects_path, kept_rejects)
-    done = _done_ids(out_path) if retry_rejects else _done_ids(out_path, rejects_path)
-    input_rejects: list[Reject] = []
-    articles = read_records(in_path, TaggedArticle, rejects=input_rejects, stage="extract")
-    todo = [a for a in articles if a.id not in done]
-    if limit is not None:
-        todo = todo[:limit]
-    # an input line set aside by an earlier run is in rejects.jsonl already: a rerun does not add it again
-    recorded = {_reject_key(row) for _, row in iter_jsonl(rejects_path)} if rejects_path.exists() else set()
-    for reject in input_rejects:
-        if _reject_key(reject.model_dump(mode="json")) not in recorded:
-            append_jsonl(rejects_path, reject)
-    counts: Counter[str] = Counter(skipped=len(done), input_rejects=len(input_rejects))
-
-    def record(article: TaggedArticle, outcome: Extraction | ExtractionFailure) -> None:
-        if isinstance(outcome, Extraction):
-            append_jsonl(out_path, outcome)
-            counts["extracted"] += 1
-            counts["hallucinated_urls"] += len(outcome.hallucinated_urls)
-        else:
-            append_jsonl(rejects_path, outcome.as_reject())
-            counts["set_aside"] += 1
-        if progress is not None:
-            progress(1)
-
-    if isinstance(extractor, LLMExtractor):
-        extractor.run(todo, on_done=record)
-        cost = extractor.model.report()
-    else:
-        for article in todo:
-            try:
-                outcome: Extraction | ExtractionFailure = extractor.extract(article)
-            except RecordError as exc:  # an article the rules cannot read: set aside with the reason
-                outcome = ExtractionFailure(id=article.id, task="offline", error=str(exc))
-            record(article, outcome)
-        cost = {"model": None, "total": {"requests": 0, "cost_usd": 0.0}}
-    sort_jsonl_by_id(out_path)  # appended in completion order; the stage's output is in id order
-    sort_jsonl_by_id(rejects_path)
-    cost["backend"] = extractor.backend
-    cost["prompt_version"] = extractor.provenance().prompt_version
-    cost["counts"] = dict(counts)
-    cost["summary"] = output_summary(out_dir, extractor)
-    # summary.json is what the outputs hold (the same after a resume as after one run); cost.json is this
-    # run's bill (what it asked, what the cache served): run-specific, kept out of DVC's hash (.dvcignore)
-    write_json(out_dir / "summary.json", cost["summary"])
-    write_json(out_dir / "cost.json", cost)
-    return cost
 
 
 def extract_step(summary: dict[str, Any]) -> FunnelStep:
@@ -178,27 +61,8 @@ def extract_step(summary: dict[str, Any]) -> FunnelStep:
     return FunnelStep.of("extract (post, rationale, evidence)", summary["extracted"], reasons)
 
 
-def output_summary(out_dir: Path, extractor: OfflineExtractor | LLMExtractor) -> dict[str, Any]:
-    """Totals of the stage's outputs, computed from the files (not from this run's counters)."""
-    extracted = hallucinated = 0
-    reasons: Counter[str] = Counter()
-    extractions, rejects = out_dir / "extractions.jsonl", out_dir / "rejects.jsonl"
-    for _, row in iter_jsonl(extractions) if extractions.exists() else ():
-        extracted += 1
-        hallucinated += len(row.get("hallucinated_urls") or [])
-    for _, row in iter_jsonl(rejects) if rejects.exists() else ():
-        reasons[str(row.get("stage") or "extract")] += 1
-    return {
-        "backend": extractor.backend,
-        "prompt_version": extractor.provenance().prompt_version,
-        "extracted": extracted,
-        "set_aside": sum(reasons.values()),
-        "set_aside_by_stage": dict(sorted(reasons.items())),
-        "hallucinated_urls": hallucinated,
-    }
-
-
-def run(params: Params) -> StageReport:
+def run(params: Params, *, progress: Callable[[int], None] | None = None) -> StageReport:
+    """The stage; ``progress`` is told of each article done."""
     settings = settings_from_env(model=params.model, concurrency=params.concurrency)
     extractor = make_extractor(
         params.backend,
@@ -208,15 +72,23 @@ def run(params: Params) -> StageReport:
         max_article_chars=params.max_article_chars,
         local_model=params.local_model,
     )
-    cost = extract_tagged(params.input, params.out, extractor)
+    cost = extract_tagged(
+        params.input,
+        params.out,
+        extractor,
+        limit=params.limit,
+        retry_rejects=params.retry_rejects,
+        progress=progress,
+    )
     # the funnel line comes from the outputs' totals (summary.json), never from this run's counters: a
     # resumed run skips what earlier runs did
-    step = extract_step(cost["summary"])
-    write_funnel(params.out / "funnel.json", [*read_funnel(params.funnel), step])
-    return StageReport(
+    report = StageReport(
         stage="extract",
         counts=cost,
-        funnel=[step],
+        funnel=[extract_step(cost["summary"])],
         message=f"extract ({cost['backend']}): {cost['summary']} (this run: {cost['counts']})"
         f" -> {params.out}",
     )
+    earlier = params.funnel or params.input.with_name("funnel.json")
+    write_funnel(params.out / "funnel.json", funnel_so_far(earlier, report))
+    return report

@@ -1,112 +1,36 @@
-"""Stage ``reformat``: crawl store -> tagged articles (text with tagged URLs + link table), rejects kept.
+"""Stage ``reformat``: crawl store (``crawl.out``) -> tagged articles (text with tagged URLs + link table).
 
-Per record: verbatim HTML from the store, :func:`rwpost.tagged.tag_article`, then the word-count bound.
-Writes ``articles.jsonl`` (TaggedArticle), ``rejects.jsonl``, ``report.json`` and ``funnel.json`` (the first
-line of the dataset card's funnel) under ``out``.
+Writes ``articles.jsonl`` (TaggedArticle), ``rejects.jsonl``, ``report.json`` (:func:`rwpost.reformat.
+reformat_store`) and ``funnel.json`` (the first line of the dataset card's funnel) under ``out``.
 """
 
 from __future__ import annotations
 
-import gzip
-import zlib
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from pydantic import NonNegativeInt
 
-from rwpost.errors import RecordError, RwpostError
-from rwpost.io import read_records, sorted_rejects, write_json, write_jsonl
-from rwpost.labels import UNRATED
-from rwpost.records import CrawledArticle, Reject, TaggedArticle
-from rwpost.stages.base import FunnelStep, StageParams, StageReport, write_funnel
-from rwpost.tagged import rating_outcome, tag_article
+from rwpost.records import FunnelStep
+from rwpost.reformat import reformat_store
+from rwpost.stages.base import StageParams, StageReport, funnel_so_far, write_funnel
 
 
 class Params(StageParams):
-    """The ``reformat:`` section of params.yaml."""
+    """The ``reformat:`` section of params.yaml, with the crawl store it reads (``crawl.out``)."""
 
     section = "reformat"
+    upstream = {"crawl": "crawl.out"}
 
     crawl: Path = Path("data/work/crawl")
     """The crawl stage's store: ``articles.jsonl`` + ``html/<sha>.html.gz``."""
     out: Path = Path("data/work/tagged")
-    min_words: NonNegativeInt = 1
+    min_words: NonNegativeInt = 50
     """Bodies shorter than this are rejected with their word count."""
 
 
 OUTPUT_FILES = ("articles.jsonl", "rejects.jsonl", "report.json", "funnel.json")
 """What the stage writes under ``out``."""
-
-
-def _read_html(crawl_dir: Path, article: CrawledArticle) -> str:
-    candidates = []
-    if article.html_path:
-        path = Path(article.html_path)
-        candidates.append(path if path.is_absolute() else crawl_dir / path)
-    if article.html_sha256:
-        candidates.append(crawl_dir / "html" / f"{article.html_sha256}.html.gz")
-    for path in candidates:
-        if path.exists():
-            try:
-                data = path.read_bytes()
-                if path.suffix == ".gz":
-                    data = gzip.decompress(data)
-            except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt .gz: EOFError
-                problem = f"verbatim HTML {path} unreadable ({type(exc).__name__}: {exc or 'truncated'})"
-                raise RecordError(problem, record_id=article.id, field="html_path") from exc
-            return data.decode("utf-8", errors="replace")
-    raise RecordError("verbatim HTML not found", record_id=article.id, field="html_path")
-
-
-def reformat_store(crawl_dir: Path, out_dir: Path, *, min_words: int = 1) -> dict[str, Any]:
-    """Crawl store (``articles.jsonl`` + ``html/``) -> ``articles.jsonl`` of tagged articles + rejects.
-
-    A record is rejected (with its reason) when it is not a crawled article, failed to parse, its HTML is
-    missing, it has no rating ("No Rating", none: counted as ``unrated``) or a rating word Table II does not
-    know (counted as ``unknown-rating: <word>``), or its body has fewer than ``min_words`` words.
-    """
-    source = crawl_dir / "articles.jsonl"
-    kept: list[TaggedArticle] = []
-    rejects: list[Reject] = []
-    reasons: Counter[str] = Counter()
-
-    def reject(reason: str, key: str, article: CrawledArticle) -> None:
-        reasons[key] += 1
-        rejects.append(Reject(stage="reformat", reason=reason, source=str(source), id=article.id))
-
-    for crawled in read_records(source, CrawledArticle, rejects=rejects, stage="reformat"):
-        if crawled.parse_error or crawled.http_status != 200:
-            why = crawled.parse_error or f"HTTP {crawled.http_status}"
-            key = UNRATED if why.startswith("no rating") else "crawl error"
-            reject(f"crawl did not parse the page: {why}", key, crawled)
-            continue
-        try:
-            html = _read_html(crawl_dir, crawled)
-            tagged = tag_article(html, crawled.url, crawled)
-        except RwpostError as exc:
-            reject(str(exc), type(exc).__name__, crawled)
-            continue
-        label, why = rating_outcome(tagged.rating)
-        if label is None and why is not None and (why == UNRATED or why.startswith("unknown-rating")):
-            # No Rating, no rating, or a word Table II does not know: set aside and counted, never guessed
-            # (ratings excluded as not factual, e.g. Satire, pass on and are counted by the split stage).
-            reject(f"rating {tagged.rating!r}: {why}", why, crawled)
-            continue
-        if tagged.word_count < min_words:
-            reject(f"body has {tagged.word_count} words (< {min_words})", "too short", crawled)
-            continue
-        kept.append(tagged)
-    invalid = len(rejects) - sum(reasons.values())
-    if invalid:
-        reasons["invalid record"] = invalid
-    write_jsonl(out_dir / "articles.jsonl", sorted(kept, key=lambda a: a.id))
-    write_jsonl(out_dir / "rejects.jsonl", sorted_rejects(rejects))
-    report = {"in": len(kept) + len(rejects), "kept": len(kept), "rejected": dict(reasons)}
-    write_json(out_dir / "report.json", report)
-    # the card's funnel starts here: every record of the crawl store, and why reformat set some aside
-    write_funnel(out_dir / "funnel.json", [reformat_step(report)])
-    return report
 
 
 def reformat_step(report: dict[str, Any]) -> FunnelStep:
@@ -117,9 +41,12 @@ def reformat_step(report: dict[str, Any]) -> FunnelStep:
 def run(params: Params) -> StageReport:
     counts = reformat_store(params.crawl, params.out, min_words=params.min_words)
     rejected = sum(counts["rejected"].values())
-    return StageReport(
+    report = StageReport(
         stage="reformat",
         counts=counts,
         funnel=[reformat_step(counts)],
         message=f"reformat: {counts['kept']} tagged, {rejected} rejected -> {params.out}",
     )
+    # the card's funnel starts here: every record of the crawl store, and why reformat set some aside
+    write_funnel(params.out / "funnel.json", funnel_so_far(None, report))
+    return report

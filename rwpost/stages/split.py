@@ -16,9 +16,9 @@ from rwpost.dataset import read_samples
 from rwpost.errors import RwpostError
 from rwpost.io import sorted_rejects, write_jsonl
 from rwpost.publish import BuildInfo, write_version
-from rwpost.records import Reject, Sample
+from rwpost.records import FunnelStep, Reject, Sample
 from rwpost.splits import DEV_TEST_RATIO, assign_splits
-from rwpost.stages.base import DatasetParams, FunnelStep, StageParams, StageReport, funnel_so_far
+from rwpost.stages.base import DatasetParams, StageParams, StageReport, funnel_so_far
 
 
 class Params(StageParams):
@@ -26,6 +26,7 @@ class Params(StageParams):
 
     section = "split"
     shared = ("dataset",)
+    upstream = {"input": "annotate.out/samples.jsonl", "funnel": "assemble.out/funnel.json"}
 
     input: Path = Path("data/work/annotated/samples.jsonl")
     seed: int = 13

@@ -24,6 +24,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.sitemap import Sitemap
 from twisted.python.failure import Failure
 
+from rwpost.crawl import parse_day
 from rwpost.snopes.listing import (
     SITEMAP_BASE,
     is_article_url,
@@ -34,14 +35,6 @@ from rwpost.snopes.listing import (
 from rwpost.snopes.page import SnopesArticle, parse_date, read_article
 from rwpost.urls import path_key
 from snopes_crawler.store import ArticleStore, SiteOrigin
-
-
-def _day(value: str | date | None) -> date | None:
-    if value is None or value == "" or isinstance(value, date):
-        return value or None
-    if str(value).lower() in ("any", "none", "null"):
-        return None
-    return date.fromisoformat(str(value))
 
 
 def article_request_url(url: str) -> str:
@@ -59,8 +52,8 @@ class SnopesSpider(scrapy.Spider):
         self,
         start_url: str,
         out_dir: str,
-        since: str | None = None,
-        until: str | None = None,
+        since: str | date | None = None,
+        until: str | date | None = None,
         max_articles: int | str = 0,
         retry_failed: bool | str = False,
         use_sitemap: bool | str = True,
@@ -73,8 +66,8 @@ class SnopesSpider(scrapy.Spider):
     ) -> None:
         super().__init__(**kwargs)
         self.start_url = start_url
-        self.since = _day(since)
-        self.until = _day(until)
+        self.since = parse_day(since)
+        self.until = parse_day(until)
         self.max_articles = int(max_articles or 0)
         self.retry_failed = str(retry_failed).lower() in ("1", "true", "yes")
         self.use_sitemap = str(use_sitemap).lower() in ("1", "true", "yes")

@@ -2,46 +2,13 @@
 and reruns only downstream stages when a parameter changes."""
 
 import json
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
-
-
-def _run(cmd: list[str], cwd: Path) -> str:
-    env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["PYTHONPATH"] = str(cwd)
-    env["HF_DATASETS_OFFLINE"] = "1"
-    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout + done.stderr
-
-
-@pytest.fixture(scope="module")
-def checkout(tmp_path_factory) -> Path:
-    """A clean checkout: the repository's committed and new (not ignored) files, with no build outputs."""
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.split()
-    dest = tmp_path_factory.mktemp("checkout")
-    for rel in files:
-        if (ROOT / rel).is_symlink():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            (dest / rel).symlink_to(os.readlink(ROOT / rel))
-        elif (ROOT / rel).is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, dest / rel)
-    (dest / "dvc.lock").unlink(missing_ok=True)
-    _run(["git", "init", "-q"], dest)
-    return dest
 
 
 def _version_dir(checkout: Path) -> Path:
@@ -49,37 +16,40 @@ def _version_dir(checkout: Path) -> Path:
     return checkout / params["dataset"]["root"] / params["dataset"]["version"]
 
 
-def test_repro_builds_loadable_verified_splits_then_does_nothing(checkout):
-    _run([sys.executable, "-m", "dvc", "repro"], checkout)
+def test_repro_builds_loadable_verified_splits_then_does_nothing(checkout, run_command, published):
+    run_command([sys.executable, "-m", "dvc", "repro"], checkout)
     version = _version_dir(checkout)
     for subset in ("main", "challenging"):
         for split in ("dev", "test"):
             assert (version / subset / f"{split}.parquet").stat().st_size > 0
-    out = _run([sys.executable, "-m", "rwpost", "verify", str(version)], checkout)
+    out = run_command([sys.executable, "-m", "rwpost", "verify", str(version)], checkout)
     assert "all checksums verify" in out
 
     import datasets
 
     ds = datasets.load_dataset(str(version), "main", split="test", cache_dir=str(checkout / ".hf-cache"))
-    assert len(ds) > 0 and set(ds.unique("label")) <= {"True", "False", "Unproven"}
+    assert len(ds) == published["main"]["test"] and set(ds.unique("label")) <= {"True", "False", "Unproven"}
     import rwpost
 
     hard = rwpost.load(str(version), subset="challenging", split="test")
-    assert len(hard) > 0 and set(hard.unique("label")) <= {"Mixture", "Outdated"}
+    assert len(hard) == published["challenging"]["test"] and set(hard.unique("label")) <= {
+        "Mixture",
+        "Outdated",
+    }
     with_images = [row for row in ds if row["image"] is not None]
     assert with_images and all(min(row["image"].size) >= 200 for row in with_images)  # size filter held
     assert (checkout / "reports" / "stats" / "stats.json").exists()
 
-    again = _run([sys.executable, "-m", "dvc", "repro"], checkout)
+    again = run_command([sys.executable, "-m", "dvc", "repro"], checkout)
     assert "Running stage" not in again and "up to date" in again
 
 
-def test_changing_a_filter_threshold_reruns_only_downstream_stages_from_cache(checkout):
+def test_changing_a_filter_threshold_reruns_only_downstream_stages_from_cache(checkout, run_command):
     params_path = checkout / "params.yaml"
     params = yaml.safe_load(params_path.read_text())
     params["filter"]["neardup"]["text_jaccard"] = 0.9
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
-    out = _run([sys.executable, "-m", "dvc", "repro"], checkout)
+    out = run_command([sys.executable, "-m", "dvc", "repro"], checkout)
     assert "Running stage 'filter'" in out  # later stages rerun only if the filter's outputs changed
     for stage in ("crawl", "reformat", "extract"):  # no crawl, no LLM call: extraction is not rerun
         assert f"Running stage '{stage}'" not in out
