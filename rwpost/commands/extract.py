@@ -72,8 +72,13 @@ def extract(
     backend: str = typer.Option(
         None,
         "--backend",
-        help="offline | llm | auto (llm when OPENAI_API_KEY is set, else offline).",
+        help="offline | llm | auto (llm when OPENAI_API_KEY is set, else offline) | local (--local-model).",
         show_default=_default("backend"),
+    ),
+    local_model: Path = typer.Option(
+        None,
+        "--local-model",
+        help="A Hugging Face model folder for --backend local (in-process; bf16 on CUDA, float32 on CPU).",
     ),
     model: str = typer.Option(None, "--model", help="LLM model (default: RWPOST_LLM_MODEL or gpt-4o-mini)."),
     concurrency: int = typer.Option(None, "--concurrency", min=1, help="LLM requests in flight (default 8)."),
@@ -109,6 +114,7 @@ def extract(
         input=in_path,
         out=out,
         backend=backend,
+        local_model=local_model,
         model=model,
         concurrency=concurrency,
         cache=cache,
