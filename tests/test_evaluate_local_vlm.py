@@ -65,15 +65,15 @@ def _spec(folder, setting="gold-evidence", **config):
 
 
 def test_parse_verdict_is_lenient_about_fences_and_surrounding_text():
-    from rwpost.evaluate.detectors.local_vlm import generated_length, parse_verdict
     from rwpost.llm import load_llm_schema
+    from rwpost.llm.local import generated_length, parse_generated
 
     schema = load_llm_schema("verdict")
     body = json.dumps(VERDICT)
     for text in (body, f"```json\n{body}\n```", f"```\n{body}```", f"Here is my answer:\n{body}\nThanks."):
-        assert parse_verdict(text, schema) == (VERDICT, ""), text
+        assert parse_generated(text, schema) == (VERDICT, ""), text
     for text in ("", "not JSON", '{"label": "Maybe"}', f"```json\n{body[:-3]}\n```"):
-        data, problem = parse_verdict(text, schema)
+        data, problem = parse_generated(text, schema)
         assert data is None and problem, text
     assert generated_length([5, 6, 3, 0, 0], eos=3, pad=0) == 3
     assert generated_length([5, 6, 7], eos=[3, 4], pad=0) == 3
@@ -130,7 +130,7 @@ def test_random_model_answers_are_counted_failures_never_dropped(tmp_path, model
 
 
 def test_static_cache_gives_the_same_answers(models, samples):
-    from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
+    from rwpost.evaluate.detectors.vlm import LocalVLMDetector
 
     dynamic = LocalVLMDetector.build({"model": str(models / "random"), "batch_size": 3, "max_new_tokens": 6})
     static = LocalVLMDetector.build(
@@ -145,7 +145,7 @@ def test_static_cache_gives_the_same_answers(models, samples):
 
 def test_open_web_and_bad_folders_are_refused(tmp_path, models):
     from rwpost.errors import ConfigError
-    from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
+    from rwpost.evaluate.detectors.vlm import LocalVLMDetector
 
     with pytest.raises(ConfigError, match="no config.json"):
         LocalVLMDetector.build({"model": str(tmp_path)})
@@ -157,7 +157,7 @@ def test_open_web_and_bad_folders_are_refused(tmp_path, models):
 
 @on_cpu_and_cuda("bfloat16")  # CUDA default: bfloat16
 def test_bfloat16_on_the_device_gives_the_scripted_answers(models, samples, device, precision):
-    from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
+    from rwpost.evaluate.detectors.vlm import LocalVLMDetector
 
     detector = LocalVLMDetector.build(
         {"model": str(models / "scripted"), "device": device, "dtype": precision, "batch_size": 2}

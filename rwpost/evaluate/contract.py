@@ -230,6 +230,10 @@ class Detector:
         """One prediction per sample, in any order, ids matching the samples."""
         raise NotImplementedError(f"detector {self.name!r} does not implement predict()")
 
+    def prepare(self, ctx: RunContext) -> None:
+        """Refuse (:class:`~rwpost.errors.ConfigError`) what would fail every sample, such as a missing API
+        key: the runner calls this before it writes anything, so a refused run leaves its folder as it was."""
+
     def check(self, samples: Sequence[Sample]) -> dict[str, Any] | None:
         """A JSON-able report of problems with the detector's own inputs against the evaluated samples
         (unknown, missing or duplicate ids of a predictions file); None when there is nothing to check."""
