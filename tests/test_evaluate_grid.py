@@ -99,7 +99,7 @@ def test_no_prompt_of_a_built_in_detector_contains_a_fact_check_domain_the_artic
     )
     assert leaks_before  # the released evidence carries fact-check URLs: blinding must remove them
     prompt = load_prompt(DEFAULT_PROMPT)
-    detector, labels = VLMDetector.build({"model": "m"}), [str(x) for x in MAIN_LABELS]  # no client yet
+    zero_shot, labels = VLMDetector.build({"model": "m"}), [str(x) for x in MAIN_LABELS]  # no client yet
     domain = re.compile(r"(?:^|[^a-z0-9-])(" + "|".join(re.escape(d) for d in FACT_CHECK_DOMAINS) + r")\b")
     for s in samples:
         seen = blind(s, cell)
@@ -107,7 +107,7 @@ def test_no_prompt_of_a_built_in_detector_contains_a_fact_check_domain_the_artic
         texts = {
             "vlm": prompt.system + "\n" + verdict_user_text(prompt, seen, cell, labels),
             "local-vlm": json.dumps(  # the same request, in a local model's chat template
-                chat_messages(detector.request(seen, EvalTask(cell), None), int(cell.image))
+                chat_messages(zero_shot.request(seen, EvalTask(cell), None), int(cell.image))
             ),
             "embedding": sample_text(seen, cell),
         }
