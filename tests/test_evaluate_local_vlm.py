@@ -166,3 +166,25 @@ def test_bfloat16_on_the_device_gives_the_scripted_answers(models, samples, devi
     answers = detector.predict(samples[:6], EvalTask.of("gold-evidence", samples), RunContext())
     assert [p.label for p in answers] == [Label.FALSE] * 6 and all(p.error is None for p in answers)
     assert all(p.calls[0].tokens_out == 4 for p in answers)
+
+
+def test_vlm_with_backend_local_is_local_vlm_and_options_of_the_other_backend_are_refused(models, samples):
+    from rwpost.errors import ConfigError
+    from rwpost.evaluate.detectors.vlm import LocalVLMDetector, VLMDetector
+
+    folder = str(models / "scripted")
+    local = LocalVLMDetector.build({"model": folder, "batch_size": 3})
+    vlm = VLMDetector.build({"model": folder, "backend": "local", "batch_size": 3})
+    assert vlm.config() == local.config() and vlm.device == local.device == "cpu"
+    task = EvalTask.of("T+I", samples)
+    a, b = vlm.predict(samples, task, RunContext()), local.predict(samples, task, RunContext())
+    assert [(p.label, p.error, [c.tokens_in for c in p.calls]) for p in a] == [
+        (p.label, p.error, [c.tokens_in for c in p.calls]) for p in b
+    ]  # the same answers, the same prompts (latencies differ)
+    assert [p.label for p in a[:6]] == [Label.FALSE] * 6 and a[6].error.startswith("image unreadable")
+    with pytest.raises(ConfigError, match=r"backend=api reads no device, dtype"):
+        VLMDetector.build({"model": "gpt-4o-mini", "device": "cuda", "dtype": "float16"})
+    with pytest.raises(ConfigError, match="backend=local reads no temperature"):
+        LocalVLMDetector.build({"model": folder, "temperature": 0.7})
+    with pytest.raises(ConfigError, match="backend"):
+        LocalVLMDetector.build({"model": folder, "backend": "api"})
