@@ -157,17 +157,9 @@ class VLMDetector(Detector):
     def config(self) -> dict[str, Any]:
         o = self.options
         if o.backend == "local":
-            model = self.model
-            return {
-                "model": model.name,
-                "model_path": model.model_path,
-                "model_type": getattr(model.model.config, "model_type", None),
-                "prompt": o.prompt,
-                "dtype": model.dtype_name,
-                "decoding": "greedy",
-                "max_new_tokens": model.max_new_tokens,
-                "static_cache": model.static_cache,
-            }
+            kept = ("model", "model_path", "model_type", "dtype", "max_new_tokens", "static_cache")
+            local = self.model.config()
+            return {k: local[k] for k in kept} | {"prompt": o.prompt, "decoding": "greedy"}
         return {
             "model": o.llm.model,
             "base_url": o.llm.base_url,
