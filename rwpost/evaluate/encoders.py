@@ -56,7 +56,7 @@ class SentenceEncoder:
             raise ConfigError(f"embedding model folder {path} has no modules.json or config.json")
         from sentence_transformers import SentenceTransformer
 
-        from rwpost.llm.local import pick_device  # loads the LLM client too: only when a model is
+        from rwpost.llm.local import pick_device  # imports the LLM client: only when a model is built
 
         self.path = path
         self.device = pick_device(device)
