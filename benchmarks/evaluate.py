@@ -159,8 +159,8 @@ def runner_overhead(n: int, batch_size: int) -> dict:
 def embedding_throughput(n: int, device: str | None, batch_sizes: list[int]) -> dict:
     from rwpost.evaluate.contract import RunContext
     from rwpost.evaluate.detectors.embedding import EmbeddingDetector
-    from rwpost.evaluate.devices import pick_device
     from rwpost.evaluate.task import EvalTask
+    from rwpost.llm.local import pick_device
 
     samples = _samples(n)
     task, ctx = EvalTask.of("T+I", samples), RunContext()
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    from rwpost.evaluate.devices import pick_device
+    from rwpost.llm.local import pick_device
 
     device = pick_device(args.device)
     gpu = torch.cuda.get_device_name(0) if device == "cuda" else None

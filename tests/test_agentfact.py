@@ -213,3 +213,27 @@ def test_backends_by_name_keys_from_the_environment_only(monkeypatch):
     with pytest.raises(ConfigError, match="unknown search backend"):
         make_backend("nope")
     assert explanation_text("why", ["1. a [T3]"]) == ("why\n- 1. a [T3] [T3]", ["T3"])
+
+
+def test_a_local_model_folder_answers_the_agents_batched_and_free(tmp_path):
+    """``--set backend=local``: the agents ask a model folder in-process; calls that arrive together (one
+    per sample) are generated together. The tiny scripted model always writes a verdict, which is no
+    agent's answer: every sample is a counted failure naming the agent, never dropped."""
+    pytest.importorskip("transformers")
+    from rwpost.evaluate.contract import RunContext
+    from rwpost.evaluate.task import EvalTask
+    from tests.evaluate_helpers import build_tiny_vlm
+
+    build_tiny_vlm(tmp_path / "tiny", scripted=True)
+    detector = AgentFactDetector.build({"model": str(tmp_path / "tiny"), "backend": "local", "device": "cpu"})
+    assert detector.device == "cpu" and detector.capabilities.uses_gpu
+    config = detector.config()
+    assert (config["backend"], config["model"], config["model_type"]) == ("local", "tiny", "idefics3")
+    samples = [make_sample(i, Label.FALSE, evidence=evidence(2)) for i in range(3)]
+    answers = detector.predict(samples, EvalTask.of("T+E", samples), RunContext())
+    assert [p.id for p in answers] == [s.id for s in samples]
+    assert all(p.label is None and p.error.startswith("model answer rejected: agent-eg: ") for p in answers)
+    calls = [c for p in answers for c in p.calls]
+    assert len(calls) == 4 * len(samples) and {c.name for c in calls} == {"tiny"}
+    assert all(c.cost_usd == 0 and c.tokens_in > 0 and c.tokens_out > 0 for c in calls)
+    assert detector.model.batches < len(calls)  # the samples' concurrent calls shared batches

@@ -18,12 +18,12 @@ from rwpost.errors import ConfigError
 from rwpost.evaluate import RunSpec, evaluate
 from rwpost.evaluate.contract import Call
 from rwpost.evaluate.detectors.embedding import sample_text
-from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
-from rwpost.evaluate.detectors.vlm import DEFAULT_PROMPT, verdict_prediction, verdict_user_text
+from rwpost.evaluate.detectors.vlm import DEFAULT_PROMPT, VLMDetector, verdict_prediction, verdict_user_text
 from rwpost.evaluate.leakage import FACT_CHECK_DOMAINS
 from rwpost.evaluate.task import GRID, Cell, EvalTask, EvidenceSource, blind, evidence_subset, grid
 from rwpost.io import write_jsonl
 from rwpost.labels import CHALLENGING_LABELS, MAIN_LABELS, Label
+from rwpost.llm.local import chat_messages
 from rwpost.prompts import load_prompt
 from rwpost.records import Evidence, Image
 from rwpost.testing.llm import FakeLLMServer, Reply, message_text
@@ -99,15 +99,16 @@ def test_no_prompt_of_a_built_in_detector_contains_a_fact_check_domain_the_artic
     )
     assert leaks_before  # the released evidence carries fact-check URLs: blinding must remove them
     prompt = load_prompt(DEFAULT_PROMPT)
-    local = LocalVLMDetector.__new__(LocalVLMDetector)  # messages() only: no model is loaded
-    local.prompt_file, labels = prompt, [str(x) for x in MAIN_LABELS]
+    zero_shot, labels = VLMDetector.build({"model": "m"}), [str(x) for x in MAIN_LABELS]  # no client yet
     domain = re.compile(r"(?:^|[^a-z0-9-])(" + "|".join(re.escape(d) for d in FACT_CHECK_DOMAINS) + r")\b")
     for s in samples:
         seen = blind(s, cell)
         slug = urlsplit(s.news_url).path.strip("/").split("/")[-1]
         texts = {
             "vlm": prompt.system + "\n" + verdict_user_text(prompt, seen, cell, labels),
-            "local-vlm": json.dumps(local.messages(seen, cell, cell.image, labels)),
+            "local-vlm": json.dumps(  # the same request, in a local model's chat template
+                chat_messages(zero_shot.request(seen, EvalTask(cell), None), int(cell.image))
+            ),
             "embedding": sample_text(seen, cell),
         }
         for detector, text in texts.items():

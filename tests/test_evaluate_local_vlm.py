@@ -65,15 +65,15 @@ def _spec(folder, setting="gold-evidence", **config):
 
 
 def test_parse_verdict_is_lenient_about_fences_and_surrounding_text():
-    from rwpost.evaluate.detectors.local_vlm import generated_length, parse_verdict
     from rwpost.llm import load_llm_schema
+    from rwpost.llm.local import generated_length, parse_generated
 
     schema = load_llm_schema("verdict")
     body = json.dumps(VERDICT)
     for text in (body, f"```json\n{body}\n```", f"```\n{body}```", f"Here is my answer:\n{body}\nThanks."):
-        assert parse_verdict(text, schema) == (VERDICT, ""), text
+        assert parse_generated(text, schema) == (VERDICT, ""), text
     for text in ("", "not JSON", '{"label": "Maybe"}', f"```json\n{body[:-3]}\n```"):
-        data, problem = parse_verdict(text, schema)
+        data, problem = parse_generated(text, schema)
         assert data is None and problem, text
     assert generated_length([5, 6, 3, 0, 0], eos=3, pad=0) == 3
     assert generated_length([5, 6, 7], eos=[3, 4], pad=0) == 3
@@ -130,7 +130,7 @@ def test_random_model_answers_are_counted_failures_never_dropped(tmp_path, model
 
 
 def test_static_cache_gives_the_same_answers(models, samples):
-    from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
+    from rwpost.evaluate.detectors.vlm import LocalVLMDetector
 
     dynamic = LocalVLMDetector.build({"model": str(models / "random"), "batch_size": 3, "max_new_tokens": 6})
     static = LocalVLMDetector.build(
@@ -145,7 +145,7 @@ def test_static_cache_gives_the_same_answers(models, samples):
 
 def test_open_web_and_bad_folders_are_refused(tmp_path, models):
     from rwpost.errors import ConfigError
-    from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
+    from rwpost.evaluate.detectors.vlm import LocalVLMDetector
 
     with pytest.raises(ConfigError, match="no config.json"):
         LocalVLMDetector.build({"model": str(tmp_path)})
@@ -157,7 +157,7 @@ def test_open_web_and_bad_folders_are_refused(tmp_path, models):
 
 @on_cpu_and_cuda("bfloat16")  # CUDA default: bfloat16
 def test_bfloat16_on_the_device_gives_the_scripted_answers(models, samples, device, precision):
-    from rwpost.evaluate.detectors.local_vlm import LocalVLMDetector
+    from rwpost.evaluate.detectors.vlm import LocalVLMDetector
 
     detector = LocalVLMDetector.build(
         {"model": str(models / "scripted"), "device": device, "dtype": precision, "batch_size": 2}
@@ -166,3 +166,25 @@ def test_bfloat16_on_the_device_gives_the_scripted_answers(models, samples, devi
     answers = detector.predict(samples[:6], EvalTask.of("gold-evidence", samples), RunContext())
     assert [p.label for p in answers] == [Label.FALSE] * 6 and all(p.error is None for p in answers)
     assert all(p.calls[0].tokens_out == 4 for p in answers)
+
+
+def test_vlm_with_backend_local_is_local_vlm_and_options_of_the_other_backend_are_refused(models, samples):
+    from rwpost.errors import ConfigError
+    from rwpost.evaluate.detectors.vlm import LocalVLMDetector, VLMDetector
+
+    folder = str(models / "scripted")
+    local = LocalVLMDetector.build({"model": folder, "batch_size": 3})
+    vlm = VLMDetector.build({"model": folder, "backend": "local", "batch_size": 3})
+    assert vlm.config() == local.config() and vlm.device == local.device == "cpu"
+    task = EvalTask.of("T+I", samples)
+    a, b = vlm.predict(samples, task, RunContext()), local.predict(samples, task, RunContext())
+    assert [(p.label, p.error, [c.tokens_in for c in p.calls]) for p in a] == [
+        (p.label, p.error, [c.tokens_in for c in p.calls]) for p in b
+    ]  # the same answers, the same prompts (latencies differ)
+    assert [p.label for p in a[:6]] == [Label.FALSE] * 6 and a[6].error.startswith("image unreadable")
+    with pytest.raises(ConfigError, match=r"backend=api reads no device, dtype"):
+        VLMDetector.build({"model": "gpt-4o-mini", "device": "cuda", "dtype": "float16"})
+    with pytest.raises(ConfigError, match="backend=local reads no temperature"):
+        LocalVLMDetector.build({"model": folder, "temperature": 0.7})
+    with pytest.raises(ConfigError, match="backend"):
+        LocalVLMDetector.build({"model": folder, "backend": "api"})

@@ -83,6 +83,26 @@ def test_a_refused_key_stops_the_run_in_one_line_and_a_rerun_with_a_good_key_ans
     assert len(rows) == 3 and all(r["label"] == "False" and not r["error"] for r in rows)
 
 
+@pytest.mark.parametrize("detector", ["vlm", "agentfact"])
+def test_a_missing_key_is_refused_in_one_line_before_anything_is_written(
+    tmp_path, monkeypatch, capsys, detector
+):
+    """Before: run.json was written and the first batch failed with the error, leaving a folder that
+    looked like a started run."""
+    data, _ = released_head(tmp_path, 1)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    out = tmp_path / "run"
+    out.mkdir()
+    capsys.readouterr()
+    code = main(["evaluate", "--data", str(data), "--detector", detector, "--model", "test-model",
+                 "--setting", "T", "--out", str(out), "--no-progress"])  # fmt: skip
+    assert code == 2
+    [line] = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert line == "error: no LLM endpoint: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
+    assert list(out.iterdir()) == []
+
+
 def test_agentfact_stops_at_a_refused_key_too(tmp_path):
     with FakeLLMServer(lambda body: Reply(status=403, error="project has no access")) as llm:
         spec = RunSpec(

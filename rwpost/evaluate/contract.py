@@ -3,9 +3,10 @@
 A detector subclasses :class:`Detector` and declares three things as class attributes: its ``name``, its
 :class:`Capabilities` (searches the web, reads images, needs training, uses a GPU) and a pydantic
 ``Config`` (its options, validated once when it is built: a wrong key or type is one error naming it).
-The runner then calls ``fit(samples, task, ctx)`` (only when it needs training) and ``predict(samples,
-task, ctx)`` with batches of *blinded* samples (no label, rationale or key points, no article URL, slug or
-image link; gold evidence as content only, and only where the cell allows), the
+The runner then calls ``prepare(ctx)`` before it writes anything (a detector refuses there what would
+fail every sample, such as a missing API key), ``fit(samples, task, ctx)`` (only when it needs training)
+and ``predict(samples, task, ctx)`` with batches of *blinded* samples (no label, rationale or key points,
+no article URL, slug or image link; gold evidence as content only, and only where the cell allows), the
 :class:`~rwpost.evaluate.task.EvalTask` (cell, label space, failure policy) and one :class:`RunContext`
 (seed, leakage guard, images, secrets, prices). ``predict`` returns one :class:`Prediction` per sample: a
 label, optional class probabilities, an explanation, the evidence URLs it used and a ledger of its model
@@ -230,6 +231,10 @@ class Detector:
         """One prediction per sample, in any order, ids matching the samples."""
         raise NotImplementedError(f"detector {self.name!r} does not implement predict()")
 
+    def prepare(self, ctx: RunContext) -> None:
+        """Refuse (:class:`~rwpost.errors.ConfigError`) what would fail every sample, such as a missing API
+        key: the runner calls this before it writes anything, so a refused run leaves its folder as it was."""
+
     def check(self, samples: Sequence[Sample]) -> dict[str, Any] | None:
         """A JSON-able report of problems with the detector's own inputs against the evaluated samples
         (unknown, missing or duplicate ids of a predictions file); None when there is nothing to check."""
@@ -243,7 +248,8 @@ class Detector:
 class ModelOptions(BaseModel):
     """Options of a detector that calls an OpenAI-compatible model: the connection is one ``llm`` field
     (:class:`rwpost.llm.LLMSettings`). Its keys may also be given flat (``model=...``, as ``--set`` and
-    ``--model`` do); they are gathered into ``llm``. The API key comes from :attr:`RunContext.secrets`."""
+    ``--model`` do); they are gathered into ``llm``. The API key comes from :attr:`RunContext.secrets`.
+    ``rwpost.evaluate.detectors.chat.ChatOptions`` adds the backend (API or a local model folder)."""
 
     model_config = ConfigDict(extra="forbid")
 

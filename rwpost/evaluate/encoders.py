@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.devices import pick_device
 
 
 def default_model_path() -> Path:
@@ -56,6 +55,8 @@ class SentenceEncoder:
         if not (path / "modules.json").exists() and not (path / "config.json").exists():
             raise ConfigError(f"embedding model folder {path} has no modules.json or config.json")
         from sentence_transformers import SentenceTransformer
+
+        from rwpost.llm.local import pick_device  # imports the LLM client: only when a model is built
 
         self.path = path
         self.device = pick_device(device)

@@ -26,7 +26,7 @@ BUILTIN: dict[str, str] = {
     "stratified": "rwpost.evaluate.detectors.baselines:StratifiedRandom",
     "category-prior": "rwpost.evaluate.detectors.baselines:CategoryPrior",
     "embedding": "rwpost.evaluate.detectors.embedding:EmbeddingDetector",
-    "local-vlm": "rwpost.evaluate.detectors.local_vlm:LocalVLMDetector",
+    "local-vlm": "rwpost.evaluate.detectors.vlm:LocalVLMDetector",
     "predictions": "rwpost.evaluate.formats.flat:PredictionsFileDetector",
     "vlm": "rwpost.evaluate.detectors.vlm:VLMDetector",
 }

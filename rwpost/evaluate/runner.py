@@ -410,12 +410,13 @@ def run(
     info = data_info or {}
     inputs = [info.get("path"), (info.get("train") or {}).get("path"), *first.inputs().files]
     refuse_inputs_in(out, [i for i in inputs if isinstance(i, str | Path)])
+    first_ctx = ctx = spec.context(0, progress=progress)
+    first.prepare(first_ctx)  # a missing API key is refused before anything is written
     resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     task = spec.task(samples, data_info)
     path = out / PREDICTIONS_FILE
     done = read_predictions(path)
     all_predictions, input_report, configs, hashes, images = [], None, [], {}, None
-    first_ctx = ctx = spec.context(0, progress=progress)
     detector = first
     started = now()
     for repeat in range(spec.repeats):

@@ -88,9 +88,12 @@ def _unrecognized(exc: Exception) -> bool:
 
 
 @lru_cache(maxsize=1)
-def load_local_model(path: str, device: str, dtype: str, attn_implementation: str | None = None) -> tuple:
+def load_local_model(
+    path: str, device: str, dtype: str, attn_implementation: str | None = None, vision: bool = False
+) -> tuple:
     """``(processor or tokenizer, model)`` from a local folder, on ``device`` in ``dtype``, in eval mode,
-    padding on the left (kept loaded: the last folder asked for stays in memory)."""
+    padding on the left (kept loaded: the last folder asked for stays in memory). ``vision``: only an
+    image-text-to-text model is accepted (no text-only fallback)."""
     from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor, AutoTokenizer
 
     folder = Path(path)
@@ -104,7 +107,7 @@ def load_local_model(path: str, device: str, dtype: str, attn_implementation: st
             model = AutoModelForImageTextToText.from_pretrained(str(folder), **kwargs)
             processor = AutoProcessor.from_pretrained(str(folder), local_files_only=True)
         except ValueError as exc:
-            if not _unrecognized(exc):
+            if vision or not _unrecognized(exc):
                 raise
             model = AutoModelForCausalLM.from_pretrained(str(folder), **kwargs)
             processor = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
@@ -112,7 +115,11 @@ def load_local_model(path: str, device: str, dtype: str, attn_implementation: st
         problem = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if _unrecognized(exc):  # transformers then lists every supported class
             kind = _model_type(folder)
-            problem = f"model type {kind!r} is neither an image-text-to-text nor a causal language model"
+            problem = f"model type {kind!r} is " + (
+                "not an image-text-to-text model"
+                if vision
+                else "neither an image-text-to-text nor a causal language model"
+            )
         raise ConfigError(f"local model: cannot load {folder} ({problem[:300]})") from exc
     tokenizer = getattr(processor, "tokenizer", processor)
     tokenizer.padding_side = "left"  # decoder-only generation: the prompt ends where the answer starts
@@ -139,6 +146,18 @@ def generated_length(row: Sequence[int], eos: int | list[int] | None, pad: int |
     return sum(1 for t in row if t != pad)
 
 
+def chat_messages(request: LLMRequest, images: int = 0, *, parts: bool = True) -> list[dict[str, Any]]:
+    """The chat of one request: system, then user with its ``images`` first, as content parts for a
+    processor (``parts``) or plain strings for a text model's chat template."""
+    if not parts:
+        return [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}]
+    user = [{"type": "image"}] * images + [{"type": "text", "text": request.user}]
+    return [
+        {"role": "system", "content": [{"type": "text", "text": request.system}]},
+        {"role": "user", "content": user},
+    ]
+
+
 def decode_image(image: ImageInput) -> Any:
     """The image as RGB for a processor; bombs and broken files raise :class:`ImageRefused`."""
     with open_image(image.data) as picture:
@@ -159,7 +178,8 @@ class LocalChatModel:
     """A :class:`~rwpost.llm.chat.ChatModel` over a local model folder (see the module docstring).
 
     ``max_new_tokens`` bounds every answer (a request's smaller ``max_tokens`` wins); ``batch_size`` is
-    the most requests generated together; ``seed`` fixes sampling (temperature above 0).
+    the most requests generated together; ``seed`` fixes sampling (temperature above 0); ``vision``
+    refuses a folder that holds no image-text-to-text model.
     """
 
     def __init__(
@@ -174,6 +194,7 @@ class LocalChatModel:
         pad_to_multiple_of: int = 64,
         attn_implementation: str | None = None,
         seed: int = 0,
+        vision: bool = False,
     ) -> None:
         self.model_path = str(Path(path).expanduser().resolve())
         self.name = Path(self.model_path).name
@@ -183,7 +204,7 @@ class LocalChatModel:
         self.static_cache, self.pad_to_multiple_of = bool(static_cache), int(pad_to_multiple_of)
         self.attn_implementation, self.seed = attn_implementation, seed
         self.processor, self.model = load_local_model(
-            self.model_path, self.device, self.dtype_name, attn_implementation
+            self.model_path, self.device, self.dtype_name, attn_implementation, vision
         )
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         self.usage: dict[str, Usage] = {}
@@ -216,18 +237,8 @@ class LocalChatModel:
     # --- prompts ---------------------------------------------------------------------------------
 
     def messages(self, request: LLMRequest, images: int = 0) -> list[dict[str, Any]]:
-        """The chat of one request: system, then user with its images first (parts for a processor,
-        plain strings for a text model's template)."""
-        if not self.reads_images:
-            return [
-                {"role": "system", "content": request.system},
-                {"role": "user", "content": request.user},
-            ]
-        user = [{"type": "image"}] * images + [{"type": "text", "text": request.user}]
-        return [
-            {"role": "system", "content": [{"type": "text", "text": request.system}]},
-            {"role": "user", "content": user},
-        ]
+        """The chat of one request for this folder's template (:func:`chat_messages`)."""
+        return chat_messages(request, images, parts=self.reads_images)
 
     def prompt_text(self, request: LLMRequest, images: int = 0) -> str:
         """The request rendered by the folder's chat template, ending where the answer starts."""

@@ -1,4 +1,10 @@
-"""Zero-shot vision-language detector through the project's OpenAI-compatible client (``rwpost.llm``).
+"""The zero-shot vision-language detector, over the API (``vlm``) or a local model folder (``local-vlm``).
+
+One detector over a :class:`~rwpost.llm.chat.ChatModel` (:mod:`rwpost.evaluate.detectors.chat`): ``vlm``
+asks an OpenAI-compatible server through the project's client (OpenAI, or a local vLLM / Ollama server
+given as ``base_url``); ``local-vlm`` (or ``vlm`` with ``backend=local``) runs a Hugging Face
+image-text-to-text model in-process (:class:`~rwpost.llm.local.LocalChatModel`: batched, greedy, bf16 on
+CUDA, float32 on CPU; ``static_cache`` compiles with CUDA graphs, see ``benchmarks/local_vlm.py``).
 
 The post image (in the image cells T+I, T+I+E) goes with the claim, post text and OCR; in the evidence
 cells the sample's gold evidence items are added as ``[id] content`` lines (AgentFact's T+E: no source,
@@ -6,30 +12,26 @@ no URL). Prompts are versioned files read by :func:`rwpost.prompts.load_prompt`
 (``rwpost/prompts/detect_zero_shot.v2.md``) whose file hash goes into the manifest; answers must satisfy
 the prompt's schema (``schemas/llm/verdict.schema.json``) with its label enum narrowed to the task's
 labels (True/False/Unproven, or Mixture/Outdated for the challenging set): any other label is a failed
-answer, never scored. An image the sample has but that cannot be loaded fails the sample with a reason.
-Works with OpenAI, or a local vLLM / Ollama server given as ``base_url``.
+answer, never scored. An image the sample has but that cannot be loaded or decoded fails the sample
+with a reason.
+
+    rwpost evaluate --detector local-vlm --set model=/models/Qwen2-VL-2B-Instruct --batch-size 32 ...
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import PositiveInt
+from pydantic import PositiveInt, model_validator
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.contract import (
-    Call,
-    Capabilities,
-    Detector,
-    DetectorInputs,
-    ModelOptions,
-    Prediction,
-    RunContext,
-)
+from rwpost.evaluate.contract import Call, Capabilities, Detector, DetectorInputs, Prediction, RunContext
+from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
 from rwpost.labels import Label
+from rwpost.llm.chat import ChatModel
 from rwpost.prompts import Prompt, load_prompt
 from rwpost.records import Sample
 
@@ -120,12 +122,21 @@ class VLMDetector(Detector):
     name = "vlm"
     capabilities = Capabilities(reads_images=True)
 
-    class Config(ModelOptions):
+    class Config(ChatOptions):
         prompt: str = DEFAULT_PROMPT
         cache_path: str | None = None
         """The sqlite answer cache; None: no cache."""
         temperature: float = 0.0
         max_tokens: PositiveInt | None = 600
+        max_new_tokens: PositiveInt = 384
+        """The longest answer of a local model (``max_tokens`` is the API's)."""
+
+        @model_validator(mode="after")
+        def _api_options_need_the_api(self) -> VLMDetector.Config:
+            given = sorted({"cache_path", "temperature", "max_tokens"} & self.model_fields_set)
+            if self.backend == "local" and given:
+                raise ValueError(f"backend=local reads no {', '.join(given)} (a local model is greedy)")
+            return self
 
     def __init__(self, config: Config) -> None:
         from rwpost.llm import load_llm_schema
@@ -133,11 +144,22 @@ class VLMDetector(Detector):
         super().__init__(config)
         self.prompt_file = load_prompt(config.prompt)
         self.schema = load_llm_schema(self.prompt_file.schema_name)
-        self.device = f"remote ({config.llm.base_url or 'api.openai.com'})"
-        self._client: Any = None
+        self.model: ChatModel | None = None
+        self.device = config.remote_device()
+        if config.backend == "local":  # loaded now: a folder that is no vision model is refused up front
+            try:
+                self.model = config.chat_model({}, vision=True)
+            except ConfigError as exc:
+                raise ConfigError(f"{self.name}: {str(exc).removeprefix('local model: ')}") from None
+            self.device = self.model.device
+            self.capabilities = Capabilities(reads_images=True, uses_gpu=True)
 
     def config(self) -> dict[str, Any]:
         o = self.options
+        if o.backend == "local":
+            kept = ("model", "model_path", "model_type", "dtype", "max_new_tokens", "static_cache")
+            local = self.model.config()
+            return {k: local[k] for k in kept} | {"prompt": o.prompt, "decoding": "greedy"}
         return {
             "model": o.llm.model,
             "base_url": o.llm.base_url,
@@ -150,21 +172,20 @@ class VLMDetector(Detector):
     def inputs(self) -> DetectorInputs:
         return DetectorInputs(prompts={self.options.prompt: self.prompt_file.sha256})
 
-    def client(self, ctx: RunContext) -> Any:
-        """The LLM client, built on first use with the run's API key."""
-        from rwpost.llm import client_from
+    def prepare(self, ctx: RunContext) -> None:
+        self.chat_model(ctx)  # an API model without a key or a server is refused here
 
-        if self._client is None:
-            self._client = client_from(
-                self.options.connection(ctx.secrets), cache_path=self.options.cache_path
-            )
-        return self._client
+    def chat_model(self, ctx: RunContext) -> ChatModel:
+        """The model asked: the local one loaded at build, or the API client with the run's key."""
+        if self.model is None:
+            self.model = self.options.chat_model(ctx.secrets, cache_path=self.options.cache_path)
+        return self.model
 
     def request(self, sample: Sample, task: EvalTask, image: Any) -> Any:
-        """The LLM request for one sample of ``task`` (with ``image``, if any)."""
+        """The model request for one sample of ``task`` (with ``image``, if any)."""
         from rwpost.llm import LLMRequest
 
-        labels = task.label_names
+        labels, local = task.label_names, self.options.backend == "local"
         return LLMRequest(
             key=sample.id,
             task=f"detect-{task.cell.slug}",
@@ -175,37 +196,57 @@ class VLMDetector(Detector):
             prompt_version=self.prompt_file.version,
             images=(image,) if image is not None else (),
             temperature=self.options.temperature,
-            max_tokens=self.options.max_tokens,
+            max_tokens=None if local else self.options.max_tokens,  # local: max_new_tokens bounds it
         )
+
+    def prediction(self, sample_id: str, result: Any, labels: Sequence[str], share_s: float) -> Prediction:
+        """The prediction of one answer. Its ledger row: a local model's share of its batch's wall time
+        at no cost, or an API call's share of the concurrent calls' wall time (0 for a cache hit), priced
+        by the run's table."""
+        error = result.error or "no answer"
+        if error.startswith("image unreadable"):  # refused before any model call
+            return Prediction(id=sample_id, error=error)
+        local = self.options.backend == "local"
+        call = Call(
+            name=self.model.name if self.model is not None else self.options.llm.model,
+            tokens_in=result.prompt_tokens,
+            tokens_out=result.completion_tokens,
+            latency_s=result.latency_s if local else 0.0 if result.cached else share_s,
+            cost_usd=0.0 if local else None,
+            cached=result.cached,
+        )
+        if result.ok and result.data is not None:
+            return verdict_prediction(sample_id, result.data, labels, call)
+        if not error.startswith("generation failed"):
+            error = f"model answer rejected: {error.removeprefix('invalid answer: ')}"
+        return Prediction(id=sample_id, calls=[call], error=error)
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         refuse_open_web(self.name, task)
-        failed, requests, asked = {}, [], []
+        out, requests = {}, []
         for s in samples:
             image = ctx.image(s)
             missing = missing_image_prediction(s, image)
             if missing is not None:
-                failed[s.id] = missing
+                out[s.id] = missing
             else:
-                asked.append(s)
                 requests.append(self.request(s, task, image))
-        ctx.sent_images(sum(bool(r.images) for r in requests))
+        model = self.chat_model(ctx)
         began = time.perf_counter()
-        results = self.client(ctx).run(requests) if requests else []
-        latency = (time.perf_counter() - began) / max(len(asked), 1)
-        out = list(failed.values())
-        for sample, result in zip(asked, results, strict=True):
-            call = Call(
-                name=self.options.llm.model,
-                tokens_in=result.prompt_tokens,
-                tokens_out=result.completion_tokens,
-                latency_s=0.0 if result.cached else latency,
-                cached=result.cached,
-            )
-            if not result.ok or result.data is None:
-                out.append(
-                    Prediction(id=sample.id, calls=[call], error=f"model answer rejected: {result.error}")
-                )
-                continue
-            out.append(verdict_prediction(sample.id, result.data, task.label_names, call))
-        return out
+        results = model.run(requests) if requests else []
+        share = (time.perf_counter() - began) / max(len(requests), 1)
+        unread = sum(bool(r.error and r.error.startswith("image unreadable")) for r in results)
+        ctx.sent_images(sum(bool(r.images) for r in requests) - unread)
+        for request, result in zip(requests, results, strict=True):
+            out[request.key] = self.prediction(request.key, result, task.label_names, share)
+        return [out[s.id] for s in samples]
+
+
+class LocalVLMDetector(VLMDetector):
+    """``vlm`` over a local model folder (``model``), run in-process with ``transformers``."""
+
+    name = "local-vlm"
+    capabilities = Capabilities(reads_images=True, uses_gpu=True)
+
+    class Config(VLMDetector.Config):
+        backend: Literal["local"] = "local"

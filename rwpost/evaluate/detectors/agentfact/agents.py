@@ -1,4 +1,4 @@
-"""The five AgentFact agents (paper section IV-B) as calls of the project's LLM client.
+"""The five AgentFact agents (paper section IV-B) as calls of one chat model (:class:`~rwpost.llm.ChatModel`).
 
 Each agent is one versioned prompt file (``rwpost/prompts/agentfact_*.md``, the appendix's wording) with
 its answer schema; every call becomes a :class:`~rwpost.evaluate.contract.Call` named by the model and
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rwpost.evaluate.contract import Call
 from rwpost.labels import Label
+from rwpost.llm.chat import ChatModel
 from rwpost.prompts import Prompt, load_prompt
 
 PROMPTS: dict[str, str] = {
@@ -87,14 +87,15 @@ def compact(data: Any, limit: int = 4000) -> str:
 
 
 class Agents:
-    """The agents' calls through one LLM client (cache, concurrency, retries and token counts are its job)."""
+    """The agents' calls through one chat model: the API client (cache, concurrency, retries and token
+    counts are its job) or a local model folder (which batches the calls that arrive together)."""
 
-    def __init__(
-        self, client: Any, model: str, *, temperature: float = 0.0, max_tokens: int | None = 1200
-    ) -> None:
+    def __init__(self, model: ChatModel, *, temperature: float = 0.0, max_tokens: int | None = 1200) -> None:
         from rwpost.llm import load_llm_schema
 
-        self.client, self.model = client, model
+        self.model = model
+        self.local = model.config().get("backend") == "local"
+        """A local model's calls cost nothing; an API model's are priced by the run's table."""
         self.temperature, self.max_tokens = temperature, max_tokens
         self.prompts: dict[str, Prompt] = {agent: load_prompt(name) for agent, name in PROMPTS.items()}
         self.schemas = {p.schema_name: load_llm_schema(p.schema_name) for p in self.prompts.values()}
@@ -118,15 +119,15 @@ class Agents:
             temperature=self.temperature,
             max_tokens=self.max_tokens,
         )
-        began = time.perf_counter()
-        result = await self.client.complete(request)
+        result = await self.model.complete(request)
         call = Call(
             kind="model",
-            name=self.model,
+            name=self.model.name,
             agent=agent,
             tokens_in=result.prompt_tokens,
             tokens_out=result.completion_tokens,
-            latency_s=0.0 if result.cached else time.perf_counter() - began,
+            latency_s=result.latency_s,
+            cost_usd=0.0 if self.local else None,
             cached=result.cached,
         )
         if not result.ok or result.data is None:

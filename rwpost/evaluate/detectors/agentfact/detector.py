@@ -11,19 +11,14 @@ from typing import Any
 
 from pydantic import PositiveInt
 
-from rwpost.evaluate.contract import (
-    Capabilities,
-    Detector,
-    DetectorInputs,
-    ModelOptions,
-    Prediction,
-    RunContext,
-)
+from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
 from rwpost.evaluate.detectors.agentfact.agents import Agents, as_label, as_score, prompt_hashes
 from rwpost.evaluate.detectors.agentfact.workflow import DROPPED, Options, Tools, Trace, Workflow
+from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.leakage import LeakageGuard
 from rwpost.evaluate.task import EvalTask, EvidenceSource
 from rwpost.labels import Label
+from rwpost.llm.chat import ChatModel
 from rwpost.records import Sample
 
 _POINT_IDS = re.compile(r"\b([TGI]\d+)\b")
@@ -52,13 +47,15 @@ class AgentFactDetector(Detector):
     image), every result through the run's leakage guard (:attr:`RunContext.guard`, so ``rwpost evaluate
     --blocked-domains`` reaches the search); gold evidence (T+E, T+I+E: the authors' ``open_book``)
     reasons over the gold evidence; T and T+I over none. Thresholds default to the paper's
-    (:class:`~rwpost.evaluate.detectors.agentfact.workflow.Options`).
+    (:class:`~rwpost.evaluate.detectors.agentfact.workflow.Options`). The agents ask the API model of
+    ``llm``, or with ``backend=local`` the local model folder ``model``
+    (:class:`~rwpost.evaluate.detectors.chat.ChatOptions`).
     """
 
     name = "agentfact"
     capabilities = Capabilities(retrieves=True)
 
-    class Config(ModelOptions):
+    class Config(ChatOptions):
         cache_path: str | None = None
         search_cache_path: str | None = None
         """None: ``cache_path``."""
@@ -81,9 +78,14 @@ class AgentFactDetector(Detector):
         super().__init__(config)
         o = self.options
         self.workflow_options = Options(**{f.name: getattr(o, f.name) for f in fields(Options)})
-        self.device = f"remote ({o.llm.base_url or 'api.openai.com'})"
+        self.device = o.remote_device()
         self.traces: dict[str, Trace] = {}
         self._agents: Agents | None = None
+        self.model: ChatModel | None = None
+        if o.backend == "local":  # loaded now: a bad folder is refused before the run starts
+            self.model = o.chat_model({})
+            self.device = self.model.device
+            self.capabilities = Capabilities(retrieves=True, uses_gpu=True)
 
     def config(self) -> dict[str, Any]:
         o = self.options
@@ -98,17 +100,20 @@ class AgentFactDetector(Detector):
             "image_search": o.image_search,
             "image_search_options": o.image_search_options,
             **asdict(self.workflow_options),
+            **(self.model.config() if o.backend == "local" else {}),
         }
 
     def agents(self, ctx: RunContext | None = None) -> Agents:
-        """The five agents over the LLM client, built on first use (with the run's API key)."""
-        from rwpost.llm import client_from
-
+        """The five agents over the chat model, built on first use (an API model with the run's key)."""
         if self._agents is None:
             o = self.options
-            client = client_from(o.connection(ctx.secrets if ctx else {}), cache_path=o.cache_path)
-            self._agents = Agents(client, o.llm.model, temperature=o.temperature, max_tokens=o.max_tokens)
+            if self.model is None:
+                self.model = o.chat_model(ctx.secrets if ctx else {}, cache_path=o.cache_path)
+            self._agents = Agents(self.model, temperature=o.temperature, max_tokens=o.max_tokens)
         return self._agents
+
+    def prepare(self, ctx: RunContext) -> None:
+        self.agents(ctx)  # an API model without a key or a server is refused here
 
     def inputs(self) -> DetectorInputs:
         return DetectorInputs(prompts=prompt_hashes())
@@ -161,7 +166,7 @@ class AgentFactDetector(Detector):
                 runs.append(workflow.run(sample, task.cell.evidence))
             traces = await asyncio.gather(*runs)
         finally:
-            await agents.client.aclose()
+            await agents.model.aclose()
             if tools is not None:
                 for backend in (tools.text, tools.image):
                     if backend is not None:
