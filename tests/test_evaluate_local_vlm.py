@@ -20,6 +20,7 @@ from rwpost.evaluate import RunSpec, evaluate  # noqa: E402
 from rwpost.evaluate.contract import RunContext  # noqa: E402
 from rwpost.evaluate.task import EvalTask  # noqa: E402
 from rwpost.labels import Label  # noqa: E402
+from rwpost.llm.local import pick_device  # noqa: E402
 from rwpost.records import Image  # noqa: E402
 from tests.evaluate_helpers import (  # noqa: E402
     VERDICT,
@@ -107,9 +108,11 @@ def test_local_vlm_end_to_end_with_images_ledger_manifest_and_resume(tmp_path, m
     assert ledger["model_calls"] == 6 and ledger["tokens_out"] == 24 and ledger["tokens_in"] > 0
 
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["device"] == "cpu"
+    assert manifest["device"] == pick_device()  # cuda where the tests run on a GPU
     assert manifest["detector_config"]["model_type"] == "idefics3"
-    assert manifest["detector_config"]["dtype"] == "float32"
+    assert manifest["detector_config"]["dtype"] == (
+        "bfloat16" if pick_device().startswith("cuda") else "float32"
+    )
     assert list(manifest["prompt_hashes"]) == ["detect_zero_shot.v2"]
     assert (out / "report.md").is_file() and (out / "metrics.json").is_file()
 
@@ -175,7 +178,7 @@ def test_vlm_with_backend_local_is_local_vlm_and_options_of_the_other_backend_ar
     folder = str(models / "scripted")
     local = LocalVLMDetector.build({"model": folder, "batch_size": 3})
     vlm = VLMDetector.build({"model": folder, "backend": "local", "batch_size": 3})
-    assert vlm.config() == local.config() and vlm.device == local.device == "cpu"
+    assert vlm.config() == local.config() and vlm.device == local.device == pick_device()
     task = EvalTask.of("T+I", samples)
     a, b = vlm.predict(samples, task, RunContext()), local.predict(samples, task, RunContext())
     assert [(p.label, p.error, [c.tokens_in for c in p.calls]) for p in a] == [

@@ -21,6 +21,7 @@ pytest.importorskip("torch")
 from rwpost.errors import ConfigError  # noqa: E402
 from rwpost.extract import LLMExtractor  # noqa: E402
 from rwpost.extract.run import extract_tagged, make_extractor  # noqa: E402
+from rwpost.llm.local import pick_device  # noqa: E402
 from rwpost.io import iter_jsonl, write_jsonl  # noqa: E402
 from rwpost.llm import LLMSettings, LocalChatModel  # noqa: E402
 from rwpost.records import Extraction  # noqa: E402
@@ -174,7 +175,11 @@ def test_a_local_model_extracts_real_articles_end_to_end(tmp_path, models, tagge
         assert row.provenance.backend == "local" and row.provenance.model == "scripted"
     assert not (tmp_path / "out" / "rejects.jsonl").exists()
 
-    assert cost["backend"] == "local" and cost["model"] == "scripted" and cost["dtype"] == "float32"
+    assert (
+        cost["backend"] == "local"
+        and cost["model"] == "scripted"
+        and cost["dtype"] == ("bfloat16" if pick_device().startswith("cuda") else "float32")
+    )
     assert cost["counts"]["extracted"] == 2
     for task in ("post", "rationale", "evidence"):
         usage = cost["tasks"][task]

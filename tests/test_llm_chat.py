@@ -160,7 +160,9 @@ def test_parse_generated_is_lenient_about_fences_and_surrounding_text():
 def test_local_model_batches_requests_with_and_without_images(models):
     model = LocalChatModel(models / "scripted", batch_size=2)
     assert isinstance(model, ChatModel) and model.reads_images
-    assert model.config()["dtype"] == "float32" and model.config()["model_type"] == "idefics3"
+    # the defaults: bfloat16 on a GPU, float32 on CPU (tests run on both)
+    dtype = "bfloat16" if pick_device().startswith("cuda") else "float32"
+    assert model.config()["dtype"] == dtype and model.config()["model_type"] == "idefics3"
     picture = image_bytes()
     requests = [
         verdict_request(0, words=30),
