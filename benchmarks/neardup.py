@@ -348,8 +348,9 @@ def main(argv: list[str] | None = None) -> int:
         report["timing"] = timing_section(args.sizes, args.repeats)
         top = report["timing"][-1]
         goal(
-            f"all-pairs scan / multi-index hashing at {top['hashes']:,} hashes, radius {top['dhash_radius']}: "
-            f"{top['scan_over_index_best']}x best, {top['scan_over_index_median']}x median (target >= 20x); "
+            f"all-pairs scan / multi-index hashing at {top['hashes']:,} hashes, "
+            f"radius {top['dhash_radius']}: {top['scan_over_index_best']}x best, "
+            f"{top['scan_over_index_median']}x median (target >= 20x); "
             f"{top['pairs_found']:,} pairs, identical: {top['identical_pairs']}",
             top["load_before"],
         )
