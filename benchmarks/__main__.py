@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -28,6 +29,7 @@ def main(argv: list[str]) -> int:
     failed = []
     for name in chosen:
         print(f"== benchmarks.{name} {' '.join(options)}".rstrip(), flush=True)
+        started = time.perf_counter()
         sys.argv = [f"benchmarks.{name}", *options]  # argparse names the program after argv[0]
         try:
             status = importlib.import_module(f"benchmarks.{name}").main(list(options))
@@ -39,6 +41,7 @@ def main(argv: list[str]) -> int:
         if isinstance(status, str) or (isinstance(status, int) and status != 0):  # or returns its report
             print(f"benchmarks.{name} failed ({status})", file=sys.stderr, flush=True)
             failed.append(name)
+        print(f"-- benchmarks.{name}: {time.perf_counter() - started:.1f} s", flush=True)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1

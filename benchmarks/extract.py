@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> dict:
     _, articles = load_sample(ROOT / "data" / "sample" / "site")
     if smoke:
         articles = articles[:8]
-    before = load()
+    load_before = load()
     rows = []
     with tempfile.TemporaryDirectory() as tmp, FakeLLMServer(scripted_reply, latency_s=latency) as server:
         for concurrency, count in sizes.items():
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> dict:
         row["share_of_ceiling"] = round(row["calls_per_s"] / row["ceiling_calls_per_s"], 3)
     result = {
         "latency_s": latency,
-        "load_before": before,
+        "load_before": load_before,
         "load_after": load(),
         "runs": rows,
         "cached_rerun": cached,
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> dict:
         f"workload's ceiling ({top['ceiling_calls_per_s']} calls/s: {top['articles']} articles of 2 "
         "then 1 chained calls) "
         "(target >= 90%)",
-        before,
+        load_before,
     )
     save(RESULTS / "extract.json", result, smoke)
     return result

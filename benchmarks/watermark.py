@@ -366,13 +366,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=ROOT / "tmp" / "bench-cache")
     parser.add_argument("--out", type=Path, default=RESULTS / "watermark.json")
     args = parser.parse_args(argv or [])  # `python -m benchmarks` calls main() with no arguments
-    if args.smoke:
-        args.limit = 4
     before = load()
-    report = {
-        "real_ocr": real_ocr_section(),
-        "rendered": rendered_section(args.limit, args.cache, args.sheet),
-    }
+    with tempfile.TemporaryDirectory(prefix="rwpost-watermark-smoke-") as tmp:
+        if args.smoke:  # two images, OCR'd into a cache of their own
+            args.limit, args.cache = 2, Path(tmp)
+        report = {
+            "real_ocr": real_ocr_section(),
+            "rendered": rendered_section(args.limit, args.cache, args.sheet),
+        }
     for c in report["rendered"]["configs"]:
         print(c["config"], {k: c[k] for k in ("precision", "recall", "f1", "tp", "fp", "fn", "tn")})
     for field in ("ocr", "post_text"):
