@@ -137,6 +137,7 @@ def main(argv: list[str] | None = None) -> None:
             "in this run (the target, >= 15,000 samples/s, is for an H100)",
             before,
         )
+    result.update(load_before=before, load_after=load())
     save(RESULTS / f"embedding-{'cuda' if gpu else 'cpu'}.json", result, args.smoke)
 
 

@@ -283,6 +283,8 @@ def main(argv: list[str] | None = None) -> None:
         "parameters": counts,
         "options": vars(args),
         "rows": rows,
+        "load_before": before,
+        "load_after": load(),
     }
     timed = [r for r in rows if r["decode_ms_per_step"] is not None]
     if timed:
