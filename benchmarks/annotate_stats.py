@@ -2,7 +2,8 @@
 
 Validation agreement over 13,000 records x 2 annotators (about the size of Snopes, ARCHITECTURE.md),
 and the Table IV explanation report over 40 instances x 3 outputs x 3 annotators with 10,000 bootstrap
-resamples (paper V-D). Writes ``benchmarks/results/annotate_stats.json``.
+resamples (paper V-D). No target is stated for either; ``--smoke`` runs 500 records and 200
+resamples. Writes ``benchmarks/results/annotate_stats.json``.
 """
 
 from __future__ import annotations
@@ -10,15 +11,11 @@ from __future__ import annotations
 import platform
 import random
 import time
-from pathlib import Path
 
-from benchmarks import no_options
+from benchmarks import RESULTS, goal, load, no_options, save
 from rwpost.annotate.agreement import cohen_kappa, validation_agreement
 from rwpost.annotate.explanations import explanation_report
-from rwpost.io import write_json
 from rwpost.records import ExplanationScore, ValidationVerdict
-
-RESULTS = Path(__file__).parent / "results" / "annotate_stats.json"
 
 
 def _verdicts(records: int, rng: random.Random) -> list[ValidationVerdict]:
@@ -69,33 +66,44 @@ def _scores(instances: int, rng: random.Random) -> list[ExplanationScore]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    no_options(__doc__, argv)
+    smoke = no_options(__doc__, argv).smoke
+    records, instances, resamples = (500, 5, 200) if smoke else (13_000, 40, 10_000)
     rng = random.Random(0)
-    verdicts, scores = _verdicts(13_000, rng), _scores(40, rng)
+    verdicts, scores = _verdicts(records, rng), _scores(instances, rng)
     cohen_kappa(["a", "b"], ["a", "a"])  # import scikit-learn outside the timing (several seconds)
+    before = load()
     started = time.perf_counter()
     validation_agreement(verdicts)
     agreement_s = time.perf_counter() - started
     started = time.perf_counter()
-    explanation_report(scores, compare=("agentfact", "lemma"), resamples=10_000)
+    explanation_report(scores, compare=("agentfact", "lemma"), resamples=resamples)
     report_s = time.perf_counter() - started
     result = {
         "validation_agreement": {
-            "records": 13_000,
+            "records": records,
             "annotations": len(verdicts),
             "seconds": round(agreement_s, 3),
         },
         "explanation_report": {
-            "instances": 40,
+            "instances": instances,
             "scores": len(scores),
-            "resamples": 10_000,
+            "resamples": resamples,
             "seconds": round(report_s, 3),
         },
         "machine": {"python": platform.python_version(), "processor": platform.machine()},
+        "load_before": before,
+        "load_after": load(),
     }
-    write_json(RESULTS, result)
     print(result)
+    goal(
+        f"no target stated; validation agreement over {records:,} records {agreement_s:.3f} s, explanation "
+        f"report with {resamples:,} resamples {report_s:.3f} s",
+        before,
+    )
+    save(RESULTS / "annotate_stats.json", result, smoke)
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])

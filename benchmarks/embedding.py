@@ -1,6 +1,6 @@
 """Embedding detector throughput: the sorted, pre-tokenised encoder against ``SentenceTransformer.encode``.
 
-    python -m benchmarks.embedding [--samples N] [--batch-size 512]
+    python -m benchmarks.embedding [--samples N] [--batch-size 512] [--smoke]
 
 Texts are the embedding detector's inputs built from the released dev records (cycled), so lengths are
 real. On a GPU machine it times the encoder on CUDA (float16) and on the same machine's CPU (float32)
@@ -11,15 +11,12 @@ the two paths' embeddings is printed too. Writes ``benchmarks/results/embedding-
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import platform
 import sys
 import time
-from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks import RESULTS, arguments, goal, load, save
 
 
 def _texts(n: int) -> list[str]:
@@ -88,15 +85,18 @@ def measure(device: str, texts: list[str], batch_size: int, repeats: int, old_pa
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=None, help="texts (default 16384 GPU, 1024 CPU)")
     parser.add_argument("--cpu-samples", type=int, default=2048, help="texts for the GPU machine's CPU run")
     parser.add_argument("--batch-size", type=int, default=512)
     parser.add_argument("--repeats", type=int, default=3, help="timed runs; the best is kept")
     args = parser.parse_args(argv or [])
+    if args.smoke:
+        args.samples, args.cpu_samples, args.batch_size, args.repeats = 32, 32, 16, 1
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
+    before = load()
     gpu = torch.cuda.is_available()
     n = args.samples or (16384 if gpu else 1024)
     name = torch.cuda.get_device_name(0) if gpu else (platform.processor() or platform.machine())
@@ -117,6 +117,11 @@ def main(argv: list[str] | None = None) -> None:
             f"cpu float32 on the same machine: {result['cpu']['samples_per_s']:,.0f} samples/s; "
             f"GPU/CPU ratio {result['gpu_over_cpu']:.1f}x (goal >= 15,000 samples/s on an H100)"
         )
+        goal(
+            f"{cuda['samples_per_s']:,.0f} samples/s on {name} (target >= 15,000 on an H100), "
+            f"{cuda['speedup_vs_encode']:.1f}x plain encode in this run",
+            before,
+        )
     else:
         texts = _texts(n)
         result["cpu"] = measure("cpu", texts, args.batch_size, args.repeats, old_path=True)
@@ -127,10 +132,13 @@ def main(argv: list[str] | None = None) -> None:
             f"ratio {cpu['speedup_vs_encode']:.2f}x; min cosine {cpu['min_cosine_vs_encode_float32']:.6f} "
             "(no GPU: the GPU/CPU ratio needs a CUDA machine)"
         )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"embedding-{'cuda' if gpu else 'cpu'}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {path}")
+        goal(
+            f"{cpu['samples_per_s']:,.1f} samples/s on CPU, {cpu['speedup_vs_encode']:.2f}x plain encode "
+            "in this run (the target, >= 15,000 samples/s, is for an H100)",
+            before,
+        )
+    result.update(load_before=before, load_after=load())
+    save(RESULTS / f"embedding-{'cuda' if gpu else 'cpu'}.json", result, args.smoke)
 
 
 if __name__ == "__main__":

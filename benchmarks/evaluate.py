@@ -1,6 +1,7 @@
 """Evaluation speed: runner overhead per sample, scoring time, embedding-detector throughput.
 
     python -m benchmarks.evaluate [--samples 2000] [--embed-samples 1024] [--device cuda] [--no-embedding]
+                                  [--smoke]
 
 Prints the device and writes ``benchmarks/results/evaluate-<device>.json``. The runner overhead is
 measured with a detector that answers instantly, so what is timed is blinding, batching, the flushed
@@ -10,12 +11,12 @@ records (their text repeated), so the text lengths are real.
 Scoring is timed twice in the same run: the vectorised bootstrap of ``rwpost.evaluate.metrics`` (one
 confusion count per resample, every metric from it) and :func:`reference_intervals`, the previous
 implementation (scipy's bootstrap calling scikit-learn once per resample), on the same predictions;
-the report gives the ratio. ``tests/test_evaluate_trust_speed.py`` checks that both agree.
+the report gives the ratio. ``tests/test_evaluate_trust_speed.py`` checks that both agree. Goals: runner
+overhead < 1 ms per sample; scoring 2,000 samples with 1,000 resamples <= 0.5 s.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -24,9 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import RESULTS, arguments, goal, load, save
 from rwpost.evaluate.contract import Detector
 
-RESULTS = Path(__file__).resolve().parent / "results"
 RELEASED = Path(__file__).resolve().parents[1] / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
 
 
@@ -123,7 +124,7 @@ def scoring_speed(samples: list, predictions: list, n_resamples: int = 1000) -> 
     return {"views": views, "bootstrap_new_s": new_s, "bootstrap_old_s": old_s, "speedup": old_s / new_s}
 
 
-def runner_overhead(n: int, batch_size: int) -> dict:
+def runner_overhead(n: int, batch_size: int, n_resamples: int = 1000) -> dict:
     from rwpost.evaluate.leakage import BlockList
     from rwpost.evaluate.runner import RunSpec, run
     from rwpost.evaluate.scoring import score_run
@@ -138,9 +139,9 @@ def runner_overhead(n: int, batch_size: int) -> dict:
         run(samples, spec, Path(tmp) / "run")
         resume_s = time.perf_counter() - began
         began = time.perf_counter()
-        score_run(samples, result.predictions[0], blocklist=BlockList(), n_resamples=1000)
+        score_run(samples, result.predictions[0], blocklist=BlockList(), n_resamples=n_resamples)
         score_s = time.perf_counter() - began
-        speed = scoring_speed(samples, result.predictions[0])
+        speed = scoring_speed(samples, result.predictions[0], n_resamples)
     # the previous score_run differed in its bootstrap only (the rest is shared): swap that part in
     previous = score_s - speed["bootstrap_new_s"] + speed["bootstrap_old_s"]
     return {
@@ -149,6 +150,7 @@ def runner_overhead(n: int, batch_size: int) -> dict:
         "run_s": run_s,
         "overhead_ms_per_sample": 1000 * run_s / n,
         "resume_scan_ms_per_sample": 1000 * resume_s / n,
+        "resamples": n_resamples,
         "scoring_s_with_1000_bootstrap": score_s,
         "scoring_s_previous_implementation": previous,
         "scoring_speedup": previous / score_s,
@@ -179,33 +181,38 @@ def embedding_throughput(n: int, device: str | None, batch_sizes: list[int]) -> 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=2000, help="samples for the runner overhead")
     parser.add_argument("--embed-samples", type=int, default=1024, help="samples for embedding throughput")
     parser.add_argument("--batch-sizes", default="32,128", help="embedding batch sizes, comma-separated")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     parser.add_argument("--no-embedding", action="store_true", help="skip the embedding throughput")
     args = parser.parse_args(argv or [])
+    resamples = 100 if args.smoke else 1000
+    if args.smoke:
+        args.samples, args.embed_samples, args.batch_sizes = 100, 16, "16"
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
     from rwpost.llm.local import pick_device
 
+    before = load()
     device = pick_device(args.device)
     gpu = torch.cuda.get_device_name(0) if device == "cuda" else None
     print(f"device: {device}" + (f" ({gpu})" if gpu else f" ({platform.processor() or platform.machine()})"))
     print(f"torch threads: {torch.get_num_threads()}, cpu count: {os.cpu_count()}")
-    runner = runner_overhead(args.samples, 16)
+    runner = runner_overhead(args.samples, 16, resamples)
     boot = runner["bootstrap"]
     print(
         f"runner overhead: {runner['overhead_ms_per_sample']:.3f} ms/sample over {args.samples} samples "
         f"(resume scan {runner['resume_scan_ms_per_sample']:.3f} ms/sample); "
-        f"scoring with 1000 bootstrap resamples: {runner['scoring_s_with_1000_bootstrap']:.2f} s "
+        f"scoring with {resamples} bootstrap resamples: {runner['scoring_s_with_1000_bootstrap']:.2f} s "
         f"(previous implementation {runner['scoring_s_previous_implementation']:.1f} s in this run, "
         f"{runner['scoring_speedup']:.0f}x)"
     )
     print(
-        f"bootstrap intervals of {boot['views']} views, 1000 resamples: new {boot['bootstrap_new_s']:.3f} s, "
+        f"bootstrap intervals of {boot['views']} views, {resamples} resamples: "
+        f"new {boot['bootstrap_new_s']:.3f} s, "
         f"previous implementation {boot['bootstrap_old_s']:.2f} s, {boot['speedup']:.0f}x faster"
     )
     embedding = None
@@ -214,20 +221,28 @@ def main(argv: list[str] | None = None) -> None:
         embedding = embedding_throughput(args.embed_samples, device, batch_sizes)
         for batch_size, row in embedding["by_batch_size"].items():
             print(f"embedding detector ({device}, batch {batch_size}): {row['samples_per_s']:.1f} samples/s")
+    goal(
+        f"runner overhead {runner['overhead_ms_per_sample']:.3f} ms/sample (target < 1); scoring "
+        f"{args.samples:,} samples with {resamples:,} resamples "
+        f"{runner['scoring_s_with_1000_bootstrap']:.3f} s "
+        f"(target <= 0.5 s at 2,000), {runner['scoring_speedup']:.0f}x the previous implementation "
+        "in this run",
+        before,
+    )
     result = {
         "device": device,
         "gpu": gpu,
         "torch_threads": torch.get_num_threads(),
         "cpu_count": os.cpu_count(),
+        "load_before": before,
+        "load_after": load(),
         "runner": runner,
         "embedding": embedding,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"evaluate-{device}.json"
     if embedding is None and path.exists():  # --no-embedding: keep the last embedding figures
         result["embedding"] = json.loads(path.read_text(encoding="utf-8")).get("embedding")
-    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {path}")
+    save(path, result, args.smoke)
 
 
 if __name__ == "__main__":

@@ -23,15 +23,13 @@ that warm-up is not timed. On CPU the default is the smoke run. Writes
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import platform
 import sys
 import time
-from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks import RESULTS, arguments, goal, load, save
+
 IMAGE_PAD, VIDEO_PAD, VISION_START, VISION_END = 151655, 151656, 151652, 151653
 
 
@@ -217,8 +215,7 @@ def run_case(model, config, counts, floors, batch: int, variant: str, args, devi
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="tiny model, small inputs (the default on CPU)")
+    parser = arguments(__doc__.splitlines()[0] + " (--smoke: a tiny model, small inputs: the default on CPU)")
     parser.add_argument("--batches", default=None, help="batch sizes (default 1,2,4,8,16,32,64; smoke 1,2,4)")
     parser.add_argument("--variants", default="dynamic,static", help="dynamic and/or static (compiled)")
     parser.add_argument("--prompt-tokens", type=int, default=None, help="text tokens (default 400; smoke 32)")
@@ -227,9 +224,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--matmul", type=int, default=None, help="matmul side (default 8192; smoke 512)")
     args = parser.parse_args(argv or [])
+    if args.smoke:  # asked for (not the CPU default): one batch size, one timed run
+        args.batches, args.repeats = args.batches or "1", 1
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
+    before = load()
     device = "cuda" if torch.cuda.is_available() else "cpu"
     smoke = args.smoke or device == "cpu"
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
@@ -283,11 +283,23 @@ def main(argv: list[str] | None = None) -> None:
         "parameters": counts,
         "options": vars(args),
         "rows": rows,
+        "load_before": before,
+        "load_after": load(),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"local_vlm-{device}{'-smoke' if smoke else ''}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {path}")
+    timed = [r for r in rows if r["decode_ms_per_step"] is not None]
+    if timed:
+        top = max(timed, key=lambda r: r["batch"])
+        goal(
+            f"{top['variant']} batch {top['batch']}: prefill {100 * top['prefill_share_of_matmul']:.1f}% "
+            f"of the matmul rate, decode {100 * top['decode_share_of_floor']:.1f}% of the weight-read "
+            "floor, both measured in this run"
+            + (" (smoke: a tiny model, says nothing of the real one)" if smoke else ""),
+            before,
+        )
+    else:
+        goal("no decode step could be timed", before)
+    # an explicit --smoke writes nothing; the CPU default (a smoke-sized run) keeps its own file
+    save(RESULTS / f"local_vlm-{device}{'-smoke' if smoke else ''}.json", result, args.smoke)
 
 
 if __name__ == "__main__":

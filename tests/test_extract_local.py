@@ -21,9 +21,9 @@ pytest.importorskip("torch")
 from rwpost.errors import ConfigError  # noqa: E402
 from rwpost.extract import LLMExtractor  # noqa: E402
 from rwpost.extract.run import extract_tagged, make_extractor  # noqa: E402
-from rwpost.llm.local import pick_device  # noqa: E402
 from rwpost.io import iter_jsonl, write_jsonl  # noqa: E402
 from rwpost.llm import LLMSettings, LocalChatModel  # noqa: E402
+from rwpost.llm.local import pick_device  # noqa: E402
 from rwpost.records import Extraction  # noqa: E402
 from rwpost.stages.extract import Params, run  # noqa: E402
 from rwpost.tagged import tag_article  # noqa: E402

@@ -11,7 +11,7 @@ from PIL import Image
 from skimage import data as skdata
 
 from rwpost.errors import ConfigError
-from rwpost.filters.hamming import BKTree, pairs_between, pairs_within
+from rwpost.filters.hamming import BKTree, pairs_between, pairs_within, scan_pairs_within
 from rwpost.filters.neardup import NearDuplicateFilter, components, normalise_claim, text_pairs
 from rwpost.records import Candidate
 
@@ -52,20 +52,38 @@ def test_bktree_finds_exactly_the_hashes_within_radius() -> None:
 
 
 @pytest.mark.parametrize("radius", [0, 3, 10, 14])
-def test_multi_index_hashing_agrees_with_brute_force(radius: int) -> None:
+@pytest.mark.parametrize("scan_below", [0, 2048], ids=["index", "scan"])
+def test_multi_index_hashing_agrees_with_brute_force(radius: int, scan_below: int) -> None:
     values = _hashes_with_near_copies(500, seed=radius)
     values += values[:10]  # exact repeats share every block
-    pairs = {tuple(p) for p in pairs_within(np.array(values, dtype=np.uint64), radius).tolist()}
+    pairs = {tuple(p) for p in pairs_within(np.array(values, dtype=np.uint64), radius, scan_below).tolist()}
     assert pairs == _brute_pairs(values, radius)
 
 
-def test_multi_index_lookup_between_two_sets_agrees_with_brute_force() -> None:
+def test_multi_index_hashing_finds_the_planted_pairs_the_all_pairs_scan_finds() -> None:
+    """20k random hashes with planted near copies, and a skewed corner: 300 hashes sharing one 16-bit
+    block (more than a bucket's levels hold, so they take the full-scan path) with copies of their own."""
+    rng = np.random.default_rng(29)
+    values = np.array(_hashes_with_near_copies(20_000, seed=29), dtype=np.uint64)
+    skewed = (
+        rng.integers(0, 2**48, size=300, dtype=np.int64).astype(np.uint64) << np.uint64(16)
+    ) | np.uint64(0xBEEF)
+    skewed[1::3] = skewed[::3][: len(skewed[1::3])] ^ np.uint64(0b1011 << 20)  # 3 bits away from a sibling
+    values = np.concatenate([values, skewed, values[:50] ^ np.uint64(1 << 63)])
+    pairs = pairs_within(values, 10)
+    assert np.array_equal(pairs, scan_pairs_within(values, 10))
+    assert len(pairs) > 4_000 and {(20_000, 20_001), (20_003, 20_004)} <= {tuple(p) for p in pairs.tolist()}
+    assert np.array_equal(pairs_within(values, 3), scan_pairs_within(values, 3))
+
+
+@pytest.mark.parametrize("scan_below", [0, 2048], ids=["index", "scan"])
+def test_multi_index_lookup_between_two_sets_agrees_with_brute_force(scan_below: int) -> None:
     base = _hashes_with_near_copies(300, seed=5)
     queries = [v ^ (1 << (i % 64)) ^ (1 << ((3 * i) % 64)) for i, v in enumerate(base[::3])] + [0, 2**64 - 1]
     found = {
         tuple(p)
         for p in pairs_between(
-            np.array(queries, dtype=np.uint64), np.array(base, dtype=np.uint64), 8
+            np.array(queries, dtype=np.uint64), np.array(base, dtype=np.uint64), 8, scan_below
         ).tolist()
     }
     expected = {(i, j) for i, q in enumerate(queries) for j, b in enumerate(base) if (q ^ b).bit_count() <= 8}

@@ -7,7 +7,8 @@ pHash bits, whole image against whole image or a caption crop of one against the
 screenshot-like images (mostly one flat colour, :func:`flat_share`) link only at ``flat_*_radius``,
 because distinct screenshots hash alike; or when their normalised claims are near-identical
 (MinHash over word 3-grams, LSH banding, then the exact Jaccard >= ``text_jaccard``). Clusters are the
-connected components; nothing compares all pairs (:mod:`rwpost.filters.hamming`). Every record gets a
+connected components; the image search is multi-index hashing (:mod:`rwpost.filters.hamming`; under
+2,048 hashes a plain all-pairs scan, which is faster there and finds the same pairs). Every record gets a
 ``cluster_id`` (``cl-`` + the smallest member id, so ids are stable across runs); by default nothing is
 dropped (``drop_duplicates: false``) and the split stage keeps each cluster on one side.
 """
