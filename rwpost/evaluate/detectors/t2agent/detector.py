@@ -290,13 +290,14 @@ class T2AgentDetector(Detector):
         scores = ", ".join(f"p(fake {n}) {p:.2f}" for n, p in decision.p_fake.items())
         if decision.p_real is not None:
             scores = f"p(real) {decision.p_real:.2f}, {scores}"
-        lines = [head, f"Search: {outcome.stopped} after {len(outcome.simulations)} simulations; {scores}."]
+        search = f"Search: {outcome.stopped} after {len(outcome.simulations)} simulations"
+        lines = [head, search + (f"; {scores}." if scores else ".")]
         urls: list[str] = []
         for name in (c.subtask for c in outcome.root.children):
             node = outcome.subtask(name)
             best = outcome.best(name)
             if best is None:
-                lines.append(f"- {name}: no answer ({node.visits} visits)")
+                lines.append(f"- {name}: no verdict ({node.visits} visits)")
                 continue
             lines.append(f"- {name}: {best.answer} (confidence {best.s_c:.1f}, {node.visits} visits)")
             for step in best.path():

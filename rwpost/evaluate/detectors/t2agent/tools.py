@@ -426,7 +426,11 @@ class Toolbox:
         raw = self.store.get(TOOL_CACHE, key) if self.store is not None else None
         cached = raw is not None
         if raw is None:
-            raw = await tool.fetch(argument, case)
+            try:
+                raw = await tool.fetch(argument, case)
+            except ToolFailed:
+                trace.calls.append(tool.call_row(False, time.perf_counter() - began))
+                raise
             if self.store is not None:
                 self.store.put(TOOL_CACHE, key, raw)
         trace.calls.append(tool.call_row(cached, 0.0 if cached else time.perf_counter() - began))
