@@ -409,3 +409,125 @@ def test_unknown_tools_and_challenging_labels_are_refused(tmp_path):
     sample = make_sample(8, Label.MIXTURE)
     with pytest.raises(ConfigError, match="not Mixture, Outdated"):
         detector.predict([sample], EvalTask.of("T", [sample]), RunContext())
+
+
+# --- MMFakeBench -------------------------------------------------------------------------------------
+
+
+def mmfakebench_folder(tmp_path: Path, records: list, raw: str | None = None) -> Path:
+    """A split folder in the released layout: source/MMFakeBench_test.json and the image files."""
+    root = tmp_path / "MMFakeBench_test"
+    (root / "source").mkdir(parents=True)
+    for i, row in enumerate(r for r in records if isinstance(r, dict) and "image_path" in r):
+        path = root / str(row["image_path"]).lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(image_bytes((30 * i, 60, 90)))
+    text = raw if raw is not None else json.dumps(records, indent=4)
+    (root / "source" / "MMFakeBench_test.json").write_text(text, encoding="utf-8")
+    return root
+
+
+MMFB = [
+    {"image_path": "/real/bbc_test_50/BBC_0001.jpg", "text": "A real caption.", "fake_cls": "original",
+     "gt_answers": ["True"]},
+    {"image_path": "/fake/Newsclipings_person_test_50/n_0.jpeg", "text": "A mismatched caption.",
+     "fake_cls": "mismatch", "gt_answers": ["Fake"]},
+]  # fmt: skip
+
+
+def test_mmfakebench_reads_the_released_layout_with_both_views(tmp_path):
+    from rwpost.evaluate.datasets.mmfakebench import read_mmfakebench
+
+    root = mmfakebench_folder(tmp_path, MMFB)
+    real, fake = read_mmfakebench(root, "test")
+    assert (real.label, real.extra["fake_cls"], real.image.path) == (
+        Label.TRUE, "original", "real/bbc_test_50/BBC_0001.jpg",
+    )  # fmt: skip
+    assert (fake.label, fake.extra["fake_cls"], fake.category) == (
+        Label.FALSE,
+        "mismatch",
+        "Newsclipings_person_test_50",
+    )
+    assert (
+        real.provenance.source == "MMFakeBench_test.json:2"
+        and fake.provenance.source == "MMFakeBench_test.json:10"
+    )
+    blind = EvalTask.of("T+I", [real]).blind(fake)
+    assert blind.extra == {} and blind.label is None and blind.label_original is None
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            {"gt_answers": ["Maybe"]},
+            r":10, field 'gt_answers': expected \['True'\] or \['Fake'\], found \['Maybe'\]",
+        ),
+        ({"fake_cls": "satire"}, r":10, field 'fake_cls': expected one of original, .*found 'satire'"),
+        (
+            {"fake_cls": "original"},
+            r":10, field 'gt_answers': gt_answers 'Fake' contradicts fake_cls 'original'",
+        ),
+        ({"text": ""}, r":10, field 'text': expected text, found ''"),
+    ],
+)
+def test_a_broken_mmfakebench_record_is_one_line_naming_file_line_and_field(tmp_path, change, problem):
+    from rwpost.errors import RecordError
+    from rwpost.evaluate.datasets.mmfakebench import read_mmfakebench
+
+    root = mmfakebench_folder(tmp_path, [MMFB[0], {**MMFB[1], **change}])
+    with pytest.raises(RecordError, match=r"MMFakeBench_test\.json" + problem) as caught:
+        read_mmfakebench(root, "test")
+    assert "\n" not in str(caught.value)
+
+
+def test_a_cut_mmfakebench_file_and_a_missing_split_are_named(tmp_path):
+    from rwpost.errors import ConfigError, RecordError
+    from rwpost.evaluate.datasets.mmfakebench import read_mmfakebench
+
+    root = mmfakebench_folder(tmp_path, MMFB, raw=json.dumps(MMFB, indent=4)[:-40])
+    with pytest.raises(RecordError, match=r"MMFakeBench_test\.json:\d+: not JSON"):
+        read_mmfakebench(root, "test")
+    with pytest.raises(ConfigError, match=r"MMFakeBench_val\.json: not found"):
+        read_mmfakebench(root, "val")
+
+
+def test_mmfakebench_scores_follow_its_main_eval_only():
+    from rwpost.evaluate.datasets.mmfakebench import mmfakebench_scores
+
+    gold = ["original", "mismatch", "mismatch", "textual_veracity_distortion"]
+    predicted = ["original", "mismatch", "original", "X"]
+    scores = mmfakebench_scores(gold, predicted)
+    # 4-class: classes seen original, mismatch, textual, X; precision (1/2 + 1 + 0 + 0) / 4, recall
+    # (1 + 1/2 + 0 + 0) / 4, F1 (2/3 + 2/3) / 4; accuracy 2/4
+    assert scores["multiclass"] == pytest.approx(
+        {"accuracy": 0.5, "precision": 1.5 / 4, "recall": 1.5 / 4, "f1": (4 / 3) / 4}
+    )
+    # binary: True/Fake/X; gold T F F F, predicted T F T X: precision (1/2 + 1 + 0) / 2, recall (1 + 1/3) / 2
+    assert scores["binary"]["accuracy"] == 0.5
+    assert scores["binary"]["precision"] == pytest.approx(0.75)
+    assert scores["binary"]["recall"] == pytest.approx((1 + 1 / 3) / 2)
+
+
+def test_t2agent_native_view_on_mmfakebench_scores_both_views(tmp_path):
+    from rwpost.evaluate.contract import Prediction
+    from rwpost.evaluate.datasets.mmfakebench import mmfakebench_scores, native_class, read_mmfakebench
+
+    root = mmfakebench_folder(tmp_path, MMFB)
+    samples = read_mmfakebench(root, "test")
+    script = Backbone(
+        weights=(0.2, 0.1, 0.7),
+        steps={("match", ""): [("Finish", "MISMATCH")]},
+        sc={"MISMATCH": 9},
+    )
+    with FakeLLMServer(script) as llm, SearchServer(news) as search:
+        run_spec = spec(llm, search, tmp_path, "T+I", view="native")
+        run_spec.image_root = root
+        metrics = evaluate(samples, run_spec, tmp_path / "run")
+    rows = [Prediction.from_row(r) for r in read_predictions(tmp_path / "run" / "predictions.jsonl").values()]
+    # the script refutes every match: both are answered mismatch (fake); the real one is wrong
+    assert [native_class(p) for p in rows] == ["mismatch", "mismatch"]
+    assert [p.label for p in rows] == [Label.FALSE, Label.FALSE] and metrics["accuracy"] == 0.5
+    by_id = {p.id: native_class(p) for p in rows}
+    scores = mmfakebench_scores([s.extra["fake_cls"] for s in samples], [by_id[s.id] for s in samples])
+    assert scores["multiclass"]["accuracy"] == 0.5 and scores["binary"]["accuracy"] == 0.5
