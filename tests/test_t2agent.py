@@ -531,3 +531,23 @@ def test_t2agent_native_view_on_mmfakebench_scores_both_views(tmp_path):
     by_id = {p.id: native_class(p) for p in rows}
     scores = mmfakebench_scores([s.extra["fake_cls"] for s in samples], [by_id[s.id] for s in samples])
     assert scores["multiclass"]["accuracy"] == 0.5 and scores["binary"]["accuracy"] == 0.5
+
+
+def test_tool_selection_keeps_a_tool_only_when_it_raises_accuracy(tmp_path):
+    from rwpost.evaluate.detectors.t2agent.selection import read_toolset, select_tools, write_toolset
+
+    gains = {"Google": 0.1, "Entity": 0.05, "Counterfactual": -0.02, "ReverseImage": 0.0}
+    asked = []
+
+    def accuracy(tools):
+        asked.append(tools)
+        return 0.5 + sum(gains.get(t, 0.0) for t in tools)
+
+    chosen, steps = select_tools(
+        accuracy, ["Wikipedia", "Google", "Counterfactual", "Entity", "ReverseImage"]
+    )
+    assert chosen == ["Wikipedia", "VQA", "Google", "Entity"]
+    assert asked[-1] == ["Wikipedia", "VQA", "Google", "Entity", "ReverseImage"]  # combined, greedily
+    assert [s["kept"] for s in steps] == [True, True, False, True, False]
+    write_toolset(tmp_path / "toolset.json", chosen, steps)
+    assert read_toolset(tmp_path / "toolset.json") == chosen
