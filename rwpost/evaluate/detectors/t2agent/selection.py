@@ -4,9 +4,10 @@ Stage 1 scores the base toolset; stage 2 tries each other tool added to the curr
 the accuracy rises above the baseline (``Delta > 0``); stage 3 returns the set. The baseline moves to the
 accuracy of each set kept: the pseudocode leaves it at stage 1's, which would keep a tool that lowers the
 accuracy of the set after a helpful one, against the text ("incrementally adds tools one by one in a
-greedy fashion, evaluating the combined effect at each step"). :func:`run_accuracy` scores a toolset with the runner (one run folder per
-toolset, so every run resumes), and :func:`write_toolset` writes the choice that a later run loads with
-``--set tools=...``. Not yet on the command line (``rwpost evaluate --select-tools``).
+greedy fashion, evaluating the combined effect at each step"). :func:`run_accuracy` scores a toolset
+with the runner (one run folder per toolset, so every run resumes); :func:`write_toolset` writes the
+choice, which a later run loads with ``--set tools=...``. Not yet on the command line
+(``rwpost evaluate --select-tools``).
 """
 
 from __future__ import annotations
