@@ -428,7 +428,7 @@ def _goal(real: dict, before: float) -> None:
 
     goal(
         f"offline evidence URLs on {real['pages']} real pages: precision {real['evidence_url_precision']}, "
-        f"recall {real['evidence_url_recall']} (issue 17's goal, for an LLM: precision >= .9 at recall >= .8)",
+        f"recall {real['evidence_url_recall']} (issue 17's goal for an LLM: precision >= .9 at recall >= .8)",
         before,
     )
 

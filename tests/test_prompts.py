@@ -36,6 +36,8 @@ def test_every_packaged_prompt_loads_with_its_version_schema_and_hash():
         [f"agentfact_{n}.v1" for n in agentfact]
         + ["detect_zero_shot.v1", "detect_zero_shot.v2", "evidence", "necessity_s2", "post", "rationale"]
         + ["watermark_s1"]
+        + [f"t2agent_{n}.v1" for n in ("init", "text", "image", "match", "trajectory", "confidence")]
+        + [f"t2agent_{n}.v1" for n in ("vqa", "entity", "counterfactual")]
     )
     for name in names:
         prompt = load_prompt(name)

@@ -29,6 +29,7 @@ BUILTIN: dict[str, str] = {
     "local-vlm": "rwpost.evaluate.detectors.vlm:LocalVLMDetector",
     "predictions": "rwpost.evaluate.formats.flat:PredictionsFileDetector",
     "vlm": "rwpost.evaluate.detectors.vlm:VLMDetector",
+    "t2agent": "rwpost.evaluate.detectors.t2agent:T2AgentDetector",
 }
 """Built-in detectors, by name, as ``module:attribute`` (imported only when used)."""
 

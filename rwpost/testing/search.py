@@ -4,7 +4,9 @@
 to results, or a function of the query; an unknown query gets no results. ``POST /v1/images:annotate``
 (Cloud Vision web detection) answers from ``pages``, a list of matching pages (or a function of the image
 bytes). ``GET /images/<name>`` serves the bytes of ``images[name]``, so matched images can be fetched.
-Setting ``failures = n`` answers the next ``n`` POST requests with HTTP 503 (an outage).
+``GET /w/api.php`` (MediaWiki, ``gsrsearch=``) answers from ``wiki``: a dict from query to pages
+(:func:`wiki_page`) or a function of the query. Setting ``failures = n`` answers the next ``n`` POST (and
+MediaWiki) requests with HTTP 503 (an outage).
 Each result is a dict ``{"link", "title", "snippet", "date"}`` as Serper sends it; :func:`result` builds
 one. The server records every query and request::
 
@@ -19,6 +21,7 @@ import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from rwpost.testing.server import LoopbackHandler, LoopbackServer
 
@@ -34,6 +37,11 @@ def result(link: str, title: str = "", snippet: str = "", date: str | None = Non
     return row
 
 
+def wiki_page(title: str, extract: str = "") -> dict[str, Any]:
+    """One page of a MediaWiki ``generator=search`` answer (its URL is built from the title)."""
+    return {"title": title, "extract": extract}
+
+
 def page(url: str, title: str = "", image_url: str | None = None, full: bool = True) -> dict[str, Any]:
     """One page with a matching image as Cloud Vision web detection sends it."""
     row: dict[str, Any] = {"url": url, "pageTitle": title}
@@ -45,6 +53,9 @@ def page(url: str, title: str = "", image_url: str | None = None, full: bool = T
 class _SearchHandler(LoopbackHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         server: SearchServer = self.owner
+        if self.path.startswith("/w/api.php"):
+            self._wiki(server)
+            return
         name = self.path.split("?")[0].removeprefix("/images/")
         data = server.images.get(name) if self.path.startswith("/images/") else None
         if data is None:
@@ -85,6 +96,19 @@ class _SearchHandler(LoopbackHandler):
         else:
             self._json(404, {"error": f"no route {route}"})
 
+    def _wiki(self, server: SearchServer) -> None:
+        query = (parse_qs(urlsplit(self.path).query).get("gsrsearch") or [""])[0]
+        with server._lock:
+            server.wiki_queries.append(query)
+            failing = server.failures > 0
+            server.failures -= int(failing)
+        if failing:
+            self._json(503, {"error": "unavailable (scripted)"})
+            return
+        rows = server.wiki(query) if callable(server.wiki) else server.wiki.get(query, [])
+        pages = [{"index": i, **row} for i, row in enumerate(rows, start=1)]
+        self._json(200, {"batchcomplete": True, "query": {"pages": pages}} if pages else {})
+
     def _json(self, status: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         self.reply(status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(data).encode())
 
@@ -100,10 +124,13 @@ class SearchServer(LoopbackServer):
         text: TextScript | None = None,
         pages: PageScript | None = None,
         images: Mapping[str, bytes] | None = None,
+        wiki: TextScript | None = None,
     ) -> None:
         self.text: TextScript = text if text is not None else {}
         self.pages: PageScript = pages if pages is not None else []
         self.images = dict(images or {})
+        self.wiki: TextScript = wiki if wiki is not None else {}
+        self.wiki_queries: list[str] = []
         self.queries: list[str] = []
         self.image_queries = 0
         self.requests: list[dict[str, Any]] = []

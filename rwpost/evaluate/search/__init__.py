@@ -15,8 +15,9 @@ Two kinds of backend:
   (the page holding a matching image, its title and the image's own URL).
 
 Built-ins: ``serper`` (Google results through serper.dev, key ``SERPER_API_KEY``), ``google-vision``
-(Google Cloud Vision web detection, key ``GOOGLE_VISION_API_KEY``), and ``loopback`` / ``loopback-image``,
-the same two wire formats against a local scripted server (:mod:`rwpost.testing.search`), for tests.
+(Google Cloud Vision web detection, key ``GOOGLE_VISION_API_KEY``), ``wikipedia`` (the MediaWiki API's
+lead paragraphs, no key), and ``loopback`` / ``loopback-image`` / ``loopback-wikipedia``, the same wire
+formats against a local scripted server (:mod:`rwpost.testing.search`), for tests.
 Keys are read from the environment by the backend itself, held privately and never logged or recorded.
 Results are not leakage-safe: the detector passes every one through the run's
 :class:`~rwpost.evaluate.leakage.LeakageGuard` (``RunContext.guard``) before any agent sees it.
@@ -39,6 +40,8 @@ BUILTIN: dict[str, str] = {
     "google-vision": "rwpost.evaluate.search.vision:VisionWebDetection",
     "loopback": "rwpost.evaluate.search.serper:LoopbackSearch",
     "loopback-image": "rwpost.evaluate.search.vision:LoopbackImageSearch",
+    "wikipedia": "rwpost.evaluate.search.wikipedia:WikipediaSearch",
+    "loopback-wikipedia": "rwpost.evaluate.search.wikipedia:LoopbackWikipedia",
 }
 """The backends shipped with rwpost (also declared as entry points in ``pyproject.toml``)."""
 

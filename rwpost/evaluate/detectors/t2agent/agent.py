@@ -1,0 +1,181 @@
+"""T2Agent on one sample: initialization, the search's expansion and evaluation, the decision.
+
+:class:`Agent` is the :class:`~rwpost.evaluate.detectors.t2agent.tree.Policy` of one sample: it asks the
+backbone for the sub-task weights (the initialization prompt, only when there is more than one sub-task),
+for ``n`` candidate steps at each expansion (the sub-task's task prompt, with the tool cards of the
+selected toolset it may use), runs each step's tool through the :class:`Toolbox`, and scores the step with
+S^T (and an answer with S^C). :func:`run_case` runs the whole search and the decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rwpost.evaluate.detectors.t2agent.backbone import Backbone
+from rwpost.evaluate.detectors.t2agent.labels import (
+    SUBTASKS,
+    UNPROVEN_RULE,
+    UNVERIFIED,
+    Decision,
+    decide,
+    normalize_answer,
+)
+from rwpost.evaluate.detectors.t2agent.tools import Case, Toolbox, Trace
+from rwpost.evaluate.detectors.t2agent.tree import Node, Outcome, Search, SearchOptions
+
+MEMORY_SHOWN = 3
+"""Failed trajectories of a sub-task shown in its expansion prompt (the most recent)."""
+
+
+def trajectory_text(steps: Sequence[Node]) -> str:
+    """The Thought / Action / Observation lines of a path (``(none)`` when empty)."""
+    lines = []
+    for i, step in enumerate(steps, start=1):
+        lines += [
+            f"Thought {i}: {step.thought}",
+            f"Action {i}: {step.tool}[{step.input}]",
+            f"Observation {i}: {step.observation}",
+        ]
+    return "\n".join(lines) or "(none)"
+
+
+def step_schema(schema: dict[str, Any], tools: Sequence[str], n: int) -> dict[str, Any]:
+    """The step schema with its tool enum narrowed to ``tools`` and Finish, and at most ``n`` candidates."""
+    candidates = dict(schema["properties"]["candidates"])
+    item = dict(candidates["items"])
+    properties = dict(item["properties"])
+    properties["tool"] = {"type": "string", "enum": [*tools, "Finish"]}
+    candidates.update(items={**item, "properties": properties}, maxItems=n)
+    return {**schema, "properties": {**schema["properties"], "candidates": candidates}}
+
+
+@dataclass
+class Result:
+    """What one sample's search produced: the tree, the decision, the ledger."""
+
+    weights: dict[str, float]
+    outcome: Outcome
+    decision: Decision
+    trace: Trace = field(default_factory=Trace)
+
+
+class Agent:
+    """The search policy of one sample (see the module docstring)."""
+
+    def __init__(
+        self,
+        backbone: Backbone,
+        toolbox: Toolbox,
+        case: Case,
+        options: SearchOptions,
+        view: str,
+        trace: Trace,
+    ) -> None:
+        self.backbone, self.toolbox, self.case = backbone, toolbox, case
+        self.options, self.view, self.trace = options, view, trace
+
+    def subtasks(self) -> list[str]:
+        """The sub-tasks this sample has: textual veracity always, the image ones with an image."""
+        return [n for n, s in SUBTASKS.items() if self.case.image is not None or not s.needs_image]
+
+    async def weights(self) -> dict[str, float]:
+        """The sub-task nodes' initial values: the initialization prompt's [p1, p2, p3]."""
+        names = self.subtasks()
+        if len(names) == 1:
+            return {names[0]: 1.0}
+        data = await self.backbone.ask(
+            "t2agent_init.v1",
+            self.case.key,
+            self.trace,
+            agent="init",
+            images=(self.case.image,),
+            news=self.case.news,
+        )
+        return {name: float(p) for name, p in zip(SUBTASKS, data["probabilities"], strict=True)}
+
+    async def expand(self, node: Node, memory: Sequence[str]) -> list[Node]:
+        from rwpost.llm import load_llm_schema
+
+        subtask = SUBTASKS[node.subtask]
+        cards = self.toolbox.cards(node.subtask, self.case)
+        schema = step_schema(load_llm_schema("t2agent_step"), [c.name for c in cards], self.options.children)
+        data = await self.backbone.ask(
+            subtask.prompt,
+            self.case.key,
+            self.trace,
+            agent=f"expand:{node.subtask}",
+            images=(self.case.image,) if subtask.needs_image else (),
+            schema=schema,
+            news=self.case.news,
+            actions="\n".join(c.line() for c in cards) or "(no tools: judge directly)",
+            rule=UNPROVEN_RULE if self.view == "rw-post" else "",
+            n=str(self.options.children),
+            trajectory=trajectory_text(node.path()),
+            memory="\n".join(f"- {m}" for m in memory[-MEMORY_SHOWN:]) or "(none)",
+        )
+        return [
+            Node(subtask=node.subtask, thought=str(c["thought"]), tool=str(c["tool"]), input=str(c["input"]))
+            for c in data["candidates"]
+        ]
+
+    async def evaluate(self, node: Node) -> None:
+        subtask = SUBTASKS[node.subtask]
+        if node.tool == "Finish":
+            answer = normalize_answer(node.input)
+            verdict = subtask.verdict(answer)
+            if verdict == "unverified" and self.view != "rw-post":
+                verdict = None
+            if verdict is None:
+                allowed = [subtask.support, subtask.refute] + ([UNVERIFIED] if self.view == "rw-post" else [])
+                node.observation = f"Invalid answer {node.input!r}: answer one of {', '.join(allowed)}."
+            else:
+                node.answer, node.verdict, node.observation = answer, verdict, "Sub-task finished."
+        else:
+            observed = await self.toolbox.call(node.tool, node.input, self.case, self.trace)
+            node.observation, node.urls = observed.text, observed.urls
+        steps = node.path()
+        score = await self.backbone.ask(
+            "t2agent_trajectory.v1",
+            self.case.key,
+            self.trace,
+            agent="score:trajectory",
+            news=self.case.news,
+            subtask=subtask.name,
+            trajectory=trajectory_text(steps),
+        )
+        node.s_t = int(score["score"]) / 10.0
+        if node.answer is not None:
+            score = await self.backbone.ask(
+                "t2agent_confidence.v1",
+                self.case.key,
+                self.trace,
+                agent="score:confidence",
+                news=self.case.news,
+                trajectory=trajectory_text(steps),
+                answer=node.answer,
+            )
+            node.s_c = int(score["score"]) / 10.0
+
+
+async def run_case(
+    backbone: Backbone,
+    toolbox: Toolbox,
+    case: Case,
+    options: SearchOptions,
+    *,
+    view: str,
+    unproven_at_most: float,
+    trace: Trace,
+) -> Result:
+    """The search and the decision for one sample, its ledger in ``trace`` (raises ToolFailed /
+    ModelFailed: the sample fails)."""
+    agent = Agent(backbone, toolbox, case, options, view, trace)
+    weights = await agent.weights()
+    outcome = await Search(agent, options).run(weights)
+    decision = decide(outcome.verified(), view=view, early=outcome.early, unproven_at_most=unproven_at_most)
+    return Result(weights, outcome, decision, trace)
+
+
+__all__ = ["Agent", "Result", "run_case", "step_schema", "trajectory_text"]

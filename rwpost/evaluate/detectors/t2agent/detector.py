@@ -1,0 +1,315 @@
+"""``--detector t2agent``: T2Agent (multi-source verification MCTS with a toolset) inside the runner."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, fields
+from typing import Any, Literal
+
+from pydantic import Field, NonNegativeFloat, PositiveInt, field_validator
+
+from rwpost.errors import ConfigError
+from rwpost.evaluate.contract import (
+    Capabilities,
+    Detector,
+    DetectorInputs,
+    ModelOptions,
+    Prediction,
+    RunContext,
+)
+from rwpost.evaluate.detectors.t2agent.agent import Result, run_case
+from rwpost.evaluate.detectors.t2agent.backbone import Backbone, prompt_hashes, schema_hashes
+from rwpost.evaluate.detectors.t2agent.tools import (
+    CARDS,
+    DROPPED,
+    Case,
+    ForgeryTool,
+    ModelFailed,
+    ModelTool,
+    ReverseImageTool,
+    SearchTool,
+    Tool,
+    Toolbox,
+    ToolFailed,
+    Trace,
+    WikipediaTool,
+)
+from rwpost.evaluate.detectors.t2agent.tree import SearchOptions
+from rwpost.evaluate.detectors.vlm import evidence_block, missing_image_prediction
+from rwpost.evaluate.leakage import LeakageGuard
+from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
+from rwpost.labels import MAIN_LABELS
+from rwpost.records import Sample
+
+VIEWS = {
+    "rw-post": "RW-Post 3-class (adapted: NOT ENOUGH EVIDENCE answers and the Unproven rule)",
+    "native": "T2Agent native (real -> True, fake -> False; the 4-class answer in the explanation)",
+}
+
+MODEL_TOOL_PROMPTS = {
+    "VQA": "t2agent_vqa.v1",
+    "Entity": "t2agent_entity.v1",
+    "Counterfactual": "t2agent_counterfactual.v1",
+}
+"""The prompt of each tool run through the backbone model."""
+
+
+def news_text(sample: Sample, cell: Cell) -> str:
+    """The news as every prompt shows it: claim, post text, the image's OCR text (image cells), the date,
+    and the gold evidence items as content only (gold-evidence cells)."""
+    lines = [f"News text: {sample.claim}"]
+    if sample.post_text:
+        lines.append(f"Post text: {sample.post_text}")
+    if cell.image and sample.ocr:
+        lines.append(f"Text in the image (OCR): {sample.ocr}")
+    if sample.claim_time:
+        lines.append(f"Date of the news: {sample.claim_time.isoformat()}")
+    if cell.evidence is EvidenceSource.GOLD:
+        lines.append(evidence_block(sample).rstrip())
+    return "\n".join(x for x in lines if x)
+
+
+class T2AgentDetector(Detector):
+    """T2Agent (Cui et al.): the tree is initialised with sub-task nodes (textual veracity; with an image
+    also visual veracity and cross-modal consistency), each of ``simulations`` simulations selects with the
+    modified UCT, expands ``children`` steps proposed by the model, scores them with the dual reward and
+    backpropagates; a confident refutation stops early, a confident support prunes its sub-task; the
+    answer is the argmax of eqs. 4-6. Web tools search in the open-web cells only, through the run's
+    leakage guard. Options default to the paper's (``children`` 2, ``exploration`` 2, ``alpha`` 0.5) and
+    to the MIT port's where the paper gives none (``simulations`` 12, ``depth`` 4, ``confidence`` 0.8).
+    """
+
+    name = "t2agent"
+    capabilities = Capabilities(retrieves=True, reads_images=True)
+
+    class Config(ModelOptions):
+        cache_path: str | None = None
+        """The sqlite cache of model answers (and of tool results unless ``tool_cache_path``)."""
+        tool_cache_path: str | None = None
+        temperature: float = 0.0
+        max_tokens: PositiveInt | None = 800
+        view: Literal["rw-post", "native"] = "rw-post"
+        """``rw-post``: True/False/Unproven, adapted; ``native``: real/fake as True/False (MMFakeBench)."""
+        simulations: PositiveInt = SearchOptions.simulations
+        depth: PositiveInt = SearchOptions.depth
+        children: PositiveInt = SearchOptions.children
+        exploration: NonNegativeFloat = SearchOptions.exploration
+        alpha: float = Field(default=SearchOptions.alpha, ge=0.0, le=1.0)
+        confidence: float = Field(default=SearchOptions.confidence, ge=0.0, le=1.0)
+        early_stop: bool = SearchOptions.early_stop
+        prune: bool = SearchOptions.prune
+        unproven_at_most: float = Field(default=0.5, ge=0.0, le=1.0)
+        """RW-Post view: Unproven when the winning probability of eq. 6 is at most this."""
+        tools: list[str] | None = None
+        """The toolset (action names: ``Wikipedia``, ``Google``, ``VQA``...); None: every tool."""
+        search: str = "serper"
+        search_options: dict[str, Any] = {}
+        wikipedia: str = "wikipedia"
+        wikipedia_options: dict[str, Any] = {}
+        image_search: str | None = None
+        image_search_options: dict[str, Any] = {}
+        results_per_query: PositiveInt = 5
+        forgery_model: str | None = None
+        """A local image-classification model folder for Detect[image]; None: the tool is absent."""
+
+        @field_validator("tools")
+        @classmethod
+        def _known_tools(cls, value: list[str] | None) -> list[str] | None:
+            unknown = [t for t in value or [] if t not in CARDS]
+            if unknown:
+                raise ValueError(f"unknown tools {unknown}; known: {', '.join(CARDS)}")
+            return value
+
+    def __init__(self, config: Config) -> None:
+        super().__init__(config)
+        o = self.options
+        self.search_options = SearchOptions(**{f.name: getattr(o, f.name) for f in fields(SearchOptions)})
+        self.device = f"remote ({o.llm.base_url or 'api.openai.com'})"
+        self.results: dict[str, Result] = {}
+        """The last search of each sample (tree, decision, ledger), by sample id."""
+
+    # --- what the run records -------------------------------------------------------------------
+
+    def toolset(self) -> list[str]:
+        """The selected tools, in card order."""
+        chosen = self.options.tools
+        return [name for name in CARDS if chosen is None or name in chosen]
+
+    def absent_tools(self) -> dict[str, str]:
+        """Selected tools this configuration cannot run, with the reason (the manifest says so)."""
+        o, absent = self.options, {}
+        if "Detect" in self.toolset() and not o.forgery_model:
+            absent["Detect"] = "no forgery_model folder given (the paper uses PSCC-Net)"
+        if "ReverseImage" in self.toolset() and not o.image_search:
+            absent["ReverseImage"] = "no image_search backend given"
+        return absent
+
+    def config(self) -> dict[str, Any]:
+        o = self.options
+        return {
+            "model": o.llm.model,
+            "base_url": o.llm.base_url,
+            "cache_path": o.cache_path,
+            "temperature": o.temperature,
+            "max_tokens": o.max_tokens,
+            "view": o.view,
+            "labels": VIEWS[o.view],
+            **asdict(self.search_options),
+            "unproven_at_most": o.unproven_at_most,
+            "tools": self.toolset(),
+            "absent_tools": self.absent_tools(),
+            "search": o.search,
+            "search_options": o.search_options,
+            "wikipedia": o.wikipedia,
+            "wikipedia_options": o.wikipedia_options,
+            "image_search": o.image_search,
+            "image_search_options": o.image_search_options,
+            "results_per_query": o.results_per_query,
+            "forgery_model": o.forgery_model,
+        }
+
+    def inputs(self) -> DetectorInputs:
+        return DetectorInputs(prompts=prompt_hashes(), schemas=schema_hashes())
+
+    def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any]:
+        """What the leakage guard dropped before the agent saw it, over ``predictions``, by reason (from
+        the ``leakage-guard:dropped:<reason>`` rows of their ledgers, so resumed ones count too)."""
+        per_sample = [
+            Counter(c.name.removeprefix(DROPPED) for c in p.calls if c.name.startswith(DROPPED))
+            for p in predictions
+        ]
+        reasons = sum(per_sample, Counter())
+        return {
+            "block_list": ctx.guard.blocklist.describe(),
+            "predictions": len(predictions),
+            "predictions_with_drops": sum(1 for c in per_sample if c),
+            "dropped": sum(reasons.values()),
+            "by_reason": dict(sorted(reasons.items())),
+        }
+
+    # --- prediction -----------------------------------------------------------------------------
+
+    def model(self, ctx: RunContext) -> Any:
+        """The backbone chat model over the project's client (with the run's API key)."""
+        from rwpost.llm import ApiChatModel, client_from
+
+        o = self.options
+        return ApiChatModel(client_from(o.connection(ctx.secrets), cache_path=o.cache_path))
+
+    def toolbox(self, task: EvalTask, guard: LeakageGuard, backbone: Backbone) -> Toolbox:
+        """The selected tools the task's cell allows (web tools only in open-web cells, image tools only
+        in image cells), with the tool cache."""
+        from rwpost.cache import SqliteStore
+        from rwpost.evaluate.search import make_backend
+
+        o, cell = self.options, task.cell
+        web = cell.evidence is EvidenceSource.WEB
+        tools: dict[str, Tool] = {}
+        for name in self.toolset():
+            card = CARDS[name]
+            if (card.web and not web) or (card.needs_image and not cell.image) or name in self.absent_tools():
+                continue
+            if name == "Wikipedia":
+                backend = make_backend(o.wikipedia, o.wikipedia_options)
+                tools[name] = WikipediaTool(card, backend, guard, o.results_per_query)
+            elif name == "Google":
+                backend = make_backend(o.search, o.search_options)
+                tools[name] = SearchTool(card, backend, guard, o.results_per_query)
+            elif name == "ReverseImage":
+                backend = make_backend(o.image_search or "", o.image_search_options)
+                tools[name] = ReverseImageTool(backend, guard, o.results_per_query)
+            elif name == "Detect":
+                tools[name] = ForgeryTool(o.forgery_model or "")
+            else:
+                tools[name] = ModelTool(card, backbone, MODEL_TOOL_PROMPTS[name])
+        path = o.tool_cache_path or o.cache_path
+        return Toolbox(tools, SqliteStore(path) if path else None)
+
+    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
+        outside = [str(x) for x in task.labels if x not in MAIN_LABELS]
+        if outside:
+            raise ConfigError(
+                f"the t2agent detector answers True, False or Unproven, not {', '.join(outside)}: "
+                "evaluate it on the main set (or MMFakeBench's binary view)"
+            )
+        return asyncio.run(self._predict(samples, task, ctx))
+
+    async def _predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
+        o = self.options
+        backbone = Backbone(self.model(ctx), temperature=o.temperature, max_tokens=o.max_tokens)
+        toolbox = self.toolbox(task, ctx.guard, backbone)
+        failed: dict[str, Prediction] = {}
+        cases: list[Case] = []
+        for sample in samples:
+            image = ctx.image(sample) if task.cell.image else None
+            missing = missing_image_prediction(sample, image) if task.cell.image else None
+            if missing is not None:
+                failed[sample.id] = missing
+                continue
+            cases.append(Case(sample.id, news_text(sample, task.cell), image, sample.claim_time))
+        try:
+            answers = await asyncio.gather(*(self._one(backbone, toolbox, case) for case in cases))
+        finally:
+            await backbone.model.aclose()
+            await toolbox.aclose()
+        ctx.sent_images(sum(trace.images_sent for _, trace in answers))
+        by_id = {p.id: p for p, _ in answers} | failed
+        return [by_id[s.id] for s in samples]
+
+    async def _one(self, backbone: Backbone, toolbox: Toolbox, case: Case) -> tuple[Prediction, Trace]:
+        o, trace = self.options, Trace()
+        try:
+            result = await run_case(
+                backbone,
+                toolbox,
+                case,
+                self.search_options,
+                view=o.view,
+                unproven_at_most=o.unproven_at_most,
+                trace=trace,
+            )
+        except (ToolFailed, ModelFailed) as exc:
+            return Prediction(id=case.key, calls=trace.calls, error=str(exc)), trace
+        self.results[case.key] = result
+        return self.prediction(case.key, result), trace
+
+    def prediction(self, sample_id: str, result: Result) -> Prediction:
+        """The runner's :class:`Prediction` of one finished search."""
+        decision, outcome = result.decision, result.outcome
+        if decision.label is None:
+            return Prediction(
+                id=sample_id,
+                calls=result.trace.calls,
+                error=f"no sub-task reached an answer in {len(outcome.simulations)} simulations",
+            )
+        head = f"T2Agent answer: {decision.native or 'no sub-task verified'}"
+        if self.options.view == "rw-post":
+            head += f" (RW-Post view, adapted: {decision.label})"
+        scores = ", ".join(f"p(fake {n}) {p:.2f}" for n, p in decision.p_fake.items())
+        if decision.p_real is not None:
+            scores = f"p(real) {decision.p_real:.2f}, {scores}"
+        search = f"Search: {outcome.stopped} after {len(outcome.simulations)} simulations"
+        lines = [head, search + (f"; {scores}." if scores else ".")]
+        urls: list[str] = []
+        for name in (c.subtask for c in outcome.root.children):
+            node = outcome.subtask(name)
+            best = outcome.best(name)
+            if best is None:
+                lines.append(f"- {name}: no verdict ({node.visits} visits)")
+                continue
+            lines.append(f"- {name}: {best.answer} (confidence {best.s_c:.1f}, {node.visits} visits)")
+            for step in best.path():
+                lines.append(f"  {step.tool}[{step.input}]: {step.observation[:300]}")
+                urls += step.urls
+        return Prediction(
+            id=sample_id,
+            label=decision.label,
+            explanation="\n".join(lines),
+            evidence_urls=list(dict.fromkeys(urls)),
+            calls=result.trace.calls,
+        )
+
+
+__all__ = ["T2AgentDetector", "news_text"]
