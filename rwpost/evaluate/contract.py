@@ -99,6 +99,18 @@ class Call(BaseModel):
     cost_usd: float | None = Field(default=None, description="if None, the price table prices it")
     cached: bool = False
 
+    @classmethod
+    def of_result(cls, result: Any, name: str, **fields: Any) -> Call:
+        """The ledger row of one model answer (a :class:`rwpost.llm.ChatResult`): its tokens, latency and
+        cache hit; ``fields`` (``agent``, ``cost_usd``, ``latency_s`` ...) set or override the rest."""
+        row = {
+            "tokens_in": result.prompt_tokens,
+            "tokens_out": result.completion_tokens,
+            "latency_s": result.latency_s,
+            "cached": result.cached,
+        }
+        return cls(kind="model", name=name, **(row | fields))
+
 
 RUN_ROW_FIELDS = ("repeat", "wall_s")
 """What a row of ``predictions.jsonl`` adds to a :class:`Prediction`: the repeat and the wall time."""

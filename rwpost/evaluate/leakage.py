@@ -9,6 +9,7 @@ evidence from a blocked domain is flagged, and the report gives metrics with and
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -216,3 +217,25 @@ def audit(predictions: Sequence[Any], blocklist: BlockList) -> dict[str, Flag]:
         if hits:
             flags[p.id] = Flag(p.id, tuple(u for u, _ in hits), tuple(sorted({d for _, d in hits})))
     return flags
+
+
+DROPPED = "leakage-guard:dropped:"
+"""The ledger row a retrieving detector writes for each result the guard dropped: ``DROPPED + reason``."""
+
+
+def dropped_report(predictions: Sequence[Any], guard: LeakageGuard) -> dict[str, Any]:
+    """What the guard dropped before any model saw it, over ``predictions`` (every answer of the run,
+    resumed ones too): counted from their ``DROPPED<reason>`` ledger rows, by reason (``blocked:<domain>``,
+    ``after-claim-time``, ...). The ``leakage_report`` of every retrieving detector."""
+    per_sample = [
+        Counter(c.name.removeprefix(DROPPED) for c in p.calls if c.name.startswith(DROPPED))
+        for p in predictions
+    ]
+    reasons = sum(per_sample, Counter())
+    return {
+        "block_list": guard.blocklist.describe(),
+        "predictions": len(predictions),
+        "predictions_with_drops": sum(1 for c in per_sample if c),
+        "dropped": sum(reasons.values()),
+        "by_reason": dict(sorted(reasons.items())),
+    }

@@ -207,13 +207,11 @@ class VLMDetector(Detector):
         if error.startswith("image unreadable"):  # refused before any model call
             return Prediction(id=sample_id, error=error)
         local = self.options.backend == "local"
-        call = Call(
-            name=self.model.name if self.model is not None else self.options.llm.model,
-            tokens_in=result.prompt_tokens,
-            tokens_out=result.completion_tokens,
+        call = Call.of_result(
+            result,
+            self.model.name if self.model is not None else self.options.llm.model,
             latency_s=result.latency_s if local else 0.0 if result.cached else share_s,
             cost_usd=0.0 if local else None,
-            cached=result.cached,
         )
         if result.ok and result.data is not None:
             return verdict_prediction(sample_id, result.data, labels, call)

@@ -60,10 +60,18 @@ class JsonApi:
 
     async def post(self, payload: dict[str, Any]) -> dict[str, Any]:
         """The JSON answer to ``payload``, or :class:`SearchError` once the retries are spent."""
+        return await self.request("POST", json=payload)
+
+    async def get(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The JSON answer to a GET with query ``params``, or :class:`SearchError`."""
+        return await self.request("GET", params=params)
+
+    async def request(self, method: str, **kwargs: Any) -> dict[str, Any]:
+        """One request with the retries: its JSON object, or :class:`SearchError` naming the URL."""
         client = self._bound()
         try:
             response = await send_with_retries(
-                lambda: client.post(self.url, json=payload),
+                lambda: client.request(method, self.url, **kwargs),
                 max_retries=self.max_retries,
                 backoff_s=self.backoff_s,
             )

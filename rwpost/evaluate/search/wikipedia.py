@@ -19,7 +19,6 @@ from typing import Any
 
 from rwpost.evaluate.leakage import SearchResult
 from rwpost.evaluate.search.http import JsonApi, SearchError
-from rwpost.http import RetriesSpent, send_with_retries
 
 WIKIPEDIA_URL = "https://en.wikipedia.org"
 USER_AGENT = "rwpost-evaluate/1 (https://github.com/rwpost; T2Agent Wikipedia tool)"
@@ -43,26 +42,10 @@ def pages_of(data: dict[str, Any], base_url: str, limit: int) -> list[SearchResu
 
 
 class _GetApi(JsonApi):
-    """:class:`JsonApi`'s client binding and retries for GET requests with query parameters."""
+    """:class:`JsonApi` whose GET answers carry MediaWiki's ``error`` object on failure."""
 
     async def get(self, params: dict[str, Any]) -> dict[str, Any]:
-        client = self._bound()
-        try:
-            response = await send_with_retries(
-                lambda: client.get(self.url, params=params),
-                max_retries=self.max_retries,
-                backoff_s=self.backoff_s,
-            )
-        except RetriesSpent as exc:
-            raise SearchError(f"{self.url}: {exc}") from None
-        if response.status_code >= 400:
-            raise SearchError(f"{self.url}: HTTP {response.status_code}")
-        try:
-            data = response.json()
-        except ValueError as exc:
-            raise SearchError(f"{self.url}: the answer is not JSON") from exc
-        if not isinstance(data, dict):
-            raise SearchError(f"{self.url}: expected a JSON object")
+        data = await super().get(params)
         if "error" in data:
             info = (data["error"] or {}).get("info") if isinstance(data["error"], dict) else data["error"]
             raise SearchError(f"{self.url}: {info}")

@@ -76,17 +76,7 @@ class Backbone:
         )
         result = await self.model.complete(request)
         trace.images_sent += len(attached)
-        trace.calls.append(
-            Call(
-                kind="model",
-                name=self.model.name,
-                agent=agent,
-                tokens_in=result.prompt_tokens,
-                tokens_out=result.completion_tokens,
-                latency_s=result.latency_s,
-                cached=result.cached,
-            )
-        )
+        trace.calls.append(Call.of_result(result, self.model.name, agent=agent))
         if not result.ok or result.data is None:
             raise ModelFailed(f"model answer rejected ({agent}): {result.error}")
         return result.data

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, fields
 from typing import Any, Literal
@@ -23,7 +22,6 @@ from rwpost.evaluate.detectors.t2agent.agent import Result, run_case
 from rwpost.evaluate.detectors.t2agent.backbone import Backbone, prompt_hashes, schema_hashes
 from rwpost.evaluate.detectors.t2agent.tools import (
     CARDS,
-    DROPPED,
     Case,
     ForgeryTool,
     ModelFailed,
@@ -38,7 +36,7 @@ from rwpost.evaluate.detectors.t2agent.tools import (
 )
 from rwpost.evaluate.detectors.t2agent.tree import SearchOptions
 from rwpost.evaluate.detectors.vlm import evidence_block, missing_image_prediction
-from rwpost.evaluate.leakage import LeakageGuard
+from rwpost.evaluate.leakage import LeakageGuard, dropped_report
 from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
 from rwpost.labels import MAIN_LABELS
 from rwpost.records import Sample
@@ -174,20 +172,7 @@ class T2AgentDetector(Detector):
         return DetectorInputs(prompts=prompt_hashes(), schemas=schema_hashes())
 
     def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any]:
-        """What the leakage guard dropped before the agent saw it, over ``predictions``, by reason (from
-        the ``leakage-guard:dropped:<reason>`` rows of their ledgers, so resumed ones count too)."""
-        per_sample = [
-            Counter(c.name.removeprefix(DROPPED) for c in p.calls if c.name.startswith(DROPPED))
-            for p in predictions
-        ]
-        reasons = sum(per_sample, Counter())
-        return {
-            "block_list": ctx.guard.blocklist.describe(),
-            "predictions": len(predictions),
-            "predictions_with_drops": sum(1 for c in per_sample if c),
-            "dropped": sum(reasons.values()),
-            "by_reason": dict(sorted(reasons.items())),
-        }
+        return dropped_report(predictions, ctx.guard)
 
     # --- prediction -----------------------------------------------------------------------------
 

@@ -35,11 +35,10 @@ from typing import Any
 
 from rwpost.errors import RwpostError
 from rwpost.evaluate.contract import Call
-from rwpost.evaluate.leakage import LeakageGuard, SearchResult
+from rwpost.evaluate.leakage import DROPPED, LeakageGuard, SearchResult
 from rwpost.evaluate.search.dates import parse_result_date
 from rwpost.io import sha256_hex
 
-DROPPED = "leakage-guard:dropped:"
 """Name prefix of the zero-cost ledger row of one result the leakage guard dropped, with its reason (the
 same rows AgentFact writes, so the run's leakage report counts them from any resumed prediction)."""
 
@@ -445,7 +444,6 @@ class Toolbox:
 
 __all__ = [
     "CARDS",
-    "DROPPED",
     "Case",
     "ForgeryTool",
     "ModelFailed",
