@@ -80,6 +80,38 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+DEV = Path(__file__).resolve().parents[1] / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
+"""The released dev records' head: real input for the command-line tests."""
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
+    """Exit code and stderr of one in-process run of the command line."""
+    capsys.readouterr()
+    code = main([str(a) for a in args])
+    return code, capsys.readouterr().err
+
+
+def run_cli_out(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of one in-process run of the command line."""
+    capsys.readouterr()
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def one_line(err: str) -> str:
+    """The one line of an error output; fails on more lines, a traceback or an internal error."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and "internal error" not in err
+    return lines[0]
+
+
+def released_lines(n: int = 3) -> list[bytes]:
+    """The first ``n`` lines of :data:`DEV`, as bytes."""
+    return DEV.read_bytes().splitlines(keepends=True)[:n]
+
+
 @pytest.fixture
 def data(tmp_path, samples) -> Path:
     """The test module's ``samples`` written to a JSONL data file."""

@@ -12,39 +12,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rwpost.cli import main
 from rwpost.io import iter_jsonl, write_jsonl
-from tests.conftest import crawl_store
-
-DEV = Path("data/sample/released/rwpost_dev_main.head.jsonl")
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    """Exit code and stderr of one in-process run of the command line."""
-    capsys.readouterr()
-    code = main([str(a) for a in args])
-    return code, capsys.readouterr().err
-
-
-def one_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err and "internal error" not in err
-    return lines[0]
-
-
-def released_lines(n: int = 3) -> list[bytes]:
-    return DEV.read_bytes().splitlines(keepends=True)[:n]
+from tests.conftest import DEV, crawl_store, one_line, released_lines, run_cli
 
 
 def test_import_released_missing_file_names_it(tmp_path, capsys):
-    code, err = run(capsys, "import-released", tmp_path / "nope.jsonl", "--out", tmp_path / "o.parquet")
+    code, err = run_cli(capsys, "import-released", tmp_path / "nope.jsonl", "--out", tmp_path / "o.parquet")
     assert code == 1
     assert "nope.jsonl: file not found" in one_line(err)
 
 
 def test_import_released_directory_as_file_names_it(tmp_path, capsys):
-    code, err = run(capsys, "import-released", tmp_path, "--out", tmp_path / "o.parquet")
+    code, err = run_cli(capsys, "import-released", tmp_path, "--out", tmp_path / "o.parquet")
     assert code == 1
     assert f"{tmp_path}: is a directory" in one_line(err)
 
@@ -53,7 +32,7 @@ def test_non_utf8_bytes_name_the_file_and_line(tmp_path, capsys):
     source = tmp_path / "bad.jsonl"
     lines = released_lines()
     source.write_bytes(lines[0] + b'{"claim": "caf\xe9"}\n' + lines[1])
-    code, err = run(capsys, "import-released", source, "--out", tmp_path / "o.parquet")
+    code, err = run_cli(capsys, "import-released", source, "--out", tmp_path / "o.parquet")
     assert code == 1
     line = one_line(err)
     assert f"{source}:2" in line and "not UTF-8" in line and "0xe9" in line
@@ -64,7 +43,7 @@ def test_non_utf8_line_with_skip_bad_becomes_a_reject(tmp_path, capsys):
     lines = released_lines()
     source.write_bytes(lines[0] + b"\xff\xfe garbage\n" + lines[1])
     rejects = tmp_path / "rejects.jsonl"
-    code, _ = run(
+    code, _ = run_cli(
         capsys, "import-released", source, "--out", tmp_path / "o.parquet", "--skip-bad", "--rejects", rejects
     )
     assert code == 0
@@ -75,14 +54,14 @@ def test_non_utf8_line_with_skip_bad_becomes_a_reject(tmp_path, capsys):
 def test_byte_order_mark_is_not_an_error(tmp_path, capsys):
     source = tmp_path / "bom.jsonl"
     source.write_bytes(b"\xef\xbb\xbf" + b"".join(released_lines(2)))
-    code, err = run(capsys, "import-released", source, "--out", tmp_path / "o.parquet")
+    code, err = run_cli(capsys, "import-released", source, "--out", tmp_path / "o.parquet")
     assert code == 0, err
 
 
 def test_parquet_without_id_column_is_one_line(tmp_path, capsys):
     path = tmp_path / "noid.parquet"
     pq.write_table(pa.table({"claim": ["x"], "label": ["False"]}), path)
-    code, err = run(capsys, "stats", path)
+    code, err = run_cli(capsys, "stats", path)
     assert code == 1
     line = one_line(err)
     assert str(path) in line and "no id" in line
@@ -91,7 +70,7 @@ def test_parquet_without_id_column_is_one_line(tmp_path, capsys):
 def test_parquet_that_is_not_parquet_is_one_line(tmp_path, capsys):
     path = tmp_path / "junk.parquet"
     path.write_bytes(b"PAR1 not really\n\x00\x01")
-    code, err = run(capsys, "export-released", path, "--out", tmp_path / "o.jsonl")
+    code, err = run_cli(capsys, "export-released", path, "--out", tmp_path / "o.jsonl")
     assert code == 1
     assert f"{path}: not a readable Parquet file" in one_line(err)
 
@@ -101,7 +80,7 @@ def test_bad_label_names_file_line_and_field(tmp_path, capsys):
     row["label"] = "Totally Bogus Rating"
     source = tmp_path / "label.jsonl"
     source.write_text(json.dumps(row) + "\n", encoding="utf-8")
-    code, err = run(capsys, "import-released", source, "--out", tmp_path / "o.parquet")
+    code, err = run_cli(capsys, "import-released", source, "--out", tmp_path / "o.parquet")
     assert code == 1
     line = one_line(err)
     assert f"{source}:1" in line and "field 'label'" in line
@@ -114,7 +93,7 @@ def test_bad_annotation_verdict_is_one_line_not_a_pydantic_dump(tmp_path, capsys
         + "\n",
         encoding="utf-8",
     )
-    code, err = run(capsys, "annotate", "agreement", "--verdicts", verdicts, "--out", tmp_path / "r")
+    code, err = run_cli(capsys, "annotate", "agreement", "--verdicts", verdicts, "--out", tmp_path / "r")
     assert code == 1
     line = one_line(err)
     assert f"{verdicts}:1" in line and "record rw-1" in line and "post_extraction" in line
@@ -124,7 +103,7 @@ def test_unwritable_out_names_the_path_not_the_temp_file(tmp_path, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("x", encoding="utf-8")
     out = blocker / "sub" / "out.jsonl"  # its parent cannot be made: a file is in the way
-    code, err = run(capsys, "export-released", DEV, "--out", out)
+    code, err = run_cli(capsys, "export-released", DEV, "--out", out)
     assert code == 1
     line = one_line(err)
     assert str(out) in line and "cannot write" in line and ".tmp" not in line
@@ -132,7 +111,7 @@ def test_unwritable_out_names_the_path_not_the_temp_file(tmp_path, capsys):
 
 def test_out_that_is_a_directory_is_a_usage_error(tmp_path, capsys):
     (tmp_path / "dir").mkdir()
-    code, err = run(capsys, "export-released", DEV, "--out", tmp_path / "dir", "--overwrite")
+    code, err = run_cli(capsys, "export-released", DEV, "--out", tmp_path / "dir", "--overwrite")
     assert code == 2
     assert "is a directory" in one_line(err)
 
@@ -142,7 +121,7 @@ def test_sample_serve_on_a_port_in_use_is_one_line(capsys):
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
         port = busy.getsockname()[1]
-        code, err = run(capsys, "sample", "serve", "--port", port)
+        code, err = run_cli(capsys, "sample", "serve", "--port", port)
     assert code == 2
     line = one_line(err)
     assert f"127.0.0.1:{port}" in line and "in use" in line
@@ -157,7 +136,7 @@ def test_annotate_without_label_studio_names_the_url(tmp_path, capsys, monkeypat
     verdicts = tmp_path / "v.jsonl"
     verdicts.write_text("", encoding="utf-8")
     extra = ["--out", tmp_path / "export"] if command == ["pull"] else ["--verdicts", verdicts]
-    code, err = run(capsys, "annotate", *command, "--port", port, "--state", tmp_path / "ls", *extra)
+    code, err = run_cli(capsys, "annotate", *command, "--port", port, "--state", tmp_path / "ls", *extra)
     assert code == 1
     line = one_line(err)
     assert f"http://127.0.0.1:{port}" in line and "not reachable" in line
@@ -167,7 +146,7 @@ def test_reformat_sets_a_truncated_html_gz_aside(tmp_path, capsys):
     store = crawl_store(tmp_path / "crawl")
     victim = sorted((store / "html").glob("*.html.gz"))[0]
     victim.write_bytes(victim.read_bytes()[:200])  # a gzip stream cut short
-    code, err = run(capsys, "reformat", "--in", store, "--out", tmp_path / "tagged")
+    code, err = run_cli(capsys, "reformat", "--in", store, "--out", tmp_path / "tagged")
     assert code == 0, err
     assert "Aborted" not in err
     reasons = [row["reason"] for _n, row in iter_jsonl(tmp_path / "tagged" / "rejects.jsonl")]
@@ -177,16 +156,16 @@ def test_reformat_sets_a_truncated_html_gz_aside(tmp_path, capsys):
 def test_corrupt_funnel_json_is_one_line(tmp_path, capsys):
     path = tmp_path / "funnel.json"
     path.write_text("[{not json", encoding="utf-8")
-    code, err = run(capsys, "filter", "funnel", path)
+    code, err = run_cli(capsys, "filter", "funnel", path)
     assert code == 1
     assert f"{path}:1: not valid JSON" in one_line(err)
 
 
 def test_usage_errors_are_one_line_exit_2(capsys):
-    code, err = run(capsys, "stats", "--no-such-option")
+    code, err = run_cli(capsys, "stats", "--no-such-option")
     assert code == 2
     assert "--no-such-option" in one_line(err)
-    code, err = run(capsys, "export-released", DEV, "--out", "x.jsonl", "--format", "bogus")
+    code, err = run_cli(capsys, "export-released", DEV, "--out", "x.jsonl", "--format", "bogus")
     assert code == 2
     assert "--format" in one_line(err)
 
@@ -194,7 +173,7 @@ def test_usage_errors_are_one_line_exit_2(capsys):
 def test_bad_params_yaml_is_one_line(tmp_path, capsys):
     params = tmp_path / "params.yaml"
     params.write_text("filter: [unclosed\n  - x: {\n", encoding="utf-8")
-    code, err = run(capsys, "filter", "run", "--params", params, "--out", tmp_path / "f")
+    code, err = run_cli(capsys, "filter", "run", "--params", params, "--out", tmp_path / "f")
     assert code == 2
     assert f"{params}: not valid YAML" in one_line(err)
 
@@ -203,7 +182,7 @@ def test_truncated_last_line_in_a_stage_input_is_a_reject(tmp_path, capsys):
     store = crawl_store(tmp_path / "crawl")
     articles = store / "articles.jsonl"
     articles.write_bytes(articles.read_bytes() + b'{"schema_version": "1.0", "id": "rw-cut')
-    code, err = run(capsys, "reformat", "--in", store, "--out", tmp_path / "tagged")
+    code, err = run_cli(capsys, "reformat", "--in", store, "--out", tmp_path / "tagged")
     assert code == 0, err
     rejects = [row for _n, row in iter_jsonl(tmp_path / "tagged" / "rejects.jsonl")]
     assert any(r["line"] == 5 and "not valid JSON" in r["reason"] for r in rejects)
@@ -214,7 +193,7 @@ def test_tagged_store_with_wrong_types_is_set_aside_by_extract(tmp_path, capsys,
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     tagged = tmp_path / "tagged.jsonl"
     write_jsonl(tagged, [{"id": 5, "url": ["x"]}])
-    code, err = run(capsys, "extract", "--in", tagged, "--out", tmp_path / "x", "--backend", "offline")
+    code, err = run_cli(capsys, "extract", "--in", tagged, "--out", tmp_path / "x", "--backend", "offline")
     assert code == 0, err
     (reject,) = [row for _n, row in iter_jsonl(tmp_path / "x" / "rejects.jsonl")]
     assert "tagged.jsonl:1" in reject["reason"]
@@ -255,8 +234,8 @@ def test_a_bad_price_table_is_refused_before_the_run(tmp_path, capsys, text, pro
     prices = tmp_path / "prices.json"
     prices.write_text(text, encoding="utf-8")
     out = tmp_path / "runs"
-    code, err = run(capsys, "evaluate", "--data", DEV, "--detector", "majority", "--train-fraction", "0.5",
-                    "--out", out, "--prices", prices)  # fmt: skip
+    code, err = run_cli(capsys, "evaluate", "--data", DEV, "--detector", "majority", "--train-fraction",
+                        "0.5", "--out", out, "--prices", prices)  # fmt: skip
     line = one_line(err)
     assert code == 2 and line.startswith(f"error: {prices}: ") and problem in line, line
     assert not out.exists()
@@ -279,7 +258,7 @@ LOOP = ["--start-url", "http://127.0.0.1:9/", "--allow-loopback"]
 def test_crawl_options_are_checked_before_anything_starts(tmp_path, capsys, args, problem):
     """Each bad option is one line naming it, exit 2, before a connection or an output folder."""
     out = tmp_path / "crawl"
-    code, err = run(capsys, "crawl", *args, "--out", out)
+    code, err = run_cli(capsys, "crawl", *args, "--out", out)
     line = one_line(err)
     assert code == 2 and problem in line, line
     assert not out.exists()
@@ -287,13 +266,13 @@ def test_crawl_options_are_checked_before_anything_starts(tmp_path, capsys, args
 
 def test_annotate_agreement_names_a_missing_file_the_user_gave(tmp_path, capsys):
     """A mistyped --verdicts is "file not found", not "nothing to measure"; a bad --resamples is refused."""
-    code, err = run(
+    code, err = run_cli(
         capsys, "annotate", "agreement", "--verdicts", tmp_path / "typo.jsonl", "--out", tmp_path / "a"
     )
     assert code == 2 and one_line(err) == f"error: {tmp_path / 'typo.jsonl'}: file not found"
     empty = tmp_path / "verdicts.jsonl"
     empty.write_text("", encoding="utf-8")
-    code, err = run(
+    code, err = run_cli(
         capsys, "annotate", "agreement", "--verdicts", empty, "--resamples", "0", "--out", tmp_path / "a"
     )
     assert code == 2 and "'--resamples': Input should be greater than or equal to 1" in one_line(err)
@@ -314,7 +293,7 @@ def test_annotate_agreement_names_a_missing_file_the_user_gave(tmp_path, capsys)
 def test_numeric_options_out_of_range_are_usage_errors(tmp_path, capsys, args, option):
     """A count, a price or a port out of range is refused before anything is read or written."""
     out = tmp_path / "out"
-    code, err = run(capsys, *[out if a == "OUT" else a for a in args])
+    code, err = run_cli(capsys, *[out if a == "OUT" else a for a in args])
     line = one_line(err)
     assert code == 2 and f"'{option}'" in line, line
     assert not out.exists()
@@ -345,9 +324,9 @@ def test_a_file_where_a_folder_is_expected_and_a_missing_schema_folder_are_one_l
     """``sample build --out FILE`` once ended in an internal error (exit 70)."""
     a_file = tmp_path / "afile"
     a_file.write_text("", encoding="utf-8")
-    code, err = run(capsys, "sample", "build", "--released", "data/sample/released", "--out", a_file)
+    code, err = run_cli(capsys, "sample", "build", "--released", "data/sample/released", "--out", a_file)
     assert code == 2 and one_line(err) == f"error: {a_file}: is a file, expected a folder for the site"
-    code, err = run(capsys, "schemas", "--check", "--dir", tmp_path / "none")
+    code, err = run_cli(capsys, "schemas", "--check", "--dir", tmp_path / "none")
     assert code == 2 and f"{tmp_path / 'none'}: no such folder of schema files" in one_line(err)
 
 
@@ -372,12 +351,12 @@ def test_an_output_folder_that_is_a_file_is_one_line_not_an_internal_error(tmp_p
     a_file.write_text("", encoding="utf-8")
     (tmp_path / "saved").mkdir()
     given = {"AFILE": a_file, "SAVED": tmp_path / "saved"}
-    code, err = run(capsys, *[given.get(a, a) for a in args])
+    code, err = run_cli(capsys, *[given.get(a, a) for a in args])
     assert code == 1 and one_line(err) == f"error: {a_file}: exists and is not a folder"
     assert a_file.read_text(encoding="utf-8") == ""
 
 
 def test_labels_unknown_on_an_empty_store_says_so(tmp_path, capsys):
     (tmp_path / "articles.jsonl").write_text("", encoding="utf-8")
-    code, err = run(capsys, "labels", "--unknown", tmp_path)
+    code, err = run_cli(capsys, "labels", "--unknown", tmp_path)
     assert code == 1 and one_line(err) == f"error: {tmp_path}: the crawl store holds no articles"

@@ -14,29 +14,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rwpost.cli import main
 from rwpost.io import sha256_file
 from rwpost.publish import OFFLINE_EXTRACTION_NOTE, BuildInfo, write_version
 from rwpost.rwpost_format import read_released
 from rwpost.splits import assign_splits
+from tests.conftest import DEV, one_line, run_cli_out
 
 RELEASED = Path(__file__).resolve().parents[1] / "data" / "sample" / "released"
-DEV = RELEASED / "rwpost_dev_main.head.jsonl"
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    """Exit code, stdout and stderr of one in-process run of the command line."""
-    capsys.readouterr()
-    code = main([str(a) for a in args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def one_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err and "internal error" not in err
-    return lines[0]
 
 
 @pytest.fixture
@@ -51,7 +35,7 @@ def version(tmp_path) -> Path:
 def test_stats_json_never_overwrites_a_split_of_the_folder_it_reads(tmp_path, version, capsys):
     split = version / "main" / "dev.parquet"
     before = sha256_file(split)
-    code, _out, err = run(capsys, "stats", version, "--json", split, "--overwrite")
+    code, _out, err = run_cli_out(capsys, "stats", version, "--json", split, "--overwrite")
     assert code == 2
     assert "is also an input" in one_line(err) and str(split) in err
     assert sha256_file(split) == before
@@ -60,7 +44,7 @@ def test_stats_json_never_overwrites_a_split_of_the_folder_it_reads(tmp_path, ve
 def test_stats_out_that_is_a_file_is_refused_before_any_work(tmp_path, capsys):
     target = tmp_path / "report.txt"
     target.write_text("mine\n", encoding="utf-8")
-    code, out, err = run(capsys, "stats", DEV, "--out", target)
+    code, out, err = run_cli_out(capsys, "stats", DEV, "--out", target)
     assert code == 2 and "is a file, expected a folder" in one_line(err)
     assert out == ""  # refused up front, not after printing the tables
     assert target.read_text(encoding="utf-8") == "mine\n"
@@ -75,7 +59,7 @@ def test_a_symlink_loop_as_input_is_one_line_not_an_internal_error(tmp_path, cap
         ("export-released", loop, "--out", tmp_path / "o.jsonl"),
         ("stats", loop),
     ):
-        code, _out, err = run(capsys, *args)
+        code, _out, err = run_cli_out(capsys, *args)
         assert code == 1, err
         line = one_line(err)
         assert str(loop) in line and ("symbolic link" in line.lower()), line
@@ -86,12 +70,14 @@ def test_import_released_refuses_a_second_record_of_the_same_article_naming_both
     lines = DEV.read_bytes().splitlines(keepends=True)
     source = tmp_path / "dup.jsonl"
     source.write_bytes(lines[0] + lines[1] + lines[0])
-    code, _out, err = run(capsys, "import-released", source, "--out", tmp_path / "o.parquet")
+    code, _out, err = run_cli_out(capsys, "import-released", source, "--out", tmp_path / "o.parquet")
     assert code == 1
     assert f"{source}:3" in one_line(err) and "line 1" in err and "duplicate" in err
     assert not (tmp_path / "o.parquet").exists()
 
-    code, out, err = run(capsys, "import-released", source, "--out", tmp_path / "o.parquet", "--skip-bad")
+    code, out, err = run_cli_out(
+        capsys, "import-released", source, "--out", tmp_path / "o.parquet", "--skip-bad"
+    )
     assert code == 0, err
     assert len(pq.read_table(tmp_path / "o.parquet")) == 2
     [reject] = [json.loads(line) for line in (tmp_path / "o.rejects.jsonl").read_text().splitlines()]
@@ -100,7 +86,7 @@ def test_import_released_refuses_a_second_record_of_the_same_article_naming_both
 
 def test_import_released_of_a_parquet_file_says_what_it_is(tmp_path, version, capsys):
     split = version / "main" / "test.parquet"
-    code, _out, err = run(capsys, "import-released", split, "--out", tmp_path / "o.parquet")
+    code, _out, err = run_cli_out(capsys, "import-released", split, "--out", tmp_path / "o.parquet")
     assert code == 1
     line = one_line(err)
     assert "a Parquet file, not the released JSONL" in line and "UTF-8" not in line
@@ -110,33 +96,33 @@ def test_a_split_with_a_duplicate_id_is_refused_naming_the_rows(tmp_path, versio
     table = pq.read_table(version / "main" / "test.parquet")
     doubled = tmp_path / "doubled.parquet"
     pq.write_table(pa.concat_tables([table.slice(0, 2), table.slice(0, 1)]), doubled)
-    code, _out, err = run(capsys, "stats", doubled)
+    code, _out, err = run_cli_out(capsys, "stats", doubled)
     assert code == 1
     line = one_line(err)
     assert "row 3: duplicate id (also row 1)" in line and table.column("id")[0].as_py() in line
 
 
 def test_verify_refuses_checksum_lines_outside_the_folder(tmp_path, version, capsys):
-    assert run(capsys, "verify", version)[0] == 0
+    assert run_cli_out(capsys, "verify", version)[0] == 0
     digest = sha256_file(version / "main" / "dev.parquet")
     outside = tmp_path / "elsewhere.parquet"
     outside.write_bytes((version / "main" / "dev.parquet").read_bytes())
     sums = version / "SHA256SUMS"
     sums.write_text(sums.read_text() + f"{digest}  ../elsewhere.parquet\n", encoding="utf-8")
-    code, _out, err = run(capsys, "verify", version)
+    code, _out, err = run_cli_out(capsys, "verify", version)
     assert code == 1 and "../elsewhere.parquet is outside the version folder" in one_line(err)
 
 
 def test_verify_of_a_card_that_is_not_utf8_is_one_line(version, capsys):
     (version / "README.md").write_bytes(b"\xff\xfe broken card")
-    code, _out, err = run(capsys, "verify", version)
+    code, _out, err = run_cli_out(capsys, "verify", version)
     assert code == 1 and "README.md: unreadable" in one_line(err)
 
 
 def test_verify_and_diff_name_a_missing_folder_or_a_file(tmp_path, version, capsys):
-    code, _out, err = run(capsys, "verify", tmp_path / "nowhere")
+    code, _out, err = run_cli_out(capsys, "verify", tmp_path / "nowhere")
     assert code == 1 and "nowhere: no such folder" in one_line(err)
-    code, _out, err = run(capsys, "diff", version, DEV)
+    code, _out, err = run_cli_out(capsys, "diff", version, DEV)
     assert code == 1 and f"{DEV}: not a folder" in one_line(err)
 
 
@@ -144,7 +130,7 @@ def test_labels_unknown_json_on_an_empty_store_is_an_error_not_an_empty_table(tm
     store = tmp_path / "crawl"
     store.mkdir()
     (store / "articles.jsonl").write_bytes(b"")
-    code, out, err = run(capsys, "labels", "--unknown", store, "--json")
+    code, out, err = run_cli_out(capsys, "labels", "--unknown", store, "--json")
     assert code == 1 and out == ""
     assert "holds no articles" in one_line(err)
 
@@ -169,8 +155,8 @@ def test_a_clean_reimport_with_skip_bad_leaves_no_earlier_rejects_behind(tmp_pat
     bad = tmp_path / "bad.jsonl"
     bad.write_text(DEV.read_text(encoding="utf-8").splitlines()[0] + "\n{not json\n", encoding="utf-8")
     out = tmp_path / "dev.parquet"
-    code, _, _ = run(capsys, "import-released", bad, "--out", out, "--skip-bad")
+    code, _, _ = run_cli_out(capsys, "import-released", bad, "--out", out, "--skip-bad")
     rejects = tmp_path / "dev.rejects.jsonl"
     assert code == 0 and len(rejects.read_text().splitlines()) == 1
-    code, _, _ = run(capsys, "import-released", DEV, "--out", out, "--skip-bad", "--overwrite")
+    code, _, _ = run_cli_out(capsys, "import-released", DEV, "--out", out, "--skip-bad", "--overwrite")
     assert code == 0 and rejects.read_text() == ""
