@@ -5,18 +5,28 @@ loopback port."""
 from __future__ import annotations
 
 import gzip
+import json
 import socket
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from rwpost.cli import main
+from rwpost.cli import app, main
 from rwpost.ids import record_id
 from rwpost.io import sha256_hex, write_jsonl
 from rwpost.records import CrawledArticle
+from rwpost.rwpost_format import read_released
+from rwpost.stages.base import load_params
 
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository."""
+PARAMS = load_params(ROOT / "params.yaml")
+"""The repository's params.yaml, read as the stages read it."""
+RELEASED_DIR = ROOT / "data" / "sample" / "released"
+"""The authors' released records of the bundled sample."""
 FIXTURES = Path(__file__).parent / "fixtures" / "snopes_html"
 REAL_PAGES = {
     "robert-de-niro-trump-oscars": "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/",
@@ -80,7 +90,7 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-DEV = Path(__file__).resolve().parents[1] / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
+DEV = RELEASED_DIR / "rwpost_dev_main.head.jsonl"
 """The released dev records' head: real input for the command-line tests."""
 
 
@@ -128,3 +138,35 @@ def evaluate_cli() -> Callable[..., None]:
         assert main(["evaluate", *args, "--bootstrap", "0", "--no-progress", "--no-key-points"]) == 0
 
     return run
+
+
+def released_records():
+    """The released dev records of the bundled sample (main head and other labels)."""
+    return read_released(RELEASED_DIR / "rwpost_dev_main.head.jsonl") + read_released(
+        RELEASED_DIR / "rwpost_dev_other_labels.jsonl"
+    )
+
+
+DENIRO = FIXTURES / "robert-de-niro-trump-oscars.html"
+
+
+DENIRO_URL = "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/"
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The JSON lines of ``path``."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def import_and_tag(saved: Path, tmp_path: Path) -> tuple[dict, dict, dict]:
+    """``rwpost crawl --from-html`` then ``rwpost reformat``: the import report, the stored record and the
+    tagged article."""
+    runner = CliRunner()
+    store, tagged = tmp_path / "store", tmp_path / "tagged"
+    crawled = runner.invoke(app, ["crawl", "--from-html", str(saved), "--out", str(store), "--json"])
+    assert crawled.exit_code == 0, crawled.output
+    reformatted = runner.invoke(app, ["reformat", "--in", str(store), "--out", str(tagged)])
+    assert reformatted.exit_code == 0, reformatted.output
+    [stored] = read_rows(store / "articles.jsonl")
+    [article] = read_rows(tagged / "articles.jsonl")
+    return json.loads((store / "report.json").read_text()), stored, article

@@ -26,21 +26,10 @@ from rwpost.dataset import read_parquet, write_parquet
 from rwpost.errors import ConfigError, RecordError, RwpostError
 from rwpost.publish import BuildInfo, write_version
 from rwpost.records import Image
-from rwpost.rwpost_format import read_released
 from rwpost.splits import assign_splits
 from rwpost.stages import evaluate, split
 from rwpost.stages import filter as filter_stage
-from rwpost.stages.base import load_params
-
-ROOT = Path(__file__).resolve().parents[1]
-PARAMS = load_params(ROOT / "params.yaml")
-RELEASED = ROOT / "data" / "sample" / "released"
-
-
-def _released():
-    return read_released(RELEASED / "rwpost_dev_main.head.jsonl") + read_released(
-        RELEASED / "rwpost_dev_other_labels.jsonl"
-    )
+from tests.conftest import PARAMS, ROOT, released_records
 
 
 def _with(section: str, **values: object) -> dict:
@@ -182,7 +171,7 @@ def heavy_input(tmp_path) -> Path:
     takes long enough for a signal to land in the middle of a file."""
     samples = []
     for copy in range(3):
-        for sample in _released():
+        for sample in released_records():
             image = Image(bytes=os.urandom(256 * 1024), width=640, height=480)
             samples.append(sample.model_copy(update={"id": f"{sample.id}-{copy}", "image": image}))
     path = tmp_path / "input.parquet"
@@ -229,7 +218,7 @@ def test_a_split_stopped_mid_write_leaves_old_or_new_whole_files_and_its_rerun_f
 def version(tmp_path) -> Path:
     """A published version folder of the released dev records (all four split files)."""
     out = tmp_path / "v1"
-    write_version(assign_splits(_released(), seed=1), out, BuildInfo("v1", "test", "released"))
+    write_version(assign_splits(released_records(), seed=1), out, BuildInfo("v1", "test", "released"))
     return out
 
 

@@ -109,3 +109,29 @@ def test_published_columns_are_derived_from_sample_in_their_published_order():
         "news_url", "reasoning_logic", "key_points", "evidence", "ocr", "image_required", "watermarked",
         "watermark_keywords", "cluster_id", "split", "subset", "provenance", "extra", "schema_version",
     ]  # fmt: skip
+
+
+@pytest.mark.cli_errors
+class TestCliErrors:
+    """Every bad input through the real ``rwpost`` command line is one line naming the file, line, record or
+    field, with exit 1 (bad input) or 2 (bad usage): never "internal error (exit 70)", never a traceback."""
+
+    @pytest.mark.parametrize(
+        ("section", "key", "value"),
+        [("filter", "workers", 0), ("reformat", "min_words", -1), ("extract", "concurrency", 0)],
+    )
+    def test_params_yaml_counts_out_of_range_name_the_key(self, tmp_path, capsys, section, key, value):
+        """params.yaml is checked like the options: a count out of range names the file and the key."""
+        import yaml
+
+        params = yaml.safe_load(Path("params.yaml").read_text(encoding="utf-8"))
+        params[section][key] = value
+        path = tmp_path / "params.yaml"
+        path.write_text(yaml.safe_dump(params), encoding="utf-8")
+        from rwpost.stages import extract, reformat
+        from rwpost.stages import filter as filter_stage
+        from rwpost.stages.base import load_params
+
+        stage = {"filter": filter_stage, "reformat": reformat, "extract": extract}[section]
+        with pytest.raises(Exception, match=rf"{section}\.{key}: Input should be greater than"):
+            stage.Params.from_params(load_params(path), str(path))
