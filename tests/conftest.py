@@ -170,3 +170,8 @@ def import_and_tag(saved: Path, tmp_path: Path) -> tuple[dict, dict, dict]:
     [stored] = read_rows(store / "articles.jsonl")
     [article] = read_rows(tagged / "articles.jsonl")
     return json.loads((store / "report.json").read_text()), stored, article
+
+
+def params_with(section: str, **values: object) -> dict:
+    """:data:`PARAMS` with ``values`` set in its ``section``."""
+    return {**PARAMS, section: {**PARAMS[section], **values}}

@@ -17,10 +17,8 @@ from rwpost.rwpost_format import read_released
 from rwpost.splits import assign_splits
 from rwpost.stages import STAGES, annotate_merge, assemble, split
 from rwpost.stages import filter as filter_stage
-from rwpost.stages.base import FunnelStep, StageReport, funnel_so_far, load_params, write_funnel
-
-ROOT = Path(__file__).resolve().parents[1]
-PARAMS = load_params(ROOT / "params.yaml")
+from rwpost.stages.base import FunnelStep, StageReport, funnel_so_far, write_funnel
+from tests.conftest import PARAMS, ROOT, params_with
 
 
 def test_every_stage_of_dvc_yaml_has_a_module_whose_params_read_params_yaml():
@@ -135,3 +133,30 @@ class TestCliErrors:
         stage = {"filter": filter_stage, "reformat": reformat, "extract": extract}[section]
         with pytest.raises(Exception, match=rf"{section}\.{key}: Input should be greater than"):
             stage.Params.from_params(load_params(path), str(path))
+
+
+@pytest.mark.hostile
+class TestHostile:
+    """A hostile user and a demanding researcher on the pipeline side: params.yaml values that cannot mean
+    what was intended are one line naming the key before any work; a stage stopped by SIGTERM or Ctrl-C leaves
+    only complete files and its rerun finishes; ``rwpost.load`` refuses a damaged split in one line naming the
+    file instead of a pyarrow traceback or a silently short table.
+
+    Every input is built from the authors' released records in data/sample/released/ and real Parquet files
+    written by rwpost's own publish step; the stages run as DVC runs them (``python -m pipelines.<stage>``).
+    """
+
+    @pytest.mark.parametrize(
+        ("section", "values", "key"),
+        [
+            ("crawl", {"max_articles": -1}, "crawl.max_articles"),
+            ("crawl", {"max_image_bytes": 0}, "crawl.max_image_bytes"),
+            ("extract", {"prices": {"m": {"input_per_mtok": -1, "output_per_mtok": 1}}}, "extract.prices"),
+        ],
+    )
+    def test_counts_sizes_and_prices_out_of_range_are_refused(self, section, values, key):
+        from rwpost.stages import crawl, extract
+
+        stage = {"crawl": crawl, "extract": extract}[section]
+        with pytest.raises(ConfigError, match=rf"^params.yaml: {key}"):
+            stage.Params.from_params(params_with(section, **values))

@@ -6,13 +6,18 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+import yaml
 from PIL import Image
 from skimage import data as skdata
 
 from rwpost.cli import main
+from rwpost.errors import ConfigError
 from rwpost.ids import record_id
 from rwpost.io import iter_jsonl, sha256_hex, write_jsonl
 from rwpost.records import CrawledArticle, Decision, Extraction, ImageFile, Post, Provenance, TaggedArticle
+from rwpost.stages import filter as filter_stage
+from tests.conftest import PARAMS, params_with
 
 
 def _write_stage_inputs(root: Path) -> dict[str, str]:
@@ -149,3 +154,40 @@ def test_dvc_stage_reads_paths_and_thresholds_from_params(tmp_path: Path) -> Non
     funnel = json.loads((tmp_path / "out" / "funnel.json").read_text())
     assert [s["step"] for s in funnel] == ["filter: size", "filter: necessity"]
     assert funnel[0]["reasons"] == {"image_missing": 1}  # 30 words now passes min_words 10
+
+
+@pytest.mark.hostile
+class TestHostile:
+    """A hostile user and a demanding researcher on the pipeline side: params.yaml values that cannot mean
+    what was intended are one line naming the key before any work; a stage stopped by SIGTERM or Ctrl-C leaves
+    only complete files and its rerun finishes; ``rwpost.load`` refuses a damaged split in one line naming the
+    file instead of a pyarrow traceback or a silently short table.
+
+    Every input is built from the authors' released records in data/sample/released/ and real Parquet files
+    written by rwpost's own publish step; the stages run as DVC runs them (``python -m pipelines.<stage>``).
+    """
+
+    @pytest.mark.parametrize(
+        ("section", "value", "key"),
+        [
+            ("size", {"min_words": -5}, "filter.size.min_words"),
+            ("size", {"min_words": 3000, "max_words": 10}, "filter.size"),
+            ("necessity", {"keep_answers": ["maybe"]}, "filter.necessity.keep_answers.0"),  # kept nothing
+            ("watermark", {"combine": "xx"}, "filter.watermark.combine"),  # KeyError mid-run with llm: true
+            ("watermark", {"min_confidence": 5}, "filter.watermark.min_confidence"),
+            ("neardup", {"index": "bogus"}, "filter.neardup.index"),  # refused only after every measurement
+            ("neardup", {"text_jaccard": float("nan")}, "filter.neardup.text_jaccard"),
+            ("order", ["size", "size"], "filter.order"),  # the funnel counted size's removals twice
+            ("order", ["size", "nope"], "filter.order"),
+        ],
+    )
+    def test_a_filter_threshold_outside_what_the_filter_understands_is_refused(self, section, value, key):
+        with pytest.raises(ConfigError) as err:
+            filter_stage.Params.from_params(params_with("filter", **{section: value}))
+        assert str(err.value).startswith(f"params.yaml: {key}: "), err.value
+
+    def test_the_thresholds_of_params_yaml_and_a_bare_yaml_yes_still_pass(self):
+        bare = yaml.safe_load("keep_answers: [yes, no]")
+        params = filter_stage.Params.from_params(params_with("filter", necessity=bare))
+        assert params.thresholds()["necessity"] == {"keep_answers": [True, False]}
+        assert filter_stage.Params.from_params(PARAMS).thresholds()["size"]["min_words"] == 90
