@@ -15,11 +15,14 @@ import pytest
 from typer.testing import CliRunner
 
 from rwpost.cli import app, main
+from rwpost.crawl import run_crawl
 from rwpost.ids import record_id
 from rwpost.io import sha256_hex, write_jsonl
 from rwpost.records import CrawledArticle
 from rwpost.rwpost_format import read_released
+from rwpost.sample.serve import SampleServer
 from rwpost.stages.base import load_params
+from tests.killing import SITE, child_env, crawl_options, run_to_end, stage_command, write_params
 
 ROOT = Path(__file__).resolve().parents[1]
 """The repository."""
@@ -175,3 +178,25 @@ def import_and_tag(saved: Path, tmp_path: Path) -> tuple[dict, dict, dict]:
 def params_with(section: str, **values: object) -> dict:
     """:data:`PARAMS` with ``values`` set in its ``section``."""
     return {**PARAMS, section: {**PARAMS[section], **values}}
+
+
+@pytest.fixture(scope="session")
+def sample_pipeline(tmp_path_factory) -> Path:
+    """The sample site crawled by the real spider, then the reformat and offline extract stages (the kill
+    tests' input)."""
+    root = tmp_path_factory.mktemp("pipeline")
+    with SampleServer(SITE) as server:
+        run_crawl(crawl_options(server, root / "crawl"))
+    params = write_params(
+        root,
+        reformat={"crawl": str(root / "crawl"), "out": str(root / "tagged")},
+        extract={
+            "input": str(root / "tagged" / "articles.jsonl"),
+            "out": str(root / "extract"),
+            "backend": "offline",
+            "cache": str(root / "unused.sqlite"),
+        },
+    )
+    for stage in ("reformat", "extract"):
+        run_to_end(stage_command(stage, params), cwd=ROOT, env=child_env())
+    return root

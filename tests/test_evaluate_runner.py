@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from killing import assert_ids_once, child_env, cli_command, moments, report, run_to_end, timed
 
 from rwpost.cli import main
 from rwpost.errors import ConfigError
@@ -19,6 +22,7 @@ from rwpost.evaluate.runner import RunSpec, read_predictions, run
 from rwpost.evaluate.task import blind
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
+from rwpost.testing.llm import FakeLLMServer, Reply, message_text
 from tests.evaluate_helpers import (
     HOSTILE_GOLD,
     SCRIPTED,
@@ -31,6 +35,7 @@ from tests.evaluate_helpers import (
     run_evaluate,
     write_predictions,
 )
+from tests.killing import kill_and_resume
 
 ROOT = Path(__file__).resolve().parents[1]
 DETECTOR = "tests.evaluate_helpers:CountingDetector"
@@ -329,3 +334,111 @@ class TestHostile:
             assert "inside the input folder" in capsys.readouterr().err
         assert not (root / "scores").exists()
         assert evaluate_quietly(data, tmp_path / "scores", "--predictions", str(root)) == 0
+
+
+RELEASED = ROOT / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
+
+
+def verdict(body: dict[str, Any]) -> Reply:
+    """A deterministic stand-in for a vision-language model's verdict on one post."""
+    user = message_text(body, "user")
+    pick = int(hashlib.sha256(user.encode("utf-8")).hexdigest()[:4], 16)
+    label = ["True", "False", "False", "Unproven"][pick % 4]
+    return Reply.answer(
+        {"label": label, "confidence": 0.5 + pick % 50 / 100, "explanation": "scripted", "evidence_urls": []}
+    )
+
+
+RUN_SPECIFIC = {
+    "wall_s",
+    "latency_s",
+    "started",
+    "finished",
+    "cached",
+    "cache_hits",
+    "cost_usd",
+    "unpriced_calls",
+}
+"""Keys that time the run or follow from what the LLM cache served (a cached call is free in the ledger), not
+from what was predicted: a resume serves the killed run's last answers from the cache. The ledger's
+``list_cost_usd`` (every call at list price) is compared: it follows from the predictions alone."""
+
+
+def without_times(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_times(v) for k, v in value.items() if k not in RUN_SPECIFIC}
+    if isinstance(value, list):
+        return [without_times(v) for v in value]
+    return value
+
+
+def predictions_by_id(run: Path) -> dict[str, Any]:
+    rows = [json.loads(line) for line in (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    return {row["id"]: without_times(row) for row in rows}
+
+
+@pytest.mark.kill
+@pytest.mark.slow
+class TestKill:
+    """Kill tests (issue 16) of extract, filter and evaluate: each stage, run as a user or ``dvc repro`` runs
+    it (a subprocess), is SIGKILLed at seeded random moments within one uninterrupted run's duration, then
+    rerun to its end. Its outputs equal the uninterrupted run's, no record is duplicated or missing, and the
+    resume asks the loopback LLM server only what the killed run had not got an answer to (what it had is
+    cached).
+
+    CI runs 3 points per stage; ``RWPOST_KILL_POINTS=20`` runs the full set (tests/killing.py)."""
+
+    def test_evaluate_killed_at_random_moments_resumes_to_the_uninterrupted_run(self, tmp_path):
+        # relative --out and cache: every point's run has the same identity as the uninterrupted one
+        command = cli_command(
+            "evaluate",
+            "--data",
+            str(RELEASED),
+            "--detector",
+            "vlm",
+            "--setting",
+            "T",
+            "--set",
+            "cache_path=llm.sqlite",
+            "--set",
+            "concurrency=1",
+            "--batch-size",
+            "4",
+            "--out",
+            "run",
+            "--bootstrap",
+            "0",
+            "--no-progress",
+            "--no-key-points",
+            "--prices",
+            "prices.json",
+        )
+        prices = json.dumps({"scripted": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}})
+        with FakeLLMServer(verdict, latency_s=0.08) as server:
+            env = child_env(
+                OPENAI_API_KEY="test", OPENAI_BASE_URL=server.base_url, RWPOST_LLM_MODEL="scripted"
+            )
+            whole = tmp_path / "whole"
+            whole.mkdir()
+            (whole / "prices.json").write_text(prices)
+            duration = timed(lambda: run_to_end(command, cwd=whole, env=env))
+            calls = server.chat_requests
+            expected = predictions_by_id(whole / "run")
+            metrics = without_times(json.loads((whole / "run" / "metrics.json").read_text()))
+            assert calls == len(expected) == len(RELEASED.read_text(encoding="utf-8").splitlines())
+            assert metrics["ledger"]["list_cost_usd"] > 0  # compared below: the same after any resume
+            kills = []
+            for point, after in enumerate(moments(duration)):
+                folder = tmp_path / f"kill{point}"
+                folder.mkdir()
+                (folder / "prices.json").write_text(prices)
+                kill = kill_and_resume(server, command, after, env, folder / "llm.sqlite", folder)
+                where = f"point {point}: {kill}"
+                assert_ids_once(folder / "run" / "predictions.jsonl", expected, where)
+                assert predictions_by_id(folder / "run") == expected, where
+                assert without_times(json.loads((folder / "run" / "metrics.json").read_text())) == metrics, (
+                    where
+                )
+                assert kill["asked_on_resume"] == calls - kill["cached_at_kill"], where
+                kills.append(kill)
+        report("evaluate", kills, records=len(expected), llm_calls=calls, run_s=round(duration, 2))

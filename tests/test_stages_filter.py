@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from killing import (
+    ROOT,
+    assert_ids_once,
+    child_env,
+    jsonl_ids,
+    moments,
+    report,
+    run_to_end,
+    stage_command,
+    timed,
+    tree_digest,
+)
 from PIL import Image
 from skimage import data as skdata
 
@@ -17,7 +31,9 @@ from rwpost.ids import record_id
 from rwpost.io import iter_jsonl, sha256_hex, write_jsonl
 from rwpost.records import CrawledArticle, Decision, Extraction, ImageFile, Post, Provenance, TaggedArticle
 from rwpost.stages import filter as filter_stage
+from rwpost.testing.llm import FakeLLMServer, Reply, message_text
 from tests.conftest import PARAMS, params_with
+from tests.killing import kill_and_resume, write_params
 
 
 def _write_stage_inputs(root: Path) -> dict[str, str]:
@@ -191,3 +207,75 @@ class TestHostile:
         params = filter_stage.Params.from_params(params_with("filter", necessity=bare))
         assert params.thresholds()["necessity"] == {"keep_answers": [True, False]}
         assert filter_stage.Params.from_params(PARAMS).thresholds()["size"]["min_words"] == 90
+
+
+FILTER_OUTPUTS = ("decisions.jsonl", "verdicts.jsonl", "rejects.jsonl", "summary.json", "funnel.json")
+
+
+FILTER_RECORDS = 20
+"""Tagged articles the filter test keeps: enough for several LLM calls and OCR runs, short enough for CI."""
+
+
+def judge(body: dict[str, Any]) -> Reply:
+    """A deterministic stand-in for the Tables S1/S2 judges: the answer is a function of the prompt."""
+    user = message_text(body, "user")
+    pick = int(hashlib.sha256(user.encode("utf-8")).hexdigest()[:4], 16)
+    if "watermark" in message_text(body, "system").lower() or "data:image/" in json.dumps(body["messages"]):
+        return Reply.answer({"watermarked": pick % 5 == 0, "matched_keywords": [], "reason": "scripted"})
+    return Reply.answer({"image_required": ["yes", "yes", "no", "unsure"][pick % 4], "reason": "scripted"})
+
+
+@pytest.mark.kill
+@pytest.mark.slow
+class TestKill:
+    """Kill tests (issue 16) of extract, filter and evaluate: each stage, run as a user or ``dvc repro`` runs
+    it (a subprocess), is SIGKILLed at seeded random moments within one uninterrupted run's duration, then
+    rerun to its end. Its outputs equal the uninterrupted run's, no record is duplicated or missing, and the
+    resume asks the loopback LLM server only what the killed run had not got an answer to (what it had is
+    cached).
+
+    CI runs 3 points per stage; ``RWPOST_KILL_POINTS=20`` runs the full set (tests/killing.py)."""
+
+    def test_filter_killed_at_random_moments_resumes_to_the_uninterrupted_outputs(
+        self, tmp_path, sample_pipeline
+    ):
+        lines = (
+            (sample_pipeline / "tagged" / "articles.jsonl")
+            .read_text(encoding="utf-8")
+            .splitlines(keepends=True)
+        )
+        tagged = tmp_path / "tagged.jsonl"
+        tagged.write_text("".join(lines[:FILTER_RECORDS]), encoding="utf-8")
+
+        def params_in(folder: Path) -> Path:
+            section = {
+                "tagged": str(tagged),
+                "extractions": str(sample_pipeline / "extract" / "extractions.jsonl"),
+                "crawl": str(sample_pipeline / "crawl"),
+                "out": str(folder / "out"),
+                "llm": True,
+                "cache": str(folder / "llm.sqlite"),
+            }
+            return write_params(folder, filter=section)
+
+        with FakeLLMServer(judge, latency_s=0.1) as server:
+            env = child_env(
+                OPENAI_API_KEY="test", OPENAI_BASE_URL=server.base_url, RWPOST_LLM_MODEL="scripted"
+            )
+            whole = tmp_path / "whole"
+            duration = timed(lambda: run_to_end(stage_command("filter", params_in(whole)), cwd=ROOT, env=env))
+            calls = server.chat_requests
+            expected = tree_digest(whole / "out", FILTER_OUTPUTS)
+            ids = jsonl_ids(tagged)
+            assert calls > 0 and len(expected) == len(FILTER_OUTPUTS)
+            kills = []
+            for point, after in enumerate(moments(duration)):
+                folder = tmp_path / f"kill{point}"
+                command = stage_command("filter", params_in(folder))
+                kill = kill_and_resume(server, command, after, env, folder / "llm.sqlite", ROOT)
+                where = f"point {point}: {kill}"
+                assert_ids_once(folder / "out" / "verdicts.jsonl", ids, where)
+                assert tree_digest(folder / "out", FILTER_OUTPUTS) == expected, where
+                assert kill["asked_on_resume"] == calls - kill["cached_at_kill"], where
+                kills.append(kill)
+        report("filter", kills, records=len(ids), llm_calls=calls, run_s=round(duration, 2))
