@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from rwpost.io import write_jsonl
-from tests.conftest import DEV, one_line, run_cli
+from tests.conftest import DEV, ROOT, one_line, run_cli
 from tests.evaluate_helpers import HOSTILE_GOLD, evaluate_quietly, make_sample
 
 
@@ -105,3 +106,14 @@ class TestOverwrite:
         code, err = run_cli(capsys, "leaderboard", one, "--out", tmp_path / "lb")
         assert code == 2 and "leaderboard.json: already exists" in err
         assert run_cli(capsys, "leaderboard", one, "--out", tmp_path / "lb", "--overwrite")[0] == 0
+
+
+def test_evaluate_with_the_vlm_detector_and_no_endpoint_fails_fast(tmp_path, monkeypatch):
+    from rwpost.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    data = ROOT / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
+    started = time.monotonic()
+    code = main(["evaluate", "--data", str(data), "--detector", "vlm", "--out", str(tmp_path / "ev")])
+    assert code == 2 and time.monotonic() - started < 30

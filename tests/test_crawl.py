@@ -13,11 +13,13 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import killing
 import pytest
 from killing import (
     HASHED,
@@ -32,10 +34,10 @@ from killing import (
 )
 
 from rwpost.crawl import CrawlConfig, crawl_command, crawl_env, find_crawlers_dir, run_crawl
-from rwpost.errors import ConfigError
-from rwpost.sample.build import load_gold
-from rwpost.sample.hostile import HOSTILE_PAGES
-from rwpost.sample.serve import SampleServer
+from rwpost.errors import ConfigError, RwpostError
+from rwpost.sample.build import LATEST_SITEMAP_SIZE, NEWS_SITEMAP_SIZE, load_gold
+from rwpost.sample.hostile import HOSTILE_HOST, HOSTILE_PAGES, SITEMAP_ONLY_PAGES
+from rwpost.sample.serve import SITEMAP_HOST, SampleServer
 from rwpost.stages import crawl as crawl_stage
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -385,3 +387,283 @@ class TestKill:
             assert tree_digest(out, HASHED) == expected, where
             kills.append(kill)
         report("crawl", kills, records=len(ids), run_s=round(duration, 2))
+
+
+def store_digest(out: Path) -> dict[str, str]:
+    """sha256 of every file DVC hashes in a crawl store."""
+    return killing.tree_digest(out, HASHED)
+
+
+def cli_crawl(server: SampleServer, out: Path) -> subprocess.Popen:
+    """``rwpost crawl`` at one request per 100 ms (slow enough to be stopped mid-way)."""
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rwpost.cli",
+            "crawl",
+            "--start-url",
+            f"{server.base_url}/fact-check/",
+            "--out",
+            str(out),
+            "--allow-loopback",
+            "--since",
+            "any",
+            "--site-origin",
+            HOSTILE_HOST,
+            "--json",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def crawl_children(parent: int) -> list[int]:
+    """PIDs whose parent is ``parent`` (from /proc)."""
+    children = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        if f"\nPPid:\t{parent}\n" in text:
+            children.append(int(status.parent.name))
+    return children
+
+
+def wait_for_lines(path: Path, lines: int, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and len(path.read_bytes().splitlines()) >= lines:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path}: fewer than {lines} lines after {timeout} s")
+
+
+def gone(pid: int, timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        if Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.slow
+def test_two_crawls_of_the_sample_site_are_byte_identical(tmp_path):
+    digests = []
+    for name in ("a", "b"):
+        with SampleServer(SITE) as server:
+            run_crawl(crawl_options(server, tmp_path / name))
+        digests.append(store_digest(tmp_path / name))
+    assert digests[0] == digests[1]
+    assert len(digests[0]) > 100
+    text = (tmp_path / "a" / "articles.jsonl").read_text(encoding="utf-8")
+    assert "127.0.0.1" not in text
+    ids = [json.loads(line)["id"] for line in text.splitlines()]
+    assert ids == sorted(ids) and len(ids) == len(set(ids))
+
+
+def test_a_second_crawl_into_a_locked_store_names_the_holder(tmp_path):
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; sys.path[:0] = [sys.argv[1] + '/crawlers', sys.argv[1]]\n"
+            "from snopes_crawler.store import store_lock\n"
+            "with store_lock(sys.argv[2]):\n    print('locked', flush=True); time.sleep(60)",
+            str(ROOT),
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with SampleServer(SITE) as server, pytest.raises(RwpostError, match=f"PID {holder.pid}") as info:
+            run_crawl(crawl_options(server, tmp_path))
+        assert "\n" not in str(info.value)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_the_stale_lock_of_a_dead_pid_is_taken_over(tmp_path):
+    (tmp_path / ".crawl.lock").write_text("999999\n")
+    with SampleServer(SITE) as server:
+        report = run_crawl(crawl_options(server, tmp_path, max_articles=2))
+    assert report["store"]["articles"] == 2
+
+
+def test_an_unreachable_start_url_fails_fast_with_one_line(tmp_path):
+    started = time.monotonic()
+    with pytest.raises(RwpostError, match="cannot connect") as info:
+        run_crawl(CrawlConfig(start_url="http://127.0.0.1:9/fact-check/", out=tmp_path, allow_loopback=True))
+    assert time.monotonic() - started < 10 and "\n" not in str(info.value)
+
+
+def test_a_start_url_answering_404_is_an_error(tmp_path):
+    with SampleServer(SITE) as server, pytest.raises(RwpostError, match="404") as info:
+        run_crawl(
+            CrawlConfig(
+                start_url=f"{server.base_url}/no-such-listing/",
+                out=tmp_path,
+                allow_loopback=True,
+                throttle=False,
+            )
+        )
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_to_rwpost_crawl_stops_its_child_gracefully_and_a_rerun_finishes(tmp_path, signum):
+    out = tmp_path / "out"
+    with SampleServer(SITE) as server:
+        parent = cli_crawl(server, out)
+        wait_for_lines(out / "articles.jsonl", 5)
+        children = crawl_children(parent.pid)
+        assert children
+        parent.send_signal(signum)
+        _, stderr = parent.communicate(timeout=120)
+        assert parent.returncode == 128 + signum
+        assert "stopped" in stderr and "rerun to resume" in stderr
+        assert all(gone(pid) for pid in children)
+        assert (out / ".jobdir").exists() and not (out / ".jobdir" / "RUNNING").exists()
+        stopped = len((out / "articles.jsonl").read_text().splitlines())
+        events: list[dict] = []
+        report = run_crawl(crawl_options(server, out), on_event=events.append)
+    assert report["this_run"]["resumed_scheduled"] > 0
+    assert report["store"]["articles"] >= stopped
+    with SampleServer(SITE) as server:
+        run_crawl(crawl_options(server, tmp_path / "whole"))
+    assert store_digest(out) == store_digest(tmp_path / "whole")
+
+
+@pytest.mark.slow
+def test_the_child_dies_with_a_killed_parent(tmp_path):
+    out = tmp_path / "out"
+    with SampleServer(SITE) as server:
+        parent = cli_crawl(server, out)
+        wait_for_lines(out / "articles.jsonl", 5)
+        children = crawl_children(parent.pid)
+        assert children
+        parent.kill()
+        parent.wait()
+        assert all(gone(pid) for pid in children)
+
+
+SITEMAP_GOLD = load_gold(SITE)
+
+
+NEWS_PAGE, FEATURE_PAGE = SITEMAP_ONLY_PAGES
+
+
+def sitemap_options(server: SampleServer, out: Path, **extra) -> CrawlConfig:
+    chosen = {
+        "since": "any",
+        "throttle": False,
+        "allow_loopback": True,
+        "download_images": False,
+        "contact": "tests@rwpost.invalid",
+        "sitemaps": True,
+        "sitemap_base": server.sitemap_base,
+        "sitemap_hosts": [SITEMAP_HOST],
+        **extra,
+    }
+    return CrawlConfig(start_url=f"{server.base_url}/", out=out, **chosen)
+
+
+def fetched(server: SampleServer, prefix: str) -> list[str]:
+    return [path for _, path, status in server.requests if path.startswith(prefix) and status == 200]
+
+
+def pages_requested(server: SampleServer) -> set[str]:
+    """Every page requested that is not a sitemap or robots.txt (articles, listings, anything else)."""
+    return {p for _, p, _ in server.requests if not p.startswith("/sitemaps/") and p != "/robots.txt"}
+
+
+@pytest.mark.slow
+def test_window_of_months_fetches_exactly_those_months_articles_from_the_sitemap_host(tmp_path):
+    with SampleServer(SITE) as server:
+        report = run_crawl(sitemap_options(server, tmp_path / "out", since="2023-01-01", until="2023-06-30"))
+        sitemaps = fetched(server, "/sitemaps/")
+        requested = pages_requested(server)
+    in_window = {g["page"] for g in SITEMAP_GOLD if g["date"] and "2023-01" <= g["date"][:7] <= "2023-06"}
+    assert len(in_window) >= 8
+    # the rated news piece is an article; the unrated /articles/N/ feature of the same sitemap is not fetched
+    assert requested == in_window | {NEWS_PAGE}
+    assert FEATURE_PAGE not in requested and not [p for p in requested if p.startswith("/fact-check/page/")]
+    # one sitemap per month of the window, served on the sitemap host (it is 404 on the site's own host);
+    # the latest and news sitemaps list recent articles only, so a window in the past does not read them
+    months = [f"/sitemaps/sitemap-articles-2023-0{m}.xml" for m in range(6, 0, -1)]
+    assert sorted(sitemaps) == sorted(m for m in months if (SITE / m.lstrip("/")).exists())
+    assert sorted(p for _, p, _ in server.requests if p.startswith("/sitemaps/")) == sorted(months)
+    run = report["this_run"]
+    assert run["listing_pages"] == 0 and run["sitemap_not_article"] == 1 and run["sitemap_host_refused"] == 0
+    assert run["found"] == run["fetched"] == len(in_window) + 1
+    records = read_store(tmp_path / "out")
+    gold_ids = {g["id"] for g in SITEMAP_GOLD if g["page"] in in_window}
+    news = [r for r in records if r["url"].endswith(NEWS_PAGE)]
+    assert {r["id"] for r in records} == gold_ids | {news[0]["id"]}
+    assert news[0]["parse_error"] is None and news[0]["rating"]
+    assert all(r["parse_error"] is None for r in records)
+
+
+@pytest.mark.slow
+def test_no_since_reads_only_the_latest_and_news_sitemaps(tmp_path):
+    with SampleServer(SITE) as server:
+        report = run_crawl(sitemap_options(server, tmp_path / "out"))
+        sitemaps = fetched(server, "/sitemaps/")
+        requested = pages_requested(server)
+    newest = sorted((g for g in SITEMAP_GOLD if g["date"]), key=lambda g: g["date"], reverse=True)
+    assert LATEST_SITEMAP_SIZE >= NEWS_SITEMAP_SIZE
+    latest = {g["page"] for g in newest[:LATEST_SITEMAP_SIZE]}
+    assert sorted(sitemaps) == ["/sitemaps/sitemap-latest.xml", "/sitemaps/sitemap-news.xml"]
+    assert requested == latest  # the news sitemap's articles are the newest three, already scheduled
+    assert report["this_run"]["fetched"] == len(latest) and report["store"]["parsed_ok"] == len(latest)
+
+
+@pytest.mark.slow
+def test_sitemaps_on_hosts_not_allowed_and_off_site_articles_are_ignored_and_counted(tmp_path):
+    site = tmp_path / "site"
+    shutil.copytree(SITE, site)
+    index = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<sitemap><loc>sitemap-articles-2024-03.xml</loc></sitemap>"
+        "<sitemap><loc>https://sitemaps.rwpost.invalid/sitemaps/sitemap-articles-2024-02.xml</loc></sitemap>"
+        "</sitemapindex>\n"
+    )
+    (site / "sitemaps" / "sitemap-index.xml").write_text(index)
+    march = site / "sitemaps" / "sitemap-articles-2024-03.xml"
+    march.write_text(
+        march.read_text().replace(
+            "</urlset>", "<url><loc>https://elsewhere.rwpost.invalid/fact-check/x/</loc></url>\n</urlset>"
+        )
+    )
+    with SampleServer(site) as server:
+        index_url = server.sitemap_base + "sitemap-index.xml"
+        report = run_crawl(sitemap_options(server, tmp_path / "out", sitemap_urls=[index_url]))
+        requested = pages_requested(server)
+    march_pages = {g["page"] for g in SITEMAP_GOLD if (g["date"] or "").startswith("2024-03")}
+    assert march_pages and requested == march_pages  # nothing of February: its sitemap's host is refused
+    run = report["this_run"]
+    assert run["sitemap_host_refused"] == 1 and run["sitemap_offsite"] == 1 and run["sitemaps"] == 2
+
+
+def test_sitemap_options_on_hosts_not_allowed_are_refused_before_crawling(tmp_path):
+    base = {"start_url": "http://127.0.0.1:9/", "out": tmp_path, "allow_loopback": True}
+    with pytest.raises(ConfigError, match="--sitemap-url https://evil.invalid/s.xml: evil.invalid is not"):
+        run_crawl(CrawlConfig(**base, sitemaps=True, sitemap_urls=["https://evil.invalid/s.xml"]))
+    with pytest.raises(ConfigError, match="--sitemap-host"):
+        run_crawl(CrawlConfig(**base, sitemaps=True, sitemap_base="http://localhost:9/sitemaps/"))
+    with pytest.raises(ConfigError, match="expected an http"):
+        run_crawl(CrawlConfig(**base, sitemaps=True, sitemap_urls=["file:///etc/passwd"]))
