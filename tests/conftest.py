@@ -1,6 +1,7 @@
-"""Fixtures shared by the test modules (STYLE.md 9): real Snopes pages as a crawl store, samples written
-to a data file, the `rwpost evaluate` command line with the options every scoring test uses, and a free
-loopback port."""
+"""Fixtures and helpers shared by the test modules (STYLE.md 9): the repository's paths and params, real
+Snopes pages as a crawl store, samples written to a data file, in-process command-line runs (`run_cli`,
+`one_line`), the `rwpost evaluate` command line with the options every scoring test uses, a free loopback
+port, and the crawled sample pipeline the kill tests start from."""
 
 from __future__ import annotations
 
