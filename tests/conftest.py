@@ -1,22 +1,36 @@
-"""Fixtures shared by the test modules (STYLE.md 9): real Snopes pages as a crawl store, samples written
-to a data file, the `rwpost evaluate` command line with the options every scoring test uses, and a free
-loopback port."""
+"""Fixtures and helpers shared by the test modules (STYLE.md 9): the repository's paths and params, real
+Snopes pages as a crawl store, samples written to a data file, in-process command-line runs (`run_cli`,
+`one_line`), the `rwpost evaluate` command line with the options every scoring test uses, a free loopback
+port, and the crawled sample pipeline the kill tests start from."""
 
 from __future__ import annotations
 
 import gzip
+import json
 import socket
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from rwpost.cli import main
+from rwpost.cli import app, main
+from rwpost.crawl import run_crawl
 from rwpost.ids import record_id
 from rwpost.io import sha256_hex, write_jsonl
 from rwpost.records import CrawledArticle
+from rwpost.rwpost_format import read_released
+from rwpost.sample.serve import SampleServer
+from rwpost.stages.base import load_params
+from tests.killing import SITE, child_env, crawl_options, run_to_end, stage_command, write_params
 
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository."""
+PARAMS = load_params(ROOT / "params.yaml")
+"""The repository's params.yaml, read as the stages read it."""
+RELEASED_DIR = ROOT / "data" / "sample" / "released"
+"""The authors' released records of the bundled sample."""
 FIXTURES = Path(__file__).parent / "fixtures" / "snopes_html"
 REAL_PAGES = {
     "robert-de-niro-trump-oscars": "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/",
@@ -80,6 +94,38 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+DEV = RELEASED_DIR / "rwpost_dev_main.head.jsonl"
+"""The released dev records' head: real input for the command-line tests."""
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
+    """Exit code and stderr of one in-process run of the command line."""
+    capsys.readouterr()
+    code = main([str(a) for a in args])
+    return code, capsys.readouterr().err
+
+
+def run_cli_out(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of one in-process run of the command line."""
+    capsys.readouterr()
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def one_line(err: str) -> str:
+    """The one line of an error output; fails on more lines, a traceback or an internal error."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and "internal error" not in err
+    return lines[0]
+
+
+def released_lines(n: int = 3) -> list[bytes]:
+    """The first ``n`` lines of :data:`DEV`, as bytes."""
+    return DEV.read_bytes().splitlines(keepends=True)[:n]
+
+
 @pytest.fixture
 def data(tmp_path, samples) -> Path:
     """The test module's ``samples`` written to a JSONL data file."""
@@ -96,3 +142,62 @@ def evaluate_cli() -> Callable[..., None]:
         assert main(["evaluate", *args, "--bootstrap", "0", "--no-progress", "--no-key-points"]) == 0
 
     return run
+
+
+def released_records():
+    """The released dev records of the bundled sample (main head and other labels)."""
+    return read_released(RELEASED_DIR / "rwpost_dev_main.head.jsonl") + read_released(
+        RELEASED_DIR / "rwpost_dev_other_labels.jsonl"
+    )
+
+
+DENIRO = FIXTURES / "robert-de-niro-trump-oscars.html"
+
+
+DENIRO_URL = "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/"
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The JSON lines of ``path``."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def import_and_tag(saved: Path, tmp_path: Path) -> tuple[dict, dict, dict]:
+    """``rwpost crawl --from-html`` then ``rwpost reformat``: the import report, the stored record and the
+    tagged article."""
+    runner = CliRunner()
+    store, tagged = tmp_path / "store", tmp_path / "tagged"
+    crawled = runner.invoke(app, ["crawl", "--from-html", str(saved), "--out", str(store), "--json"])
+    assert crawled.exit_code == 0, crawled.output
+    reformatted = runner.invoke(app, ["reformat", "--in", str(store), "--out", str(tagged)])
+    assert reformatted.exit_code == 0, reformatted.output
+    [stored] = read_rows(store / "articles.jsonl")
+    [article] = read_rows(tagged / "articles.jsonl")
+    return json.loads((store / "report.json").read_text()), stored, article
+
+
+def params_with(section: str, **values: object) -> dict:
+    """:data:`PARAMS` with ``values`` set in its ``section``."""
+    return {**PARAMS, section: {**PARAMS[section], **values}}
+
+
+@pytest.fixture(scope="session")
+def sample_pipeline(tmp_path_factory) -> Path:
+    """The sample site crawled by the real spider, then the reformat and offline extract stages (the kill
+    tests' input)."""
+    root = tmp_path_factory.mktemp("pipeline")
+    with SampleServer(SITE) as server:
+        run_crawl(crawl_options(server, root / "crawl"))
+    params = write_params(
+        root,
+        reformat={"crawl": str(root / "crawl"), "out": str(root / "tagged")},
+        extract={
+            "input": str(root / "tagged" / "articles.jsonl"),
+            "out": str(root / "extract"),
+            "backend": "offline",
+            "cache": str(root / "unused.sqlite"),
+        },
+    )
+    for stage in ("reformat", "extract"):
+        run_to_end(stage_command(stage, params), cwd=ROOT, env=child_env())
+    return root

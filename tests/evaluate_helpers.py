@@ -14,9 +14,11 @@ import pytest
 from pydantic import BaseModel
 from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
 
-from rwpost.evaluate.contract import Detector
+from rwpost.cli import main
+from rwpost.evaluate.contract import Detector, Prediction
 from rwpost.evaluate.metrics import NO_ANSWER
 from rwpost.ids import record_id
+from rwpost.io import write_jsonl
 from rwpost.labels import Label
 from rwpost.llm import Price
 from rwpost.records import Evidence, Provenance, Sample
@@ -85,6 +87,29 @@ class CountingDetector(Detector):
                 handle.write(s.id + "\n")
             out.append(Prediction(id=s.id, label=Label.FALSE, explanation=f"evidence {len(s.evidence)}"))
         return out
+
+
+class ScriptedDetector(Detector):
+    """Answers from a JSON script ``{"<seed>": {"<id>": label or null}}`` (null: no answer): lets a test
+    give every repeat (seed 0, 1, 2...) its own answers."""
+
+    name = "scripted"
+
+    class Config(BaseModel):
+        script: str
+        note: str = ""
+        """Changes nothing but the options (a test of the run identity)."""
+
+    def predict(self, samples, task, ctx):
+        answers = json.loads(Path(self.options.script).read_text())[str(ctx.seed)]
+        return [
+            Prediction(id=s.id, label=answers.get(s.id), error=None if answers.get(s.id) else "no answer")
+            for s in samples
+        ]
+
+
+SCRIPTED = "tests.evaluate_helpers:ScriptedDetector"
+"""The scripted detector as ``--detector`` names it."""
 
 
 CLASSES = ["True", "False", "Unproven"]
@@ -373,3 +398,43 @@ def agentfact_spec(
         batch_size=1,
         prices={"test-model": Price(input_per_mtok=1.0, output_per_mtok=2.0)},
     )
+
+
+T, F, U = Label.TRUE, Label.FALSE, Label.UNPROVEN
+
+
+TRUST_GOLD = [T, F, U, F, F, T, U, F, T, F]
+"""The gold labels of the trust tests' ten samples."""
+
+
+TRUST_OPTIONS = ["--bootstrap", "50", "--no-progress", "--no-key-points"]
+"""The options of every ``rwpost evaluate`` run of :func:`run_evaluate`."""
+
+
+def write_predictions(path: Path, samples, labels) -> Path:
+    """A flat predictions file at ``path``: each sample's id with the label given for it."""
+    write_jsonl(path, [{"id": s.id, "label": str(lab)} for s, lab in zip(samples, labels, strict=True)])
+    return path
+
+
+def run_evaluate(data: Path, out: Path, *extra: str) -> int:
+    """The exit code of ``rwpost evaluate`` on ``data`` into ``out`` (50 bootstrap resamples)."""
+    return main(["evaluate", "--data", str(data), "--out", str(out), *TRUST_OPTIONS, *extra])
+
+
+def read_metrics(out: Path) -> dict:
+    """The metrics.json of the run folder ``out``."""
+    return json.loads((out / "metrics.json").read_text())
+
+
+HOSTILE_GOLD = [Label.TRUE, Label.FALSE, Label.FALSE, Label.UNPROVEN, Label.TRUE, Label.FALSE]
+"""The gold labels of the hostile-input tests' six samples."""
+
+
+QUIET_OPTIONS = ["--no-progress", "--no-key-points", "--bootstrap", "20"]
+"""The options of every ``rwpost evaluate`` run of :func:`evaluate_quietly`."""
+
+
+def evaluate_quietly(data, out, *args: str) -> int:
+    """The exit code of ``rwpost evaluate`` on ``data`` into ``out`` (20 bootstrap resamples)."""
+    return main(["evaluate", "--data", str(data), "--out", str(out), *QUIET_OPTIONS, *args])

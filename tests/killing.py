@@ -1,6 +1,7 @@
 """The kill tests' machinery (issue 16): seeded moments, a child SIGKILLed as a process group, the outputs
 compared and the survivals reported, and the crawl of the sample site they kill. Used by
-tests/test_kill_crawl.py, tests/test_kill_stages.py and tests/test_crawl_harden.py.
+the TestKill classes (marker ``kill``) of tests/test_crawl.py, tests/test_stages_extract.py,
+tests/test_stages_filter.py and tests/test_evaluate_runner.py, and the hardening tests of tests/test_crawl.py.
 
 CI runs ``RWPOST_KILL_POINTS`` = 3 points per stage; ``RWPOST_KILL_POINTS=20`` runs the issue's full set;
 ``RWPOST_KILL_SEED`` picks other moments.
@@ -20,9 +21,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from rwpost.crawl import CrawlConfig
+from rwpost.llm import LLMCache
 from rwpost.sample.hostile import HOSTILE_HOST
 from rwpost.sample.serve import SampleServer
+from rwpost.testing.llm import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parents[1]
 POINTS = int(os.environ.get("RWPOST_KILL_POINTS", "3"))
@@ -144,3 +149,47 @@ def report(stage: str, kills: list[dict[str, Any]], **figures: Any) -> None:
     running = sum(bool(k.get("killed", True)) for k in kills)
     line = {"stage": stage, "points": len(kills), "killed_mid_run": running, **figures, "kills": kills}
     print(json.dumps(line))
+
+
+def write_params(folder: Path, **sections: Any) -> Path:
+    """A params.yaml of ``sections`` in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "params.yaml"
+    path.write_text(yaml.safe_dump(sections), encoding="utf-8")
+    return path
+
+
+def cached_answers(path: Path) -> int:
+    """Answers the LLM cache holds: calls a killed run completed."""
+    if not path.exists():
+        return 0
+    with LLMCache(path) as cache:
+        return len(cache)
+
+
+def settle(server: FakeLLMServer) -> int:
+    """The requests the server got, once the killed client's last ones are through."""
+    deadline = time.monotonic() + 10
+    while server.in_flight and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.1)
+    return server.chat_requests
+
+
+def kill_and_resume(
+    server: FakeLLMServer, command: list[str], after: float, env: dict[str, str], cache: Path, cwd: Path
+) -> dict[str, Any]:
+    """Kill ``command`` after ``after`` s, then rerun it to its end; what the server and the cache saw."""
+    before = server.chat_requests
+    killed = run_killed(command, after, cwd=cwd, env=env)
+    at_kill = settle(server)
+    cached = cached_answers(cache)
+    run_to_end(command, cwd=cwd, env=env)
+    resumed = settle(server) - at_kill
+    return {
+        "after_s": round(after, 2),
+        "killed": killed,
+        "asked_before_kill": at_kill - before,
+        "cached_at_kill": cached,
+        "asked_on_resume": resumed,
+    }

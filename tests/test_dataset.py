@@ -3,6 +3,7 @@
 import io
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image as PILImage
@@ -10,8 +11,11 @@ from PIL import Image as PILImage
 import rwpost
 from rwpost.dataset import read_parquet, write_parquet
 from rwpost.errors import ConfigError, RecordError
+from rwpost.publish import BuildInfo, write_version
 from rwpost.records import Image
 from rwpost.rwpost_format import read_released
+from rwpost.splits import assign_splits
+from tests.conftest import released_records
 
 RELEASED = Path(__file__).resolve().parents[1] / "data" / "sample" / "released"
 
@@ -80,3 +84,62 @@ def test_atomic_writes_get_the_usual_file_mode(tmp_path):
     mask = os.umask(0o022)
     os.umask(mask)
     assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def _rewrite(path: Path, change) -> None:  # noqa: ANN001
+    table = pq.read_table(path)
+    pq.write_table(change(table), path)
+
+
+@pytest.mark.hostile
+class TestHostile:
+    """A hostile user and a demanding researcher on the pipeline side: params.yaml values that cannot mean
+    what was intended are one line naming the key before any work; a stage stopped by SIGTERM or Ctrl-C leaves
+    only complete files and its rerun finishes; ``rwpost.load`` refuses a damaged split in one line naming the
+    file instead of a pyarrow traceback or a silently short table.
+
+    Every input is built from the authors' released records in data/sample/released/ and real Parquet files
+    written by rwpost's own publish step; the stages run as DVC runs them (``python -m pipelines.<stage>``).
+    """
+
+    @pytest.fixture
+    def version(self, tmp_path) -> Path:
+        """A published version folder of the released dev records (all four split files)."""
+        out = tmp_path / "v1"
+        write_version(assign_splits(released_records(), seed=1), out, BuildInfo("v1", "test", "released"))
+        return out
+
+    def test_rwpost_load_of_a_truncated_split_is_one_error_naming_the_file(self, version):
+        path = version / "main" / "test.parquet"
+        path.write_bytes(path.read_bytes()[:3000])
+        with pytest.raises(RecordError) as err:  # before: pyarrow's ArrowInvalid from deep inside datasets
+            rwpost.load(str(version), subset="main", split="test")
+        assert str(err.value).startswith(f"{path}: checksum differs from SHA256SUMS")
+
+    @pytest.mark.parametrize(
+        "change",
+        [
+            lambda t: t.drop(["claim"]),  # before: loaded, without a claim column
+            lambda t: t.append_column("bogus", pa.array(["x"] * t.num_rows)),  # before: loaded with it
+        ],
+        ids=["missing column", "extra column"],
+    )
+    def test_rwpost_load_refuses_a_split_changed_after_publishing(self, version, change):
+        path = version / "main" / "test.parquet"
+        _rewrite(path, change)
+        with pytest.raises(
+            RecordError, match="checksum differs from SHA256SUMS: the file changed after publish"
+        ):
+            rwpost.load(str(version), subset="main", split="test")
+        intact = rwpost.load(str(version), subset="main", split="dev")  # the folder's other files still load
+        assert len(intact) == len(read_parquet(version / "main" / "dev.parquet"))
+
+    def test_rwpost_load_of_a_single_file_that_is_not_a_split_names_what_is_missing(self, tmp_path, version):
+        path = tmp_path / "mine.parquet"
+        pq.write_table(pq.read_table(version / "main" / "test.parquet").drop(["claim"]), path)
+        with pytest.raises(RecordError, match=r"mine.parquet: not an RW-Post split: no claim column$"):
+            rwpost.load(str(path))
+        broken = tmp_path / "broken.parquet"
+        broken.write_bytes(b"PAR1 not really")
+        with pytest.raises(RecordError, match=r"broken.parquet: not a readable Parquet file"):
+            rwpost.load(str(broken))

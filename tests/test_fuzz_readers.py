@@ -28,6 +28,8 @@ from rwpost.cli import main
 from rwpost.errors import RwpostError
 from rwpost.ids import record_id
 
+pytestmark = pytest.mark.fuzz
+
 DEV = Path("data/sample/released/rwpost_dev_main.head.jsonl")
 EXAMPLES = 60
 """Inputs fuzzed per reader (the whole module stays well under a minute)."""

@@ -130,7 +130,7 @@ def test_oversized_and_non_image_responses_are_refused(tmp_path: Path, site) -> 
     assert list(tmp_path.iterdir()) == []
 
 
-# --- the crawler's subclass of Scrapy's FilesPipeline, hook by hook (the whole crawl: test_crawl_e2e) ---
+# --- the crawler's subclass of Scrapy's FilesPipeline, hook by hook (the whole crawl: test_crawl.py) ---
 
 
 @pytest.fixture()

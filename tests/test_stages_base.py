@@ -17,10 +17,8 @@ from rwpost.rwpost_format import read_released
 from rwpost.splits import assign_splits
 from rwpost.stages import STAGES, annotate_merge, assemble, split
 from rwpost.stages import filter as filter_stage
-from rwpost.stages.base import FunnelStep, StageReport, funnel_so_far, load_params, write_funnel
-
-ROOT = Path(__file__).resolve().parents[1]
-PARAMS = load_params(ROOT / "params.yaml")
+from rwpost.stages.base import FunnelStep, StageReport, funnel_so_far, write_funnel
+from tests.conftest import PARAMS, ROOT, params_with
 
 
 def test_every_stage_of_dvc_yaml_has_a_module_whose_params_read_params_yaml():
@@ -109,3 +107,56 @@ def test_published_columns_are_derived_from_sample_in_their_published_order():
         "news_url", "reasoning_logic", "key_points", "evidence", "ocr", "image_required", "watermarked",
         "watermark_keywords", "cluster_id", "split", "subset", "provenance", "extra", "schema_version",
     ]  # fmt: skip
+
+
+@pytest.mark.cli_errors
+class TestCliErrors:
+    """Every bad input through the real ``rwpost`` command line is one line naming the file, line, record or
+    field, with exit 1 (bad input) or 2 (bad usage): never "internal error (exit 70)", never a traceback."""
+
+    @pytest.mark.parametrize(
+        ("section", "key", "value"),
+        [("filter", "workers", 0), ("reformat", "min_words", -1), ("extract", "concurrency", 0)],
+    )
+    def test_params_yaml_counts_out_of_range_name_the_key(self, tmp_path, capsys, section, key, value):
+        """params.yaml is checked like the options: a count out of range names the file and the key."""
+        import yaml
+
+        params = yaml.safe_load(Path("params.yaml").read_text(encoding="utf-8"))
+        params[section][key] = value
+        path = tmp_path / "params.yaml"
+        path.write_text(yaml.safe_dump(params), encoding="utf-8")
+        from rwpost.stages import extract, reformat
+        from rwpost.stages import filter as filter_stage
+        from rwpost.stages.base import load_params
+
+        stage = {"filter": filter_stage, "reformat": reformat, "extract": extract}[section]
+        with pytest.raises(Exception, match=rf"{section}\.{key}: Input should be greater than"):
+            stage.Params.from_params(load_params(path), str(path))
+
+
+@pytest.mark.hostile
+class TestHostile:
+    """A hostile user and a demanding researcher on the pipeline side: params.yaml values that cannot mean
+    what was intended are one line naming the key before any work; a stage stopped by SIGTERM or Ctrl-C leaves
+    only complete files and its rerun finishes; ``rwpost.load`` refuses a damaged split in one line naming the
+    file instead of a pyarrow traceback or a silently short table.
+
+    Every input is built from the authors' released records in data/sample/released/ and real Parquet files
+    written by rwpost's own publish step; the stages run as DVC runs them (``python -m pipelines.<stage>``).
+    """
+
+    @pytest.mark.parametrize(
+        ("section", "values", "key"),
+        [
+            ("crawl", {"max_articles": -1}, "crawl.max_articles"),
+            ("crawl", {"max_image_bytes": 0}, "crawl.max_image_bytes"),
+            ("extract", {"prices": {"m": {"input_per_mtok": -1, "output_per_mtok": 1}}}, "extract.prices"),
+        ],
+    )
+    def test_counts_sizes_and_prices_out_of_range_are_refused(self, section, values, key):
+        from rwpost.stages import crawl, extract
+
+        stage = {"crawl": crawl, "extract": extract}[section]
+        with pytest.raises(ConfigError, match=rf"^params.yaml: {key}"):
+            stage.Params.from_params(params_with(section, **values))

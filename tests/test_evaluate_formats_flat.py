@@ -14,7 +14,14 @@ from rwpost.evaluate.formats.flat import PredictionsFileDetector
 from rwpost.evaluate.task import EvalTask
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
-from tests.evaluate_helpers import make_sample
+from tests.evaluate_helpers import (
+    HOSTILE_GOLD,
+    TRUST_GOLD,
+    evaluate_quietly,
+    make_sample,
+    read_metrics,
+    run_evaluate,
+)
 
 GOLD = [Label.TRUE, Label.FALSE, Label.FALSE, Label.UNPROVEN, Label.TRUE]
 
@@ -172,3 +179,67 @@ def test_cli_scores_the_file_reports_problems_and_counts_unanswered_as_wrong(
     )
     assert strict == 1
     assert "unknown ids" in capsys.readouterr().err
+
+
+@pytest.mark.trust
+class TestTrust:
+    """Issue 14, numbers you can trust: a regression test for each defect of "Wrong or misleading numbers".
+
+    1 stale results, 2 repeats, 3 failures (coverage, policies, invalid answers), 4 compare, 5 calibration,
+    6 BOM / unreadable predictions files / duplicate ids. Every score is checked against a direct
+    scikit-learn computation under each failure policy."""
+
+    @pytest.fixture
+    def samples(self):
+        return [make_sample(i, g) for i, g in enumerate(TRUST_GOLD)]
+
+    def test_a_csv_saved_by_excel_with_a_byte_order_mark_is_read(self, tmp_path, samples, data):
+        path = tmp_path / "excel.csv"
+        with open(path, "w", encoding="utf-8-sig", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["id", "label"])
+            writer.writerows([s.id, str(s.label)] for s in samples)
+        assert run_evaluate(data, tmp_path / "run", "--predictions", str(path)) == 0
+        assert read_metrics(tmp_path / "run")["accuracy"] == 1.0
+
+    def test_a_file_where_no_row_could_be_read_is_an_error_not_a_zero_score(self, tmp_path, data, capsys):
+        path = tmp_path / "bad.csv"
+        path.write_text("identifier,verdict\nx,True\ny,False\n")
+        assert run_evaluate(data, tmp_path / "run", "--predictions", str(path)) != 0
+        assert "no row could be read" in capsys.readouterr().err
+        assert not (tmp_path / "run" / "metrics.json").exists()
+
+
+@pytest.mark.hostile
+class TestHostile:
+    """Hostile and careless input to the evaluation commands: every case here was a defect found by trying
+    them (an internal error, an input deleted, a ranking shown without its caveat); each test runs the real
+    CLI on real files."""
+
+    @pytest.fixture
+    def samples(self):
+        return [make_sample(i, g) for i, g in enumerate(HOSTILE_GOLD)]
+
+    def test_probabilities_given_as_a_list_are_a_bad_row_naming_the_line_not_an_internal_error(
+        self, tmp_path, data, samples, capsys
+    ):
+        rows = [{"id": s.id, "label": "False"} for s in samples]
+        rows[2]["probabilities"] = [0.2, 0.8]  # a list, not label -> probability
+        rows[3]["probabilities"] = "{not json"  # a JSON string that is not JSON
+        rows[4]["evidence_urls"] = "[not json"
+        preds = tmp_path / "system.jsonl"
+        write_jsonl(preds, rows)
+
+        assert evaluate_quietly(data, tmp_path / "run", "--predictions", str(preds)) == 0
+        report = json.loads((tmp_path / "run" / "input_report.json").read_text())
+        reasons = {bad["line"]: bad["reason"] for bad in report["bad_rows"]}
+        assert set(reasons) == {3, 4, 5}
+        assert reasons[3].startswith(f"{preds}:3: ") and "probabilities" in reasons[3]
+        assert reasons[4].startswith(f"{preds}:4: ") and "probabilities" in reasons[4]
+        assert reasons[5].startswith(f"{preds}:5: ") and "evidence_urls" in reasons[5]
+        # the three samples are scored as unanswered, never dropped
+        assert json.loads((tmp_path / "run" / "metrics.json").read_text())["coverage"]["answered"] == 3
+
+        capsys.readouterr()
+        assert evaluate_quietly(data, tmp_path / "strict", "--predictions", str(preds), "--strict") == 1
+        assert "internal error" not in capsys.readouterr().err

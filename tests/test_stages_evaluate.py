@@ -8,10 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from rwpost.dataset import write_parquet
+from rwpost.errors import ConfigError
 from rwpost.rwpost_format import read_released
+from rwpost.stages import evaluate
+from tests.conftest import params_with
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASED = ROOT / "data" / "sample" / "released"
@@ -73,3 +77,35 @@ def test_stage_scores_each_detector_and_setting_and_writes_a_leaderboard(tmp_pat
     )
     assert again.returncode == 0, again.stderr
     assert json.loads((run / "manifest.json").read_text())["data"]["samples"] == 25
+
+
+@pytest.mark.hostile
+class TestHostile:
+    """A hostile user and a demanding researcher on the pipeline side: params.yaml values that cannot mean
+    what was intended are one line naming the key before any work; a stage stopped by SIGTERM or Ctrl-C leaves
+    only complete files and its rerun finishes; ``rwpost.load`` refuses a damaged split in one line naming the
+    file instead of a pyarrow traceback or a silently short table.
+
+    Every input is built from the authors' released records in data/sample/released/ and real Parquet files
+    written by rwpost's own publish step; the stages run as DVC runs them (``python -m pipelines.<stage>``).
+    """
+
+    @pytest.mark.parametrize(
+        ("values", "message"),
+        [
+            ({"train_split": "dev", "test_split": "dev"}, r"^params.yaml: evaluate: .*both 'dev'"),
+            ({"subsets": []}, r"^params.yaml: evaluate.subsets: "),  # "0 runs", exit 0
+        ],
+    )
+    def test_an_evaluation_scored_on_its_training_split_or_on_nothing_is_refused(self, values, message):
+        with pytest.raises(ConfigError, match=message):
+            evaluate.Params.from_params(params_with("evaluate", **values))
+
+    def test_two_entries_of_one_detector_need_their_own_labels(self):
+        """Two ``vlm`` entries (two models) wrote their runs into one folder, the second over the first."""
+        entries = [{"name": "vlm", "config": {"model": "a"}}, {"name": "vlm", "config": {"model": "b"}}]
+        with pytest.raises(ConfigError, match=r"evaluate.*vlm named more than once"):
+            evaluate.Params.from_params(params_with("evaluate", detectors=entries))
+        entries[1]["label"] = "vlm-b"
+        params = evaluate.Params.from_params(params_with("evaluate", detectors=entries))
+        assert [d.label or d.name for d in params.detectors] == ["vlm", "vlm-b"]

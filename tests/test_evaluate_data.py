@@ -1,0 +1,62 @@
+"""Evaluation inputs from files (rwpost.evaluate.data): the samples to score, the training part."""
+
+from __future__ import annotations
+
+import pytest
+
+from rwpost.cli import main
+from rwpost.io import write_jsonl
+from rwpost.labels import Label
+from tests.evaluate_helpers import TRUST_GOLD, TRUST_OPTIONS, evaluate_quietly, make_sample
+
+
+@pytest.mark.trust
+class TestTrust:
+    """Issue 14, numbers you can trust: a regression test for each defect of "Wrong or misleading numbers".
+
+    1 stale results, 2 repeats, 3 failures (coverage, policies, invalid answers), 4 compare, 5 calibration,
+    6 BOM / unreadable predictions files / duplicate ids. Every score is checked against a direct
+    scikit-learn computation under each failure policy."""
+
+    @pytest.fixture
+    def samples(self):
+        return [make_sample(i, g) for i, g in enumerate(TRUST_GOLD)]
+
+    def test_duplicate_sample_ids_in_the_data_are_refused_naming_them(self, tmp_path, samples, capsys):
+        path = tmp_path / "dup.jsonl"
+        write_jsonl(path, [*samples, samples[3]])
+        code = main(
+            [
+                "evaluate",
+                "--data",
+                str(path),
+                "--detector",
+                "majority",
+                "--train-fraction",
+                "0.5",
+                "--out",
+                str(tmp_path / "r"),
+                *TRUST_OPTIONS,
+            ]
+        )
+        assert code == 2
+        err = capsys.readouterr().err
+        assert "duplicate sample ids" in err and samples[3].id in err
+
+
+@pytest.mark.hostile
+class TestHostile:
+    """Hostile and careless input to the evaluation commands: every case here was a defect found by trying
+    them (an internal error, an input deleted, a ranking shown without its caveat); each test runs the real
+    CLI on real files."""
+
+    @pytest.mark.parametrize("n", [0, 1])
+    def test_train_fraction_of_too_few_samples_is_one_line(self, tmp_path, n, capsys):
+        data = tmp_path / "few.jsonl"
+        write_jsonl(data, [make_sample(i, Label.FALSE) for i in range(n)])
+        code = evaluate_quietly(data, tmp_path / "run", "--detector", "majority", "--train-fraction", "0.5")
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert "internal error" not in err
+        assert "--train-fraction" in err and str(data) in err
+        assert not (tmp_path / "run").exists()

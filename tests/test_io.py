@@ -1,0 +1,25 @@
+"""Files in and out (rwpost.io): atomic writes, outputs that are never an input, JSONL in id order."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from rwpost.io import check_output
+
+
+@pytest.mark.overwrite
+class TestOverwrite:
+    """No command writes over one of its inputs, or over an existing file unless asked (``--overwrite``);
+    ``extract`` resumes into its folder and ``filter run`` reruns into its folder, as documented."""
+
+    def test_check_output_refuses_the_input_through_a_symlink_and_a_hard_link(self, tmp_path):
+        source = tmp_path / "in.jsonl"
+        source.write_text("{}\n", encoding="utf-8")
+        (tmp_path / "link.jsonl").symlink_to(source)
+        os.link(source, tmp_path / "hard.jsonl")
+        for alias in ("in.jsonl", "link.jsonl", "hard.jsonl", "./in.jsonl"):
+            with pytest.raises(Exception, match="is also an input"):
+                check_output(tmp_path / alias, [source], overwrite=True)
+        assert check_output(tmp_path / "new.jsonl", [source]) == tmp_path / "new.jsonl"

@@ -1,0 +1,34 @@
+"""Publishing a version (rwpost.publish): the card, checksums, verify and diff."""
+
+from __future__ import annotations
+
+import pytest
+
+from rwpost.publish import OFFLINE_EXTRACTION_NOTE, BuildInfo, write_version
+from rwpost.rwpost_format import read_released
+from rwpost.splits import assign_splits
+from tests.conftest import DEV
+
+
+@pytest.mark.hostile
+class TestHostile:
+    """A hostile user on the data commands (stats, import-released, export-released, verify, diff, labels):
+    odd inputs are one line naming the file, line or record, never exit 70; no input is overwritten.
+
+    Every input is built from the authors' released records in data/sample/released/ and real Parquet
+    files written by rwpost's own publish step."""
+
+    def test_the_card_says_extraction_was_offline_only_when_it_was(self, tmp_path):
+        samples = assign_splits(read_released(DEV), seed=1)
+        notes = ["Every image is a generated stand-in drawn with Pillow."]
+        offline = write_version(
+            samples, tmp_path / "a", BuildInfo("a", "test", "offline", generated_notes=notes)
+        )
+        card = (tmp_path / "a" / "README.md").read_text(encoding="utf-8")
+        assert card.count(OFFLINE_EXTRACTION_NOTE) == 1 and offline["extractor"]["backend"] == "offline"
+        write_version(samples, tmp_path / "b", BuildInfo("b", "test", "llm", generated_notes=notes))
+        card = (tmp_path / "b" / "README.md").read_text(encoding="utf-8")
+        assert "Extractor backend: **llm**" in card and OFFLINE_EXTRACTION_NOTE not in card
+        notes_twice = [*notes, OFFLINE_EXTRACTION_NOTE]  # params.yaml still carrying the note: said once
+        write_version(samples, tmp_path / "c", BuildInfo("c", "test", "offline", generated_notes=notes_twice))
+        assert (tmp_path / "c" / "README.md").read_text(encoding="utf-8").count(OFFLINE_EXTRACTION_NOTE) == 1

@@ -1,0 +1,80 @@
+"""The extract stage (rwpost.stages.extract) run as ``dvc repro`` runs it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from killing import (
+    ROOT,
+    assert_ids_once,
+    child_env,
+    jsonl_ids,
+    moments,
+    report,
+    run_to_end,
+    stage_command,
+    timed,
+    tree_digest,
+)
+
+from rwpost.extract.scripted import scripted_reply
+from rwpost.testing.llm import FakeLLMServer
+from tests.killing import kill_and_resume, write_params
+
+EXTRACT_OUTPUTS = ("extractions.jsonl", "rejects.jsonl", "summary.json")
+
+
+@pytest.mark.kill
+@pytest.mark.slow
+class TestKill:
+    """Kill tests (issue 16) of extract, filter and evaluate: each stage, run as a user or ``dvc repro`` runs
+    it (a subprocess), is SIGKILLed at seeded random moments within one uninterrupted run's duration, then
+    rerun to its end. Its outputs equal the uninterrupted run's, no record is duplicated or missing, and the
+    resume asks the loopback LLM server only what the killed run had not got an answer to (what it had is
+    cached).
+
+    CI runs 3 points per stage; ``RWPOST_KILL_POINTS=20`` runs the full set (tests/killing.py)."""
+
+    def test_extract_killed_at_random_moments_resumes_to_the_uninterrupted_outputs(
+        self, tmp_path, sample_pipeline
+    ):
+        tagged = sample_pipeline / "tagged" / "articles.jsonl"
+
+        def params_in(folder: Path) -> Path:
+            extract = {
+                "input": str(tagged),
+                "out": str(folder / "out"),
+                "backend": "llm",
+                "model": "scripted",
+            }
+            return write_params(
+                folder, extract={**extract, "concurrency": 4, "cache": str(folder / "llm.sqlite")}
+            )
+
+        with FakeLLMServer(scripted_reply, latency_s=0.03) as server:
+            env = child_env(OPENAI_API_KEY="test", OPENAI_BASE_URL=server.base_url)
+            whole = tmp_path / "whole"
+            duration = timed(
+                lambda: run_to_end(stage_command("extract", params_in(whole)), cwd=ROOT, env=env)
+            )
+            calls = server.chat_requests
+            expected = tree_digest(whole / "out", EXTRACT_OUTPUTS)
+            ids = jsonl_ids(whole / "out" / "extractions.jsonl")
+            assert len(ids) == len(jsonl_ids(tagged)) and calls == 3 * len(ids)
+            kills = []
+            for point, after in enumerate(moments(duration)):
+                folder = tmp_path / f"kill{point}"
+                command = stage_command("extract", params_in(folder))
+                kill = kill_and_resume(server, command, after, env, folder / "llm.sqlite", ROOT)
+                where = f"point {point}: {kill}"
+                assert_ids_once(folder / "out" / "extractions.jsonl", ids, where)
+                assert tree_digest(folder / "out", EXTRACT_OUTPUTS) == expected, where
+                # every answer the killed run got is cached: the resume asks exactly the rest
+                assert kill["asked_on_resume"] == calls - kill["cached_at_kill"], where
+                cost = json.loads((folder / "out" / "cost.json").read_text())
+                assert cost["counts"]["extracted"] + cost["counts"]["skipped"] == len(ids), where
+                assert cost["summary"]["extracted"] == len(ids), where  # the outputs' totals, not the run's
+                kills.append(kill)
+        report("extract", kills, records=len(ids), llm_calls=calls, run_s=round(duration, 2))
