@@ -3,7 +3,7 @@
 Every headline score (weighted F1, accuracy, weighted recall, weighted precision and macro F1, paper
 Table III order plus Table V's macro F1) is computed from one confusion count per bootstrap resample, all
 resamples at once (``np.bincount`` on gold/predicted code pairs); the scores equal scikit-learn's
-(``tests/test_evaluate_trust_metrics.py`` checks each failure policy against a direct scikit-learn
+(``tests/test_evaluate_metrics.py (class TestTrust)`` checks each failure policy against a direct scikit-learn
 computation). Only the expected calibration error, which neither library provides for multi-class
 outputs, is written here too.
 

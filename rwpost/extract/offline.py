@@ -3,7 +3,7 @@
 It is the default when no API key is set, so ``dvc repro`` runs anywhere; the dataset card names the
 backend (``Provenance.backend == "offline"``). The rules follow how real Snopes articles of every era
 are written (tuned on the four real 2018 articles with the authors' record, checked on the other
-hand-labelled real pages; see ``tests/test_extract_real.py``):
+hand-labelled real pages; see ``tests/test_extract_offline.py``):
 
 - the **post** is described in the origin text, the paragraphs before the verdict: a social-media or
   archive link in a sentence that says where the claim was shared ("posted to the Facebook page",
