@@ -11,8 +11,8 @@ records (their text repeated), so the text lengths are real.
 Scoring is timed twice in the same run: the vectorised bootstrap of ``rwpost.evaluate.metrics`` (one
 confusion count per resample, every metric from it) and :func:`reference_intervals`, the previous
 implementation (scipy's bootstrap calling scikit-learn once per resample), on the same predictions;
-the report gives the ratio. ``tests/test_evaluate_metrics.py`` (class TestTrust) checks that both agree. Goals: runner
-overhead < 1 ms per sample; scoring 2,000 samples with 1,000 resamples <= 0.5 s.
+the report gives the ratio. ``tests/test_evaluate_metrics.py`` (class TestTrust) checks that both agree.
+Goals: runner overhead < 1 ms per sample; scoring 2,000 samples with 1,000 resamples <= 0.5 s.
 """
 
 from __future__ import annotations
