@@ -211,10 +211,9 @@ class AgentFactDetector(Detector):
         """The report's notes: the profile, Table V's ablations (and Agent-IR off for want of a reverse-image
         backend, loudly), and what the authors' source filters removed (not leakage)."""
         o = self.options
-        out = [
-            f"AgentFact profile {o.profile}"
-            + (" (the released code's behaviour)" if o.profile != "paper" else "")
-        ]
+        out = []
+        if o.profile == "authors-code":
+            out.append("AgentFact profile authors-code: the released code's prompts, loop and retrieval")
         rows = [ABLATIONS[x] for x in o.ablate]
         web = task.cell.evidence is EvidenceSource.WEB
         if web and not o.image_search and "ir" not in o.ablate:
