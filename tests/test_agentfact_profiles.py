@@ -1,6 +1,6 @@
-"""AgentFact's two profiles, gold evidence as the authors' open_book and Table V's ablations (issue 24, sections
-1-2), end to end through the runner against the loopback LLM, search and page servers, counting calls per
-agent."""
+"""AgentFact's two profiles, gold evidence as the authors' open_book and Table V's ablations (issue 24,
+sections 1-2), end to end through the runner against the loopback LLM, search and page servers, counting
+calls per agent."""
 
 from __future__ import annotations
 
@@ -240,3 +240,39 @@ def test_authors_code_gold_evidence_is_plan_final_reasoning_and_explanation_over
         [explain] = [b for b in llm.requests if schema_of(b) == "agentfact_code_explain"]
     assert by_agent(tmp_path / "run") == {"agent-sp": 1, "agent-r-f": 1, "agent-eg": 1}
     assert re.findall(r"'content': 'evidence (\d)'", message_text(explain, "user")) == list("1234567")
+
+
+# --- the authors' baseline prompts (vlm --set prompt=authors-baseline) -------------------------------------
+
+
+def test_the_vlm_detector_asks_the_authors_baseline_prompts_of_each_cell(tmp_path):
+    from rwpost.evaluate import RunSpec
+
+    def baseline(body):
+        user = message_text(body, "user")
+        label = "UNPROVEN" if "EVIDENCE SNIPPETS" not in user else "FALSE"
+        return Reply.answer(
+            {"label_3class": label, "reasoning_logic": "only the inputs", "confidence_level": 4}
+        )
+
+    samples = [make_sample(15, Label.FALSE, evidence=evidence(2), ocr="OCR TEXT")]
+    with FakeLLMServer(baseline) as llm:
+        for setting in ("T", "T+E"):
+            spec = RunSpec(
+                "vlm",
+                config={"model": "test-model", "base_url": llm.base_url, "prompt": "authors-baseline"},
+                secrets={"api_key": "sk-test"},
+                setting=setting,
+                n_resamples=0,
+            )
+            metrics = evaluate(samples, spec, tmp_path / setting, encode=None)
+            assert metrics["accuracy"] == (1.0 if setting == "T+E" else 0.0)
+        no_evi, evi = (message_text(b, "user") for b in llm.requests)
+        assert [m["role"] for m in llm.requests[0]["messages"]] == ["user"]
+    assert "Do NOT use external knowledge" in no_evi and "IMAGE: (no image provided)" in no_evi
+    assert "EVIDENCE SNIPPETS: [1] evidence 1\n[2] evidence 2" in evi
+    assert "OCR TEXT" not in no_evi + evi and "2020-01-01" not in no_evi + evi
+    hashes = manifest(tmp_path / "T+E")["prompt_hashes"]
+    assert sorted(hashes) == ["agentfact_baseline_evi.v1", "agentfact_baseline_no_evi.v1"]
+    row = json.loads((tmp_path / "T+E" / "predictions.jsonl").read_text())
+    assert row["label"] == "False" and row["probabilities"]["False"] == 0.8

@@ -1,5 +1,5 @@
-"""The leakage lists say what they are (issue 24, section 3): the guard withholds fact-checkers and pages after
-the cut; the authors' scrape-failure and social/.gov lists are source filters, never leakage."""
+"""The leakage lists say what they are (issue 24, section 3): the guard withholds fact-checkers and pages
+after the cut; the authors' scrape-failure and social/.gov lists are source filters, never leakage."""
 
 from __future__ import annotations
 
