@@ -212,7 +212,7 @@ def test_backends_by_name_keys_from_the_environment_only(monkeypatch):
     assert SECRET not in repr(backend) and SECRET not in repr(backend.api)
     with pytest.raises(ConfigError, match="unknown search backend"):
         make_backend("nope")
-    assert explanation_text("why", ["1. a [T3]"]) == ("why\n- 1. a [T3] [T3]", ["T3"])
+    assert explanation_text("why", ["1. a [T3]"]) == ("why\n- 1. a [T3]", ["T3"])  # issue 24: no doubled ids
 
 
 def test_a_local_model_folder_answers_the_agents_batched_and_free(tmp_path):

@@ -10,12 +10,13 @@ import pytest
 
 from rwpost.cli import main
 from rwpost.evaluate.contract import Prediction
-from rwpost.evaluate.leakage import PACKAGED_LIST, BlockList, LeakageGuard, SearchResult, audit
+from rwpost.evaluate.detectors.agentfact.sources import SCRAPE_FAILURE_LIST
+from rwpost.evaluate.leakage import BlockList, LeakageGuard, SearchResult, audit
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
 from tests.evaluate_helpers import make_sample
 
-RELEASED_BLOCKLIST = PACKAGED_LIST  # the authors' released list, shipped inside the package
+RELEASED_BLOCKLIST = SCRAPE_FAILURE_LIST  # the authors' released blocked_domains.txt, as a user-given list
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -31,7 +32,7 @@ def test_audit_flags_predictions_citing_snopes_or_politifact():
         Prediction(id="e", label=Label.TRUE, evidence_urls=["https://www.reuters.com/fact-check/abc"]),
     ]
     flags = audit(predictions, blocklist)
-    assert sorted(flags) == ["a", "b", "d", "e"]
+    assert sorted(flags) == ["a", "b", "c", "d", "e"]  # apnews: the authors' code's substring (issue 24)
     assert flags["a"].domains == ("snopes.com",)
     assert flags["b"].urls == ("http://politifact.com/y",)
     assert flags["d"].domains == ("snopes.com",)  # a URL written in the explanation counts too
@@ -47,7 +48,7 @@ def test_released_block_list_is_loaded_on_top_of_the_built_in_fact_checkers():
     assert blocklist.blocked_domain("https://nasa.gov/") is None
 
 
-def test_the_packaged_block_list_is_the_default_wherever_the_command_runs(tmp_path):
+def test_the_built_in_fact_checkers_are_the_default_wherever_the_command_runs(tmp_path):
     import subprocess
     import sys
 
@@ -59,10 +60,11 @@ def test_the_packaged_block_list_is_the_default_wherever_the_command_runs(tmp_pa
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     described = json.loads(done.stdout)
-    assert described["count"] == 1675  # 1,650 released lines + built-in fact-checkers, deduplicated
+    # issue 24: the authors' scrape-failure list is no leakage list; the default is the fact-checkers only
+    assert described["count"] == 37
     assert described["count"] == len(BlockList().domains) and len(described["sha256"]) == 64
-    assert BlockList().blocked_domain("https://boards.4chan.org/pol/") == "boards.4chan.org"
-    assert "evaluate/blocked_domains.txt" in (ROOT / "pyproject.toml").read_text()  # package data
+    assert BlockList().blocked_domain("https://boards.4chan.org/pol/") is None
+    assert "evaluate/*.txt" in (ROOT / "pyproject.toml").read_text()  # package data (the authors' lists)
 
 
 def test_the_guard_drops_blocked_domains_and_results_after_the_claim_time_saying_why():

@@ -256,6 +256,11 @@ class Detector:
         """What the leakage guard dropped over ``predictions`` (a retrieving detector), for the manifest."""
         return None
 
+    def notes(self, predictions: Sequence[Prediction], task: EvalTask, ctx: RunContext) -> list[str]:
+        """Lines the run's report must show about how the detector ran (a profile, an ablation, an agent
+        switched off for want of a backend); in the manifest (``notes``) and at the top of ``report.md``."""
+        return []
+
 
 class ModelOptions(BaseModel):
     """Options of a detector that calls an OpenAI-compatible model: the connection is one ``llm`` field

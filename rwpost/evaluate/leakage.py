@@ -1,9 +1,15 @@
 """Leakage safety for the open-web setting: no fact-check verdicts, nothing published after the claim.
 
 Two parts. :class:`LeakageGuard` screens every search result a detector gets: results from fact-checking
-domains and results dated after the sample's ``claim_time`` never reach the detector, and each dropped one
-comes back with its reason. :func:`audit` checks every prediction afterwards: a prediction that cites
-evidence from a blocked domain is flagged, and the report gives metrics with and without flagged ones.
+sites (:data:`FACT_CHECK_DOMAINS` with their subdomains, and the URL substrings of the paper and of the
+authors' code, :data:`FACT_CHECK_SUBSTRINGS`) and results dated after the cut (the sample's
+``claim_time``, or the day a detector asks for) never reach the detector, and each dropped one comes back
+with its reason. :func:`audit` checks every prediction afterwards: a prediction that cites a fact-checking
+site is flagged, and the report gives metrics with and without flagged ones.
+
+Only fact-checkers and the date cut are leakage. The authors' other lists (their scrape-failure list, which
+names Reuters or CNN, and their social-media and ``.gov`` exclusion) are source filters of AgentFact's
+``authors-code`` profile (:mod:`rwpost.evaluate.detectors.agentfact.sources`), counted apart.
 """
 
 from __future__ import annotations
@@ -55,15 +61,18 @@ FACT_CHECK_DOMAINS: frozenset[str] = frozenset(
         "africacheck.org",
         "aosfatos.org",
         "chequeado.com",
+        # the fact-checkers among the authors' scrape-failure list (authors_scrape_failures.txt)
+        "factuel.afp.com",
+        "factual.afp.com",
+        "ellinikahoaxes.gr",
+        "verifythis.com",
+        "factcrescendo.com",
+        "pesacheck.org",
     }
 )
-"""Fact-checking domains always blocked, on top of the authors' released list (:data:`PACKAGED_LIST`)."""
+"""Fact-checking domains always blocked (with every subdomain)."""
 
-PACKAGED_LIST = Path(__file__).with_name("blocked_domains.txt")
-"""The authors' released ``blocked_domains.txt`` (1,650 lines), shipped inside the package so it is found
-wherever the command runs."""
-
-FACT_CHECK_SUBSTRINGS: tuple[str, ...] = (
+PAPER_FACT_CHECK_SUBSTRINGS: tuple[str, ...] = (
     "snopes",
     "politifact",
     "factcheck",
@@ -77,6 +86,26 @@ FACT_CHECK_SUBSTRINGS: tuple[str, ...] = (
     "fact-check",
 )
 """URL substrings of fact-checking services (paper appendix S3, the authors' representative list)."""
+
+AUTHORS_FACT_CHECK_SUBSTRINGS: tuple[str, ...] = (
+    "snopes", "politifact", "factcheck", "truthorfiction", "hoax-slayer",
+    "eadstories", "opensecrets", "fullfact", "checkyourfact",
+    "mediabiasfactcheck", "poynter", "realitycheck", "fact-check", "apnews",
+    "africacheck", "altnews", "boomlive", "factly", "factnameh", "rappler",
+    "verafiles", "faktisk", "stopfake", "newtral", "maldita",
+    "pagellapolitica", "factcheck.ge", "dubawa", "tsek.ph",
+    "dpa-factchecking", "correctiv", "eldiario", "elliberal",
+    "fact-or-fiction",
+)  # fmt: skip
+"""The 34 URL substrings of the authors' code (``is_fact_check.py``, ``fact_checking_keywords_update``, in
+``xudanni0927/AgentFact`` at 5ed5a2c, MIT licence), matched as they match them: anywhere in the lower-cased
+URL. So ``apnews`` withholds all of AP News (its fact checks and its news alike), ``eldiario`` the whole
+newspaper, and ``eadstories`` is their spelling (it matches leadstories)."""
+
+FACT_CHECK_SUBSTRINGS: tuple[str, ...] = tuple(
+    dict.fromkeys(PAPER_FACT_CHECK_SUBSTRINGS + AUTHORS_FACT_CHECK_SUBSTRINGS)
+)
+"""Every URL substring the guard blocks: the paper's and the authors' code's, deduplicated (35)."""
 
 
 def normalize_domain(text: str) -> str:
@@ -95,25 +124,21 @@ def load_blocked_domains(path: str | Path) -> frozenset[str]:
     return frozenset(d for d in (normalize_domain(x.split("#")[0]) for x in lines) if d)
 
 
-DEFAULT_DOMAINS: frozenset[str] = FACT_CHECK_DOMAINS | load_blocked_domains(PACKAGED_LIST)
-"""The built-in fact-checkers plus the packaged released list: the default of every :class:`BlockList`."""
-
-
 @dataclass(frozen=True)
 class BlockList:
     """Blocked domains and URL substrings: a URL is blocked when its host is one of the domains or a
     subdomain of one, or when the URL contains one of the substrings (as the paper's filter does)."""
 
-    domains: frozenset[str] = DEFAULT_DOMAINS
+    domains: frozenset[str] = FACT_CHECK_DOMAINS
     substrings: tuple[str, ...] = FACT_CHECK_SUBSTRINGS
-    source: str = "built-in + packaged blocked_domains.txt"
+    source: str = "built-in fact-checkers + the paper's and the authors' code's URL substrings"
 
     @classmethod
     def from_file(cls, path: str | Path | None) -> BlockList:
-        """The built-in fact-checkers and the packaged list, plus the domains of ``path`` (if given)."""
+        """The built-in fact-checkers, plus the domains of ``path`` (if given)."""
         if not path:
             return cls()
-        return cls(DEFAULT_DOMAINS | load_blocked_domains(path), source=f"{cls.source} + {path}")
+        return cls(FACT_CHECK_DOMAINS | load_blocked_domains(path), source=f"{cls.source} + {path}")
 
     @property
     def sha256(self) -> str:

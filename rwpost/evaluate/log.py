@@ -440,6 +440,8 @@ class RunManifest(LogFile, RunSpecRecord):
     blocked_domains: int = 0
     blocked_domain_list: BlockListRecord | None = None
     leakage: LeakageRecord | None = None
+    notes: list[str] = []
+    """What the detector says the report must show (``Detector.notes``)."""
     images: ImagesRecord | None = None
     environment: Environment
     started: str

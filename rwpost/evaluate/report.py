@@ -143,6 +143,8 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
         f"Answered: {coverage_cell(metrics.coverage)}"
         + (" - below 100 %: read the scores with the failure policy below." if metrics.partial() else "."),
     ]
+    if manifest.notes:
+        lines += ["", "## Notes", "", *(f"- **{note}**" for note in manifest.notes)]
     if repeats:
         spreads = repeats.headline
         lines += [

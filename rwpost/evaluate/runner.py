@@ -477,6 +477,7 @@ def run(
         blocked_domains=len(spec.blocklist.domains),
         blocked_domain_list=spec.blocklist.describe(),
         leakage=first.leakage_report([p for preds in all_predictions for p in preds], first_ctx),
+        notes=first.notes([p for preds in all_predictions for p in preds], task, first_ctx),
         images=None if images is None else {**images, "sent": ctx.images_sent},
         environment=environment(),
         started=started,

@@ -369,7 +369,8 @@ class LLMClient:
             ]
         else:
             user = request.user
-        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        messages = [{"role": "system", "content": system}] if system else []  # a prompt that is all user turn
+        return [*messages, {"role": "user", "content": user}]
 
     def _response_format(self, request: LLMRequest, mode: ResponseMode) -> dict[str, Any]:
         if mode == "json_object":
@@ -393,8 +394,9 @@ class LLMClient:
                 "model": self.model,
                 "messages": self._messages(request, mode),
                 "response_format": self._response_format(request, mode),
-                "temperature": request.temperature,
             }
+            if request.temperature is not None:
+                kwargs["temperature"] = request.temperature
             if request.max_tokens is not None:
                 kwargs["max_tokens"] = request.max_tokens
             counter = [0]

@@ -270,7 +270,11 @@ class LocalChatModel:
                 out[i] = self._failures(request, n, problem, 0.0, on_result)
                 continue
             item = _Item(i, request, self.prompt_text(request, len(pictures)), pictures)
-            key = (bool(pictures), float(request.temperature), self._max_new(request))
+            key = (
+                bool(pictures),
+                float(1.0 if request.temperature is None else request.temperature),
+                self._max_new(request),
+            )
             groups.setdefault(key, []).append(item)
         for (_, temperature, max_new), items in groups.items():
             lengths = [len(ids) for ids in self.tokenizer([item.text for item in items])["input_ids"]]

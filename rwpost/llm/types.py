@@ -51,7 +51,8 @@ class LLMRequest:
     schema_name: str
     prompt_version: str
     images: tuple[ImageInput, ...] = ()
-    temperature: float = 0.0
+    temperature: float | None = 0.0
+    """None: not sent, the server's default (OpenAI's is 1)."""
     max_tokens: int | None = None
 
 

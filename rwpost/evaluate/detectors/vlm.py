@@ -20,6 +20,7 @@ with a reason.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -36,6 +37,12 @@ from rwpost.prompts import Prompt, load_prompt
 from rwpost.records import Sample
 
 DEFAULT_PROMPT = "detect_zero_shot.v2"
+
+AUTHORS_BASELINE = "authors-baseline"
+"""``--set prompt=authors-baseline``: the AgentFact authors' baseline prompts (``baseline_lvlms/prompts``):
+without evidence in T and T+I, with it in T+E and T+I+E; only the given inputs may be used (no outside
+knowledge), no claim date, no OCR, labels TRUE / FALSE / UNPROVEN and a 1-5 confidence."""
+BASELINE_PROMPTS = {False: "agentfact_baseline_no_evi.v1", True: "agentfact_baseline_evi.v1"}
 
 LABEL_DEFINITIONS: dict[Label, str] = {
     Label.TRUE: "the claim is accurate.",
@@ -74,6 +81,32 @@ def verdict_user_text(prompt: Prompt, sample: Sample, cell: Cell, labels: Sequen
         "label_definitions": "\n".join(f"- {x}: {LABEL_DEFINITIONS[Label(x)]}" for x in labels),
     }
     return prompt.render_user(**{k: v for k, v in values.items() if k in prompt.slots})
+
+
+def baseline_user_text(prompt: Prompt, sample: Sample, cell: Cell) -> str:
+    """The user turn of the authors' baseline prompt, filled as their ``build_prompt`` fills it (evidence as
+    ``[id] content`` lines in the order given, ``(none provided)`` without)."""
+    evidence = "\n".join(f"[{e.id}] {e.content}" for e in sample.evidence if e.content) or "(none provided)"
+    values = {
+        "claim": sample.claim or "",
+        "post_context": sample.post_text or "",
+        "image_if_any": "(see attached image)" if cell.image else "(no image provided)",
+        "evidence_items": evidence,
+    }
+    return prompt.render_user(**{k: v for k, v in values.items() if k in prompt.slots})
+
+
+def baseline_verdict(data: dict[str, Any]) -> dict[str, Any]:
+    """The authors' baseline answer as a verdict: ``label_3class`` TRUE -> True, confidence 1-5 -> 0.2-1,
+    ``reasoning_logic`` as the explanation."""
+    label = str(data.get("label_3class") or "").strip().capitalize()
+    match = re.search(r"[1-5]", str(data.get("confidence_level") or ""))
+    return {
+        "label": label,
+        "confidence": int(match.group()) / 5 if match else 1.0,
+        "explanation": data.get("reasoning_logic"),
+        "evidence_urls": [],
+    }
 
 
 def missing_image_prediction(sample: Sample, image: Any, call: Call | None = None) -> Prediction | None:
@@ -142,7 +175,9 @@ class VLMDetector(Detector):
         from rwpost.llm import load_llm_schema
 
         super().__init__(config)
-        self.prompt_file = load_prompt(config.prompt)
+        baseline = config.prompt == AUTHORS_BASELINE
+        self.prompt_files = {k: load_prompt(v) for k, v in BASELINE_PROMPTS.items()} if baseline else {}
+        self.prompt_file = self.prompt_files[False] if baseline else load_prompt(config.prompt)
         self.schema = load_llm_schema(self.prompt_file.schema_name)
         self.model: ChatModel | None = None
         self.device = config.remote_device()
@@ -170,6 +205,8 @@ class VLMDetector(Detector):
         }
 
     def inputs(self) -> DetectorInputs:
+        if self.prompt_files:
+            return DetectorInputs(prompts={p.name: p.sha256 for p in self.prompt_files.values()})
         return DetectorInputs(prompts={self.options.prompt: self.prompt_file.sha256})
 
     def prepare(self, ctx: RunContext) -> None:
@@ -186,14 +223,23 @@ class VLMDetector(Detector):
         from rwpost.llm import LLMRequest
 
         labels, local = task.label_names, self.options.backend == "local"
+        prompt = self.prompt_file
+        if self.prompt_files:  # the authors' baseline: their prompt of the cell, their answer schema
+            prompt = self.prompt_files[task.cell.evidence is EvidenceSource.GOLD]
+            user, schema = baseline_user_text(prompt, sample, task.cell), self.schema
+        else:
+            user, schema = (
+                verdict_user_text(prompt, sample, task.cell, labels),
+                task_schema(self.schema, labels),
+            )
         return LLMRequest(
             key=sample.id,
             task=f"detect-{task.cell.slug}",
-            system=self.prompt_file.system,
-            user=verdict_user_text(self.prompt_file, sample, task.cell, labels),
-            schema=task_schema(self.schema, labels),
-            schema_name=self.prompt_file.schema_name,
-            prompt_version=self.prompt_file.version,
+            system=prompt.system,
+            user=user,
+            schema=schema,
+            schema_name=prompt.schema_name,
+            prompt_version=prompt.version,
             images=(image,) if image is not None else (),
             temperature=self.options.temperature,
             max_tokens=None if local else self.options.max_tokens,  # local: max_new_tokens bounds it
@@ -214,7 +260,8 @@ class VLMDetector(Detector):
             cost_usd=0.0 if local else None,
         )
         if result.ok and result.data is not None:
-            return verdict_prediction(sample_id, result.data, labels, call)
+            data = baseline_verdict(result.data) if self.prompt_files else result.data
+            return verdict_prediction(sample_id, data, labels, call)
         if not error.startswith("generation failed"):
             error = f"model answer rejected: {error.removeprefix('invalid answer: ')}"
         return Prediction(id=sample_id, calls=[call], error=error)

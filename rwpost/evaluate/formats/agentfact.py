@@ -4,7 +4,8 @@ Main workflow: ``output/<dataset>/<split>/<mode>/<start_id>/<model>/output.jsonl
 is ``final_answer.updated_answer.validation_result["3-class_authenticity_label"]`` (lower case), joined on
 ``post_info.news_url``; ``output_failed.jsonl`` beside holds the failures (bare input records). A claim in
 both (failed, then succeeded in a rerun) counts as its success. The batches of one
-``<dataset>/<split>/<mode>/<model>`` are one set.
+``<dataset>/<split>/<mode>/<model>`` are one set, filed under the cell its ``<mode>`` names
+(:data:`MODES`: ``open_book`` gold evidence T+E, ``open_web`` T+W, ``close_book`` T).
 
 Baselines: ``baseline_lvlms/results/<model>/<T|TI|TE|TIE>[_kK]/output.jsonl``, the same label path in the
 model's own case; failures ``{claim_id, news_url, raw_output, error}`` in a ``*failed*.jsonl`` beside. A
@@ -21,6 +22,8 @@ from rwpost.evaluate.formats.common import PredictionSet, Row, dotted, iter_json
 
 LABEL_PATH = "final_answer.updated_answer.validation_result.3-class_authenticity_label"
 SETTING_FOLDER = re.compile(r"^(T|TI|TE|TIE)(_k\d+)?$")
+MODES = {"open_book": "T+E", "open_web": "T+W", "close_book": "T"}
+"""The main workflow's ``search_mode`` path segment and the cell it is (their ``main_workflow.py``)."""
 
 
 def _news_url(record: Any) -> Any:
@@ -78,7 +81,10 @@ def read_main(root: str | Path) -> list[PredictionSet]:
         groups.setdefault(name, []).append(folder)
     sets = []
     for name, folders in sorted(groups.items()):
-        result = PredictionSet(name=name, format="agentfact", source=str(base / name))
+        modes = [MODES[x] for x in Path(name).parts + base.resolve().parts if x in MODES]
+        result = PredictionSet(
+            name=name, format="agentfact", source=str(base / name), setting=modes[0] if modes else None
+        )
         successes_first = sorted(folders)  # every batch's output is read before any failure counts
         for folder in successes_first:
             _read_outputs(folder, result)

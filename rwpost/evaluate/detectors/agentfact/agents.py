@@ -1,7 +1,8 @@
 """The five AgentFact agents (paper section IV-B) as calls of one chat model (:class:`~rwpost.llm.ChatModel`).
 
-Each agent is one versioned prompt file (``rwpost/prompts/agentfact_*.md``, the appendix's wording) with
-its answer schema; every call becomes a :class:`~rwpost.evaluate.contract.Call` named by the model and
+Each agent is one versioned prompt file with its answer schema: ``rwpost/prompts/agentfact_*.md`` (the
+appendix's wording, profile ``paper``) or ``agentfact_code_*.md`` (the authors' released prompts, profile
+``authors-code``); every call becomes a :class:`~rwpost.evaluate.contract.Call` named by the model and
 tagged with the agent (``name="gpt-4o-mini", agent="agent-sp"``), so the runner's price table prices it as
 any model call and the ledger's ``by_agent`` splits calls, tokens, cache hits and cost by agent.
 """
@@ -24,18 +25,35 @@ PROMPTS: dict[str, str] = {
     "agent-tr-query": "agentfact_query.v1",
     "agent-tr-summarise": "agentfact_summarise.v1",
     "agent-tr-source": "agentfact_source.v1",
-    "agent-ir-match": "agentfact_image_match.v1",
-    "agent-ir-miscaption": "agentfact_miscaption.v1",
+    "agent-ir-match": "agentfact_image_match.v2",
+    "agent-ir-miscaption": "agentfact_miscaption.v2",
     "agent-r-t": "agentfact_reason.v1",
     "agent-r-a": "agentfact_reason.v1",
-    "agent-eg": "agentfact_explain.v1",
+    "agent-eg": "agentfact_explain.v2",
 }
-"""The prompt file of each agent (temporary and accumulated reasoning share Agent-R's prompt)."""
+"""The prompt file of each agent in profile ``paper`` (temporary and accumulated reasoning share one)."""
+
+CODE_PROMPTS: dict[str, str] = {
+    "agent-sp": "agentfact_code_plan.v1",
+    "agent-tr-query": "agentfact_code_query.v1",
+    "agent-tr-summarise": "agentfact_code_extract.v1",
+    "agent-tr-source": "agentfact_code_source.v1",
+    "agent-ir-match": "agentfact_code_image_match.v1",
+    "agent-ir-miscaption": "agentfact_code_miscaption.v1",
+    "agent-r-t": "agentfact_code_reason.v1",
+    "agent-r-a": "agentfact_code_reason.v1",
+    "agent-r-f": "agentfact_code_final_reason.v1",
+    "agent-eg": "agentfact_code_explain.v1",
+}
+"""The prompt file of each agent in profile ``authors-code``: the functions of their ``agent_model.py``
+(``agent-r-f`` is their final reasoning with source judgment)."""
+
+PROFILE_PROMPTS = {"paper": PROMPTS, "authors-code": CODE_PROMPTS}
 
 
-def prompt_hashes() -> dict[str, str]:
-    """The hash of every agent's prompt file, by prompt name (for the run identity)."""
-    return {name: load_prompt(name).sha256 for name in dict.fromkeys(PROMPTS.values())}
+def prompt_hashes(profile: str = "paper") -> dict[str, str]:
+    """The hash of every prompt file the profile's agents use, by prompt name (for the run identity)."""
+    return {name: load_prompt(name).sha256 for name in dict.fromkeys(PROFILE_PROMPTS[profile].values())}
 
 
 RELIABILITY = ("reliable", "unreliable", "satire", "unsure", "factcheck")
@@ -90,20 +108,36 @@ class Agents:
     """The agents' calls through one chat model: the API client (cache, concurrency, retries and token
     counts are its job) or a local model folder (which batches the calls that arrive together)."""
 
-    def __init__(self, model: ChatModel, *, temperature: float = 0.0, max_tokens: int | None = 1200) -> None:
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = 1200,
+        profile: str = "paper",
+    ) -> None:
         from rwpost.llm import load_llm_schema
 
         self.model = model
         self.local = model.config().get("backend") == "local"
         """A local model's calls cost nothing; an API model's are priced by the run's table."""
         self.temperature, self.max_tokens = temperature, max_tokens
-        self.prompts: dict[str, Prompt] = {agent: load_prompt(name) for agent, name in PROMPTS.items()}
+        """None: the server's default temperature (not sent), as the authors' code calls the API."""
+        self.prompts: dict[str, Prompt] = {
+            agent: load_prompt(name) for agent, name in PROFILE_PROMPTS[profile].items()
+        }
         self.schemas = {p.schema_name: load_llm_schema(p.schema_name) for p in self.prompts.values()}
 
     async def ask(
-        self, agent: str, key: str, attach: Sequence[Any] = (), **values: str
+        self,
+        agent: str,
+        key: str,
+        attach: Sequence[Any] = (),
+        temperature: float | None | str = "agents",
+        **values: str,
     ) -> tuple[dict[str, Any] | None, Call, str | None]:
-        """One agent call: ``(answer or None, its ledger row, why there is no answer)``."""
+        """One agent call: ``(answer or None, its ledger row, why there is no answer)``; ``temperature``
+        other than ``"agents"`` overrides the agents' one (the authors summarise at 0.1)."""
         from rwpost.llm import LLMRequest
 
         prompt = self.prompts[agent]
@@ -116,7 +150,7 @@ class Agents:
             schema_name=prompt.schema_name,
             prompt_version=prompt.version,
             images=tuple(attach),
-            temperature=self.temperature,
+            temperature=self.temperature if temperature == "agents" else temperature,  # type: ignore[arg-type]
             max_tokens=self.max_tokens,
         )
         result = await self.model.complete(request)

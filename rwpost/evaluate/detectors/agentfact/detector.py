@@ -7,13 +7,15 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, fields
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import PositiveInt
+from pydantic import PositiveInt, field_validator, model_validator
 
 from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
 from rwpost.evaluate.detectors.agentfact.agents import Agents, as_label, as_score, prompt_hashes
-from rwpost.evaluate.detectors.agentfact.workflow import DROPPED, Options, Tools, Trace, Workflow
+from rwpost.evaluate.detectors.agentfact.authors import AuthorsWorkflow
+from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
+from rwpost.evaluate.detectors.agentfact.workflow import ABLATIONS, DROPPED, Options, Tools, Trace, Workflow
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.leakage import LeakageGuard
 from rwpost.evaluate.task import EvalTask, EvidenceSource
@@ -22,6 +24,35 @@ from rwpost.llm.chat import ChatModel
 from rwpost.records import Sample
 
 _POINT_IDS = re.compile(r"\b([TGI]\d+)\b")
+
+AUTHORS_CODE: dict[str, Any] = {
+    "temperature": None,  # not sent: the API's default, as their OpenAIWrapper
+    "max_tokens": 2000,
+    "min_pool": 2,  # their batch reasoning starts at more than one item
+    "subset_size": 10,
+    "stop_confidence": 4,  # > 3
+    "first_stop_confidence": 5,  # > 4 on the first batch
+    "max_steps": 10,
+    "max_replans": None,
+    "results_per_query": 10,
+    "image_matches": 5,
+    "drop_factcheck_sources": False,
+    "date_cut_days": 1,
+    "scrape_pages": True,
+    "max_summaries_per_query": 3,
+    "summarise_temperature": 0.1,
+    "claim_date_input": False,
+    "ocr_input": False,
+    "exclude_unsupported": True,
+    "exclude_scrape_failures": True,
+}
+"""Profile ``authors-code``: what the released code does (``main_workflow.py``, ``agent_utils.py``,
+``retrieval_imagehash_with_google_vision.py``, ``search/serper.py`` at 70223cf). An option given
+explicitly wins over the profile."""
+
+SERPER_LOCALE = {"gl": "us", "hl": "en"}
+"""The authors' Serper locale (``SerperAPI(gl='us', hl='en')``), added to a ``serper`` search in profile
+``authors-code``."""
 
 
 def explanation_text(reasoning_logic: str, key_points: Sequence[Any]) -> tuple[str, list[str]]:
@@ -34,9 +65,11 @@ def explanation_text(reasoning_logic: str, key_points: Sequence[Any]) -> tuple[s
             ids = [str(x).strip().strip("[]") for x in point.get("evidence_ids") or []]
         else:
             text, ids = str(point).strip(), []
-        ids = ids or _POINT_IDS.findall(text)
+        in_text = _POINT_IDS.findall(text)
+        ids = ids or in_text
         cited += [i for i in ids if i not in cited]
-        lines.append(f"- {text}" + (f" [{', '.join(ids)}]" if ids else ""))
+        shown = [i for i in ids if i not in in_text]  # an id the point already names is not written twice
+        lines.append(f"- {text}" + (f" [{', '.join(shown)}]" if shown else ""))
     return "\n".join(x for x in lines if x), cited
 
 
@@ -56,10 +89,14 @@ class AgentFactDetector(Detector):
     capabilities = Capabilities(retrieves=True)
 
     class Config(ChatOptions):
+        profile: Literal["paper", "authors-code"] = "paper"
+        """``paper``: the appendix prompts and the paper's workflow; ``authors-code``: the released code's
+        prompts, control, decoding and retrieval (:data:`AUTHORS_CODE`)."""
         cache_path: str | None = None
         search_cache_path: str | None = None
         """None: ``cache_path``."""
-        temperature: float = 0.0
+        temperature: float | None = 0.0
+        """None: the server's default (not sent)."""
         max_tokens: PositiveInt | None = 1200
         search: str = "serper"
         search_options: dict[str, Any] = {}
@@ -68,11 +105,43 @@ class AgentFactDetector(Detector):
         min_pool: int = Options.min_pool
         subset_size: int = Options.subset_size
         stop_confidence: int = Options.stop_confidence
+        first_stop_confidence: int | None = Options.first_stop_confidence
         max_steps: int = Options.max_steps
-        max_replans: int = Options.max_replans
+        max_replans: int | None = Options.max_replans
         results_per_query: int = Options.results_per_query
         image_matches: int = Options.image_matches
         drop_factcheck_sources: bool = Options.drop_factcheck_sources
+        date_cut_days: int = Options.date_cut_days
+        scrape_pages: bool = Options.scrape_pages
+        page_chars: PositiveInt = Options.page_chars
+        max_summaries_per_query: PositiveInt | None = Options.max_summaries_per_query
+        summarise_temperature: float | None = Options.summarise_temperature
+        claim_date_input: bool = Options.claim_date_input
+        ocr_input: bool = Options.ocr_input
+        exclude_unsupported: bool = Options.exclude_unsupported
+        exclude_scrape_failures: bool = Options.exclude_scrape_failures
+        ablate: tuple[str, ...] = ()
+        """Table V's ablations, any of ``sp,ir,tr,rt`` (:data:`~.workflow.ABLATIONS`)."""
+
+        @field_validator("ablate", mode="before")
+        @classmethod
+        def _ablations(cls, value: Any) -> Any:
+            names = value.split(",") if isinstance(value, str) else list(value or ())
+            names = [str(x).strip().lower() for x in names if str(x).strip()]
+            unknown = sorted(set(names) - set(ABLATIONS))
+            if unknown:
+                raise ValueError(f"unknown ablation {', '.join(unknown)} (choose from sp, ir, tr, rt)")
+            return tuple(x for x in ABLATIONS if x in names)
+
+        @model_validator(mode="after")
+        def _profile_defaults(self) -> AgentFactDetector.Config:
+            if self.profile == "authors-code":
+                for name, value in AUTHORS_CODE.items():
+                    if name not in self.model_fields_set:
+                        setattr(self, name, value)
+                if self.search == "serper":
+                    self.search_options = {**SERPER_LOCALE, **self.search_options}
+            return self
 
     def __init__(self, config: Config) -> None:
         super().__init__(config)
@@ -90,6 +159,7 @@ class AgentFactDetector(Detector):
     def config(self) -> dict[str, Any]:
         o = self.options
         return {
+            "profile": o.profile,
             "model": o.llm.model,
             "base_url": o.llm.base_url,
             "cache_path": o.cache_path,
@@ -109,14 +179,16 @@ class AgentFactDetector(Detector):
             o = self.options
             if self.model is None:
                 self.model = o.chat_model(ctx.secrets if ctx else {}, cache_path=o.cache_path)
-            self._agents = Agents(self.model, temperature=o.temperature, max_tokens=o.max_tokens)
+            self._agents = Agents(
+                self.model, temperature=o.temperature, max_tokens=o.max_tokens, profile=o.profile
+            )
         return self._agents
 
     def prepare(self, ctx: RunContext) -> None:
         self.agents(ctx)  # an API model without a key or a server is refused here
 
     def inputs(self) -> DetectorInputs:
-        return DetectorInputs(prompts=prompt_hashes())
+        return DetectorInputs(prompts=prompt_hashes(self.options.profile))
 
     def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any]:
         """What the leakage guard dropped before any agent saw it, over ``predictions`` (every answer of
@@ -135,12 +207,43 @@ class AgentFactDetector(Detector):
             "by_reason": dict(sorted(reasons.items())),
         }
 
+    def notes(self, predictions: Sequence[Prediction], task: EvalTask, ctx: RunContext) -> list[str]:
+        """The report's notes: the profile, Table V's ablations (and Agent-IR off for want of a reverse-image
+        backend, loudly), and what the authors' source filters removed (not leakage)."""
+        o = self.options
+        out = []
+        if o.profile == "authors-code":
+            out.append("AgentFact profile authors-code: the released code's prompts, loop and retrieval")
+        rows = [ABLATIONS[x] for x in o.ablate]
+        web = task.cell.evidence is EvidenceSource.WEB
+        if web and not o.image_search and "ir" not in o.ablate:
+            out.append(
+                "Agent-IR off: Table V's w/o Agent-IR (no reverse-image backend is configured; "
+                "--set image_search=google-vision runs the full system)"
+            )
+        if rows:
+            out.append(f"Table V ablation: {', '.join(rows)}")
+        excluded = Counter(
+            c.name.removeprefix(EXCLUDED).split(":")[0]
+            for p in predictions
+            for c in p.calls
+            if c.name.startswith(EXCLUDED)
+        )
+        if excluded:
+            reasons = ", ".join(f"{k} {v}" for k, v in sorted(excluded.items()))
+            out.append(
+                f"source filters of the authors' code (not leakage): {sum(excluded.values())} results "
+                f"excluded ({reasons})"
+            )
+        return out
+
     # --- prediction ------------------------------------------------------------------------------------
 
     def _tools(self, task: EvalTask, guard: LeakageGuard) -> Tools | None:
         if task.cell.evidence is not EvidenceSource.WEB:
             return None
         from rwpost.cache import SqliteStore
+        from rwpost.evaluate.detectors.agentfact.pages import PageReader
         from rwpost.evaluate.search import make_backend
 
         o = self.options
@@ -148,7 +251,8 @@ class AgentFactDetector(Detector):
         image = make_backend(o.image_search, o.image_search_options) if o.image_search else None
         cache = o.search_cache_path or o.cache_path
         store = SqliteStore(cache) if cache else None
-        return Tools(text, image, guard, store)
+        sources = SourceFilter(o.exclude_unsupported, o.exclude_scrape_failures)
+        return Tools(text, image, guard, store, sources, PageReader() if o.scrape_pages else None)
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         return asyncio.run(self._predict(samples, task, ctx))
@@ -162,17 +266,14 @@ class AgentFactDetector(Detector):
             for sample in samples:
                 image = ctx.image(sample) if web else None
                 ctx.sent_images(int(image is not None and tools is not None and tools.image is not None))
-                workflow = Workflow(agents, tools, self.workflow_options, task.label_names, post_image=image)
+                kind = AuthorsWorkflow if self.options.profile == "authors-code" else Workflow
+                workflow = kind(agents, tools, self.workflow_options, task.label_names, post_image=image)
                 runs.append(workflow.run(sample, task.cell.evidence))
             traces = await asyncio.gather(*runs)
         finally:
             await agents.model.aclose()
             if tools is not None:
-                for backend in (tools.text, tools.image):
-                    if backend is not None:
-                        await backend.aclose()
-                if tools.store is not None:
-                    tools.store.close()
+                await tools.aclose()
         out = []
         for sample, trace in zip(samples, traces, strict=True):
             self.traces[sample.id] = trace

@@ -14,8 +14,11 @@
    last reasoning (at most ``max_replans`` times). Agent-EG then writes label, reasoning logic, key points
    with evidence ids and a 1-5 confidence.
 
-Gold-evidence cells (the authors' ``open_book``) fill E_r with the sample's gold evidence items instead of
-searching; cells without evidence reason over none. Deepfake scoring (DIRE) is not part of this port.
+Gold-evidence cells are the authors' ``open_book``: plan, one reasoning over every gold item, explanation
+(which sees every gold item); cells without evidence reason over none. Table V's ablations switch agents
+off (``ablate``: ``sp`` no planning, the claim is searched as it is; ``ir`` no image agent; ``tr`` no text
+retrieval; ``rt`` no temporary reasoning, every kept item is useful). Deepfake scoring (DIRE) is not part
+of this port. The ``authors-code`` profile runs :mod:`.authors` instead (the released code's loop).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from rwpost.evaluate.contract import Call
@@ -36,6 +39,8 @@ from rwpost.evaluate.detectors.agentfact.agents import (
     compact,
     evidence_text,
 )
+from rwpost.evaluate.detectors.agentfact.pages import PageReader, article_text
+from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
 from rwpost.evaluate.leakage import LeakageGuard, SearchResult, normalize_domain
 from rwpost.evaluate.search.dates import parse_result_date
 from rwpost.evaluate.task import EvidenceSource
@@ -48,23 +53,60 @@ DROPPED = "leakage-guard:dropped:"
 report counts, so a resumed run reports every sample's drops."""
 
 
+ABLATIONS = {
+    "sp": "w/o Agent-SP",
+    "ir": "w/o Agent-IR",
+    "tr": "w/o Agent-TR",
+    "rt": "w/o Agent-R-T",
+}
+"""Table V's ablations (``--set ablate=sp,ir,tr,rt``, any combination) and the paper's row names."""
+
+
 @dataclass(frozen=True)
 class Options:
-    """The workflow's thresholds, with the paper's defaults where it gives them."""
+    """The workflow's thresholds and switches, with the ``paper`` profile's defaults (the paper's where it
+    gives them); :data:`.detector.AUTHORS_CODE` holds the other profile's."""
 
+    profile: str = "paper"
     min_pool: int = 3
-    """Temporary reasoning starts once E_r holds this many unreviewed items (paper: 3)."""
+    """Temporary reasoning starts once E_r holds this many unreviewed items (paper: 3; code: 2)."""
     subset_size: int = 5
-    """At most this many items per temporary reasoning call."""
+    """At most this many items per temporary reasoning call (code: 10)."""
     stop_confidence: int = 4
-    """Stop when the label is not Unproven and the confidence is at least this (paper: 4)."""
+    """Stop when the label is not Unproven and the confidence is at least this (paper: 4; code: > 3)."""
+    first_stop_confidence: int | None = None
+    """The bar of the first reasoning over new evidence (None: ``stop_confidence``; code: > 4, i.e. 5)."""
     max_steps: int = 12
-    """Reasoning calls (temporary + accumulated) before the explanation is forced (paper: 12)."""
-    max_replans: int = 2
-    """New plans once the validation and search lists are spent."""
+    """paper: reasoning calls before the explanation is forced (12); code: plans, searches and reasoning
+    calls together (10)."""
+    max_replans: int | None = 2
+    """New plans once the validation and search lists are spent (None: only ``max_steps`` bounds them)."""
     results_per_query: int = 5
     image_matches: int = 3
     drop_factcheck_sources: bool = True
+    date_cut_days: int = 0
+    """Search and guard cut: the claim date minus this many days (code: 1)."""
+    scrape_pages: bool = False
+    """Summarise each result's page text (code) rather than its search snippet (paper port)."""
+    page_chars: int = 2000
+    max_summaries_per_query: int | None = None
+    """Keep at most this many summaries of one query's results (code: 3)."""
+    summarise_temperature: float | None = 0.0
+    """The summariser's temperature (code: 0.1)."""
+    claim_date_input: bool = True
+    """Show the agents the claim date (an rwpost addition; the authors' agents never see it)."""
+    ocr_input: bool = True
+    """Show the agents the OCR text in image cells (an rwpost addition; the authors' never see it)."""
+    exclude_unsupported: bool = False
+    """The authors' social-media and ``.gov`` exclusion (:mod:`.sources`; not leakage)."""
+    exclude_scrape_failures: bool = False
+    """The authors' scrape-failure list and file types (:mod:`.sources`; not leakage)."""
+    ablate: tuple[str, ...] = ()
+    """Table V's switches (:data:`ABLATIONS`)."""
+
+    def cut(self, claim_time: date | None) -> date | None:
+        """The last day a result may be dated (and the search's ``before``)."""
+        return claim_time - timedelta(days=self.date_cut_days) if claim_time else None
 
 
 @dataclass
@@ -79,6 +121,8 @@ class Trace:
     reasoning: list[dict[str, Any]] = field(default_factory=list)
     searched: list[str] = field(default_factory=list)
     dropped: list[dict[str, Any]] = field(default_factory=list)
+    excluded: list[dict[str, Any]] = field(default_factory=list)
+    """Results the authors' source filters removed (not leakage)."""
     errors: list[str] = field(default_factory=list)
     reviewed: set[str] = field(default_factory=set)
     sources: dict[str, str] = field(default_factory=dict)
@@ -89,15 +133,62 @@ class Trace:
 
 
 class Tools:
-    """The search side of a run: backends, their cache and the leakage guard."""
+    """The search side of a run: backends, their cache, the leakage guard, the authors' source filters (off
+    in profile ``paper``) and the page reader (profile ``authors-code``)."""
 
-    def __init__(self, text: Any, image: Any, guard: LeakageGuard, store: Any = None) -> None:
+    def __init__(
+        self,
+        text: Any,
+        image: Any,
+        guard: LeakageGuard,
+        store: Any = None,
+        sources: SourceFilter | None = None,
+        pages: PageReader | None = None,
+    ) -> None:
         self.text, self.image, self.leakage_guard, self.store = text, image, guard, store
+        self.sources = sources or SourceFilter()
+        self.pages = pages
+
+    async def page_text(self, url: str, snippet: str, chars: int, trace: Trace) -> str:
+        """The page behind a result as the authors' summariser reads it (:func:`.pages.article_text`), from
+        the search cache when it was read before."""
+        from dataclasses import asdict
+
+        from rwpost.evaluate.detectors.agentfact.pages import Page
+
+        assert self.pages is not None
+        key = self._cache_key(self.pages, "page", url, chars, None)
+        began = time.perf_counter()
+        row = self.store.get("search", key) if self.store is not None else None
+        cached = row is not None
+        if row is None:
+            page = await self.pages.read(url)
+            row = asdict(page) if page is not None else {}
+            if self.store is not None and page is not None:
+                self.store.put("search", key, row)
+        trace.calls.append(
+            Call(
+                kind="tool",
+                name="fetch:page",
+                agent="agent-tr-fetch",
+                latency_s=0.0 if cached else time.perf_counter() - began,
+                cached=cached,
+                cost_usd=0.0,
+            )
+        )
+        return article_text(Page(**row) if row else None, snippet, chars)
+
+    async def aclose(self) -> None:
+        for backend in (self.text, self.image, self.pages):
+            if backend is not None:
+                await backend.aclose()
+        if self.store is not None:
+            self.store.close()
 
     def _cache_key(self, backend: Any, kind: str, payload: str, limit: int, before: date | None) -> str:
         from rwpost.io import sha256_hex
 
-        identity = getattr(backend, "identity", lambda: {"backend": backend.name})()
+        identity = getattr(backend, "identity", lambda: {"backend": getattr(backend, "name", "page")})()
         return sha256_hex(compact([identity, kind, payload, limit, str(before)], limit=10**9))
 
     async def search(
@@ -141,12 +232,22 @@ class Tools:
     def guard(
         self, results: list[SearchResult], claim_time: date | None, trace: Trace, query: str
     ) -> list[SearchResult]:
-        """``results`` the leakage guard keeps; each one it drops is recorded in ``trace`` with its reason."""
+        """``results`` the leakage guard keeps (``claim_time``: the cut) and the switched-on source filters
+        pass; each one dropped is recorded in ``trace`` with its reason (leakage and source exclusions
+        apart)."""
         screened = self.leakage_guard.screen(results, claim_time)
         for drop in screened.dropped:
             trace.dropped.append({"url": drop.result.url, "reason": drop.reason, "query": query})
             trace.calls.append(Call(kind="tool", name=f"{DROPPED}{drop.reason}", cost_usd=0.0))
-        return screened.kept
+        kept = []
+        for result in screened.kept:
+            why = self.sources.reason(result.url) if self.sources.active else None
+            if why is None:
+                kept.append(result)
+                continue
+            trace.excluded.append({"url": result.url, "reason": why, "query": query})
+            trace.calls.append(Call(kind="tool", name=f"{EXCLUDED}{why}", cost_usd=0.0))
+        return kept
 
 
 def _sample_text(sample: Sample) -> dict[str, str]:
@@ -180,10 +281,12 @@ class Workflow:
         return data
 
     def _common(self, sample: Sample) -> dict[str, str]:
+        o = self.options
+        claim_time = sample.claim_time.isoformat() if sample.claim_time else "unknown"
         return {
             **_sample_text(sample),
-            "claim_time": sample.claim_time.isoformat() if sample.claim_time else "unknown",
-            "ocr": sample.ocr or "(none)",
+            "claim_time": claim_time if o.claim_date_input else "(not given)",
+            "ocr": (sample.ocr or "(none)") if o.ocr_input else "(not given)",
         }
 
     def _images_text(self, trace: Trace) -> str:
@@ -228,7 +331,8 @@ class Workflow:
         found: list[EvidenceItem] = []
         for query in queries:
             trace.searched.append(query)
-            results = await self.tools.search(query, self.options.results_per_query, sample.claim_time, trace)
+            cut = self.options.cut(sample.claim_time)
+            results = await self.tools.search(query, self.options.results_per_query, cut, trace)
             if results:
                 found += await self.summarise(sample, trace, query, results)
         return found
@@ -236,15 +340,27 @@ class Workflow:
     async def summarise(
         self, sample: Sample, trace: Trace, query: str, results: list[SearchResult]
     ) -> list[EvidenceItem]:
+        o, tools = self.options, self.tools
+        texts = [r.snippet for r in results]
+        if o.scrape_pages and tools is not None and tools.pages is not None:
+            texts = [await tools.page_text(r.url, r.snippet, o.page_chars, trace) for r in results]
         listing = "\n".join(
-            f"[{i}] {r.title} ({r.url}{', ' + str(r.published) if r.published else ''}): {r.snippet}"
-            for i, r in enumerate(results, start=1)
+            f"[{i}] {r.title} ({r.url}{', ' + str(r.published) if r.published else ''}): {text}"
+            for i, (r, text) in enumerate(zip(results, texts, strict=True), start=1)
         )
         data = await self._ask(
-            trace, "agent-tr-summarise", sample.id, query=query, claim=sample.claim, results=listing
+            trace,
+            "agent-tr-summarise",
+            sample.id,
+            temperature=o.summarise_temperature,
+            query=query,
+            claim=sample.claim,
+            results=listing,
         )
-        items = []
+        items: list[EvidenceItem] = []
         for row in (data or {}).get("items", []):
+            if o.max_summaries_per_query is not None and len(items) >= o.max_summaries_per_query:
+                break
             index = int(row.get("result", 0))
             if row.get("relevant", True) is False or not 1 <= index <= len(results):
                 continue
@@ -282,7 +398,7 @@ class Workflow:
         from rwpost.llm import ImageInput
 
         tools = self.tools
-        if tools is None or tools.image is None or self.post_image is None:
+        if tools is None or tools.image is None or self.post_image is None or "ir" in self.options.ablate:
             return
         began = time.perf_counter()
         try:
@@ -299,7 +415,8 @@ class Workflow:
             )
         )
         pages = [SearchResult(m.page_url, m.page_title) for m in matches]
-        kept = {r.url for r in tools.guard(pages, sample.claim_time, trace, "(reverse image search)")}
+        cut = self.options.cut(sample.claim_time)
+        kept = {r.url for r in tools.guard(pages, cut, trace, "(reverse image search)")}
         for n, match in enumerate((m for m in matches if m.page_url in kept), start=1):
             if match.image_url and tools.leakage_guard.blocklist.blocked_domain(match.image_url):
                 continue
@@ -402,9 +519,11 @@ class Workflow:
                 return False
             subset = pending[: self.options.subset_size]
             reviewed.update(e.id for e in subset)
-            temp = await self.reason(sample, trace, "temporary", subset, plan)
-            cited = _cited_ids(temp)
-            new = [e for e in subset if e.id in cited and e not in trace.useful]
+            if "rt" in self.options.ablate:  # w/o Agent-R-T: every kept item is useful
+                new = [e for e in subset if e not in trace.useful]
+            else:
+                cited = _cited_ids(await self.reason(sample, trace, "temporary", subset, plan))
+                new = [e for e in subset if e.id in cited and e not in trace.useful]
             trace.useful += new
             if not new or trace.steps >= self.options.max_steps:
                 continue
@@ -414,22 +533,34 @@ class Workflow:
         trace.stopped = trace.stopped or "max-steps"
         return True
 
+    def _no_plan(self, sample: Sample) -> dict[str, Any]:
+        """w/o Agent-SP: no reasoning steps, the claim searched as it is (a validation sentence)."""
+        plan = {"reasoning_steps": [], "validation_list": [{"sentence": sample.claim}], "search_list": []}
+        return plan
+
     async def run(self, sample: Sample, evidence: EvidenceSource) -> Trace:
         trace = Trace()
+        ablate = self.options.ablate
         image_task = None
         if evidence is EvidenceSource.WEB:
             image_task = asyncio.ensure_future(self.analyse_image(sample, trace))
-        plan = await self.plan(sample, trace, None)
+        plan = self._no_plan(sample) if "sp" in ablate else await self.plan(sample, trace, None)
+        if image_task is not None:
+            # Agent-IR runs beside planning and is awaited before any reasoning, as the authors' code
+            # runs it first: every reasoning prompt (and its cache key) sees its results, whatever the timing
+            await image_task
         if evidence is EvidenceSource.GOLD:
+            # the authors' open_book: one reasoning over every gold item, which the explanation sees too
             trace.pool = [
                 EvidenceItem(f"G{i}", " ".join(x for x in (e.description, e.content) if x), e.url or None)
                 for i, e in enumerate(sample.evidence, start=1)
             ]
-            await self._review(sample, trace, plan, flush=True)
-        elif evidence is EvidenceSource.WEB:
+            trace.useful = list(trace.pool)
+            trace.reviewed = {e.id for e in trace.pool}
+            if self._confident(await self.reason(sample, trace, "accumulated", trace.useful, plan)):
+                trace.stopped = "confident"
+        elif evidence is EvidenceSource.WEB and "tr" not in ablate:
             await self._open_web(sample, trace, plan)
-        if image_task is not None:
-            await image_task
         if (
             not any(r["stage"] == "accumulated" for r in trace.reasoning)
             and trace.steps < self.options.max_steps
@@ -450,7 +581,8 @@ class Workflow:
                     return
             if await self._review(sample, trace, plan, flush=True):
                 return
-            if trace.replans >= self.options.max_replans:
+            limit = self.options.max_replans
+            if "sp" in self.options.ablate or (limit is not None and trace.replans >= limit):
                 trace.stopped = "plans-exhausted"
                 return
             trace.replans += 1
