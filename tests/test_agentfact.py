@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from rwpost.evaluate import RunSpec, evaluate
-from rwpost.evaluate.detectors.agentfact import AgentFactDetector, agentfact_rows
+from rwpost.evaluate.detectors.agentfact import AgentFactDetector
 from rwpost.evaluate.detectors.agentfact.detector import explanation_text
+from rwpost.evaluate.export import agentfact_row
 from rwpost.evaluate.runner import read_predictions
 from rwpost.evaluate.search import make_backend
 from rwpost.labels import Label
@@ -78,10 +79,14 @@ def test_a_confident_answer_ends_the_run_early_with_ledger_explanation_and_layou
         if path.is_file() and path.suffix in (".json", ".jsonl", ".md"):
             assert SECRET not in path.read_text()
 
-    [layout] = agentfact_rows(samples, [AgentFactDetector.__new__(AgentFactDetector) and _prediction(row)])
+    layout = agentfact_row(
+        0, samples[0], _prediction(row), setting="T+I+W", model=None, baseline=False, k=None
+    )
     answer = layout["final_answer"]["updated_answer"]
     assert answer["validation_result"]["3-class_authenticity_label"] == "false"
-    assert answer["validation_result"]["key_points"] == ["1. The image is older. [T1, T2]"]
+    # the authors' layout: the key point without its ids, which are listed once beside it
+    assert answer["validation_result"]["key_points"] == ["1. The image is older."]
+    assert answer["validation_result"]["evidence_ids"] == ["T1", "T2"]
     assert answer["confidence_level"] == "5" and layout["post_info"]["news_url"] == samples[0].news_url
 
 

@@ -154,16 +154,7 @@ class Agents:
             max_tokens=self.max_tokens,
         )
         result = await self.model.complete(request)
-        call = Call(
-            kind="model",
-            name=self.model.name,
-            agent=agent,
-            tokens_in=result.prompt_tokens,
-            tokens_out=result.completion_tokens,
-            latency_s=result.latency_s,
-            cost_usd=0.0 if self.local else None,
-            cached=result.cached,
-        )
+        call = Call.of_result(result, self.model.name, agent=agent, cost_usd=0.0 if self.local else None)
         if not result.ok or result.data is None:
             return None, call, f"{agent}: {result.error}"
         return result.data, call, None

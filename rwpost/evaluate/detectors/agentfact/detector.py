@@ -15,9 +15,9 @@ from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Pre
 from rwpost.evaluate.detectors.agentfact.agents import Agents, as_label, as_score, prompt_hashes
 from rwpost.evaluate.detectors.agentfact.authors import AuthorsWorkflow
 from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
-from rwpost.evaluate.detectors.agentfact.workflow import ABLATIONS, DROPPED, Options, Tools, Trace, Workflow
+from rwpost.evaluate.detectors.agentfact.workflow import ABLATIONS, Options, Tools, Trace, Workflow
 from rwpost.evaluate.detectors.chat import ChatOptions
-from rwpost.evaluate.leakage import LeakageGuard
+from rwpost.evaluate.leakage import LeakageGuard, dropped_report
 from rwpost.evaluate.task import EvalTask, EvidenceSource
 from rwpost.labels import Label
 from rwpost.llm.chat import ChatModel
@@ -191,21 +191,8 @@ class AgentFactDetector(Detector):
         return DetectorInputs(prompts=prompt_hashes(self.options.profile))
 
     def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any]:
-        """What the leakage guard dropped before any agent saw it, over ``predictions`` (every answer of
-        the run, resumed ones too): counted from the ``leakage-guard:dropped:<reason>`` rows of their
-        ledgers, by reason (``blocked:<domain>``, ``after-claim-time``, ``source:factcheck``)."""
-        per_sample = [
-            Counter(c.name.removeprefix(DROPPED) for c in p.calls if c.name.startswith(DROPPED))
-            for p in predictions
-        ]
-        reasons = sum(per_sample, Counter())
-        return {
-            "block_list": ctx.guard.blocklist.describe(),
-            "predictions": len(predictions),
-            "predictions_with_drops": sum(1 for c in per_sample if c),
-            "dropped": sum(reasons.values()),
-            "by_reason": dict(sorted(reasons.items())),
-        }
+        """What the leakage guard dropped before any agent saw it (``source:factcheck`` included)."""
+        return dropped_report(predictions, ctx.guard)
 
     def notes(self, predictions: Sequence[Prediction], task: EvalTask, ctx: RunContext) -> list[str]:
         """The report's notes: the profile, Table V's ablations (and Agent-IR off for want of a reverse-image

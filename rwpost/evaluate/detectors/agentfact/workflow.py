@@ -41,13 +41,12 @@ from rwpost.evaluate.detectors.agentfact.agents import (
 )
 from rwpost.evaluate.detectors.agentfact.pages import PageReader, article_text
 from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
-from rwpost.evaluate.leakage import LeakageGuard, SearchResult, normalize_domain
+from rwpost.evaluate.leakage import DROPPED, LeakageGuard, SearchResult, normalize_domain
 from rwpost.evaluate.search.dates import parse_result_date
 from rwpost.evaluate.task import EvidenceSource
 from rwpost.labels import Label
 from rwpost.records import Sample
 
-DROPPED = "leakage-guard:dropped:"
 """Name prefix of the zero-cost ledger row recording one result the leakage guard dropped, with its reason
 (``blocked:<domain>``, ``after-claim-time``, ``source:factcheck``): the durable record the run's leakage
 report counts, so a resumed run reports every sample's drops."""
