@@ -27,6 +27,7 @@ BUILTIN: dict[str, str] = {
     "stratified": "rwpost.evaluate.detectors.baselines:StratifiedRandom",
     "category-prior": "rwpost.evaluate.detectors.baselines:CategoryPrior",
     "embedding": "rwpost.evaluate.detectors.embedding:EmbeddingDetector",
+    "factguard": "rwpost.evaluate.detectors.factguard:FactGuardDetector",
     "local-vlm": "rwpost.evaluate.detectors.vlm:LocalVLMDetector",
     "predictions": "rwpost.evaluate.formats.flat:PredictionsFileDetector",
     "vlm": "rwpost.evaluate.detectors.vlm:VLMDetector",
