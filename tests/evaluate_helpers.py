@@ -256,14 +256,15 @@ _TEMPLATE = (
 )
 
 
-def build_tiny_vlm(folder: str | Path, scripted: bool) -> None:
+def build_tiny_vlm(folder: str | Path, scripted: bool, answer: dict | None = None) -> None:
     """Save a tiny Idefics3 model (SmolVLM's architecture, one layer per tower) and its processor, with a
     word-level tokenizer trained on a few words, to ``folder``.
 
     ``scripted``: the layers' output projections are zeroed, so each next token depends on the current
     token only, and the output head makes it write the fenced JSON :data:`VERDICT` after the chat's last
     prompt token and stop: the real processor, chat template, generation and parsing run, and the answer
-    is known. Otherwise it is left as initialised (its answers are not JSON)."""
+    is known (``answer`` instead of :data:`VERDICT` when given). Otherwise it is left as initialised (its
+    answers are not JSON)."""
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import (
@@ -286,7 +287,7 @@ def build_tiny_vlm(folder: str | Path, scripted: bool) -> None:
         eos_token="<end_of_utterance>",
         chat_template=_TEMPLATE,
     )
-    answer = ["```json", json.dumps(VERDICT), "```"]
+    answer = ["```json", json.dumps(VERDICT if answer is None else answer), "```"]
     tokenizer.add_tokens([AddedToken(t, normalized=False, single_word=False) for t in answer])
     images = Idefics3ImageProcessorPil(
         do_image_splitting=False, size={"longest_edge": 32}, max_image_size={"longest_edge": 32}

@@ -22,10 +22,12 @@ ENTRY_POINT_GROUP = "rwpost.detectors"
 
 BUILTIN: dict[str, str] = {
     "agentfact": "rwpost.evaluate.detectors.agentfact:AgentFactDetector",
+    "agentm3d": "rwpost.evaluate.detectors.agentm3d:AgentM3DDetector",
     "majority": "rwpost.evaluate.detectors.baselines:MajorityClass",
     "stratified": "rwpost.evaluate.detectors.baselines:StratifiedRandom",
     "category-prior": "rwpost.evaluate.detectors.baselines:CategoryPrior",
     "embedding": "rwpost.evaluate.detectors.embedding:EmbeddingDetector",
+    "factguard": "rwpost.evaluate.detectors.factguard:FactGuardDetector",
     "local-vlm": "rwpost.evaluate.detectors.vlm:LocalVLMDetector",
     "predictions": "rwpost.evaluate.formats.flat:PredictionsFileDetector",
     "vlm": "rwpost.evaluate.detectors.vlm:VLMDetector",

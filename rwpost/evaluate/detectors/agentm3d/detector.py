@@ -1,0 +1,266 @@
+"""``--detector agentm3d``: AgentM3D (hierarchical agents with adaptive Best-of-N) inside the runner."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import Field, NonNegativeFloat, PositiveInt
+
+from rwpost.errors import ConfigError
+from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
+from rwpost.evaluate.detectors.agentm3d.agent import (
+    Asker,
+    Cascade,
+    CascadeOptions,
+    JudgeReward,
+    Result,
+    prompt_hashes,
+    schema_hashes,
+)
+from rwpost.evaluate.detectors.agentm3d.labels import HEAD, VIEWS
+from rwpost.evaluate.detectors.agentm3d.reward import FALLBACK, LocalRewardModel
+from rwpost.evaluate.detectors.chat import ChatOptions
+from rwpost.evaluate.detectors.t2agent import T2AgentDetector
+from rwpost.evaluate.detectors.t2agent.detector import news_text
+from rwpost.evaluate.detectors.t2agent.tools import (
+    CARDS,
+    Case,
+    ForgeryTool,
+    ModelFailed,
+    SearchTool,
+    Tool,
+    Toolbox,
+    ToolFailed,
+    Trace,
+)
+from rwpost.evaluate.detectors.vlm import missing_image_prediction
+from rwpost.evaluate.leakage import LeakageGuard
+from rwpost.evaluate.task import EvalTask, EvidenceSource
+from rwpost.labels import MAIN_LABELS
+from rwpost.records import Sample
+
+
+class AgentM3DDetector(Detector):
+    """AgentM3D (Jiang et al., 2026): a planning agent chooses standard reasoning or Best-of-N; the text
+    agent always runs, the image agent when the text is original, the cross-modal agent when both are; each
+    agent's ``n`` candidates are ranked by a reward model plus, for text and image, a critique agent, with
+    the early-stopping top-m gap ``tau`` (see :mod:`.agent`). Defaults are the paper's: ``n`` 5, ``tau``
+    0.5, the planner, the critiques and the early stop on. The model is an API model or a local folder
+    (``backend=local``: the N candidates of every sample at a stage are one batched generation); the reward
+    model a local sequence-classification folder (``reward_model``), else an LLM judge (named as the
+    fallback). Wikipedia is searched in the open-web cells only, through the run's leakage guard.
+    """
+
+    name = "agentm3d"
+    capabilities = Capabilities(retrieves=True, reads_images=True)
+
+    class Config(ChatOptions):
+        cache_path: str | None = None
+        """The sqlite cache of API answers (and of tool results unless ``tool_cache_path``)."""
+        tool_cache_path: str | None = None
+        temperature: NonNegativeFloat = CascadeOptions.temperature
+        """Best-of-N sampling temperature (standard reasoning is greedy)."""
+        max_tokens: PositiveInt | None = 600
+        n: PositiveInt = CascadeOptions.n
+        """N, the candidates per agent under Best-of-N (paper: 5)."""
+        tau: NonNegativeFloat = CascadeOptions.tau
+        """The early-stopping threshold on the top-m average gap of fused scores (paper: 0.5)."""
+        planner: bool = CascadeOptions.planner
+        """The planning agent (off: Best-of-N for every sample, the paper's "w/o PA")."""
+        critique: bool = CascadeOptions.critique
+        """The critique agents (off: reward only, the paper's "w/o ACA")."""
+        early_stop: bool = CascadeOptions.early_stop
+        """The early-stopping ranking (off: every candidate critiqued, the paper's "w/o ESR")."""
+        view: Literal["rw-post", "native"] = "rw-post"
+        """``rw-post``: True/False/Unproven, adapted; ``native``: original -> True, distortion -> False."""
+        reward_model: str | None = None
+        """A local sequence-classification reward model folder; None: the LLM judge (fallback)."""
+        reward_device: str | None = None
+        reward_dtype: str | None = None
+        reward_batch_size: PositiveInt = 32
+        wikipedia: str = "wikipedia"
+        wikipedia_options: dict[str, Any] = {}
+        results_per_query: PositiveInt = 3
+        entities: int = Field(default=CascadeOptions.entities, ge=1)
+        """The most entities of a text looked up on Wikipedia."""
+        forgery_model: str | None = None
+        """A local image-classification folder as T_forgery; None: the image analysis stands in."""
+
+    def __init__(self, config: Config) -> None:
+        super().__init__(config)
+        o = self.options
+        self.chat: Any = None
+        self.device = o.remote_device()
+        if o.backend == "local":  # loaded now: a folder that is no model is refused up front
+            self.chat = o.chat_model({})
+            self.device = self.chat.device
+            self.capabilities = Capabilities(retrieves=True, reads_images=True, uses_gpu=True)
+        self.reward: LocalRewardModel | None = None
+        if o.reward_model:
+            self.reward = LocalRewardModel(
+                o.reward_model, device=o.reward_device, dtype=o.reward_dtype, batch_size=o.reward_batch_size
+            )
+            self.capabilities = Capabilities(retrieves=True, reads_images=True, uses_gpu=True)
+        self.results: dict[str, Result] = {}
+        """The last cascade of each sample (stages, rankings, ledger), by sample id."""
+
+    def cascade_options(self, web: bool) -> CascadeOptions:
+        o = self.options
+        return CascadeOptions(
+            n=o.n,
+            tau=o.tau,
+            planner=o.planner,
+            critique=o.critique,
+            early_stop=o.early_stop,
+            temperature=o.temperature,
+            view=o.view,
+            web=web,
+            entities=o.entities,
+        )
+
+    def config(self) -> dict[str, Any]:
+        o = self.options
+        if o.backend == "local":
+            local = self.chat.config()
+            model = {
+                k: local.get(k) for k in ("model", "model_path", "model_type", "dtype", "max_new_tokens")
+            }
+        else:
+            model = {"model": o.llm.model, "base_url": o.llm.base_url, "max_tokens": o.max_tokens}
+        return {
+            "backend": o.backend,
+            **model,
+            "cache_path": o.cache_path,
+            "temperature": o.temperature,
+            "n": o.n,
+            "tau": o.tau,
+            "planner": o.planner,
+            "critique": o.critique,
+            "early_stop": o.early_stop,
+            "view": o.view,
+            "labels": VIEWS[o.view],
+            "reward": self.reward.config() if self.reward else {"reward_model": FALLBACK},
+            "text_tool": f"Wikipedia ({o.wikipedia}, open-web cells only), {o.entities} entities",
+            "forgery_tool": o.forgery_model or "absent: the image analysis stands in for T_forgery (adapted)",
+            "wikipedia_options": o.wikipedia_options,
+            "results_per_query": o.results_per_query,
+        }
+
+    def inputs(self) -> DetectorInputs:
+        return DetectorInputs(prompts=prompt_hashes(), schemas=schema_hashes())
+
+    def prepare(self, ctx: RunContext) -> None:
+        self.chat_model(ctx)  # an API model without a key or a server is refused here
+
+    leakage_report = T2AgentDetector.leakage_report
+
+    def chat_model(self, ctx: RunContext) -> Any:
+        """The backbone: the local folder (sampling seeded by the run) or the API client with the key."""
+        o = self.options
+        if o.backend == "local":
+            self.chat = o.chat_model({}, seed=ctx.seed)
+        elif self.chat is None:
+            self.chat = o.chat_model(ctx.secrets, cache_path=o.cache_path)
+        return self.chat
+
+    def toolbox(self, task: EvalTask, guard: LeakageGuard) -> Toolbox:
+        """Wikipedia in the open-web cells, the forgery classifier in the image cells, with the tool cache."""
+        from rwpost.cache import SqliteStore
+        from rwpost.evaluate.search import make_backend
+
+        o = self.options
+        tools: dict[str, Tool] = {}
+        if task.cell.evidence is EvidenceSource.WEB:
+            backend = make_backend(o.wikipedia, o.wikipedia_options)
+            tools["Wikipedia"] = SearchTool(CARDS["Wikipedia"], backend, guard, o.results_per_query)
+        if task.cell.image and o.forgery_model:
+            tools["Detect"] = ForgeryTool(o.forgery_model)
+        path = o.tool_cache_path or o.cache_path
+        return Toolbox(tools, SqliteStore(path) if path else None)
+
+    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
+        outside = [str(x) for x in task.labels if x not in MAIN_LABELS]
+        if outside:
+            raise ConfigError(
+                f"the agentm3d detector answers True, False or Unproven, not {', '.join(outside)}: "
+                "evaluate it on the main set (or MMFakeBench's binary view)"
+            )
+        model = self.chat_model(ctx)
+        if task.cell.image and not getattr(model, "reads_images", True):
+            raise ConfigError(
+                f"agentm3d: the local model {model.name} reads no images; use a text cell (T, T+W)"
+            )
+        return asyncio.run(self._predict(model, samples, task, ctx))
+
+    async def _predict(
+        self, model: Any, samples: Sequence[Sample], task: EvalTask, ctx: RunContext
+    ) -> list[Prediction]:
+        o = self.options
+        asker = Asker(
+            model, temperature=o.temperature, max_tokens=None if o.backend == "local" else o.max_tokens
+        )
+        reward = self.reward or JudgeReward(asker)
+        toolbox = self.toolbox(task, ctx.guard)
+        options = self.cascade_options(task.cell.evidence is EvidenceSource.WEB)
+        failed: dict[str, Prediction] = {}
+        cases: list[Case] = []
+        for sample in samples:
+            image = ctx.image(sample) if task.cell.image else None
+            missing = missing_image_prediction(sample, image) if task.cell.image else None
+            if missing is not None:
+                failed[sample.id] = missing
+                continue
+            cases.append(Case(sample.id, news_text(sample, task.cell), image, sample.claim_time))
+        try:
+            answers = await asyncio.gather(
+                *(self._one(asker, reward, toolbox, case, options) for case in cases)
+            )
+        finally:
+            await model.aclose()
+            if self.reward is not None:
+                await self.reward.aclose()
+            await toolbox.aclose()
+        ctx.sent_images(sum(trace.images_sent for _, trace in answers))
+        by_id = {p.id: p for p, _ in answers} | failed
+        return [by_id[s.id] for s in samples]
+
+    async def _one(
+        self, asker: Asker, reward: Any, toolbox: Toolbox, case: Case, options: CascadeOptions
+    ) -> tuple[Prediction, Trace]:
+        trace = Trace()
+        try:
+            result = await Cascade(asker, reward, toolbox, case, options, trace).run()
+        except (ToolFailed, ModelFailed) as exc:
+            return Prediction(id=case.key, calls=trace.calls, error=str(exc)), trace
+        self.results[case.key] = result
+        return self.prediction(case.key, result), trace
+
+    def prediction(self, sample_id: str, result: Result) -> Prediction:
+        """The runner's :class:`Prediction` of one finished cascade."""
+        decision = result.decision
+        head = HEAD + decision.native
+        if self.options.view == "rw-post":
+            head += f" (RW-Post view, adapted: {decision.label})"
+        n = max((s.n for s in result.stages.values()), default=1)
+        lines = [head, f"Plan: {result.plan}; N={n}."]
+        for agent, stage in result.stages.items():
+            how = f"{len(stage.candidates)} of {stage.n} candidates"
+            r = stage.ranking
+            if r is not None:
+                how += f", {r.m} ranked" + (" (early stop)" if r.stopped_early else "")
+                scores = r.fused[r.chosen]
+                how += f", score {scores:.2f}"
+            lines.append(f"- {agent}: {stage.chosen.label} ({how}): {stage.chosen.reasoning[:400]}")
+        lines += [f"- {agent}: skipped ({why})" for agent, why in result.skipped.items()]
+        return Prediction(
+            id=sample_id,
+            label=decision.label,
+            explanation="\n".join(lines),
+            evidence_urls=result.urls,
+            calls=result.trace.calls,
+        )
+
+
+__all__ = ["AgentM3DDetector"]

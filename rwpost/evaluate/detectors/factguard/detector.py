@@ -1,0 +1,258 @@
+"""``--detector factguard``: FactGuard's two-turn agentic inference with FactProbe and ClipScout."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import PositiveInt
+
+from rwpost.errors import ConfigError
+from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
+from rwpost.evaluate.detectors.agentm3d.agent import Asker
+from rwpost.evaluate.detectors.chat import ChatOptions
+from rwpost.evaluate.detectors.factguard.tools import CLIPSCOUT, FACTPROBE, FactProbe, clip_scout
+from rwpost.evaluate.detectors.t2agent import T2AgentDetector
+from rwpost.evaluate.detectors.t2agent.detector import news_text
+from rwpost.evaluate.detectors.t2agent.tools import Case, ModelFailed, Toolbox, ToolFailed, Trace
+from rwpost.evaluate.task import EvalTask, EvidenceSource
+from rwpost.evaluate.video import Video, VideoRefused, find_video, frames, probe, tile
+from rwpost.labels import MAIN_LABELS, Label
+from rwpost.llm.types import ImageInput
+from rwpost.prompts import load_prompt
+from rwpost.records import Sample
+
+PROMPTS = ("factguard_turn1.v1", "factguard_turn2.v1")
+
+VIEWS = {
+    "rw-post": "RW-Post 3-class (adapted: real -> True, fake -> False, unverifiable -> Unproven)",
+    "native": "FactGuard binary (real -> True, fake -> False)",
+}
+LABELS = {"real": Label.TRUE, "fake": Label.FALSE, "unverifiable": Label.UNPROVEN}
+
+
+def verdicts(view: str) -> list[str]:
+    return ["real", "fake"] + (["unverifiable"] if view == "rw-post" else [])
+
+
+def narrowed(schema_name: str, labels: list[str], nullable: bool) -> dict[str, Any]:
+    from rwpost.llm import load_llm_schema
+
+    schema = load_llm_schema(schema_name)
+    properties = dict(schema["properties"])
+    properties["label"] = {"enum": [*labels, None]} if nullable else {"type": "string", "enum": labels}
+    return {**schema, "properties": properties}
+
+
+class FactGuardDetector(Detector):
+    """FactGuard (Li et al., 2026) at inference: a first turn that answers or asks for evidence (a FactProbe
+    query and/or a ClipScout interval), the tools, and a second turn that answers with the evidence. Any
+    model of the model layer: the paper's RL-trained checkpoint as a local folder (``backend=local``), or a
+    base model with tools (the paper's "Base (Qwen2.5-VL-7B+tool)" row). Every sample needs a video file in
+    ``video_dir`` (samples without one are refused up front); FactProbe searches in the open-web cells only.
+    """
+
+    name = "factguard"
+    capabilities = Capabilities(retrieves=True)
+
+    class Config(ChatOptions):
+        video_dir: str | None = None
+        """The folder of the samples' video files (``<sample id>.<ext>`` or the ``video_link`` file name)."""
+        cache_path: str | None = None
+        tool_cache_path: str | None = None
+        temperature: float = 0.0
+        max_tokens: PositiveInt | None = 768
+        """The paper's maximum response length."""
+        view: Literal["rw-post", "native"] = "rw-post"
+        search: str = "serper"
+        search_options: dict[str, Any] = {}
+        results_per_query: PositiveInt = 5
+
+    def __init__(self, config: Config) -> None:
+        super().__init__(config)
+        o = self.options
+        self.chat: Any = None
+        self.device = o.remote_device()
+        if o.backend == "local":
+            self.chat = o.chat_model({}, vision=True)
+            self.device = self.chat.device
+            self.capabilities = Capabilities(retrieves=True, uses_gpu=True)
+
+    def config(self) -> dict[str, Any]:
+        o = self.options
+        return {
+            "backend": o.backend,
+            "model": self.chat.config().get("model_path") if self.chat is not None else o.llm.model,
+            "base_url": o.llm.base_url if o.backend == "api" else None,
+            "video_dir": o.video_dir,
+            "temperature": o.temperature,
+            "max_tokens": o.max_tokens,
+            "view": o.view,
+            "labels": VIEWS[o.view],
+            "search": o.search,
+            "search_options": o.search_options,
+            "results_per_query": o.results_per_query,
+            "clipscout": "4 frames, 2 x 2, at most one call per sample",
+        }
+
+    def inputs(self) -> DetectorInputs:
+        from rwpost.io import sha256_hex
+        from rwpost.llm.schemas import LLM_SCHEMA_DIR
+
+        schemas = sorted({load_prompt(p).schema_name for p in PROMPTS})
+        return DetectorInputs(
+            prompts={p: load_prompt(p).sha256 for p in PROMPTS},
+            schemas={n: sha256_hex((LLM_SCHEMA_DIR / f"{n}.schema.json").read_bytes()) for n in schemas},
+        )
+
+    def check(self, samples: Sequence[Sample]) -> dict[str, Any] | None:
+        """Refuse samples without a video file up front (FactGuard reads videos only)."""
+        folder = self.options.video_dir
+        missing = [s.id for s in samples if find_video(s.id, s.video_link, folder) is None]
+        if missing:
+            where = f"in {folder}" if folder else "(no video_dir given)"
+            raise ConfigError(
+                f"factguard reads videos: {len(missing)} of {len(samples)} samples have no video file "
+                f"{where} "
+                f"(e.g. {missing[0]}); give --set video_dir=FOLDER or evaluate video posts only"
+            )
+        return {"videos": len(samples), "video_dir": folder}
+
+    leakage_report = T2AgentDetector.leakage_report
+
+    def prepare(self, ctx: RunContext) -> None:
+        self.chat_model(ctx)
+
+    def chat_model(self, ctx: RunContext) -> Any:
+        o = self.options
+        if o.backend == "local":
+            self.chat = o.chat_model({}, seed=ctx.seed, vision=True)
+        elif self.chat is None:
+            self.chat = o.chat_model(ctx.secrets, cache_path=o.cache_path)
+        return self.chat
+
+    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
+        outside = [str(x) for x in task.labels if x not in MAIN_LABELS]
+        if outside:
+            raise ConfigError(
+                f"the factguard detector answers True, False or Unproven, not {', '.join(outside)}"
+            )
+        return asyncio.run(self._predict(self.chat_model(ctx), samples, task, ctx))
+
+    async def _predict(
+        self, model: Any, samples: Sequence[Sample], task: EvalTask, ctx: RunContext
+    ) -> list[Prediction]:
+        from rwpost.cache import SqliteStore
+        from rwpost.evaluate.search import make_backend
+
+        o = self.options
+        asker = Asker(
+            model, temperature=o.temperature, max_tokens=None if o.backend == "local" else o.max_tokens
+        )
+        tools: dict[str, Any] = {}
+        if task.cell.evidence is EvidenceSource.WEB:
+            backend = make_backend(o.search, o.search_options)
+            tools["FactProbe"] = FactProbe(FACTPROBE, backend, ctx.guard, o.results_per_query)
+        path = o.tool_cache_path or o.cache_path
+        toolbox = Toolbox(tools, SqliteStore(path) if path else None)
+        try:
+            answers = await asyncio.gather(*(self._one(asker, toolbox, s, task) for s in samples))
+        finally:
+            await model.aclose()
+            await toolbox.aclose()
+        ctx.sent_images(sum(trace.images_sent for _, trace in answers))
+        return [p for p, _ in answers]
+
+    async def _one(
+        self, asker: Asker, toolbox: Toolbox, sample: Sample, task: EvalTask
+    ) -> tuple[Prediction, Trace]:
+        o, trace = self.options, Trace()
+        labels = verdicts(o.view)
+        try:
+            video = await asyncio.to_thread(probe, find_video(sample.id, sample.video_link, o.video_dir))
+            overview = ImageInput(
+                await asyncio.to_thread(lambda: tile(frames(video, 0.0, video.duration_s, 4)))
+            )
+        except VideoRefused as exc:
+            return Prediction(id=sample.id, error=str(exc)), trace
+        case = Case(sample.id, news_text(sample, task.cell), None, sample.claim_time)
+        try:
+            return await self._turns(asker, toolbox, case, video, overview, labels, trace), trace
+        except (ToolFailed, ModelFailed, VideoRefused) as exc:
+            return Prediction(id=sample.id, calls=trace.calls, error=str(exc)), trace
+
+    async def _turns(
+        self,
+        asker: Asker,
+        toolbox: Toolbox,
+        case: Case,
+        video: Video,
+        overview: ImageInput,
+        labels,
+        trace: Trace,
+    ) -> Prediction:
+        offered = [FACTPROBE.line()] if "FactProbe" in toolbox.tools else []
+        values = {"news": case.news, "duration": f"{video.duration_s:.1f}", "labels": ", ".join(labels)}
+        first = asker.request(
+            "factguard_turn1.v1",
+            case.key,
+            agent="turn1",
+            images=(overview,),
+            schema=narrowed("factguard_turn1", labels, nullable=True),
+            tools="\n".join([*offered, CLIPSCOUT]),
+            **values,
+        )
+        [result] = await asker.sample(first, 1, "turn1", trace)
+        if not result.ok or result.data is None:
+            raise ModelFailed(f"model answer rejected (turn1): {result.error}")
+        data = result.data
+        query = str(data.get("search_query") or "").strip() if offered else ""
+        clip = data.get("clip")
+        if not query and not clip:
+            if data.get("label") not in labels:
+                raise ModelFailed("model answer rejected (turn1): neither a label nor a tool call")
+            return self.prediction(case.key, data, "answered in the first turn", [], trace)
+        evidence, images, urls = [], [], []
+        if query:
+            observed = await toolbox.call("FactProbe", query, case, trace)
+            evidence.append(observed.text)
+            urls += observed.urls
+        if clip:  # ClipScout: at most once per sample
+            grid, line = await asyncio.to_thread(
+                clip_scout, video, float(clip["start_s"]), float(clip["end_s"]), trace
+            )
+            images.append(grid)
+            evidence.append(line)
+        answer = await asker.ask(
+            "factguard_turn2.v1",
+            case.key,
+            trace,
+            agent="turn2",
+            images=images,
+            reasoning=str(data.get("reasoning", "")),
+            evidence="\n\n".join(evidence),
+            **values,
+        )
+        if answer.get("label") not in labels:
+            raise ModelFailed(f"model answer rejected (turn2): label {answer.get('label')!r} not in {labels}")
+        tools = ", ".join(n for n, used in (("FactProbe", query), ("ClipScout", clip)) if used)
+        return self.prediction(case.key, answer, f"second turn after {tools}", urls, trace)
+
+    def prediction(
+        self, sample_id: str, data: dict[str, Any], how: str, urls: list[str], trace: Trace
+    ) -> Prediction:
+        verdict = str(data["label"])
+        head = f"FactGuard answer: {verdict}" + (
+            f" (RW-Post view, adapted: {LABELS[verdict]})" if self.options.view == "rw-post" else ""
+        )
+        return Prediction(
+            id=sample_id,
+            label=LABELS[verdict],
+            explanation=f"{head}\n{how}: {str(data.get('reasoning', ''))[:1000]}",
+            evidence_urls=list(dict.fromkeys(urls)),
+            calls=trace.calls,
+        )
+
+
+__all__ = ["FactGuardDetector"]

@@ -1,0 +1,191 @@
+"""FactGuard end to end: the runner, the loopback LLM server (scripted turns), the loopback search server
+(FactProbe through Serper's format), and videos written in the test with OpenCV."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from rwpost.errors import ConfigError
+from rwpost.evaluate import RunSpec, evaluate
+from rwpost.labels import Label
+from rwpost.llm import Price
+from rwpost.testing.llm import FakeLLMServer, Reply
+from rwpost.testing.search import SearchServer, result
+from tests.evaluate_helpers import make_sample, schema_of
+
+cv2 = pytest.importorskip("cv2")
+
+FPS, SECONDS = 10, 4
+
+
+def color(index: int) -> tuple[int, int, int]:
+    """The RGB colour of frame ``index`` of a test video (red falls, blue rises with time)."""
+    return (255 - 6 * index, 0, 6 * index)
+
+
+def write_video(path: Path) -> Path:
+    """A 4 s, 10 fps, 32 x 24 video whose frame i is one colour (:func:`color`)."""
+    import numpy as np
+
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), float(FPS), (32, 24))
+    for i in range(FPS * SECONDS):
+        r, g, b = color(i)
+        writer.write(np.full((24, 32, 3), (b, g, r), np.uint8))
+    writer.release()
+    return path
+
+
+class Turns:
+    """Scripted FactGuard turns: the first asks for ``query`` and ``clip`` (or answers ``first``), the second
+    answers ``label``."""
+
+    def __init__(self, query="flood video 2020", clip=(1.0, 3.0), label="fake", first=None):
+        self.query, self.clip, self.label, self.first = query, clip, label, first
+
+    def __call__(self, body) -> Reply:
+        if schema_of(body) == "factguard_turn1":
+            if self.first:
+                return Reply.answer({"reasoning": "clear", "label": self.first})
+            clip = {"start_s": self.clip[0], "end_s": self.clip[1]} if self.clip else None
+            return Reply.answer(
+                {"reasoning": "unsure", "label": None, "search_query": self.query, "clip": clip}
+            )
+        return Reply.answer({"reasoning": "the footage is older", "label": self.label})
+
+
+def spec(llm, search, tmp_path, videos: Path, setting="T+W", **extra) -> RunSpec:
+    config = {
+        "model": "test-model",
+        "base_url": llm.base_url,
+        "cache_path": str(tmp_path / "llm.sqlite"),
+        "video_dir": str(videos),
+        "search": "loopback",
+        "search_options": {"base_url": search.base_url},
+        "timeout_s": 10.0,
+        **extra,
+    }
+    return RunSpec(
+        "factguard",
+        config=config,
+        secrets={"api_key": "sk-test"},
+        setting=setting,
+        n_resamples=10,
+        batch_size=1,
+        prices={"test-model": Price(input_per_mtok=1.0, output_per_mtok=2.0)},
+    )
+
+
+def images_of(body) -> list:
+    """The images of a chat request, decoded."""
+    from PIL import Image
+
+    out = []
+    for message in body["messages"]:
+        for part in message["content"] if isinstance(message["content"], list) else []:
+            if part.get("type") == "image_url":
+                data = part["image_url"]["url"].split(",", 1)[1]
+                out.append(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB"))
+    return out
+
+
+def near(a, b, tolerance=24) -> bool:
+    return all(abs(x - y) <= tolerance for x, y in zip(a, b, strict=True))
+
+
+def test_clipscout_tiles_four_frames_of_the_asked_interval_and_factprobe_drops_social_and_fact_checks(
+    tmp_path,
+):
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    sample = make_sample(1, Label.FALSE, video_link="https://cdn.example.org/v/clip-1.mp4")
+    write_video(videos / "clip-1.mp4")  # found by the link's file name
+    found = [
+        result("https://www.youtube.com/watch?v=1", "A video", "reupload"),
+        result("https://www.snopes.com/fact-check/flood/", "Fact check", "False"),
+        result(
+            "https://news.example.org/flood", "Flood in 2012", "The footage dates from 2012.", "Mar 1, 2012"
+        ),
+    ]
+    with FakeLLMServer(Turns()) as llm, SearchServer({"flood video 2020": found}) as search:
+        metrics = evaluate([sample], spec(llm, search, tmp_path, videos), tmp_path / "run")
+        first, second = llm.requests
+        assert search.queries == ["flood video 2020"]
+    # turn 1 saw an overview of the whole video; turn 2 the ClipScout grid of 1-3 s: frames at 1.25, 1.75,
+    # 2.25, 2.75 s (frames 12, 17, 22, 27), left to right, top to bottom
+    [overview], [grid] = images_of(first), images_of(second)
+    assert overview.size == grid.size == (64, 48)
+    corners = [grid.getpixel((x, y)) for y in (12, 36) for x in (16, 48)]
+    assert all(near(c, color(i)) for c, i in zip(corners, (12, 17, 22, 27), strict=True)), corners
+    turn2 = next(m for m in second["messages"] if m["role"] == "user")["content"]
+    text = "\n".join(p.get("text", "") for p in turn2 if isinstance(p, dict))
+    assert "The footage dates from 2012." in text and "youtube" not in text and "snopes" not in text
+    assert "ClipScout: 4 frames of 1-3 s" in text
+    row = json.loads((tmp_path / "run" / "predictions.jsonl").read_text())
+    assert row["label"] == "False" and metrics["accuracy"] == 1.0
+    assert row["explanation"].splitlines()[0] == "FactGuard answer: fake (RW-Post view, adapted: False)"
+    assert row["evidence_urls"] == ["https://news.example.org/flood"]
+    agents = [c["agent"] for c in row["calls"] if c["agent"]]
+    assert agents == ["turn1", "tool:FactProbe", "tool:ClipScout", "turn2"]
+    names = sorted(c["name"] for c in row["calls"] if c["agent"] is None)
+    assert names == ["factprobe:excluded:social", "leakage-guard:dropped:blocked:snopes.com"]
+    assert metrics["ledger"]["by_agent"]["tool:ClipScout"]["calls"] == 1
+
+
+def test_an_undecodable_video_fails_its_sample_and_the_run_goes_on(tmp_path):
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    broken, good = make_sample(2, Label.FALSE), make_sample(3, Label.TRUE)
+    (videos / f"{broken.id}.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"not a video" * 50)
+    write_video(videos / f"{good.id}.mp4")
+    with FakeLLMServer(Turns(first="real")) as llm, SearchServer() as search:
+        metrics = evaluate([broken, good], spec(llm, search, tmp_path, videos, "T"), tmp_path / "run")
+        assert llm.chat_requests == 1  # the broken one never reached the model
+    rows = {r["id"]: r for r in map(json.loads, (tmp_path / "run" / "predictions.jsonl").open())}
+    assert rows[broken.id]["label"] is None
+    assert rows[broken.id]["error"] == f"video unreadable: {broken.id}.mp4 does not decode"
+    assert rows[good.id]["label"] == "True" and metrics["coverage"]["no_label"] == 1
+    assert rows[good.id]["explanation"].splitlines()[1] == "answered in the first turn: clear"
+
+
+def test_samples_without_a_video_are_refused_up_front(tmp_path):
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    with FakeLLMServer(Turns()) as llm, SearchServer() as search:
+        with pytest.raises(
+            ConfigError, match=r"factguard reads videos: 1 of 1 samples have no video file in "
+        ):
+            evaluate([make_sample(4, Label.TRUE)], spec(llm, search, tmp_path, videos, "T"), tmp_path / "run")
+        assert llm.chat_requests == 0
+    assert not (tmp_path / "run" / "predictions.jsonl").exists()
+
+
+def test_a_rerun_answers_from_the_caches_without_a_model_or_search_call(tmp_path):
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    samples = [make_sample(5, Label.FALSE), make_sample(6, Label.FALSE)]
+    for s in samples:
+        write_video(videos / f"{s.id}.mp4")
+    with FakeLLMServer(Turns()) as llm, SearchServer({"flood video 2020": []}) as search:
+        evaluate(samples[:1], spec(llm, search, tmp_path, videos), tmp_path / "first")
+        asked, searched = llm.chat_requests, list(search.queries)
+        evaluate(samples[:1], spec(llm, search, tmp_path, videos), tmp_path / "again")
+        assert llm.chat_requests == asked and search.queries == searched
+    row = json.loads((tmp_path / "again" / "predictions.jsonl").read_text())
+    assert all(c["cached"] for c in row["calls"] if c["agent"] in ("turn1", "turn2", "tool:FactProbe"))
+
+
+def test_video_frames_are_bounded_and_times_clamped(tmp_path):
+    from rwpost.evaluate.video import find_video, frame_times, probe
+
+    path = write_video(tmp_path / "s.mp4")
+    video = probe(path)
+    assert (video.frames, video.fps, video.duration_s) == (40, 10.0, 4.0)
+    assert frame_times(video, 2.0, 99.0) == pytest.approx([2.25, 2.75, 3.25, 3.75])  # clamped to 4 s
+    assert frame_times(video, 3.0, 1.0) == pytest.approx([0.5, 1.5, 2.5, 3.5])  # reversed: whole video
+    assert find_video("s", None, tmp_path) == path
+    assert find_video("x", "https://cdn/../../etc/passwd", tmp_path) is None
