@@ -18,13 +18,11 @@ COMPARED = ("extractions.jsonl", "rejects.jsonl", "summary.json", "funnel.json")
 """The stage's outputs that must not depend on who ran it (cost.json is the run's bill)."""
 
 
-@pytest.fixture(scope="module")
-def tagged(tmp_path_factory) -> Path:
+def write_tagged_sample(path: Path) -> Path:
     """The bundled sample's tagged articles, plus two lines the stage sets aside (no JSON; no record)."""
     from benchmarks.extract_quality import load_sample
 
     _, articles = load_sample(SITE)
-    path = tmp_path_factory.mktemp("tagged") / "articles.jsonl"
     write_jsonl(path, articles)
     with open(path, "a", encoding="utf-8") as handle:
         handle.write("{not json\n")
@@ -40,12 +38,21 @@ def params(tagged: Path, out: Path, **executor) -> stage.Params:
     return stage.Params.of(input=tagged, out=out, backend="offline", executor=executor or None)
 
 
+def plain_run(tagged: Path, out: Path) -> dict[str, bytes]:
+    """The outputs of one plain local run (no shards, no markers)."""
+    stage.run(params(tagged, out))
+    assert not out.with_name(f"{out.name}.shards").exists()
+    return outputs(out)
+
+
+@pytest.fixture(scope="module")
+def tagged(tmp_path_factory) -> Path:
+    return write_tagged_sample(tmp_path_factory.mktemp("tagged") / "articles.jsonl")
+
+
 @pytest.fixture(scope="module")
 def plain(tagged, tmp_path_factory) -> dict[str, bytes]:
-    out = tmp_path_factory.mktemp("plain") / "extract"
-    stage.run(params(tagged, out))
-    assert not out.with_name("extract.shards").exists()  # one local shard: today's run, no markers
-    return outputs(out)
+    return plain_run(tagged, tmp_path_factory.mktemp("plain") / "extract")
 
 
 def test_shard_of_is_stable_and_spreads_ids():
@@ -103,7 +110,9 @@ def test_merge_names_the_missing_shard_and_publishes_nothing(tagged, tmp_path):
     store = ShardStore(tmp_path / "extract.shards")
     store.marker(shard_names(7)[5]).unlink()
     (store.folder(shard_names(7)[2]) / "extractions.jsonl").write_text("")  # changed after its marker
-    with pytest.raises(ConfigError, match=r"2 of 7 shards have not finished \(00002-of-00007, 00005-of-00007"):
+    with pytest.raises(
+        ConfigError, match=r"2 of 7 shards have not finished \(00002-of-00007, 00005-of-00007"
+    ):
         stage.merge(p)
     assert outputs(out) == before
 

@@ -11,9 +11,10 @@ shard)`` and ``merge(params)``; every executor calls the same two, so the output
 """
 
 from rwpost.executors.params import ExecutorParams, SlurmParams
-from rwpost.executors.run import ShardTask, run_shards
+from rwpost.executors.run import run_shards
 from rwpost.executors.shards import (
     ShardStore,
+    ShardTask,
     concat_files,
     shard_index,
     shard_keys,

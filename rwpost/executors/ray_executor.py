@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from rwpost.errors import ConfigError, RwpostError
-from rwpost.executors.run import ShardTask
+from rwpost.executors.shards import ShardTask
 
 
 def import_ray() -> Any:
@@ -56,6 +56,8 @@ def run_ray(task: ShardTask, *, address: str | None = None, actors: int | None =
         if started:
             ray.shutdown()
     if failures:
+        order = {shard: i for i, shard in enumerate(task.shards)}
+        failures.sort(key=lambda failure: order[failure[0]])
         shown = "; ".join(f"{shard}: {why}" for shard, why in failures[:5])
         raise RwpostError(f"{task.name}: {len(failures)} of {len(task.shards)} shards failed ({shown})")
 

@@ -4,27 +4,9 @@ actor per model replica holding its model). ``slurm`` writes scripts instead (:m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
-
 from rwpost.errors import ConfigError
 from rwpost.executors.params import ExecutorParams
-
-
-@dataclass(frozen=True)
-class ShardTask:
-    """The shards of one stage to run: ``run(shard, held)`` each; with ``hold``, ``held`` is what
-    ``hold()`` built (a loaded model), built once per process (local) or per actor (ray)."""
-
-    name: str
-    shards: Sequence[str]
-    run: Callable[[str, Any], None]
-    hold: Callable[[], Any] | None = None
-    gpus: float = 0
-    """GPUs each task (ray, no ``hold``) or each actor (ray, ``hold``) asks for."""
-    env: Mapping[str, str] = field(default_factory=dict, repr=False)
-    """Environment the shards need on a Ray cluster (credentials): sent to its workers, never written."""
+from rwpost.executors.shards import ShardTask
 
 
 def run_shards(executor: ExecutorParams, task: ShardTask) -> None:
