@@ -3,6 +3,7 @@ command run here) give the extract stage's outputs byte for byte as one plain lo
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -129,3 +130,17 @@ def test_cli_extract_takes_executor_and_shards(tagged, plain, tmp_path, capsys):
     assert cli_main([*args, "--executor", "slurm"]) == 0
     assert "submit with: bash" in capsys.readouterr().out
     assert cli_main([*args, "--executor", "cloud"]) != 0
+
+
+@pytest.mark.slow
+def test_ray_evaluate_runs_are_tasks_with_markers(ray_local, tmp_path):
+    data = Path(__file__).resolve().parents[1] / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
+    args = ["evaluate", "--data", str(data), "--detector", "majority", "--detector", "stratified"]
+    args += ["--train-fraction", "0.5", "--bootstrap", "20", "--no-key-points", "--no-progress"]
+    assert cli_main([*args, "--out", str(tmp_path / "local")]) == 0
+    assert cli_main([*args, "--out", str(tmp_path / "ray"), "--executor", "ray"]) == 0
+    for run in ("majority-TI", "stratified-TI"):
+        local = json.loads((tmp_path / "local" / run / "metrics.json").read_text())
+        remote = json.loads((tmp_path / "ray" / run / "metrics.json").read_text())
+        assert remote["macro_f1"] == local["macro_f1"] and remote["views"] == local["views"]
+    assert len(list((tmp_path / "ray.shards" / "done").iterdir())) == 2

@@ -145,3 +145,74 @@ def test_params_yaml_executor_section_is_optional_and_defaults_to_one_local_shar
     whole["executor"] = {"name": "cloud"}
     with pytest.raises(ConfigError, match="executor.name"):
         stage.Params.from_params(whole)
+
+
+# --- the evaluation plan: one shard per planned run -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def version(tmp_path_factory) -> Path:
+    from rwpost.dataset import write_parquet
+    from rwpost.rwpost_format import read_released
+
+    main = read_released(SITE.parents[0] / "released" / "rwpost_dev_main.head.jsonl")
+    root = tmp_path_factory.mktemp("rwpost")
+    write_parquet(root / "v9" / "main" / "dev.parquet", main[:20])
+    write_parquet(root / "v9" / "main" / "test.parquet", main[20:])
+    return root
+
+
+def evaluate_params(version: Path, out: Path, **executor):
+    from rwpost.stages import evaluate
+
+    section = {
+        "out": str(out),
+        "subsets": ["main"],
+        "bootstrap": 20,
+        "key_points": False,
+        "detectors": [{"name": "majority"}, {"name": "stratified", "settings": ["T+I", "T+I+E"]}],
+    }
+    whole = {"dataset": {"root": str(version), "version": "v9"}, "evaluate": section}
+    if executor:
+        whole["executor"] = executor
+    return evaluate, evaluate.Params.from_params(whole)
+
+
+def board(out: Path) -> tuple[bytes, list]:
+    rows = json.loads((out / "leaderboard" / "leaderboard.json").read_text())
+    return Path(f"{out}-summary.json").read_bytes(), [(r["system"], r["macro_f1"]) for r in rows]
+
+
+def test_evaluation_runs_as_shards_publish_what_one_plain_run_does(version, tmp_path):
+    evaluate, plain = evaluate_params(version, tmp_path / "plain")
+    evaluate.run(plain)
+    evaluate, sharded = evaluate_params(version, tmp_path / "sharded", shards=2)
+    evaluate.run(sharded)
+    assert board(tmp_path / "sharded") == board(tmp_path / "plain")
+    store = ShardStore(tmp_path / "sharded.shards")
+    markers = sorted(p.name for p in (store.root / "done").iterdir())
+    assert len(markers) == 3 and markers[0].endswith("__main__majority-TI.json")
+    # a rerun finds every marker: no run is evaluated again (their metrics.json are not rewritten)
+    stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "sharded" / "main").glob("*/metrics.json")}
+    evaluate.run(sharded)
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+    lost = next(p for p in (store.root / "done").iterdir() if "stratified-TIE" in p.name)
+    lost.unlink()
+    with pytest.raises(ConfigError, match=r"evaluate: 1 of 3 shards have not finished \(.*stratified-TIE"):
+        evaluate.merge(sharded)
+
+
+def test_evaluation_slurm_tasks_run_here_and_merge(version, tmp_path):
+    from rwpost.executors.__main__ import main as executors_main
+
+    evaluate, params = evaluate_params(version, tmp_path / "reports", name="slurm")
+    report = evaluate.run(params)
+    assert report.counts == {"shards": 3, "pending": 3}
+    job = tmp_path / "reports.shards" / "slurm" / "job.json"
+    assert executors_main(["merge", str(job)]) == 1  # refused: no run finished
+    for index in range(3):  # what each array task runs (the script's last line)
+        assert executors_main(["shard", str(job), str(index)]) == 0
+    assert executors_main(["merge", str(job)]) == 0
+    _, plain = evaluate_params(version, tmp_path / "plain")
+    evaluate.run(plain)
+    assert board(tmp_path / "reports") == board(tmp_path / "plain")
