@@ -101,6 +101,9 @@ def extract(
     shards: int = typer.Option(
         None, "--shards", min=1, help="Split the articles by id into N shards with completion markers."
     ),
+    batch_api: bool = typer.Option(
+        False, "--batch-api", help="Ask through the provider's Batch API (about half price; resumable)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Estimate tokens and cost; call nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
@@ -129,6 +132,7 @@ def extract(
         prices=prices,
         limit=limit,
         retry_rejects=retry_rejects or None,
+        batch_api=batch_api or None,
         executor={k: v for k, v in {"name": executor, "shards": shards}.items() if v is not None} or None,
     )
     # a rerun resumes (documented): outputs are appended to; only an output that is the input is refused

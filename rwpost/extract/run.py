@@ -28,6 +28,7 @@ from rwpost.io import (
     write_jsonl,
 )
 from rwpost.llm import LLMSettings, LocalChatModel, PriceTable, client_from
+from rwpost.llm.batch import BatchRunner
 from rwpost.records import Extraction, Reject, TaggedArticle
 
 
@@ -84,13 +85,16 @@ def extract_tagged(
     retry_rejects: bool = False,
     progress: Callable[[int], None] | None = None,
     select: Callable[[str], bool] | None = None,
+    batch: BatchRunner | None = None,
 ) -> dict[str, Any]:
     """Tagged articles -> ``extractions.jsonl`` + ``rejects.jsonl`` (raw responses kept) + ``cost.json``.
 
     Resumable: ids already in ``extractions.jsonl`` (and in ``rejects.jsonl`` unless ``retry_rejects``)
     are skipped; each result is appended and flushed as it completes, so a killed run loses nothing.
     ``select(id)`` keeps the input's records (and set-aside input lines, by their id or ``""``) of one
-    shard (:func:`rwpost.executors.shard_of`); None: all.
+    shard (:func:`rwpost.executors.shard_of`); None: all. With ``batch`` (an API model's
+    :class:`~rwpost.llm.batch.BatchRunner`) the questions go through the Batch API first
+    (:func:`batch_prefill`); the loop then reads them from the cache and asks only what the batch failed.
     """
     out_path, rejects_path = out_dir / "extractions.jsonl", out_dir / "rejects.jsonl"
     if retry_rejects and rejects_path.exists():
@@ -125,8 +129,12 @@ def extract_tagged(
             progress(1)
 
     if isinstance(extractor, LLMExtractor):
+        if batch is not None:
+            batch_prefill(extractor, todo, batch)
         extractor.run(todo, on_done=record)
         cost = extractor.model.report()
+        if batch is not None:
+            cost["batch"] = batch.report()
     else:
         for article in todo:
             try:
@@ -146,6 +154,19 @@ def extract_tagged(
     write_json(out_dir / "summary.json", cost["summary"])
     write_json(out_dir / "cost.json", cost)
     return cost
+
+
+def batch_prefill(extractor: LLMExtractor, articles: Sequence[TaggedArticle], batch: BatchRunner) -> None:
+    """Post and rationale of every article in one batch, then evidence (it needs the key points) in a
+    second, for the articles whose rationale the first answered; the answers land in the cache."""
+    batch.fill([extractor.request(task, a) for a in articles for task in ("post", "rationale")])
+    evidence = []
+    for article in articles:
+        rationale = batch.cached(extractor.request("rationale", article))
+        if rationale is not None:
+            key_points = [str(k) for k in rationale.get("key_points") or []]
+            evidence.append(extractor.request("evidence", article, key_points))
+    batch.fill(evidence)
 
 
 def output_summary(out_dir: Path, backend: str, prompt_version: str) -> dict[str, Any]:
@@ -200,7 +221,7 @@ def merge_outputs(parts: Sequence[Path], out_dir: Path) -> dict[str, Any]:
     return cost
 
 
-_NOT_ADDED = frozenset({"model", "price_per_mtok", "response_mode", "backend", "prompt_version"})
+_NOT_ADDED = frozenset({"model", "price_per_mtok", "response_mode", "backend", "prompt_version", "discount"})
 """Keys of a bill that describe it rather than count: kept from the first shard."""
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveInt
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt
 
 from rwpost.errors import ConfigError
 from rwpost.executors import (
@@ -36,6 +36,7 @@ from rwpost.executors import (
 )
 from rwpost.extract.run import OUTPUT_FILES, extract_tagged, make_extractor, merge_outputs
 from rwpost.llm import Price, PriceTable, settings_from_env
+from rwpost.llm.batch import BatchRunner
 from rwpost.records import FunnelStep
 from rwpost.stages.base import StageParams, StageReport, funnel_so_far, write_funnel
 
@@ -67,6 +68,11 @@ class Params(StageParams):
     """Extract at most this many new articles (None: all)."""
     retry_rejects: bool = False
     """Try the articles an earlier run set aside again."""
+    batch_api: bool = False
+    """Ask through the provider's Batch API (about half price, answers within 24 h); the batch id is kept
+    in ``<cache>.batches.json`` so an interrupted run resumes the same batch."""
+    batch_poll_s: PositiveFloat = 30.0
+    """Seconds between polls of a batch."""
     executor: ExecutorParams = Field(default_factory=ExecutorParams)
     """The ``executor:`` section: one local shard (the default) or shards run by local, ray or slurm."""
 
@@ -94,6 +100,17 @@ def _extractor(params: Params) -> Any:
     )
 
 
+def _batch(params: Params, extractor: Any) -> BatchRunner | None:
+    """The Batch API runner of an API extractor when ``batch_api`` is asked, else None."""
+    if not params.batch_api:
+        return None
+    client = getattr(getattr(extractor, "model", None), "client", None)
+    if client is None:
+        raise ConfigError("extract.batch_api needs the llm backend (an OpenAI-compatible server)")
+    state = params.cache.with_name(f"{params.cache.name}.batches.json")
+    return BatchRunner(client, state, poll_s=params.batch_poll_s)
+
+
 def _report(params: Params, cost: dict[str, Any]) -> StageReport:
     """The stage's report and ``funnel.json``, from the outputs' totals (summary.json), never from this
     run's counters: a resumed run skips what earlier runs did."""
@@ -113,13 +130,15 @@ def run(params: Params, *, progress: Callable[[int], None] | None = None) -> Sta
     """The stage; ``progress`` is told of each article done (local runs)."""
     if params.executor.sharded:
         return run_sharded(params, progress=progress)
+    extractor = _extractor(params)
     cost = extract_tagged(
         params.input,
         params.out,
-        _extractor(params),
+        extractor,
         limit=params.limit,
         retry_rejects=params.retry_rejects,
         progress=progress,
+        batch=_batch(params, extractor),
     )
     return _report(params, cost)
 
@@ -151,10 +170,12 @@ def run_shard(
         return
     store.clear(shard)
     folder = store.folder(shard)
+    extractor = extractor or _extractor(params)
     extract_tagged(
         params.input,
         folder,
-        extractor or _extractor(params),
+        extractor,
+        batch=_batch(params, extractor),
         retry_rejects=params.retry_rejects,
         progress=progress,
         select=lambda record_id: shard_of(record_id, count) == index,
