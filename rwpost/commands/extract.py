@@ -104,6 +104,9 @@ def extract(
     batch_api: bool = typer.Option(
         False, "--batch-api", help="Ask through the provider's Batch API (about half price; resumable)."
     ),
+    gpus: float = typer.Option(
+        None, "--gpus", min=0, help="--executor ray with --backend local: GPUs of each model replica (actor)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Estimate tokens and cost; call nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
@@ -133,7 +136,10 @@ def extract(
         limit=limit,
         retry_rejects=retry_rejects or None,
         batch_api=batch_api or None,
-        executor={k: v for k, v in {"name": executor, "shards": shards}.items() if v is not None} or None,
+        executor={
+            k: v for k, v in {"name": executor, "shards": shards, "gpus": gpus}.items() if v is not None
+        }
+        or None,
     )
     # a rerun resumes (documented): outputs are appended to; only an output that is the input is refused
     check_outputs([params.out / name for name in OUTPUTS], [params.input], overwrite=True)
