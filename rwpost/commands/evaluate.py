@@ -153,6 +153,13 @@ def evaluate(
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Start afresh in --out (a changed input is otherwise refused)."
     ),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="local | ray (each run a Ray task with a completion marker; pip install 'rwpost[ray]'). "
+        "Slurm arrays: the evaluate stage with executor.name slurm.",
+    ),
+    gpus: float = typer.Option(0, "--gpus", min=0, help="--executor ray: GPUs each run asks for."),
 ) -> None:
     """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md, plots
     and a resumable log per run, and a leaderboard when there are several runs. Unset options take the
@@ -247,9 +254,19 @@ def evaluate(
         evidence_seed=o["evidence_seed"],
         image_root=image_root,
     )
+    from rwpost.executors import ExecutorParams, ShardStore
+
+    if executor not in ("local", "ray"):
+        raise ConfigError(
+            f"--executor {executor!r}: give local or ray (a Slurm job array: set executor.name: slurm "
+            "in params.yaml and run the evaluate stage)"
+        )
+    runner = ExecutorParams(name=executor, gpus=gpus)
     done = run_plan(
         plan,
         loaded,
+        executor=runner,
+        store=ShardStore(runner.work_dir(out)),
         encode=lazy_encoder() if o["key_points"] else None,
         progress=progress,
         overwrite=overwrite,

@@ -93,6 +93,20 @@ def extract(
     ),
     limit: int = typer.Option(None, "--limit", min=0, help="Extract at most N new articles."),
     retry_rejects: bool = typer.Option(False, "--retry-rejects", help="Try set-aside articles again."),
+    executor: str = typer.Option(
+        None,
+        "--executor",
+        help="local | ray (pip install 'rwpost[ray]') | slurm (writes sbatch scripts); default local.",
+    ),
+    shards: int = typer.Option(
+        None, "--shards", min=1, help="Split the articles by id into N shards with completion markers."
+    ),
+    batch_api: bool = typer.Option(
+        False, "--batch-api", help="Ask through the provider's Batch API (about half price; resumable)."
+    ),
+    gpus: float = typer.Option(
+        None, "--gpus", min=0, help="--executor ray with --backend local: GPUs of each model replica (actor)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Estimate tokens and cost; call nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
@@ -121,6 +135,11 @@ def extract(
         prices=prices,
         limit=limit,
         retry_rejects=retry_rejects or None,
+        batch_api=batch_api or None,
+        executor={
+            k: v for k, v in {"name": executor, "shards": shards, "gpus": gpus}.items() if v is not None
+        }
+        or None,
     )
     # a rerun resumes (documented): outputs are appended to; only an output that is the input is refused
     check_outputs([params.out / name for name in OUTPUTS], [params.input], overwrite=True)
@@ -130,7 +149,11 @@ def extract(
     total = sum(1 for _ in iter_lines(params.input)) if params.input.is_file() else 0
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task(f"extract ({params.backend})", total=total)
-        report = extract_stage.run(params, progress=lambda n: bar.advance(task, n)).counts
+        done = extract_stage.run(params, progress=lambda n: bar.advance(task, n))
+    report = done.counts
+    if params.executor.name == "slurm":  # scripts written, nothing extracted yet
+        typer.echo(json.dumps(report, indent=2) if as_json else done.message)
+        return
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return

@@ -2,10 +2,16 @@
 
 One plan serves both front doors: ``rwpost evaluate`` (one data file) and the DVC ``evaluate`` stage (the
 subsets of a published version), so a command and the pipeline name, place and configure their runs alike.
+
+Each planned run is one shard of the plan (its id: the run's folder). Run by an executor other than one
+local shard (:class:`rwpost.executors.ExecutorParams`), a finished run gets a completion marker keyed by
+:func:`run_key`; a rerun runs only the runs without one, and the results are read back only when every run
+has finished.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -15,10 +21,14 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
+from rwpost.errors import ConfigError
 from rwpost.evaluate.data import EvalData
+from rwpost.evaluate.manifest import code_version, fingerprint
 from rwpost.evaluate.run import evaluate
-from rwpost.evaluate.runner import RunSpec
+from rwpost.evaluate.runner import RunSpec, samples_sha256
 from rwpost.evaluate.task import Cell, EvidenceSource, grid
+from rwpost.executors import ExecutorParams, ShardStore, ShardTask, run_shards
+from rwpost.io import read_json, sha256_file
 
 
 class DetectorEntry(BaseModel):
@@ -118,6 +128,85 @@ def plan_runs(
     return planned
 
 
+def shard_id(planned: PlannedRun) -> str:
+    """A planned run's shard id: its folder."""
+    return planned.out.as_posix()
+
+
+def run_key(planned: PlannedRun, data: EvalData) -> str:
+    """What a finished run's completion marker stands for: the spec (never its secrets), the samples'
+    content, the files its options name (a predictions file) and the code version; a change to any of them
+    makes the run pending again (the runner then resumes or restarts it by its full identity)."""
+    spec = planned.spec
+    files = {
+        v: sha256_file(v) for v in spec.config.values() if isinstance(v, str) and v and Path(v).is_file()
+    }
+    return fingerprint(
+        {
+            "system": spec.system,
+            "detector": spec.detector,
+            "config": spec.config,
+            "setting": str(spec.setting),
+            "scoring": [spec.seed, spec.repeats, spec.n_resamples, spec.failures, spec.evidence_seed],
+            "images": [spec.allow_missing_images, str(spec.image_root)],
+            "prices": {k: v.model_dump() for k, v in (spec.prices or {}).items()},
+            "blocked_domains": spec.blocklist.sha256,
+            "samples": samples_sha256(data.test),
+            "train": samples_sha256(data.train) if data.train else None,
+            "files": files,
+            "code": code_version(),
+        }
+    )
+
+
+def _evaluate_one(
+    planned: PlannedRun,
+    data: EvalData,
+    *,
+    encode: Callable[[list[str]], np.ndarray] | None,
+    progress: bool,
+    overwrite: bool,
+    on_change: str,
+    where: str | None,
+) -> dict[str, Any]:
+    try:
+        return evaluate(
+            data.test,
+            planned.spec,
+            planned.out,
+            train=data.train,
+            data_info=data.info,
+            encode=encode,
+            progress=progress,
+            overwrite=overwrite,
+            on_change=on_change,
+        )
+    except ConfigError as exc:
+        if where is None:
+            raise
+        raise ConfigError(f"{where}/{planned.spec.system}: {exc}") from exc
+
+
+def evaluate_shard(planned: PlannedRun, data: EvalData, store: ShardStore, key: str, **options: Any) -> None:
+    """Evaluate one planned run as a shard: forget its marker, run it, mark it done (metrics.json hashed)."""
+    shard = shard_id(planned)
+    store.clear(shard)
+    _evaluate_one(planned, data, **options)
+    store.finish(shard, key, [planned.out / "metrics.json"])
+
+
+def _shard_task(
+    by_id: dict[str, PlannedRun],
+    keys: dict[str, str],
+    data: EvalData,
+    store: ShardStore,
+    options: dict[str, Any],
+    shard: str,
+    held: Any,
+) -> None:
+    evaluate_shard(by_id[shard], data, store, keys[shard], **options)
+
+
 def run_plan(
     plan: Sequence[PlannedRun],
     data: EvalData,
@@ -128,33 +217,49 @@ def run_plan(
     on_change: str = "refuse",
     where: str | None = None,
     done: Callable[[PlannedRun, dict[str, Any]], None] | None = None,
+    executor: ExecutorParams | None = None,
+    store: ShardStore | None = None,
 ) -> list[tuple[PlannedRun, dict[str, Any]]]:
     """Evaluate every planned run on ``data``, in order; ``done(run, metrics)`` after each. With
-    ``where`` (``evaluate main``), a refusal names it and the run (``evaluate main/majority/T: ...``)."""
-    from rwpost.errors import ConfigError
+    ``where`` (``evaluate main``), a refusal names it and the run (``evaluate main/majority/T: ...``).
 
+    With an ``executor`` other than one local shard, each run is a shard with a completion marker in
+    ``store``: the runs without one are run by the executor (``local`` or ``ray``), and the results are
+    read back from the runs' ``metrics.json`` once every run has its marker (else one line names those
+    missing)."""
+    options = dict(encode=encode, progress=progress, overwrite=overwrite, on_change=on_change, where=where)
     results = []
+    if executor is None or not executor.sharded:
+        for planned in plan:
+            metrics = _evaluate_one(planned, data, **options)
+            results.append((planned, metrics))
+            if done is not None:
+                done(planned, metrics)
+        return results
+    if store is None:
+        raise ConfigError("a sharded evaluation needs a shard store for its completion markers")
+    keys = {shard_id(p): run_key(p, data) for p in plan}
+    by_id = {shard_id(p): p for p in plan}
+    todo = list(keys) if overwrite else store.pending(keys)
+    options["progress"] = progress and executor.name == "local"
+    task = functools.partial(_shard_task, by_id, keys, data, store, options)
+    run_shards(executor, ShardTask(name=where or "evaluate", shards=todo, run=task, gpus=executor.gpus))
+    store.require(keys, where or "evaluate")
     for planned in plan:
-        try:
-            metrics = evaluate(
-                data.test,
-                planned.spec,
-                planned.out,
-                train=data.train,
-                data_info=data.info,
-                encode=encode,
-                progress=progress,
-                overwrite=overwrite,
-                on_change=on_change,
-            )
-        except ConfigError as exc:
-            if where is None:
-                raise
-            raise ConfigError(f"{where}/{planned.spec.system}: {exc}") from exc
+        metrics = read_json(planned.out / "metrics.json")
         results.append((planned, metrics))
         if done is not None:
             done(planned, metrics)
     return results
 
 
-__all__ = ["DetectorEntry", "PlannedRun", "folder_name", "plan_runs", "run_plan"]
+__all__ = [
+    "DetectorEntry",
+    "PlannedRun",
+    "evaluate_shard",
+    "folder_name",
+    "plan_runs",
+    "run_key",
+    "run_plan",
+    "shard_id",
+]

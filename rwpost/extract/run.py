@@ -9,23 +9,26 @@ writes ``extractions.jsonl``, ``rejects.jsonl``, ``summary.json`` (totals of tho
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
+from rwpost.executors import concat_files
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor
 from rwpost.extract.offline import OfflineExtractor
 from rwpost.io import (
     append_jsonl,
     drop_torn_tail,
     iter_jsonl,
+    read_json,
     read_records,
     sort_jsonl_by_id,
     write_json,
     write_jsonl,
 )
 from rwpost.llm import LLMSettings, LocalChatModel, PriceTable, client_from
+from rwpost.llm.batch import BatchRunner
 from rwpost.records import Extraction, Reject, TaggedArticle
 
 
@@ -81,11 +84,17 @@ def extract_tagged(
     limit: int | None = None,
     retry_rejects: bool = False,
     progress: Callable[[int], None] | None = None,
+    select: Callable[[str], bool] | None = None,
+    batch: BatchRunner | None = None,
 ) -> dict[str, Any]:
     """Tagged articles -> ``extractions.jsonl`` + ``rejects.jsonl`` (raw responses kept) + ``cost.json``.
 
     Resumable: ids already in ``extractions.jsonl`` (and in ``rejects.jsonl`` unless ``retry_rejects``)
     are skipped; each result is appended and flushed as it completes, so a killed run loses nothing.
+    ``select(id)`` keeps the input's records (and set-aside input lines, by their id or ``""``) of one
+    shard (:func:`rwpost.executors.shard_of`); None: all. With ``batch`` (an API model's
+    :class:`~rwpost.llm.batch.BatchRunner`) the questions go through the Batch API first
+    (:func:`batch_prefill`); the loop then reads them from the cache and asks only what the batch failed.
     """
     out_path, rejects_path = out_dir / "extractions.jsonl", out_dir / "rejects.jsonl"
     if retry_rejects and rejects_path.exists():
@@ -96,7 +105,9 @@ def extract_tagged(
     done = _done_ids(out_path) if retry_rejects else _done_ids(out_path, rejects_path)
     input_rejects: list[Reject] = []
     articles = read_records(in_path, TaggedArticle, rejects=input_rejects, stage="extract")
-    todo = [a for a in articles if a.id not in done]
+    todo = [a for a in articles if a.id not in done and (select is None or select(a.id))]
+    if select is not None:
+        input_rejects = [r for r in input_rejects if select(r.id or "")]
     if limit is not None:
         todo = todo[:limit]
     # an input line set aside by an earlier run is in rejects.jsonl already: a rerun does not add it again
@@ -118,8 +129,12 @@ def extract_tagged(
             progress(1)
 
     if isinstance(extractor, LLMExtractor):
+        if batch is not None:
+            batch_prefill(extractor, todo, batch)
         extractor.run(todo, on_done=record)
         cost = extractor.model.report()
+        if batch is not None:
+            cost["batch"] = batch.report()
     else:
         for article in todo:
             try:
@@ -133,7 +148,7 @@ def extract_tagged(
     cost["backend"] = extractor.backend
     cost["prompt_version"] = extractor.provenance().prompt_version
     cost["counts"] = dict(counts)
-    cost["summary"] = output_summary(out_dir, extractor)
+    cost["summary"] = output_summary(out_dir, extractor.backend, extractor.provenance().prompt_version)
     # summary.json is what the outputs hold (the same after a resume as after one run); cost.json is this
     # run's bill (what it asked, what the cache served): run-specific, kept out of DVC's hash (.dvcignore)
     write_json(out_dir / "summary.json", cost["summary"])
@@ -141,7 +156,20 @@ def extract_tagged(
     return cost
 
 
-def output_summary(out_dir: Path, extractor: OfflineExtractor | LLMExtractor) -> dict[str, Any]:
+def batch_prefill(extractor: LLMExtractor, articles: Sequence[TaggedArticle], batch: BatchRunner) -> None:
+    """Post and rationale of every article in one batch, then evidence (it needs the key points) in a
+    second, for the articles whose rationale the first answered; the answers land in the cache."""
+    batch.fill([extractor.request(task, a) for a in articles for task in ("post", "rationale")])
+    evidence = []
+    for article in articles:
+        rationale = batch.cached(extractor.request("rationale", article))
+        if rationale is not None:
+            key_points = [str(k) for k in rationale.get("key_points") or []]
+            evidence.append(extractor.request("evidence", article, key_points))
+    batch.fill(evidence)
+
+
+def output_summary(out_dir: Path, backend: str, prompt_version: str) -> dict[str, Any]:
     """Totals of the stage's outputs, computed from the files (not from this run's counters)."""
     extracted = hallucinated = 0
     reasons: Counter[str] = Counter()
@@ -152,10 +180,67 @@ def output_summary(out_dir: Path, extractor: OfflineExtractor | LLMExtractor) ->
     for _, row in iter_jsonl(rejects) if rejects.exists() else ():
         reasons[str(row.get("stage") or "extract")] += 1
     return {
-        "backend": extractor.backend,
-        "prompt_version": extractor.provenance().prompt_version,
+        "backend": backend,
+        "prompt_version": prompt_version,
         "extracted": extracted,
         "set_aside": sum(reasons.values()),
         "set_aside_by_stage": dict(sorted(reasons.items())),
         "hallucinated_urls": hallucinated,
     }
+
+
+OUTPUT_FILES = ("extractions.jsonl", "rejects.jsonl")
+"""The record files of an extraction folder (a shard's or the stage's)."""
+
+
+def merge_outputs(parts: Sequence[Path], out_dir: Path) -> dict[str, Any]:
+    """Join the extraction folders ``parts`` (finished shards, in shard order) into ``out_dir``: records
+    in id order (the same bytes as one unsharded run), ``summary.json`` from the merged files, and
+    ``cost.json`` the shards' bills added up. Returns the merged bill, as :func:`extract_tagged` does."""
+    for name in OUTPUT_FILES:
+        sources = [part / name for part in parts if (part / name).exists()]
+        target = out_dir / name
+        if sources:
+            concat_files(sources, target)
+            sort_jsonl_by_id(target)
+        else:  # a file no shard wrote (no rejects): as a single run leaves it, absent
+            target.unlink(missing_ok=True)
+    bills = [read_json(part / "cost.json") for part in parts]
+    kinds = {(bill.get("backend"), bill.get("prompt_version")) for bill in bills}
+    if len(kinds) > 1:
+        raise ConfigError(
+            f"{out_dir}: the shards were extracted differently ({sorted(map(str, kinds))}); "
+            "rerun them with one backend and prompt version"
+        )
+    backend, prompt_version = kinds.pop() if kinds else ("offline", "")
+    cost = _add_up(bills) if bills else {}
+    cost.update(backend=backend, prompt_version=prompt_version, shards=len(parts))
+    cost["summary"] = output_summary(out_dir, backend, prompt_version)
+    write_json(out_dir / "summary.json", cost["summary"])
+    write_json(out_dir / "cost.json", cost)
+    return cost
+
+
+_NOT_ADDED = frozenset({"model", "price_per_mtok", "response_mode", "backend", "prompt_version", "discount"})
+"""Keys of a bill that describe it rather than count: kept from the first shard."""
+
+
+def _add_up(bills: Sequence[Any]) -> Any:
+    """Bills added up: counts summed (``max_in_flight``: the largest), dicts key by key, descriptions
+    (:data:`_NOT_ADDED`) and anything else kept from the first bill that has them."""
+    first = bills[0]
+    if isinstance(first, dict):
+        merged = {}
+        for key in dict.fromkeys(k for bill in bills if isinstance(bill, dict) for k in bill):
+            values = [b[key] for b in bills if isinstance(b, dict) and key in b]
+            if key in _NOT_ADDED:
+                merged[key] = values[0]
+            elif key == "max_in_flight":
+                merged[key] = max((v for v in values if isinstance(v, int)), default=0)
+            else:
+                merged[key] = _add_up(values)
+        return merged
+    if all(isinstance(b, int | float) and not isinstance(b, bool) for b in bills):
+        total = sum(bills)
+        return round(total, 6) if isinstance(total, float) else total
+    return first

@@ -47,6 +47,8 @@ class StageParams(BaseModel):
         for name in cls.shared:
             if name in data:
                 raise ConfigError(f"{source}: {cls.section}.{name}: belongs in its own '{name}:' section")
+            if name not in params and not cls.model_fields[name].is_required():
+                continue  # an optional shared section (executor:) keeps its defaults
             data[name] = _section(params, name, source)
         for name, ref in cls.upstream.items():
             where, _, file = ref.partition("/")

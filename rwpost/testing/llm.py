@@ -1,10 +1,15 @@
 """A small OpenAI-compatible server on 127.0.0.1 for tests, benchmarks and offline reports.
 
-It speaks real HTTP (``/v1/chat/completions`` and ``/v1/models``) from a background thread (a
+It speaks real HTTP (``/v1/chat/completions``, ``/v1/models``, and the Batch API's ``/v1/files`` and
+``/v1/batches``) from a background thread (a
 :class:`~rwpost.testing.server.LoopbackServer`) and answers from a script: a queue of :class:`Reply`
 objects or a function of the request body. Replies can be slow, rate limited (429 with
 ``Retry-After``), server errors, invalid JSON, refusals, bodies that are no chat completion, or long
 enough to time the client out. The server counts requests and the most it ever had in flight.
+
+A batch is answered line by line by the same responder once it has been polled ``batch_polls`` times: a
+line whose reply is not 200 goes to the batch's error file (partial failures); with ``batch_expire_after``
+the batch expires with only that many lines answered, the rest in the error file as ``batch_expired``.
 
 :class:`Recorder` wraps a responder and writes each answer to a JSONL file keyed by
 :func:`request_hash`; :class:`Replayer` answers from such a file, so a report can be rebuilt from
@@ -182,9 +187,19 @@ class _LLMHandler(LoopbackHandler):
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         server: FakeLLMServer = self.owner
-        if self.path.rstrip("/").endswith("/v1/models"):
+        path = self.path.split("?")[0].rstrip("/")
+        if path.endswith("/v1/models"):
             data = {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}
             self._send(200, data)
+        elif "/v1/batches/" in path:
+            batch = server._poll_batch(path.rsplit("/", 1)[-1])
+            self._send(200, batch) if batch else self._send(404, {"error": {"message": f"no batch {path}"}})
+        elif "/v1/files/" in path and path.endswith("/content"):
+            content = server.files.get(path.split("/")[-2])
+            if content is None:
+                self._send(404, {"error": {"message": f"no file {path}"}})
+            else:
+                self.reply(200, {"Content-Type": "application/octet-stream"}, content["bytes"])
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -192,7 +207,20 @@ class _LLMHandler(LoopbackHandler):
         server: FakeLLMServer = self.owner
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        path = self.path.split("?")[0].rstrip("/")
+        if path.endswith("/v1/files"):
+            self._send(200, server._store_upload(self.headers.get("Content-Type", ""), raw))
+            return
+        if path.endswith("/v1/batches"):
+            try:
+                body = json.loads(raw)
+            except json.JSONDecodeError:
+                self._send(400, {"error": {"message": "request body is not JSON"}})
+                return
+            batch = server._create_batch(body)
+            self._send(200, batch) if "id" in batch else self._send(400, batch)
+            return
+        if not path.endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return
         try:
@@ -247,6 +275,14 @@ class FakeLLMServer(LoopbackServer):
         self.in_flight = 0
         self.max_in_flight = 0
         self.status_counts: dict[int, int] = {}
+        self.files: dict[str, dict[str, Any]] = {}
+        self.batch_requests = 0
+        """Lines of batches answered (not counted in ``chat_requests``)."""
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.batch_polls = 1
+        """Retrievals of a batch before it finishes (each one reports it in progress)."""
+        self.batch_expire_after: int | None = None
+        """Expire every batch with only this many lines answered (None: batches complete)."""
         self._lock = threading.Lock()
         super().__init__()
 
@@ -294,3 +330,110 @@ class FakeLLMServer(LoopbackServer):
             },
         }
         return 200, data, dict(reply.headers)
+
+    # --- the Batch API: files, batches, polling -------------------------------------------------------------
+
+    def _file(self, content: bytes, filename: str, purpose: str) -> dict[str, Any]:
+        with self._lock:
+            file_id = f"file-{len(self.files) + 1}"
+            record = {
+                "id": file_id,
+                "object": "file",
+                "bytes": len(content),
+                "created_at": int(time.time()),
+                "filename": filename,
+                "purpose": purpose,
+                "status": "processed",
+            }
+            self.files[file_id] = {**record, "bytes": content}
+        return record
+
+    def _store_upload(self, content_type: str, raw: bytes) -> dict[str, Any]:
+        """A multipart ``POST /v1/files`` (fields ``purpose`` and ``file``) kept in memory."""
+        from email.parser import BytesParser
+        from email.policy import default
+
+        message = BytesParser(policy=default).parsebytes(
+            f"Content-Type: {content_type}\r\n\r\n".encode() + raw
+        )
+        fields: dict[str, tuple[str | None, bytes]] = {}
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            fields[str(name)] = (part.get_filename(), part.get_payload(decode=True) or b"")
+        filename, content = fields.get("file", ("upload.jsonl", b""))
+        return self._file(
+            content, filename or "upload.jsonl", fields.get("purpose", (None, b"batch"))[1].decode()
+        )
+
+    def _create_batch(self, body: dict[str, Any]) -> dict[str, Any]:
+        if body.get("input_file_id") not in self.files:
+            return {"error": {"message": f"no file {body.get('input_file_id')}"}}
+        with self._lock:
+            batch_id = f"batch_{len(self.batches) + 1}"
+            self.batches[batch_id] = {
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": body.get("endpoint"),
+                "input_file_id": body["input_file_id"],
+                "completion_window": body.get("completion_window", "24h"),
+                "status": "validating",
+                "created_at": int(time.time()),
+                "output_file_id": None,
+                "error_file_id": None,
+                "request_counts": {"total": 0, "completed": 0, "failed": 0},
+                "polls": 0,
+            }
+        return self._public(self.batches[batch_id])
+
+    @staticmethod
+    def _public(batch: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in batch.items() if k != "polls"}
+
+    def _poll_batch(self, batch_id: str) -> dict[str, Any] | None:
+        """``GET /v1/batches/{id}``: in progress for ``batch_polls`` retrievals, then answered."""
+        batch = self.batches.get(batch_id)
+        if batch is None:
+            return None
+        if batch["status"] in ("validating", "in_progress"):
+            batch["polls"] += 1
+            if batch["polls"] <= self.batch_polls:
+                batch["status"] = "in_progress"
+            else:
+                self._finish_batch(batch)
+        return self._public(batch)
+
+    def _finish_batch(self, batch: dict[str, Any]) -> None:
+        lines = [json.loads(x) for x in self.files[batch["input_file_id"]]["bytes"].splitlines() if x.strip()]
+        outputs, errors = [], []
+        for number, line in enumerate(lines):
+            custom_id = line.get("custom_id")
+            if self.batch_expire_after is not None and number >= self.batch_expire_after:
+                error = {
+                    "code": "batch_expired",
+                    "message": "This request could not be executed before the completion window expired.",
+                }
+                errors.append(
+                    {"id": f"req-{number}", "custom_id": custom_id, "response": None, "error": error}
+                )
+                continue
+            with self._lock:
+                self.batch_requests += 1
+            status, data, _ = self._answer(line.get("body") or {})
+            row = {
+                "id": f"req-{number}",
+                "custom_id": custom_id,
+                "response": {"status_code": status, "request_id": f"r{number}", "body": data},
+                "error": None,
+            }
+            (outputs if status == 200 else errors).append(row)
+
+        def as_file(rows: list[dict[str, Any]], name: str) -> str | None:
+            if not rows:
+                return None
+            content = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+            return self._file(content, name, "batch_output")["id"]
+
+        batch["output_file_id"] = as_file(outputs, f"{batch['id']}_output.jsonl")
+        batch["error_file_id"] = as_file(errors, f"{batch['id']}_error.jsonl")
+        batch["request_counts"] = {"total": len(lines), "completed": len(outputs), "failed": len(errors)}
+        batch["status"] = "expired" if self.batch_expire_after is not None else "completed"

@@ -1,0 +1,151 @@
+"""Shards with deterministic ids and completion markers: the engine-neutral half of scaling out.
+
+A record belongs to shard ``shard_of(id, count)`` (the SHA-256 of its id, so the same shard on every
+machine, executor and rerun). A finished shard writes its outputs, then a marker naming a ``key`` (what
+its input was) and the SHA-256 of each output; :class:`ShardStore` says which shards are done (marker
+there, same key, outputs unchanged), and :meth:`ShardStore.require` refuses a merge while any shard is
+missing, naming it. Markers are written atomically, after the outputs, so a killed shard has none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rwpost.errors import ConfigError
+from rwpost.ids import stable_seed
+from rwpost.io import iter_lines, read_json, sha256_file, sha256_hex, write_json
+
+
+def shard_name(index: int, count: int) -> str:
+    """The id of shard ``index`` of ``count``: ``00003-of-00007`` (sorts in index order)."""
+    return f"{index:05d}-of-{count:05d}"
+
+
+def shard_names(count: int) -> list[str]:
+    """Every shard id of a ``count``-way split, in order."""
+    return [shard_name(i, count) for i in range(count)]
+
+
+def shard_index(name: str) -> tuple[int, int]:
+    """``(index, count)`` of a shard id written by :func:`shard_name`."""
+    try:
+        index, _, count = name.partition("-of-")
+        return int(index), int(count)
+    except ValueError:
+        raise ConfigError(f"{name!r} is not a shard id (expected e.g. 00003-of-00007)") from None
+
+
+def shard_of(record_id: str | None, count: int) -> int:
+    """The shard of a record: by the SHA-256 of its id (a row without one: the shard of ``""``)."""
+    return stable_seed("shard", record_id or "") % count
+
+
+def row_id(raw: bytes) -> str:
+    """The ``id`` of one JSONL line, ``""`` when the line has none or is no JSON object."""
+    try:
+        row = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return ""
+    value = row.get("id") if isinstance(row, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def shard_keys(path: Path, count: int) -> dict[str, str]:
+    """What each shard's input is: the SHA-256 of the input lines that fall in it (blank lines skipped).
+    A shard's key changes when one of its records does, or when records arrive or leave."""
+    digests: dict[int, list[bytes]] = defaultdict(list)
+    if path.exists():
+        for _, raw in iter_lines(path):
+            if raw.strip():
+                digests[shard_of(row_id(raw), count)].append(raw.rstrip(b"\r\n"))
+    return {shard_name(i, count): sha256_hex(b"\n".join(digests.get(i, []))) for i in range(count)}
+
+
+def safe_name(shard: str) -> str:
+    """A file name for a shard id (``main/vlm-T_I`` -> ``main__vlm-T_I``)."""
+    return "".join(c if c.isalnum() or c in "-_.+" else "_" for c in shard.replace("/", "__"))
+
+
+class ShardStore:
+    """Shard folders and completion markers under ``root`` (``root/<shard>/``, ``root/done/<shard>.json``)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def folder(self, shard: str) -> Path:
+        """Where shard ``shard`` writes its outputs (when they are not elsewhere already)."""
+        return self.root / safe_name(shard)
+
+    def marker(self, shard: str) -> Path:
+        return self.root / "done" / f"{safe_name(shard)}.json"
+
+    def clear(self, shard: str) -> None:
+        """Forget that ``shard`` finished (before running it again)."""
+        self.marker(shard).unlink(missing_ok=True)
+
+    def finish(self, shard: str, key: str, outputs: Iterable[Path]) -> None:
+        """Mark ``shard`` done: its input ``key`` and the SHA-256 of each output, written atomically."""
+        files = {str(path): sha256_file(path) for path in outputs if path.exists()}
+        write_json(self.marker(shard), {"shard": shard, "key": key, "outputs": files})
+
+    def done(self, shard: str, key: str) -> bool:
+        """Whether ``shard`` finished on the input ``key`` and its outputs are as it left them."""
+        path = self.marker(shard)
+        if not path.exists():
+            return False
+        try:
+            marker: Any = read_json(path)
+        except Exception:  # a marker nobody can read is no marker
+            return False
+        if not isinstance(marker, dict) or marker.get("key") != key:
+            return False
+        outputs = marker.get("outputs") or {}
+        return all(Path(name).exists() and sha256_file(name) == sha for name, sha in outputs.items())
+
+    def pending(self, keys: Mapping[str, str]) -> list[str]:
+        """The shards of ``keys`` (shard -> input key) without a valid marker, in order."""
+        return [shard for shard, key in keys.items() if not self.done(shard, key)]
+
+    def require(self, keys: Mapping[str, str], what: str) -> None:
+        """Refuse to merge ``what`` while any shard lacks a valid marker: one line naming them."""
+        missing = self.pending(keys)
+        if missing:
+            shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+            raise ConfigError(
+                f"{what}: {len(missing)} of {len(keys)} shards have not finished ({shown}; markers in "
+                f"{self.root / 'done'}); nothing was merged: run them again (a rerun does only these)"
+            )
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """The shards of one stage to run: ``run(shard, held)`` each; with ``hold``, ``held`` is what
+    ``hold()`` built (a loaded model), built once per process (local) or per actor (ray)."""
+
+    name: str
+    shards: Sequence[str]
+    run: Callable[[str, Any], None]
+    hold: Callable[[], Any] | None = None
+    gpus: float = 0
+    """GPUs each task (ray, no ``hold``) or each actor (ray, ``hold``) asks for."""
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Environment the shards need on a Ray cluster (credentials): sent to its workers, never written."""
+
+
+def concat_files(sources: Sequence[Path], target: Path) -> int:
+    """Write the files ``sources`` one after the other into ``target`` (atomically); returns the lines."""
+    from rwpost.io import atomic_open
+
+    lines = 0
+    with atomic_open(target, "wb") as out:
+        for source in sources:
+            for _, raw in iter_lines(source):
+                if raw.strip():
+                    out.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                    lines += 1
+    return lines
