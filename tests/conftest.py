@@ -19,10 +19,11 @@ from rwpost.cli import app, main
 from rwpost.crawl import run_crawl
 from rwpost.ids import record_id
 from rwpost.io import sha256_hex, write_jsonl
-from rwpost.records import CrawledArticle
+from rwpost.records import CrawledArticle, TaggedArticle
 from rwpost.rwpost_format import read_released
 from rwpost.sample.serve import SampleServer
 from rwpost.stages.base import load_params
+from rwpost.tagged import tag_article
 from tests.killing import SITE, child_env, crawl_options, run_to_end, stage_command, write_params
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +45,20 @@ def real_page(name: str) -> str:
     return (FIXTURES / f"{name}.head.html").read_text(encoding="utf-8") + (
         FIXTURES / f"{name}.html"
     ).read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def de_niro() -> TaggedArticle:
+    """The real De Niro page, tagged."""
+    return tag_article(real_page("robert-de-niro-trump-oscars"), REAL_PAGES["robert-de-niro-trump-oscars"])
+
+
+@pytest.fixture(scope="module")
+def piker() -> TaggedArticle:
+    """The real Piker resolution page, tagged."""
+    return tag_article(
+        real_page("house-resolution-piker-antisemitism"), REAL_PAGES["house-resolution-piker-antisemitism"]
+    )
 
 
 def write_real_crawl_store(root: Path, extra: list[CrawledArticle] = ()) -> Path:
