@@ -39,8 +39,8 @@ from rwpost.sample.build import LATEST_SITEMAP_SIZE, NEWS_SITEMAP_SIZE, load_gol
 from rwpost.sample.hostile import HOSTILE_HOST, HOSTILE_PAGES, SITEMAP_ONLY_PAGES
 from rwpost.sample.serve import SITEMAP_HOST, SampleServer
 from rwpost.stages import crawl as crawl_stage
+from tests.conftest import LATE, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "data" / "sample" / "site"
 GOLD = {g["id"]: g for g in load_gold(SITE)}
 HOSTILE = json.loads((SITE / "hostile.json").read_text(encoding="utf-8"))
@@ -667,3 +667,18 @@ def test_sitemap_options_on_hosts_not_allowed_are_refused_before_crawling(tmp_pa
         run_crawl(CrawlConfig(**base, sitemaps=True, sitemap_base="http://localhost:9/sitemaps/"))
     with pytest.raises(ConfigError, match="expected an http"):
         run_crawl(CrawlConfig(**base, sitemaps=True, sitemap_urls=["file:///etc/passwd"]))
+
+
+def test_an_import_of_saved_pages_reports_its_progress(tmp_path):
+    """The import runs in a subprocess and says how far it is (what the command line's live line shows)."""
+    from rwpost.crawl import run_import_html
+
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    for name in ("a", "b", "c"):
+        (saved / f"{name}.html").write_text(LATE.read_text(encoding="utf-8"), encoding="utf-8")
+    events: list[dict] = []
+    counts = run_import_html(saved, tmp_path / "store", on_event=events.append)
+    assert events and all(e["event"] == "progress" and e["total"] == 3 for e in events)
+    assert events[0]["files"] == 0 and all(0 <= e["files"] < 3 for e in events)
+    assert (counts["files"], counts["stored_ok"], counts["duplicates"]) == (3, 1, 2)
