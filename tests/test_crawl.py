@@ -325,33 +325,6 @@ def test_cli_crawl_prints_a_json_report(tmp_path, capsys):
     assert main(["crawl", "--start-url", "http://127.0.0.1:9/", "--out", str(tmp_path / "x")]) == 2
 
 
-def test_dvc_stage_serves_the_bundled_site_and_crawls_it(tmp_path, capsys):
-    from rwpost.stages import crawl as stage
-    from rwpost.stages.base import run_stage
-
-    params = {
-        "crawl": {
-            "start_url": None,
-            "sample_site": str(SITE),
-            "out": str(tmp_path / "stage"),
-            "since": None,
-            "until": None,
-            "max_articles": 0,
-            "user_agent": None,
-            "contact": None,
-            "throttle": False,
-            "allow_loopback": False,
-            "download_images": False,
-            "max_image_bytes": 10485760,
-        }
-    }
-    run_stage(stage, params)
-    records = read_store(tmp_path / "stage")
-    assert {g["id"] for g in GOLD.values()} <= {r["id"] for r in records}
-    assert all(r["images"] == [] for r in records) and not (tmp_path / "stage" / "images").exists()
-    assert "crawl: 111 articles" in capsys.readouterr().out
-
-
 def killed_crawl(server: SampleServer, out: Path, after: float) -> dict:
     """A crawl child SIGKILLed (with its process group) after ``after`` seconds; what it had stored."""
     project = find_crawlers_dir()
