@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime
 
 import pytest
 
-from rwpost.io import iter_jsonl, write_jsonl
+from rwpost.io import iter_jsonl, sort_jsonl_by_id, write_jsonl
 from rwpost.records import TaggedArticle
 from rwpost.reformat import reformat_store
 from tests.conftest import crawl_store
@@ -75,3 +76,16 @@ def test_rating_words_flow_through_reformat_to_a_counted_reason_never_an_excepti
         assert report["kept"] == 0 and report["rejected"][reason] == 2
         reasons = [row["reason"] for _, row in iter_jsonl(tmp_path / "tagged" / "rejects.jsonl")]
         assert sum(reason in r for r in reasons) == 2
+
+
+def test_reformat_output_does_not_depend_on_crawl_order(tmp_path):
+    store = crawl_store(tmp_path / "crawl")
+    reformat_store(store, tmp_path / "first", min_words=1)
+    articles = store / "articles.jsonl"
+    lines = articles.read_bytes().splitlines(keepends=True)
+    random.Random(3).shuffle(lines)
+    articles.write_bytes(b"".join(lines))
+    sort_jsonl_by_id(articles)  # what the crawl stage does once the crawl returns
+    reformat_store(store, tmp_path / "second", min_words=1)
+    for name in ("articles.jsonl", "rejects.jsonl", "report.json"):
+        assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "second" / name).read_bytes(), name
