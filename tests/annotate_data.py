@@ -67,3 +67,34 @@ def explanation_result(scores: dict[int, tuple[int, int, int]]) -> list[dict]:
                 }
             )
     return result
+
+
+def export_task(task_id: int, record_id: str, annotations: list[tuple[int, int, list[dict]]]) -> dict:
+    """A task in Label Studio's JSON export shape: (annotation id, user id, result) per annotation."""
+    return {
+        "id": task_id,
+        "data": {"record_id": record_id},
+        "annotations": [
+            {"id": aid, "completed_by": uid, "result": result, "was_cancelled": False}
+            for aid, uid, result in annotations
+        ],
+    }
+
+
+def ten_tasks() -> list[dict]:
+    """The ten records' validation answers of A (user 11) and B (user 12), as exported tasks."""
+    return [
+        export_task(
+            i + 1,
+            f"rw-{i:016x}",
+            [
+                (2 * i + 1, 11, validation_result(POST_A[i], ROLE_A[i])),
+                (2 * i + 2, 12, validation_result(POST_B[i], ROLE_B[i])),
+            ],
+        )
+        for i in range(10)
+    ]
+
+
+USERS = {11: "a@rwpost.test", 12: "b@rwpost.test", 13: "judge@rwpost.test"}
+"""Label Studio user ids of the two annotators and the judge, with their emails."""

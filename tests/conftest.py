@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,14 +20,16 @@ from rwpost.cli import app, main
 from rwpost.crawl import run_crawl
 from rwpost.ids import record_id
 from rwpost.io import sha256_hex, write_jsonl
-from rwpost.records import CrawledArticle
+from rwpost.records import CrawledArticle, TaggedArticle
 from rwpost.rwpost_format import read_released
 from rwpost.sample.serve import SampleServer
 from rwpost.stages.base import load_params
+from rwpost.tagged import tag_article
 from tests.killing import SITE, child_env, crawl_options, run_to_end, stage_command, write_params
 
 ROOT = Path(__file__).resolve().parents[1]
 """The repository."""
+sys.path.insert(0, str(ROOT / "crawlers"))  # the Scrapy project, imported as `snopes_crawler`
 PARAMS = load_params(ROOT / "params.yaml")
 """The repository's params.yaml, read as the stages read it."""
 RELEASED_DIR = ROOT / "data" / "sample" / "released"
@@ -39,11 +42,52 @@ REAL_PAGES = {
 """The two whole real 2025-2026 pages (head and body slices, see fixtures/snopes_html/SOURCES.md)."""
 
 
+ERA_2018 = FIXTURES / "2018"
+"""The real 2018 pages (issue 17): early microdata pages and one late page, with hand-labelled gold."""
+LATE = ERA_2018 / "2018-11_christmas-story-marathon-tbs.html"
+LATE_URL = "https://www.snopes.com/fact-check/christmas-story-marathon-tbs/"
+
+
+def _early_pages() -> list[dict]:
+    pages = json.loads((ERA_2018 / "index.json").read_text(encoding="utf-8"))
+    gold = json.loads((ERA_2018 / "with-rwpost-gold" / "index.json").read_text(encoding="utf-8"))
+    pages += [dict(e, file=f"2018/with-rwpost-gold/{e['slug']}.fragment.html") for e in gold]
+    return pages
+
+
+EARLY = _early_pages()
+"""The early 2018 pages' index entries (slug, url, file), the gold-labelled fragments included."""
+NOT_TEXT = (
+    "CLAIM",
+    "RATING",
+    "About this rating",
+    "More From Snopes",
+    "Loading...",
+    "Filed Under",
+    "Sources:",
+)
+"""Box and navigation text that must never reach an article's tagged text."""
+
+
 def real_page(name: str) -> str:
     """A real page as one document: its saved ``<head>`` slice followed by its ``<body>`` slice."""
     return (FIXTURES / f"{name}.head.html").read_text(encoding="utf-8") + (
         FIXTURES / f"{name}.html"
     ).read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def de_niro() -> TaggedArticle:
+    """The real De Niro page, tagged."""
+    return tag_article(real_page("robert-de-niro-trump-oscars"), REAL_PAGES["robert-de-niro-trump-oscars"])
+
+
+@pytest.fixture(scope="module")
+def piker() -> TaggedArticle:
+    """The real Piker resolution page, tagged."""
+    return tag_article(
+        real_page("house-resolution-piker-antisemitism"), REAL_PAGES["house-resolution-piker-antisemitism"]
+    )
 
 
 def write_real_crawl_store(root: Path, extra: list[CrawledArticle] = ()) -> Path:

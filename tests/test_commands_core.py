@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+import json
 
+import pytest
+from typer.testing import CliRunner
+
+from rwpost.cli import app
 from tests.conftest import one_line, run_cli, run_cli_out
 
 
@@ -62,3 +66,14 @@ class TestHostile:
         code, out, err = run_cli_out(capsys, "labels", "--unknown", store, "--json")
         assert code == 1 and out == ""
         assert "holds no articles" in one_line(err)
+
+
+def test_labels_unknown_lists_words_of_a_store(tmp_path):
+    rows = [
+        {"rating": r}
+        for r in ("False", "Totally Bogus", "Totally Bogus", "No Rating", None, "Unproven (retired)")
+    ]
+    (tmp_path / "articles.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = CliRunner().invoke(app, ["labels", "--unknown", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {"Totally Bogus": 2}

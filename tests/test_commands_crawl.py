@@ -10,7 +10,17 @@ import pytest
 from typer.testing import CliRunner
 
 from rwpost.cli import app
-from tests.conftest import DENIRO, DENIRO_URL, DEV, import_and_tag, one_line, read_rows, run_cli
+from tests.conftest import (
+    DENIRO,
+    DENIRO_URL,
+    DEV,
+    FIXTURES,
+    LATE,
+    import_and_tag,
+    one_line,
+    read_rows,
+    run_cli,
+)
 
 LOOP = ["--start-url", "http://127.0.0.1:9/", "--allow-loopback"]
 
@@ -138,3 +148,51 @@ class TestHostile:
                 assert (report["files"], report["store_articles"], report["duplicates"]) == (1, 1, 0)
             [row] = read_rows(store / "articles.jsonl")
             assert row["url"] == "https://saved-page.invalid/deniro.html"
+
+
+def test_an_unreadable_saved_page_is_set_aside_with_its_reason(tmp_path):
+    """A cut-short ``.html.gz`` among saved pages: the import goes on (the real page is stored as usual);
+    the damaged file becomes a record with its reason, which reformat sets aside, never a traceback."""
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    (saved / "late.html").write_text(LATE.read_text(encoding="utf-8"), encoding="utf-8")
+    page = LATE.read_bytes()
+    (saved / "cut.html.gz").write_bytes(gzip.compress(page)[:4000])  # a download cut short
+    runner = CliRunner()
+    crawled = runner.invoke(app, ["crawl", "--from-html", str(saved), "--out", str(tmp_path / "store")])
+    assert crawled.exit_code == 0, crawled.output
+    rows = [json.loads(line) for line in (tmp_path / "store" / "articles.jsonl").read_text().splitlines()]
+    assert len(rows) == 2
+    bad = next(row for row in rows if row["url"].endswith("/cut.html.gz"))
+    assert bad["parse_error"].startswith("unreadable saved page: EOFError")
+    report = json.loads((tmp_path / "store" / "report.json").read_text())
+    assert (report["files"], report["stored_ok"], report["unreadable"]) == (2, 1, 1)
+    out = tmp_path / "tagged"
+    reformatted = runner.invoke(app, ["reformat", "--in", str(tmp_path / "store"), "--out", str(out)])
+    assert reformatted.exit_code == 0, reformatted.output
+    rejects = [json.loads(line) for line in (out / "rejects.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rejects] == [bad["id"]]
+    assert "unreadable saved page" in json.dumps(rejects[0])
+
+
+def test_an_index_json_that_gives_no_url_is_said_not_skipped(tmp_path):
+    """The authors' gold folder lists pages by ``slug``, not ``file``: such an index gives no page its URL.
+    The import says which index entry it could not use (in the command's output and the page's reason),
+    where it used to say only "give it in an index.json beside it" with one right there."""
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    gold = FIXTURES / "2018" / "with-rwpost-gold"
+    slug = "liberals-protesting-trump-photo"
+    (saved / f"{slug}.fragment.html").write_bytes((gold / f"{slug}.fragment.html").read_bytes())
+    (saved / "index.json").write_text(
+        json.dumps([{"slug": slug, "url": f"https://www.snopes.com/fact-check/{slug}/"},
+                    {"file": "missing.html", "url": "https://www.snopes.com/fact-check/missing/"}])
+    )  # fmt: skip
+    result = CliRunner().invoke(app, ["crawl", "--from-html", str(saved), "--out", str(tmp_path / "store")])
+    assert result.exit_code == 0, result.output
+    assert 'index not used: index.json: entry 1 has no "file" and "url"' in result.output
+    assert "index not used: index.json: entry 2: no such file missing.html" in result.output
+    report = json.loads((tmp_path / "store" / "report.json").read_text())
+    assert report["index_problems"] == 2 and len(report["index_problem_lines"]) == 2
+    (row,) = [json.loads(line) for line in (tmp_path / "store" / "articles.jsonl").read_text().splitlines()]
+    assert row["parse_error"].startswith("no URL") and "entry 1" in row["parse_error"]

@@ -9,8 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from rwpost.cli import app
+from rwpost.cli import main as cli_main
 from rwpost.io import iter_jsonl, write_jsonl
+from rwpost.testing.llm import FakeLLMServer
 from tests.conftest import DENIRO, DENIRO_URL, crawl_store, import_and_tag, read_rows, run_cli
+from tests.extract_helpers import answers as _answers
 
 
 @pytest.mark.cli_errors
@@ -118,3 +121,61 @@ class TestHostile:
         assert len(read_rows(out / "extractions.jsonl")) == 1
         summary = json.loads((out / "summary.json").read_text())
         assert (summary["extracted"], summary["set_aside"]) == (1, 2)
+
+
+def test_cli_reformat_then_extract_offline_then_dry_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    store = crawl_store(tmp_path / "crawl")
+    assert cli_main(["reformat", "--in", str(store), "--out", str(tmp_path / "tagged")]) == 0
+    tagged = tmp_path / "tagged" / "articles.jsonl"
+    out = tmp_path / "extract"
+    assert cli_main(["extract", "--in", str(tagged), "--out", str(out)]) == 0  # auto -> offline
+    rows = [row for _, row in iter_jsonl(out / "extractions.jsonl")]
+    assert len(rows) == 2 and {r["provenance"]["backend"] for r in rows} == {"offline"}
+    capsys.readouterr()
+    assert (
+        cli_main(
+            [
+                "extract",
+                "--in",
+                str(tagged),
+                "--out",
+                str(out),
+                "--dry-run",
+                "--json",
+                "--price-in",
+                "2.5",
+                "--price-out",
+                "10",
+                "--model",
+                "gpt-4o",
+                "--cache",
+                str(tmp_path / "cache.sqlite"),
+            ]
+        )
+        == 0
+    )
+    estimate = json.loads(capsys.readouterr().out)
+    assert estimate["total"]["requests"] == 6 and estimate["total"]["cost_usd"] > 0
+
+
+def test_cli_extract_llm_backend_reads_the_server_from_the_environment(tmp_path, monkeypatch, de_niro):
+    tagged = tmp_path / "tagged.jsonl"
+    write_jsonl(tagged, [de_niro])
+    with FakeLLMServer(_answers()) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "secret-test-key")
+        args = [
+            "extract",
+            "--in",
+            str(tagged),
+            "--out",
+            str(tmp_path / "out"),
+            "--cache",
+            str(tmp_path / "c.db"),
+        ]
+        assert cli_main(args) == 0
+        assert server.chat_requests == 3
+    cost = (tmp_path / "out" / "cost.json").read_text()
+    assert "secret-test-key" not in cost and json.loads(cost)["backend"] == "llm"

@@ -39,8 +39,8 @@ from rwpost.sample.build import LATEST_SITEMAP_SIZE, NEWS_SITEMAP_SIZE, load_gol
 from rwpost.sample.hostile import HOSTILE_HOST, HOSTILE_PAGES, SITEMAP_ONLY_PAGES
 from rwpost.sample.serve import SITEMAP_HOST, SampleServer
 from rwpost.stages import crawl as crawl_stage
+from tests.conftest import LATE, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "data" / "sample" / "site"
 GOLD = {g["id"]: g for g in load_gold(SITE)}
 HOSTILE = json.loads((SITE / "hostile.json").read_text(encoding="utf-8"))
@@ -323,33 +323,6 @@ def test_cli_crawl_prints_a_json_report(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["store"]["articles"] == 3 and report["this_run"]["fetched"] == 3
     assert main(["crawl", "--start-url", "http://127.0.0.1:9/", "--out", str(tmp_path / "x")]) == 2
-
-
-def test_dvc_stage_serves_the_bundled_site_and_crawls_it(tmp_path, capsys):
-    from rwpost.stages import crawl as stage
-    from rwpost.stages.base import run_stage
-
-    params = {
-        "crawl": {
-            "start_url": None,
-            "sample_site": str(SITE),
-            "out": str(tmp_path / "stage"),
-            "since": None,
-            "until": None,
-            "max_articles": 0,
-            "user_agent": None,
-            "contact": None,
-            "throttle": False,
-            "allow_loopback": False,
-            "download_images": False,
-            "max_image_bytes": 10485760,
-        }
-    }
-    run_stage(stage, params)
-    records = read_store(tmp_path / "stage")
-    assert {g["id"] for g in GOLD.values()} <= {r["id"] for r in records}
-    assert all(r["images"] == [] for r in records) and not (tmp_path / "stage" / "images").exists()
-    assert "crawl: 111 articles" in capsys.readouterr().out
 
 
 def killed_crawl(server: SampleServer, out: Path, after: float) -> dict:
@@ -667,3 +640,18 @@ def test_sitemap_options_on_hosts_not_allowed_are_refused_before_crawling(tmp_pa
         run_crawl(CrawlConfig(**base, sitemaps=True, sitemap_base="http://localhost:9/sitemaps/"))
     with pytest.raises(ConfigError, match="expected an http"):
         run_crawl(CrawlConfig(**base, sitemaps=True, sitemap_urls=["file:///etc/passwd"]))
+
+
+def test_an_import_of_saved_pages_reports_its_progress(tmp_path):
+    """The import runs in a subprocess and says how far it is (what the command line's live line shows)."""
+    from rwpost.crawl import run_import_html
+
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    for name in ("a", "b", "c"):
+        (saved / f"{name}.html").write_text(LATE.read_text(encoding="utf-8"), encoding="utf-8")
+    events: list[dict] = []
+    counts = run_import_html(saved, tmp_path / "store", on_event=events.append)
+    assert events and all(e["event"] == "progress" and e["total"] == 3 for e in events)
+    assert events[0]["files"] == 0 and all(0 <= e["files"] < 3 for e in events)
+    assert (counts["files"], counts["stored_ok"], counts["duplicates"]) == (3, 1, 2)

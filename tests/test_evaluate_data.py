@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from rwpost.cli import main
+from rwpost.evaluate.data import load_eval_data
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
+from tests.conftest import DEV as RELEASED
 from tests.evaluate_helpers import TRUST_GOLD, TRUST_OPTIONS, evaluate_quietly, make_sample
 
 
@@ -60,3 +62,12 @@ class TestHostile:
         assert "internal error" not in err
         assert "--train-fraction" in err and str(data) in err
         assert not (tmp_path / "run").exists()
+
+
+def test_seeded_half_split_is_stratified_and_reproducible():
+    a = load_eval_data(RELEASED, train_fraction=0.5, seed=0)
+    b = load_eval_data(RELEASED, train_fraction=0.5, seed=0)
+    assert [s.id for s in a.test] == [s.id for s in b.test]
+    assert len(a.train) == 23 and len(a.test) == 23
+    assert not {s.id for s in a.train} & {s.id for s in a.test}
+    assert "stratified by label" in a.info["train"]["split_of_data"]

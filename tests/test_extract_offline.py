@@ -260,3 +260,36 @@ def test_llm_backend_on_the_real_pages_through_an_openai_compatible_server(tmp_p
     for key in ("post_link_correct", "post_false_positive", "evidence_url_precision", "evidence_url_recall"):
         assert real[key] == figures[key], key
     assert "test-key" not in out.read_text()
+
+
+def test_offline_backend_finds_claim_and_rating_on_real_pages(de_niro, piker):
+    assert de_niro.claim.startswith('A video authentically shows actor Robert De Niro saying "F*** Trump"')
+    assert de_niro.rating == "Miscaptioned"
+    assert piker.rating == "Mostly True"
+    assert piker.claim.startswith("On April 30, 2026, a bipartisan group of legislators")
+    extraction = OfflineExtractor().extract(de_niro)
+    assert extraction.provenance.backend == "offline"
+    assert extraction.provenance.model is None
+    assert "miscaptioned" in (extraction.reasoning_logic or "").lower()
+
+
+def test_offline_post_comes_from_the_opening_social_links_and_quote(de_niro, piker):
+    post = OfflineExtractor().extract(de_niro).post
+    assert post.post_link == "https://x.com/sot6ixtv/status/1896415374754918673"
+    assert post.video_link == "https://www.tiktok.com/@everythingdemocrats/video/7477409691056950574"
+    # the lead image ("Image courtesy of Kevin Mazur/Getty Images") illustrates the article: not the post
+    assert not any(u.endswith("/2025/03/tony_awards.jpg") for u in post.image_links)
+    post = OfflineExtractor().extract(piker).post
+    assert post.post_link == "https://www.instagram.com/p/DXw34faDgEt/"
+    assert post.text.startswith("Rep. Mike Lawler and Rep. Josh Gottheimer are teaming up")
+
+
+def test_offline_evidence_urls_come_from_the_link_table_with_3_to_5_key_points(de_niro, piker):
+    for article in (de_niro, piker):
+        extraction = OfflineExtractor().extract(article)
+        table = {link.url for link in article.links}
+        assert extraction.evidence and all(e.url in table for e in extraction.evidence)
+        assert 3 <= len(extraction.key_points) <= 5
+    urls = [e.url for e in OfflineExtractor().extract(de_niro).evidence]
+    assert "https://www.youtube.com/watch?v=1zNr8Pf1QkY" in urls
+    assert "https://archive.li/kghRH" not in urls  # a capture of the post, not evidence

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import sys
 import time
 from itertools import pairwise
 from pathlib import Path
@@ -20,6 +19,7 @@ from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 from scrapy.utils.test import get_crawler
+from snopes_crawler.pipelines import ArticleImagesPipeline
 from twisted.python.failure import Failure
 
 from rwpost.errors import RwpostError
@@ -27,15 +27,14 @@ from rwpost.images import (
     MAX_IMAGE_BYTES,
     ImageFetcher,
     ImageRefused,
+    address_refusal,
     image_extension,
     inspect_image,
     size_refusal,
 )
 from rwpost.io import sha256_hex
 from rwpost.records import ImageFile
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "crawlers"))
-from snopes_crawler.pipelines import ArticleImagesPipeline  # noqa: E402
+from rwpost.sample.images import draw_decompression_bomb
 
 
 def _png(side: int = 40) -> bytes:
@@ -180,3 +179,37 @@ def test_pipeline_gives_each_article_url_its_record_in_page_order(pipeline) -> N
     ]
     failure_item = {"kind": "failure"}
     assert pipeline.item_completed([], failure_item, None) == {"kind": "failure"}
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("file:///etc/passwd", False),
+        ("ftp://example.org/a.jpg", False),
+        ("http://127.0.0.1:8000/a.jpg", False),
+        ("http://10.0.0.5/a.jpg", False),
+        ("http://169.254.169.254/latest/meta-data", False),
+        ("http://[::1]/a.jpg", False),
+        ("https://93.184.216.34/a.jpg", True),
+    ],
+)
+def test_image_urls_refused_unless_public_http(url, allowed):
+    assert (address_refusal(url, allow_loopback=False, resolve=False) is None) is allowed
+
+
+def test_loopback_images_allowed_only_when_asked():
+    assert address_refusal("http://127.0.0.1:8000/a.jpg", allow_loopback=True) is None
+    assert address_refusal("http://10.0.0.5/a.jpg", allow_loopback=True) is not None
+
+
+def test_image_inspection_accepts_images_and_refuses_bombs_and_non_images():
+    buffer = io.BytesIO()
+    Image.new("RGB", (150, 90), (200, 10, 10)).save(buffer, format="PNG")
+    info = inspect_image(buffer.getvalue())
+    assert (info.format, info.extension, info.width, info.height) == ("PNG", "png", 150, 90)
+    with pytest.raises(ImageRefused, match="decompression bomb"):
+        inspect_image(draw_decompression_bomb())
+    with pytest.raises(ImageRefused, match="not an image"):
+        inspect_image(b"<html><body>not an image</body></html>")
+    with pytest.raises(ImageRefused, match="broken image"):
+        inspect_image(buffer.getvalue()[:60])

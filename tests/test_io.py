@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from rwpost.io import check_output
+from rwpost.io import check_output, sort_jsonl_by_id
 
 
 @pytest.mark.overwrite
@@ -23,3 +23,14 @@ class TestOverwrite:
             with pytest.raises(Exception, match="is also an input"):
                 check_output(tmp_path / alias, [source], overwrite=True)
         assert check_output(tmp_path / "new.jsonl", [source]) == tmp_path / "new.jsonl"
+
+
+def test_sort_jsonl_by_id_keeps_lines_byte_for_byte_and_later_duplicates_last(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b'{"id": "b", "v": 1}\n{"id": "a",  "v": 2}\n{"id": "b", "v": 3}')
+    sort_jsonl_by_id(path)
+    assert path.read_bytes() == b'{"id": "a",  "v": 2}\n{"id": "b", "v": 1}\n{"id": "b", "v": 3}\n'
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(b'{"id": "b"}\n{"id": "a"')  # a write cut short: left for the reader to report
+    sort_jsonl_by_id(torn)
+    assert torn.read_bytes() == b'{"id": "b"}\n{"id": "a"'

@@ -93,3 +93,10 @@ def test_filter_prompts_are_the_papers_tables():
     assert necessity_prompt("The Pope wore a puffer jacket.").endswith(
         '{ "image_required": "yes | no | unsure", "reason": "" }\n\nClaim: The Pope wore a puffer jacket.'
     )
+
+
+def test_prompts_are_versioned_files_with_both_parts():
+    for name in ("post", "rationale", "evidence"):
+        prompt = load_prompt(name)
+        assert prompt.version == f"{name}-v1" and prompt.schema_name == name
+        assert "{article}" in prompt.user_template and prompt.system

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.tagged_eval import FIELDS, evaluate, evaluate_fields, field_accuracy, load_page, score_page
-from benchmarks.tagged_eval import main as tagged_eval_main
-from rwpost.snopes.links import link_kind
+from benchmarks.tagged_eval import load_page, score_page
+from rwpost.snopes.links import link_identity
 from rwpost.snopes.page import read_article
-from rwpost.tagged import count_words, strip_tags, tag_html
+from rwpost.tagged import count_words, rating_outcome, strip_tags, tag_article, tag_html
+from tests.conftest import EARLY, ERA_2018, LATE, LATE_URL, NOT_TEXT
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = json.loads((FIXTURES / "tagged" / "golden.json").read_text(encoding="utf-8"))
@@ -63,48 +63,6 @@ def test_word_count_excludes_tags(scored):
     assert tagged.word_count == len(strip_tags(tagged.text).split()) or tagged.word_count > 100
 
 
-def test_golden_set_scores_full_precision_and_recall():
-    scores = evaluate(FIXTURES / "tagged" / "golden.json", FIXTURES / "snopes_html")
-    assert all(s.precision == 1.0 and s.recall == 1.0 for s in scores)
-
-
-def test_every_field_of_every_real_page_per_era():
-    """The page model against the facts each real page shows (golden ``fields``, read from the pages
-    without rwpost): every era, every field; a field the saved page lacks must come out empty."""
-    table = field_accuracy(evaluate_fields(FIXTURES / "tagged" / "golden.json", FIXTURES / "snopes_html"))
-    assert {era: row["pages"] for era, row in table.items()} == {
-        "2017-18 microdata": 13, "2018-late": 1, "2019-21": 1, "2022+": 2, "all": 17,
-    }  # fmt: skip
-    for era, row in table.items():
-        assert all(row[field] == 1.0 for field in FIELDS), (era, row)
-
-
-def test_field_scoring_catches_a_wrong_value(tmp_path):
-    """The scorer is not lenient: the 2022+ JSON-LD's mislabelled time (Pacific clock time written as UTC),
-    an invented headline where the page shows none, and a rating off by case all count as wrong."""
-    golden = json.loads((FIXTURES / "tagged" / "golden.json").read_text(encoding="utf-8"))
-    by_name = {page["name"]: page for page in golden["pages"]}
-    by_name["robert-de-niro-trump-oscars"]["fields"]["date_published"] = "2025-03-03T11:28:26+00:00"
-    by_name["david-hogg-give-nazi-salute"]["fields"]["headline"] = "Did David Hogg Give a Nazi Salute?"
-    by_name["2018-11_christmas-story-marathon-tbs"]["fields"]["rating"] = "false"
-    (tmp_path / "golden.json").write_text(json.dumps(golden), encoding="utf-8")
-    scores = {s.name: s for s in evaluate_fields(tmp_path / "golden.json", FIXTURES / "snopes_html")}
-    assert not scores["robert-de-niro-trump-oscars"].right["date_published"]
-    assert not scores["david-hogg-give-nazi-salute"].right["headline"]
-    assert not scores["2018-11_christmas-story-marathon-tbs"].right["rating"]
-    assert sum(not ok for s in scores.values() for ok in s.right.values()) == 3
-
-
-def test_evaluation_script_prints_fields_and_links_per_era(capsys):
-    assert tagged_eval_main(["--golden", str(FIXTURES / "tagged" / "golden.json"),
-                             "--fixtures", str(FIXTURES / "snopes_html")]) == 0  # fmt: skip
-    out = capsys.readouterr().out
-    assert "field accuracy by era" in out and "wrong on" not in out
-    assert "era 2017-18 microdata" in out and "ALL (micro)" in out
-    assert tagged_eval_main(["--golden", "no-such.json"]) == 2
-    assert capsys.readouterr().err.strip() == "error: no-such.json: no such golden file"
-
-
 def test_link_context_is_the_sentence_around_the_link():
     page = PAGES["robert-de-niro-trump-oscars"]
     tagged = tag_html(load_page(page, FIXTURES / "snopes_html"), page["url"])
@@ -122,35 +80,6 @@ def test_embedded_tweet_box_becomes_a_tag_with_the_id_of_its_post():
     tagged = tag_html(load_page(page, FIXTURES / "snopes_html"), page["url"])
     assert tagged.text.count("[WEBPAGE 4: https://x.com/mattxiv/status/2049614589759803735]") == 2
     assert "twitter.com/i/status" not in tagged.text
-
-
-@pytest.mark.parametrize(
-    ("url", "kind"),
-    [
-        ("https://www.youtube.com/watch?v=1zNr8Pf1QkY", "video"),
-        ("https://youtu.be/abc", "video"),
-        ("https://www.tiktok.com/@user/video/7477409691056950574", "video"),
-        ("https://vimeo.com/12345", "video"),
-        ("https://www.instagram.com/reel/Cabc/", "video"),
-        ("https://www.instagram.com/p/DXw34faDgEt/", "webpage"),
-        ("https://www.facebook.com/anonews.co/videos/1982299498448266/?hc_ref=x", "video"),
-        ("https://www.facebook.com/photo.php?fbid=1", "webpage"),
-        ("https://x.com/sot6ixtv/status/1896415374754918673", "webpage"),
-        ("https://web.archive.org/web/2019/https://example.com/photo.jpg", "webpage"),
-        ("https://archive.ph/IZsNO", "webpage"),
-        ("https://www.snopes.com/uploads/2017/09/Patriot-Voice-Kirkmere-Picture.jpg", "image"),
-        (
-            "https://mediaproxy.snopes.com/width/600/https://media.snopes.com/2023/06/reddit-quaker.png",
-            "image",
-        ),
-        ("https://media-proxy.snopes.com/width/600?url=https://media.snopes.com/2024/02/sign.png", "image"),
-        ("https://pbs.twimg.com/media/abc?format=jpg&name=small", "image"),
-        ("https://example.com/clip.MP4", "video"),
-        ("https://lawler.house.gov/uploadedfiles/pikerowens-final-text.pdf", "webpage"),
-    ],
-)
-def test_link_kind_by_extension_and_known_hosts(url, kind):
-    assert link_kind(url) == kind
 
 
 def test_page_facts_give_claim_and_rating_on_real_pages():
@@ -223,3 +152,36 @@ def test_embedded_posts_and_players_become_tags_in_place():
         ("image", "https://media.snopes.com/2020/05/a.png"),
     ]
     assert "> Look at this" in tagged.text  # quoted posts are marked as quotes
+
+
+def test_late_2018_tagged_text_opens_with_the_lead_image_and_keeps_boxes_out():
+    tagged = tag_html(LATE.read_text(encoding="utf-8"), LATE_URL)
+    assert tagged.text.startswith("[IMAGE 1: https://www.snopes.com/tachyon/2018/11/xmasstory.jpg")
+    urls = [link.url for link in tagged.links]
+    assert "https://www.snopes.com/fact-check/rating/false/" not in urls
+    assert not any("/author/" in u or "/tag/" in u or "rating-false" in u for u in urls)
+    # the full-size link around the body image and the image itself: one id
+    assert sum("christmas-story.jpg" in u for u in urls) == 1
+    for absent in (*NOT_TEXT, "TBS canceled a planned marathon", "Bell, Amanda"):
+        assert absent not in tagged.text
+
+
+def test_hand_labelled_post_links_are_tagged():
+    labels = json.loads((ERA_2018 / "labels.json").read_text(encoding="utf-8"))
+    assert labels["hand_labelled"] is True
+    urls = {e["file"].removeprefix("2018/"): e["url"] for e in EARLY} | {LATE.name: LATE_URL}
+    for name, label in labels["pages"].items():
+        tagged = tag_html((ERA_2018 / name).read_text(encoding="utf-8"), urls[name])
+        ids = {link_identity(link.url) for link in tagged.links}
+        for url in filter(None, [label["post_link"], *label["also_acceptable"]]):
+            assert link_identity(url) in ids, (name, url)
+
+
+def test_unknown_and_missing_ratings_do_not_raise():
+    assert rating_outcome("No Rating") == (None, "unrated")
+    assert rating_outcome(None) == (None, "unrated")
+    assert rating_outcome("Totally Bogus") == (None, "unknown-rating: Totally Bogus")
+    assert rating_outcome("Incorrect Attribution")[0] == "False"
+    html = LATE.read_text(encoding="utf-8").replace("False", "Totally Bogus")  # box and JSON-LD
+    tagged = tag_article(html, LATE_URL)
+    assert tagged.rating == "Totally Bogus" and tagged.label is None

@@ -18,7 +18,7 @@ import pytest
 from rwpost.sample.hostile import HOSTILE_HOST
 from rwpost.sample.serve import SampleServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "data" / "sample" / "site"
 
 pytestmark = pytest.mark.slow

@@ -1,54 +1,17 @@
-"""The bundled Snopes-like site: reproducible from the released records, small, and hostile on purpose."""
+"""The bundled sample site served (sample/serve.py): hostile behaviours, synthetic benchmark pages,
+sitemaps only on their own host."""
 
 from __future__ import annotations
 
-import json
 import re
 import urllib.error
 import urllib.request
-from pathlib import Path
 
-from rwpost.ids import record_id
-from rwpost.sample.build import RELEASED_FILES, build_site, load_gold
+from rwpost.sample.build import load_gold
 from rwpost.sample.serve import SampleServer
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "data" / "sample" / "site"
-RELEASED = ROOT / "data" / "sample" / "released"
-
-
-def files_of(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def test_committed_site_is_what_the_generator_builds(tmp_path):
-    build_site(RELEASED, tmp_path / "site")
-    assert files_of(tmp_path / "site") == files_of(SITE)
-
-
-def test_site_stays_small():
-    assert sum(len(b) for b in files_of(SITE).values()) < 3 * 1024 * 1024
-
-
-def test_every_released_record_has_a_page_with_its_real_id_and_fields():
-    released = []
-    for name in RELEASED_FILES:
-        released += [json.loads(line) for line in (RELEASED / name).read_text().splitlines() if line.strip()]
-    gold = {g["id"]: g for g in load_gold(SITE)}
-    assert set(gold) == {record_id(r["news_url"]) for r in released}
-    for row in released:
-        page = gold[record_id(row["news_url"])]
-        assert page["claim"] == row["claim"] and page["category"] == row["category"]
-        assert page["date"] == row["claim_time"]
-        assert (SITE / page["page"].lstrip("/") / "index.html").is_file()
-    ratings = {g["rating"] for g in gold.values()}
-    assert {"False", "True", "Mixture", "Satire", "Outdated", "Unproven", "Fake"} <= ratings
-    assert any(g["image_size"] and min(g["image_size"]) < 200 for g in gold.values())
-
-
-def test_generated_content_is_labelled_as_generated():
-    readme = (SITE / "README.md").read_text()
-    assert "generated" in readme.lower() and "not the original images" in readme
 
 
 def fetch(url: str) -> tuple[int, dict[str, str], bytes]:

@@ -13,7 +13,7 @@ import yaml
 from rwpost.io import iter_jsonl
 from tests.conftest import write_real_crawl_store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_stage(name: str, params: Path, env: dict[str, str]) -> subprocess.CompletedProcess:

@@ -1,17 +1,15 @@
-"""Baselines and the embedding detector on the released RW-Post dev records, with reports, a
-leaderboard and a paired comparison (train on one seeded half, test on the other)."""
+"""Baselines and the embedding detector on the released RW-Post dev records from the command line, with
+reports, a leaderboard and a paired comparison (train on one seeded half, test on the other)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from rwpost.cli import main
-from rwpost.evaluate.data import load_eval_data
+from tests.conftest import DEV as RELEASED
 
-RELEASED = Path(__file__).resolve().parents[1] / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
 COMMON = [
     "--data",
     str(RELEASED),
@@ -23,15 +21,6 @@ COMMON = [
     "100",
     "--no-progress",
 ]
-
-
-def test_seeded_half_split_is_stratified_and_reproducible():
-    a = load_eval_data(RELEASED, train_fraction=0.5, seed=0)
-    b = load_eval_data(RELEASED, train_fraction=0.5, seed=0)
-    assert [s.id for s in a.test] == [s.id for s in b.test]
-    assert len(a.train) == 23 and len(a.test) == 23
-    assert not {s.id for s in a.train} & {s.id for s in a.test}
-    assert "stratified by label" in a.info["train"]["split_of_data"]
 
 
 @pytest.fixture(scope="module")

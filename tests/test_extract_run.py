@@ -1,0 +1,67 @@
+"""Extraction runs over a tagged file: resume, cache, cut-short lines, records set aside (extract/run.py)."""
+
+from __future__ import annotations
+
+import json
+
+from rwpost.extract import LLMExtractor, OfflineExtractor
+from rwpost.extract.run import extract_tagged
+from rwpost.extract.scripted import scripted_reply
+from rwpost.io import iter_jsonl, write_jsonl
+from rwpost.llm import LLMCache
+from rwpost.testing.llm import FakeLLMServer, Reply
+from tests.extract_helpers import answers as _answers
+from tests.extract_helpers import make_client, sample_articles
+
+
+def test_extract_stage_resumes_and_a_rerun_is_served_from_cache(tmp_path):
+    articles = sample_articles(6)
+    tagged = tmp_path / "tagged.jsonl"
+    write_jsonl(tagged, articles[:4])
+    cache = tmp_path / "cache.sqlite"
+    with FakeLLMServer(scripted_reply) as server:
+        first = extract_tagged(tagged, tmp_path / "out", LLMExtractor(make_client(server, LLMCache(cache))))
+        assert server.chat_requests == 12 and first["counts"]["extracted"] == 4
+        write_jsonl(tagged, articles)  # two more articles arrive: only they are asked
+        second = extract_tagged(tagged, tmp_path / "out", LLMExtractor(make_client(server, LLMCache(cache))))
+        assert server.chat_requests == 18 and second["counts"]["skipped"] == 4
+        calls = server.chat_requests
+        again = extract_tagged(tagged, tmp_path / "fresh", LLMExtractor(make_client(server, LLMCache(cache))))
+        assert server.chat_requests == calls, "a rerun into a fresh folder must be served from the cache"
+    assert again["total"]["cache_hits"] == 18 and again["total"]["http_calls"] == 0
+    rows = [row for _, row in iter_jsonl(tmp_path / "fresh" / "extractions.jsonl")]
+    assert sorted(r["id"] for r in rows) == sorted(a.id for a in articles)
+    cost = json.loads((tmp_path / "out" / "cost.json").read_text())
+    assert cost["backend"] == "llm" and "k" not in json.dumps(cost).split('"')  # no key in the report
+
+
+def test_a_line_a_kill_cut_short_is_redone_not_a_stop(tmp_path):
+    articles = sample_articles(3)
+    tagged = tmp_path / "tagged.jsonl"
+    write_jsonl(tagged, articles)
+    out = tmp_path / "out"
+    extract_tagged(tagged, out, OfflineExtractor())
+    whole = (out / "extractions.jsonl").read_bytes()
+    lines = whole.splitlines(keepends=True)
+    (out / "extractions.jsonl").write_bytes(b"".join(lines[:2]) + lines[2][:40])  # killed mid-append
+    report = extract_tagged(tagged, out, OfflineExtractor())
+    assert report["counts"]["skipped"] == 2 and report["counts"]["extracted"] == 1
+    assert (out / "extractions.jsonl").read_bytes() == whole
+
+
+def test_invalid_answers_set_the_record_aside_with_raw_responses(tmp_path, de_niro):
+    def responder(body):
+        if body["response_format"]["json_schema"]["name"] == "rationale":
+            return Reply.text("I think the claim is false.")
+        return _answers()(body)
+
+    tagged = tmp_path / "tagged.jsonl"
+    write_jsonl(tagged, [de_niro])
+    with FakeLLMServer(responder) as server:
+        report = extract_tagged(tagged, tmp_path / "out", LLMExtractor(make_client(server)))
+    assert report["counts"]["set_aside"] == 1
+    assert not (tmp_path / "out" / "extractions.jsonl").exists()
+    [(_, reject)] = list(iter_jsonl(tmp_path / "out" / "rejects.jsonl"))
+    assert reject["id"] == de_niro.id and reject["stage"] == "extract"
+    assert reject["data"]["task"] == "rationale"
+    assert reject["data"]["raw_responses"] == ["I think the claim is false."] * 3
