@@ -31,9 +31,28 @@ Rating: {rating}
 
 def test_every_packaged_prompt_loads_with_its_version_schema_and_hash():
     names = sorted(path.stem for path in PROMPT_DIR.glob("*.md"))
-    agentfact = ["explain", "image_match", "miscaption", "plan", "query", "reason", "source", "summarise"]
+    agentfact = [f"{n}.v1" for n in ("plan", "query", "reason", "source", "summarise")]
+    agentfact += [
+        f"{n}.v2" for n in ("explain", "image_match", "miscaption")
+    ]  # the appendix's dropped rules back
+    agentfact += ["baseline_evi.v1", "baseline_no_evi.v1"]  # the authors' baseline LVLM prompts
+    code = (
+        "explain",
+        "extract",
+        "final_reason",
+        "image_match",
+        "miscaption",
+        "plan",
+        "query",
+        "reason",
+        "source",
+    )
+    m3d = ("cross", "entities", "image", "image_analysis", "image_critic", "judge", "logic", "plan", "text")
     assert names == sorted(
-        [f"agentfact_{n}.v1" for n in agentfact]
+        [f"agentfact_{n}" for n in agentfact]
+        + [f"agentfact_code_{n}.v1" for n in code]  # profile=authors-code, transcribed from their code
+        + [f"agentm3d_{n}.v1" for n in (*m3d, "text_critic")]
+        + ["factguard_turn1.v1", "factguard_turn2.v1"]
         + ["detect_zero_shot.v1", "detect_zero_shot.v2", "evidence", "necessity_s2", "post", "rationale"]
         + ["watermark_s1"]
         + [f"t2agent_{n}.v1" for n in ("init", "text", "image", "match", "trajectory", "confidence")]
