@@ -76,7 +76,7 @@ def test_stage_writes_decisions_verdicts_funnel_and_rejects(tmp_path: Path) -> N
     ids = _write_stage_inputs(tmp_path)
     params = tmp_path / "params.yaml"
     params.write_text(
-        "filter:\n  size:\n    min_words: 90\n  watermark:\n    require_isolated: true\n", encoding="utf-8"
+        "filter:\n  size_limits:\n    min_words: 90\n  watermark:\n    require_isolated: true\n", encoding="utf-8"
     )
     out = tmp_path / "filter"
     args = [
@@ -133,7 +133,7 @@ def test_dvc_stage_reads_paths_and_thresholds_from_params(tmp_path: Path) -> Non
         f"  crawl: {tmp_path / 'crawl'}\n"
         f"  out: {tmp_path / 'out'}\n"
         "  order: [size, necessity]\n"
-        "  size: {min_words: 10}\n",
+        "  size_limits: {min_words: 10}\n",
         encoding="utf-8",
     )
     root = Path(__file__).resolve().parents[1]

@@ -73,8 +73,8 @@ def test_a_dev_test_ratio_that_is_not_positive_and_finite_is_refused(ratio):
 @pytest.mark.parametrize(
     ("section", "value", "key"),
     [
-        ("size", {"min_words": -5}, "filter.size.min_words"),
-        ("size", {"min_words": 3000, "max_words": 10}, "filter.size"),
+        ("size_limits", {"min_words": -5}, "filter.size_limits.min_words"),
+        ("size_limits", {"min_words": 3000, "max_words": 10}, "filter.size_limits"),
         ("necessity", {"keep_answers": ["maybe"]}, "filter.necessity.keep_answers.0"),  # kept nothing
         ("watermark", {"combine": "xx"}, "filter.watermark.combine"),  # KeyError mid-run with llm: true
         ("watermark", {"min_confidence": 5}, "filter.watermark.min_confidence"),

@@ -42,6 +42,8 @@ class Params(StageParams):
 
     section = "evaluate"
     shared = ("dataset",)
+    reads = ("blocked_domains", "image_root")
+    writes = ("out", "summary")
 
     out: Path = Path("reports/evaluate")
     summary: Path | None = None
@@ -69,6 +71,9 @@ class Params(StageParams):
     detectors: list[DetectorParams] = Field(default_factory=list)
     prices: PriceTable | None = None
     dataset: DatasetParams
+
+    def paths_read(self) -> dict[str, Path]:
+        return {**super().paths_read(), "dataset.version": self.dataset.version_dir}
 
     @model_validator(mode="after")
     def _one_entry_per_run_folder(self) -> Self:

@@ -27,6 +27,8 @@ class Params(StageParams):
 
     section = "extract"
     upstream = {"input": "reformat.out/articles.jsonl"}
+    reads = ("input", "funnel", "local_model")
+    writes = ("out", "cache")
 
     input: Path = Path("data/work/tagged/articles.jsonl")
     out: Path = Path("data/work/extract")
