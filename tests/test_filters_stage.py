@@ -76,7 +76,8 @@ def test_stage_writes_decisions_verdicts_funnel_and_rejects(tmp_path: Path) -> N
     ids = _write_stage_inputs(tmp_path)
     params = tmp_path / "params.yaml"
     params.write_text(
-        "filter:\n  size_limits:\n    min_words: 90\n  watermark:\n    require_isolated: true\n", encoding="utf-8"
+        "filter:\n  size_limits:\n    min_words: 90\n  watermark:\n    require_isolated: true\n",
+        encoding="utf-8",
     )
     out = tmp_path / "filter"
     args = [

@@ -39,7 +39,9 @@ def test_a_wrong_type_is_one_line_naming_the_key():
     params = {**PARAMS, "filter": {**PARAMS["filter"], "size_limits": {"min_words": "ninety"}}}
     with pytest.raises(ConfigError) as err:
         filter_stage.Params.from_params(params)
-    assert str(err.value).startswith("params.yaml: filter.size_limits.min_words: Input should be a valid integer")
+    assert str(err.value).startswith(
+        "params.yaml: filter.size_limits.min_words: Input should be a valid integer"
+    )
     assert "\n" not in str(err.value)
 
 
