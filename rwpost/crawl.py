@@ -8,8 +8,10 @@ The output folder layout is documented in ``crawlers/README.md``.
 
 The child lives and dies with its parent: it runs in its own process group, the parent forwards
 SIGINT/SIGTERM to it (Scrapy then stops gracefully, keeping its JOBDIR queue) and, on Linux, the
-kernel sends it SIGTERM if the parent dies (``PR_SET_PDEATHSIG``). A stopped crawl raises
-:class:`CrawlStopped` (exit 130 or 143, "rerun to resume").
+kernel kills it if the parent dies (``PR_SET_PDEATHSIG``): a graceful stop would go on fetching for no
+one (from a sample site that died with the parent: every page and image "connection refused"), and the
+next run discards the killed run's queue. A stopped crawl raises :class:`CrawlStopped` (exit 130 or 143,
+"rerun to resume").
 """
 
 from __future__ import annotations
@@ -99,7 +101,8 @@ class CrawlConfig(BaseModel):
     resume: bool = True
     """Continue the Scrapy queue of a stopped run (stored pages are skipped)."""
     retry_failed: bool = False
-    """Fetch again pages stored with 5xx/network errors."""
+    """Fetch again pages stored with 5xx errors, redirect loops or oversized responses (pages that failed
+    before any response came are fetched again by every run)."""
     progress_interval: float = 2.0
     sitemaps: bool = False
     """Discover from the site's sitemaps only (no listing walk): ``sitemap_urls``, else the live site's."""
@@ -230,14 +233,14 @@ _LIBC = (
 
 
 def _child_preexec(parent: int) -> Callable[[], None]:
-    """Run in the child between fork and exec: own process group, SIGTERM when the parent dies."""
+    """Run in the child between fork and exec: own process group, SIGKILL when the parent dies."""
 
     def setup() -> None:
         os.setpgid(0, 0)
         if _LIBC is not None:
-            _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+            _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before prctl: stop now
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGKILL)
 
     return setup
 

@@ -34,10 +34,12 @@ def test_every_stage_of_dvc_yaml_has_a_module_whose_params_read_params_yaml():
 
 
 def test_a_wrong_type_is_one_line_naming_the_key():
-    params = {**PARAMS, "filter": {**PARAMS["filter"], "size": {"min_words": "ninety"}}}
+    params = {**PARAMS, "filter": {**PARAMS["filter"], "size_limits": {"min_words": "ninety"}}}
     with pytest.raises(ConfigError) as err:
         filter_stage.Params.from_params(params)
-    assert str(err.value).startswith("params.yaml: filter.size.min_words: Input should be a valid integer")
+    assert str(err.value).startswith(
+        "params.yaml: filter.size_limits.min_words: Input should be a valid integer"
+    )
     assert "\n" not in str(err.value)
 
 
@@ -59,7 +61,7 @@ def test_defaults_live_in_the_model_and_options_left_unset_keep_them():
 
 def test_filter_thresholds_are_typed_from_each_filter_and_only_those_set_are_passed_on():
     params = filter_stage.Params.from_params(
-        {"filter": {"size": {"min_words": 10}, "order": ["size", "neardup"]}}
+        {"filter": {"size_limits": {"min_words": 10}, "order": ["size", "neardup"]}}
     )
     assert params.size.min_words == 10 and params.size.max_words == 2000  # the size filter's own default
     assert params.thresholds() == {"size": {"min_words": 10}, "neardup": {}}

@@ -97,7 +97,8 @@ def test_stage_writes_decisions_verdicts_funnel_and_rejects(tmp_path: Path) -> N
     ids = _write_stage_inputs(tmp_path)
     params = tmp_path / "params.yaml"
     params.write_text(
-        "filter:\n  size:\n    min_words: 90\n  watermark:\n    require_isolated: true\n", encoding="utf-8"
+        "filter:\n  size_limits:\n    min_words: 90\n  watermark:\n    require_isolated: true\n",
+        encoding="utf-8",
     )
     out = tmp_path / "filter"
     args = [
@@ -154,7 +155,7 @@ def test_dvc_stage_reads_paths_and_thresholds_from_params(tmp_path: Path) -> Non
         f"  crawl: {tmp_path / 'crawl'}\n"
         f"  out: {tmp_path / 'out'}\n"
         "  order: [size, necessity]\n"
-        "  size: {min_words: 10}\n",
+        "  size_limits: {min_words: 10}\n",
         encoding="utf-8",
     )
     root = Path(__file__).resolve().parents[1]
@@ -186,8 +187,8 @@ class TestHostile:
     @pytest.mark.parametrize(
         ("section", "value", "key"),
         [
-            ("size", {"min_words": -5}, "filter.size.min_words"),
-            ("size", {"min_words": 3000, "max_words": 10}, "filter.size"),
+            ("size_limits", {"min_words": -5}, "filter.size_limits.min_words"),
+            ("size_limits", {"min_words": 3000, "max_words": 10}, "filter.size_limits"),
             ("necessity", {"keep_answers": ["maybe"]}, "filter.necessity.keep_answers.0"),  # kept nothing
             ("watermark", {"combine": "xx"}, "filter.watermark.combine"),  # KeyError mid-run with llm: true
             ("watermark", {"min_confidence": 5}, "filter.watermark.min_confidence"),

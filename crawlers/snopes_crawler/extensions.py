@@ -25,6 +25,7 @@ COUNTERS = (
     "failed",
     "skipped_stored",
     "refetch_updated",
+    "refetch_failed",
     "resumed_scheduled",
     "out_of_window",
     "over_max_articles",

@@ -9,8 +9,9 @@ crawl rediscovers its work from the listings, skipping everything the store alre
 The run holds the store's lock (:func:`snopes_crawler.store.store_lock`) from start to end: a second
 crawl into the same folder ends at once with an ``{"event": "error"}`` line naming the holder's PID.
 SIGINT and SIGTERM stop the crawl gracefully (Scrapy's shutdown: the JOBDIR keeps the pending queue);
-the ``rwpost crawl`` parent forwards its own signals here and arranges that this process receives
-SIGTERM if the parent dies.
+the ``rwpost crawl`` parent forwards its own signals here and arranges that this process is killed if
+the parent dies. A queue kept for another origin than the start URL's (the sample site on the stopped
+run's port) is discarded like a killed run's.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import shutil
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
@@ -31,6 +33,8 @@ from snopes_crawler.spiders.snopes import SnopesSpider
 from snopes_crawler.store import JOB_DIR, REPORT_FILE, StoreBusy, store_lock
 
 RUNNING_MARKER = "RUNNING"
+ORIGIN_FILE = "origin"
+"""In the JOBDIR: the origin (scheme://host:port) the kept queue's requests were made for."""
 
 
 def user_agent(base: str | None, contact: str | None) -> str:
@@ -75,16 +79,33 @@ def crawl_settings(config: CrawlConfig) -> Settings:
     return settings
 
 
-def prepare_jobdir(out_dir: Path, resume: bool) -> bool:
-    """Make the JOBDIR usable; returns True when a torn queue from a killed run was discarded."""
+def prepare_jobdir(out_dir: Path, resume: bool, start_url: str) -> str | None:
+    """Make the JOBDIR usable; returns why a kept queue was discarded (None when none was).
+
+    A queue is discarded when the run that left it was killed (it may be torn) or when it was crawled
+    from another origin than ``start_url``'s: its requests name that origin (the sample site's port of
+    the stopped run, which nothing serves any more), and the listings rediscover them on this one.
+    """
     jobdir = out_dir / JOB_DIR
     marker = jobdir / RUNNING_MARKER
-    killed = marker.exists()
-    if jobdir.exists() and (killed or not resume):
+    origin_file = jobdir / ORIGIN_FILE
+    origin = _origin(start_url)
+    why = None
+    if marker.exists():
+        why = "previous run was killed"
+    elif origin_file.exists() and origin_file.read_text(encoding="utf-8").strip() != origin:
+        why = f"previous run crawled {origin_file.read_text(encoding='utf-8').strip()}, this one {origin}"
+    if jobdir.exists() and (why or not resume):
         shutil.rmtree(jobdir)
     jobdir.mkdir(parents=True, exist_ok=True)
     marker.write_text("a crawl is running or was killed\n", encoding="utf-8")
-    return killed
+    origin_file.write_text(f"{origin}\n", encoding="utf-8")
+    return why
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 EXIT_BUSY = 75
@@ -103,9 +124,10 @@ def run(config: CrawlConfig) -> int:
 
 
 def _run_locked(config: CrawlConfig, out_dir: Path) -> int:
-    discarded = prepare_jobdir(out_dir, config.resume)
+    assert config.start_url is not None  # rwpost.crawl.run_crawl checked it
+    discarded = prepare_jobdir(out_dir, config.resume, config.start_url)
     if discarded:
-        print(json.dumps({"event": "notice", "message": "previous run was killed: request queue discarded"}))
+        print(json.dumps({"event": "notice", "message": f"{discarded}: request queue discarded"}))
     process = CrawlerProcess(crawl_settings(config))
     process.crawl(
         SnopesSpider,

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.io import write_json
-from rwpost.snopes.page import SnopesArticle, read_article
+from rwpost.snopes.page import SnopesArticle, page_url_problem, read_article
 from snopes_crawler.store import HTML_DIR, ArticleStore, StoreBusy, article_record, store_lock
 
 SAVED_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
@@ -136,6 +136,9 @@ def known_urls(folder: Path, problems: list[str] | None = None) -> dict[str, str
             if not (isinstance(entry, dict) and entry.get("url") and entry.get("file")):
                 problems.append(f'{shown}: entry {number} has no "file" and "url"')
                 continue
+            if problem := page_url_problem(str(entry["url"])):  # its page's id would come from it
+                problems.append(f"{shown}: entry {number}: url {str(entry['url'])[:200]!r}: {problem}")
+                continue
             for base in (folder, index.parent):
                 candidate = (base / entry["file"]).resolve()
                 if candidate.is_file():
@@ -183,6 +186,7 @@ def import_saved_pages(
             if is_wayback_capture(html):
                 html, original = unwrap_wayback(html)
                 counts["wayback"] += 1
+                original = None if original is None or page_url_problem(original) else original
             url = original or given.get(str(path.resolve()))
             try:
                 article = read_article(html, url or stand_in)

@@ -19,7 +19,8 @@ REGISTRY: dict[str, type] = {
     "necessity": NecessityFilter,
     "neardup": NearDuplicateFilter,
 }
-"""Filter name -> class; the name is also its section under ``filter:`` in params.yaml."""
+"""Filter name -> class; the name is also its section under ``filter:`` in params.yaml, except size's
+(``size_limits``: DVC's run cache ignores params keys named ``size``)."""
 
 DEFAULT_ORDER: tuple[str, ...] = ("size", "necessity", "watermark", "neardup")
 """Cheap before expensive: OCR only runs on records that survived size and necessity."""

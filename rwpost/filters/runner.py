@@ -38,7 +38,7 @@ from rwpost.records import Candidate, Decision, FilterVerdict, FunnelStep, Rejec
 class FilterSettings(BaseModel):
     """Which filters run, in which order, how, and each filter's own ``Params`` (its section by name)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", validate_by_name=False, validate_by_alias=True)
 
     order: list[str] = Field(default_factory=lambda: list(DEFAULT_ORDER))
     measure_all: bool = False
@@ -48,7 +48,8 @@ class FilterSettings(BaseModel):
     """Download post images the crawl does not hold."""
     use_given_ocr: bool = True
     """OCR text already on a record is used instead of the image."""
-    size: SizeFilter.Params = Field(default_factory=SizeFilter.Params)
+    size: SizeFilter.Params = Field(default_factory=SizeFilter.Params, alias="size_limits")
+    """Under ``size_limits``: DVC's run cache ignores params keys named ``size`` (treeverse/dvc#10296)."""
     necessity: NecessityFilter.Params = Field(default_factory=NecessityFilter.Params)
     watermark: WatermarkFilter.Params = Field(default_factory=WatermarkFilter.Params)
     neardup: NearDuplicateFilter.Params = Field(default_factory=NearDuplicateFilter.Params)

@@ -32,7 +32,7 @@ class SizeFilter:
     version = "1"
 
     class Params(Thresholds):
-        """Paper III-A bounds (``filter.size`` in params.yaml)."""
+        """Paper III-A bounds (``filter.size_limits`` in params.yaml)."""
 
         min_words: NonNegativeInt = 90
         max_words: NonNegativeInt = 2000

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 from zoneinfo import ZoneInfo
 
 from bs4 import BeautifulSoup
@@ -34,6 +34,35 @@ SITE_ZONE = ZoneInfo("America/Los_Angeles")
 
 _TITLE_SUFFIX = re.compile(r"\s*\|\s*Snopes(?:\.com)?\s*$", re.I)
 _NOT_A_CATEGORY = ("home", "fact check", "fact checks")
+
+
+def page_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a page's address (its record's id is computed from it), or None: it must be
+    an http(s) URL with a host and a port that is a number below 65536."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises on a port that is no number or too large)
+    except ValueError as exc:
+        return f"not a URL ({exc})"
+    if parts.scheme.lower() not in ("http", "https"):
+        return "not an http(s) URL"
+    if not parts.hostname:
+        return "no host"
+    return None
+
+
+def _canonical(url: str, canonical: str) -> tuple[str, str | None]:
+    """The page's canonical URL and, when its canonical link cannot be one, the page's own URL instead
+    and why (a bad port or a ``javascript:`` link must not lose the page)."""
+    try:
+        joined = urljoin(url, canonical)
+    except ValueError as exc:
+        joined, problem = canonical, f"not a URL ({exc})"
+    else:
+        problem = page_url_problem(joined)
+    if problem is None:
+        return joined, None
+    return url, f"bad canonical link {canonical[:200]!r}: {problem} (stored under the page's own URL)"
 
 
 @dataclass
@@ -245,13 +274,14 @@ def read_article(html: str | BeautifulSoup, url: str) -> SnopesArticle:
     sources_css = ", ".join(layout.sources for layout in LAYOUTS if layout.sources)
     sources = [t for t in (all_text(p) for p in select(soup, sources_css)) if t]
 
-    problems = []
+    canonical_url, canonical_problem = _canonical(url, canonical)
+    problems = [canonical_problem] if canonical_problem else []
     if not claim:
         problems.append("no claim (tried ClaimReview.claimReviewed, .claim_cont, .claim-wrapper .claim p)")
     if not rating:
         problems.append("no rating (tried ClaimReview.reviewRating, .rating_title_wrap, h5.rating-label-*)")
     return SnopesArticle(
-        canonical_url=urljoin(url, canonical),
+        canonical_url=canonical_url,
         layout=layout_name,
         category=category,
         headline=_headline(article, soup),

@@ -23,6 +23,8 @@ class Params(StageParams):
 
     section = "annotate"
     upstream = {"samples": "assemble.out/samples.jsonl"}
+    reads = ("samples", "verdicts")
+    writes = ("out",)
 
     samples: Path = Path("data/work/assemble/samples.jsonl")
     verdicts: Path = Path("annotation/export/validation_verdicts.jsonl")

@@ -30,6 +30,8 @@ class Params(StageParams):
         "filter_funnel": "filter.out/funnel.json",
         "filter_order": "filter.order",
     }
+    reads = ("crawl", "tagged", "extractions", "decisions", "filter_funnel")
+    writes = ("out",)
 
     crawl: Path = Path("data/work/crawl")
     tagged: Path = Path("data/work/tagged/articles.jsonl")

@@ -23,7 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rwpost.errors import ConfigError, RwpostError
-from rwpost.io import validation_problem, write_json
+from rwpost.io import check_output, validation_problem, write_json
 from rwpost.records import FunnelStep
 
 
@@ -39,24 +39,58 @@ class StageParams(BaseModel):
     """Fields read from an earlier stage's section: field -> ``section.key`` or ``section.key/file`` (e.g.
     ``"tagged": "reformat.out/articles.jsonl"``), so params.yaml states each path once. A value set in the
     stage's own section wins; without the earlier section the field keeps its default."""
+    reads: ClassVar[tuple[str, ...]] = ()
+    """Fields naming the files and folders the stage reads."""
+    writes: ClassVar[tuple[str, ...]] = ()
+    """Fields naming the files and folders the stage writes: none may be, hold or lie inside what it reads
+    (:meth:`refuse_outputs_over_inputs`)."""
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any], source: str = "params.yaml") -> Self:
         """The stage's params from the whole params file; an error names the file and the key."""
         data = _section(params, cls.section, source)
+        refuse_dvc_blind_keys(data, cls.section, source)
         for name in cls.shared:
             if name in data:
                 raise ConfigError(f"{source}: {cls.section}.{name}: belongs in its own '{name}:' section")
             if name not in params and not cls.model_fields[name].is_required():
                 continue  # an optional shared section (executor:) keeps its defaults
             data[name] = _section(params, name, source)
+            refuse_dvc_blind_keys(data[name], name, source)
         for name, ref in cls.upstream.items():
             where, _, file = ref.partition("/")
             section, _, key = where.partition(".")
             earlier = params.get(section)
             if name not in data and isinstance(earlier, dict) and earlier.get(key) is not None:
                 data[name] = f"{earlier[key]}/{file}" if file else earlier[key]
-        return cls._validate(data, source)
+        params = cls._validate(data, source)
+        params.refuse_outputs_over_inputs(Path(source), source)
+        return params
+
+    def paths_read(self) -> dict[str, Path]:
+        """What the stage reads, by params key (``reads``)."""
+        return self._paths(self.reads)
+
+    def paths_written(self) -> dict[str, Path]:
+        """What the stage writes, by params key (``writes``)."""
+        return self._paths(self.writes)
+
+    def _paths(self, fields: tuple[str, ...]) -> dict[str, Path]:
+        return {f"{self.section}.{name}": getattr(self, name) for name in fields if getattr(self, name)}
+
+    def refuse_outputs_over_inputs(
+        self, params_file: Path | None = None, source: str = "params.yaml"
+    ) -> None:
+        """Refuse, before any work, an output that would replace or write into what the stage reads: one of
+        its inputs, the params file, or rwpost's own code (a ConfigError naming the key)."""
+        inputs = {**self.paths_read(), "the params file": params_file, "rwpost's code": PACKAGE}
+        for key, out in self.paths_written().items():
+            for name, given in inputs.items():
+                if given is not None and (how := _overlap(out, given)):
+                    raise ConfigError(
+                        f"{source}: {key}: {out} {how} an input of this stage ({name}: {given}); "
+                        "write the output elsewhere"
+                    )
 
     @classmethod
     def of(cls, **values: Any) -> Self:
@@ -91,6 +125,66 @@ class StageParams(BaseModel):
             if key.split(".")[0] not in cls.shared:
                 key = f"{cls.section}.{key}" if key else cls.section
             raise ConfigError(f"{source}: {key}: {message}") from exc
+
+
+PACKAGE = Path(__file__).resolve().parents[1]
+"""rwpost's own folder: no stage writes into it (``stats.out: rwpost`` put PNGs among the modules)."""
+
+
+def _overlap(out: Path, given: Path) -> str | None:
+    """How an output path meets an input path: the same file (links included, :func:`rwpost.io.
+    check_output`), inside it, or holding it; None when apart."""
+    try:
+        check_output(out, [given], overwrite=True)
+    except ConfigError:
+        return "is also"
+    mine, theirs = _resolved(out), _resolved(given)
+    if mine == theirs:
+        return "is also"
+    if mine.is_relative_to(theirs):
+        return "is inside"
+    if theirs.is_relative_to(mine):
+        return "holds"
+    return None
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: compare as given
+        return path.absolute()
+
+
+DVC_BLIND_KEYS = ("size", "nfiles")
+"""Keys DVC's run cache leaves out of a stage's key at any depth, taking them for file metadata
+(treeverse/dvc#10296): a value under one could change and ``dvc repro`` would check out the outputs of
+the old value ("cached - skipping run") and record the new one in dvc.lock."""
+
+RENAMED_KEYS = {"filter.size": "filter.size_limits"}
+"""Old params.yaml keys -> their names now (each renamed because DVC's run cache cannot see it)."""
+
+
+def refuse_dvc_blind_keys(value: Any, where: str, source: str = "params.yaml") -> None:
+    """Raise :class:`ConfigError` naming the first key under ``value`` (the section ``where``) that
+    DVC's run cache leaves out of a stage's key (:data:`DVC_BLIND_KEYS`); an old name says its new one."""
+    seen: set[int] = set()  # YAML aliases share one object: each is walked once (an alias bomb stays cheap)
+    todo: list[tuple[str, Any]] = [(where, value)]
+    while todo:
+        path, node = todo.pop()
+        if id(node) in seen or not isinstance(node, dict | list):
+            continue
+        seen.add(id(node))
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, child in items:
+            here = f"{path}.{key}"
+            if here in RENAMED_KEYS:
+                raise ConfigError(f"{source}: {here}: renamed to {RENAMED_KEYS[here]}")
+            if key in DVC_BLIND_KEYS:
+                raise ConfigError(
+                    f"{source}: {here}: DVC's run cache ignores keys named {key!r} (treeverse/dvc#10296), so "
+                    "a change under it would be skipped by dvc repro; name it otherwise"
+                )
+            todo.append((here, child))
 
 
 def _section(params: Mapping[str, Any], name: str, source: str) -> dict[str, Any]:

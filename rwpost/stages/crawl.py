@@ -24,6 +24,8 @@ class Params(StageParams, CrawlConfig):
     """The ``crawl:`` section of params.yaml: :class:`rwpost.crawl.CrawlConfig` and the sample site."""
 
     section = "crawl"
+    reads = ("sample_site",)
+    writes = ("out",)
 
     sample_site: Path = Path("data/sample/site")
     """Served on 127.0.0.1 and crawled when ``start_url`` is None."""

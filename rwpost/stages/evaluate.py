@@ -56,6 +56,8 @@ class Params(StageParams):
 
     section = "evaluate"
     shared = ("dataset", "executor")
+    reads = ("blocked_domains", "image_root")
+    writes = ("out", "summary")
 
     out: Path = Path("reports/evaluate")
     summary: Path | None = None
@@ -84,6 +86,9 @@ class Params(StageParams):
     prices: PriceTable | None = None
     dataset: DatasetParams
     executor: ExecutorParams = Field(default_factory=ExecutorParams)
+
+    def paths_read(self) -> dict[str, Path]:
+        return {**super().paths_read(), "dataset.version": self.dataset.version_dir}
 
     @model_validator(mode="after")
     def _one_entry_per_run_folder(self) -> Self:

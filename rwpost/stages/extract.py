@@ -47,6 +47,8 @@ class Params(StageParams):
     section = "extract"
     shared = ("executor",)
     upstream = {"input": "reformat.out/articles.jsonl"}
+    reads = ("input", "funnel", "local_model")
+    writes = ("out", "cache")
 
     input: Path = Path("data/work/tagged/articles.jsonl")
     out: Path = Path("data/work/extract")

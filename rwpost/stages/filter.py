@@ -31,6 +31,8 @@ class Params(StageParams, FilterSettings):
         "extractions": "extract.out/extractions.jsonl",
         "crawl": "crawl.out",
     }
+    reads = ("tagged", "extractions", "crawl", "funnel")
+    writes = ("out", "cache")
 
     tagged: Path = Path("data/work/tagged/articles.jsonl")
     extractions: Path | None = Path("data/work/extract/extractions.jsonl")

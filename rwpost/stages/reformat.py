@@ -21,6 +21,8 @@ class Params(StageParams):
 
     section = "reformat"
     upstream = {"crawl": "crawl.out"}
+    reads = ("crawl",)
+    writes = ("out",)
 
     crawl: Path = Path("data/work/crawl")
     """The crawl stage's store: ``articles.jsonl`` + ``html/<sha>.html.gz``."""

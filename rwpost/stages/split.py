@@ -27,6 +27,8 @@ class Params(StageParams):
     section = "split"
     shared = ("dataset",)
     upstream = {"input": "annotate.out/samples.jsonl", "funnel": "assemble.out/funnel.json"}
+    reads = ("input", "funnel")
+    writes = ("rejects",)
 
     input: Path = Path("data/work/annotated/samples.jsonl")
     seed: int = 13
@@ -36,6 +38,9 @@ class Params(StageParams):
     """The funnel of the earlier stages (written by assemble)."""
     rejects: Path = Path("data/work/split/rejects.jsonl")
     dataset: DatasetParams
+
+    def paths_written(self) -> dict[str, Path]:
+        return {**super().paths_written(), "dataset.version": self.dataset.version_dir}
 
 
 def _excluded(sample: Sample) -> Reject:

@@ -14,9 +14,13 @@ class Params(StageParams):
 
     section = "stats"
     shared = ("dataset",)
+    writes = ("out",)
 
     out: Path = Path("reports/stats")
     dataset: DatasetParams
+
+    def paths_read(self) -> dict[str, Path]:
+        return {"dataset.version": self.dataset.version_dir}
 
 
 def run(params: Params) -> StageReport:

@@ -25,6 +25,7 @@ from scrapy.utils.sitemap import Sitemap
 from twisted.python.failure import Failure
 
 from rwpost.crawl import parse_day
+from rwpost.records import CrawledArticle
 from rwpost.snopes.listing import (
     SITEMAP_BASE,
     is_article_url,
@@ -35,6 +36,19 @@ from rwpost.snopes.listing import (
 from rwpost.snopes.page import SnopesArticle, parse_date, read_article
 from rwpost.urls import path_key
 from snopes_crawler.store import ArticleStore, SiteOrigin
+
+REDIRECT_LOOP = "redirect loop"
+TOO_LARGE = "response too large"
+"""The reasons of the two failures without an HTTP status that are the site's answer, not an outage."""
+FAILED = frozenset({0, *range(500, 600)})
+"""Statuses ``retry_failed`` fetches again: no response, or a server error."""
+
+
+def is_transport_failure(record: CrawledArticle) -> bool:
+    """A page stored as failed before any response came (connection refused or reset, timeout, DNS): an
+    outage, not an answer, so every run fetches it again (``retry_failed`` adds HTTP 5xx)."""
+    reason = record.parse_error or ""
+    return record.http_status == 0 and not reason.startswith((f"{REDIRECT_LOOP}:", f"{TOO_LARGE}:"))
 
 
 def article_request_url(url: str) -> str:
@@ -214,13 +228,13 @@ class SnopesSpider(scrapy.Spider):
         if key in self.scheduled:
             return
         stored = self.store.get_by_url(url)
-        refetch = False
+        refetch: str | None = None  # the counter of why a stored page is fetched again
         if stored is not None:
             stamp = stored.date_modified or stored.date_published
             if lastmod is not None and stamp is not None and lastmod > _aware(stamp):
-                refetch = True
-            elif self.retry_failed and (stored.http_status >= 500 or stored.http_status == 0):
-                refetch = True
+                refetch = "refetch_updated"
+            elif is_transport_failure(stored) or (self.retry_failed and stored.http_status in FAILED):
+                refetch = "refetch_failed"
             else:
                 # Not marked as scheduled: the sitemap may still show a newer lastmod for it.
                 if key not in self.skipped:
@@ -240,14 +254,14 @@ class SnopesSpider(scrapy.Spider):
         self.scheduled.add(key)
         self.count("found")
         if refetch:
-            self.count("refetch_updated")
+            self.count(refetch)
         yield scrapy.Request(
             url,
             callback=self.parse_article,
             errback=self.article_failed,
             dont_filter=True,
             priority=1,
-            meta={"rwpost_kind": "article", "rwpost_refetch": refetch},
+            meta={"rwpost_kind": "article", "rwpost_refetch": bool(refetch)},
         )
 
     # --- articles ---------------------------------------------------------------------------------
@@ -289,7 +303,7 @@ class SnopesSpider(scrapy.Spider):
             chain = " -> ".join(
                 urlsplit(u).path for u in [*request.meta.get("redirect_urls", []), request.url]
             )
-            reason = f"redirect loop: {failure.getErrorMessage()} ({chain})"
+            reason = f"{REDIRECT_LOOP}: {failure.getErrorMessage()} ({chain})"
         elif failure.check(HttpError):
             status = failure.value.response.status
             reason = f"HTTP {status}"
@@ -299,7 +313,7 @@ class SnopesSpider(scrapy.Spider):
         else:
             reason = f"{failure.type.__name__}: {failure.getErrorMessage()}"
             if "max size" in reason:
-                reason = f"response too large: {failure.getErrorMessage()}"
+                reason = f"{TOO_LARGE}: {failure.getErrorMessage()}"
         self.count("failed")
         self.logger.warning("article failed: %s (%s)", url, reason)
         yield {

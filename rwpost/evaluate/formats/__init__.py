@@ -41,11 +41,19 @@ def detect_format(path: str | Path, *, generic: bool = False) -> str:
     if generic:
         return "generic"
     if source.is_dir():
+        found = {}
         if (source / "predictions.csv").is_file():
-            return "defame"
-        if any(source.rglob("output.jsonl")) or any(source.rglob("*failed*.jsonl")):
-            return "agentfact-baselines" if looks_like_baselines(source) else "agentfact"
-        raise ConfigError(f"{source}: no predictions.csv or output.jsonl below; give a file or --format")
+            found["defame"] = "predictions.csv"
+        agentfact = next(source.rglob("output.jsonl"), None) or next(source.rglob("*failed*.jsonl"), None)
+        if agentfact is not None:
+            kind = "agentfact-baselines" if looks_like_baselines(source) else "agentfact"
+            found[kind] = str(agentfact.relative_to(source))
+        if len(found) > 1:  # reading one would silently ignore the other
+            held = ", ".join(f"{kind} ({where})" for kind, where in found.items())
+            raise ConfigError(f"{source}: holds predictions of {len(found)} formats: {held}; give --format")
+        if not found:
+            raise ConfigError(f"{source}: no predictions.csv or output.jsonl below; give a file or --format")
+        return next(iter(found))
     if source.suffix.lower() == ".csv":
         header = next(csv.reader(read_text(source).splitlines()[:1]), [])
         return "defame" if {"sample_index", "predicted"} <= set(header) else "flat"

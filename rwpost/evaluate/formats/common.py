@@ -59,6 +59,10 @@ class PredictionSet:
     """The input cell the files say (``T+E k=3`` for an AgentFact baselines folder), if any."""
     by_position: bool = False
     """Ids are positions in the evaluated data (DEFAME's sample_index without an id map)."""
+    claims: dict[str, str] = field(default_factory=dict)
+    """With ``by_position``: each position's claim text in the file, to check the join against the data."""
+    claims_checked: bool = True
+    """With ``by_position``: the join needs the claims to match (False: ``--id-map position``)."""
 
     def add(self, row: Row) -> None:
         """Keep the first row of an id (a duplicate is listed); an unknown label is counted."""

@@ -158,7 +158,7 @@ class PredictionsFileDetector(Detector):
         self.select, self.failures, self.unknown_label_counts = select, {}, {}
         self.failure_rows = 0
         self.files = [str(self.path)]  # the files read (those of the chosen set in a folder)
-        self.by_position = False
+        self.by_position, self.claims, self.claims_checked = False, {}, True
         if self.format == "flat":
             self.rows, self.bad_rows = read_prediction_rows(self.path)
         else:
@@ -173,6 +173,7 @@ class PredictionsFileDetector(Detector):
             self.bad_rows, self.failure_rows = chosen.bad_rows, chosen.failed_rows
             self.files = chosen.files or [chosen.source]
             self.failures, self.by_position = dict(chosen.failures), chosen.by_position
+            self.claims, self.claims_checked = chosen.claims, chosen.claims_checked
             self.unknown_label_counts = dict(chosen.unknown_labels)
         self._first: dict[str, Row] = {}
         for row in self.rows:
@@ -198,7 +199,9 @@ class PredictionsFileDetector(Detector):
         """Rows keyed by position in the evaluated data (DEFAME without an id map) -> sample ids."""
         if not self.by_position:
             return
-        by_index = {str(i): s.id for i, s in enumerate(samples)}
+        from rwpost.evaluate.formats.defame import join_positions
+
+        by_index = join_positions(self.claims, samples, self.files[0], checked=self.claims_checked)
         for row in self.rows:
             row.id = by_index.get(row.id, f"position {row.id}")
         self.failures = {by_index.get(k, f"position {k}"): v for k, v in self.failures.items()}
