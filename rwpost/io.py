@@ -1,5 +1,9 @@
 """File helpers shared by every stage: atomic writes, JSONL with line-numbered errors, typed readers
-that set bad rows aside with their reason, and the one SHA-256 helper (content, checksums, cache keys)."""
+that set bad rows aside with their reason, and the one SHA-256 helper (content, checksums, cache keys).
+
+Every text writer here (:func:`write_text`, :func:`write_json`, :func:`write_jsonl`, :func:`append_jsonl`,
+:func:`append_jsonl_rows`) passes its text through :func:`rwpost.secrets.redact`: no secret the process
+knows reaches a file, whatever a server echoed into an error message."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from rwpost.errors import ConfigError, RecordError, RwpostError
 from rwpost.records import Reject
+from rwpost.secrets import redact, redactor
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -123,9 +128,9 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write UTF-8 text atomically."""
+    """Write UTF-8 text atomically (secrets redacted)."""
     with atomic_open(path, "w") as handle:
-        handle.write(text)
+        handle.write(redact(text))
 
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:
@@ -138,21 +143,30 @@ def _to_jsonable(row: BaseModel | dict[str, Any]) -> dict[str, Any]:
 
 
 def write_jsonl(path: str | os.PathLike[str], rows: Iterable[BaseModel | dict[str, Any]]) -> int:
-    """Write records as JSON lines atomically; returns the number written."""
+    """Write records as JSON lines atomically (secrets redacted); returns the number written."""
     count = 0
+    clean = redactor()
     with atomic_open(path, "w") as handle:
         for row in rows:
-            handle.write(json.dumps(_to_jsonable(row), ensure_ascii=False) + "\n")
+            handle.write(clean(json.dumps(_to_jsonable(row), ensure_ascii=False)) + "\n")
             count += 1
     return count
 
 
 def append_jsonl(path: str | os.PathLike[str], row: BaseModel | dict[str, Any]) -> None:
     """Append one record and flush it to disk (for resumable stages: a line is either whole or absent)."""
+    append_jsonl_rows(path, [row])
+
+
+def append_jsonl_rows(path: str | os.PathLike[str], rows: Iterable[BaseModel | dict[str, Any]]) -> None:
+    """Append records as JSON lines (secrets redacted) with one flush and fsync: a kill leaves at most the
+    last line cut short, which :func:`drop_torn_tail` removes before the next append."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    clean = redactor()
+    text = "".join(clean(json.dumps(_to_jsonable(row), ensure_ascii=False)) + "\n" for row in rows)
     with open(target, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(_to_jsonable(row), ensure_ascii=False) + "\n")
+        handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
 

@@ -12,7 +12,6 @@ of two inputs are never mixed.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from collections import Counter
@@ -32,9 +31,10 @@ from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids
 from rwpost.evaluate.metrics import check_policy
 from rwpost.evaluate.registry import make_detector
 from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSource
-from rwpost.io import check_output, drop_torn_tail, iter_jsonl, sha256_hex, write_json
+from rwpost.io import append_jsonl_rows, check_output, drop_torn_tail, iter_jsonl, sha256_hex, write_json
 from rwpost.llm.types import PriceTable
 from rwpost.records import Sample
+from rwpost.secrets import register_config
 
 PREDICTIONS_FILE = "predictions.jsonl"
 RUN_FILE = "run.json"
@@ -87,7 +87,8 @@ class RunSpec:
     prices: PriceTable | None = None
     blocklist: BlockList = field(default_factory=BlockList)
     secrets: dict[str, Any] = field(default_factory=dict, repr=False)
-    """Extra detector arguments never written anywhere (API keys); not part of the run's identity."""
+    """Extra detector arguments never written anywhere (API keys); not part of the run's identity. An
+    ``api_key`` in ``config`` is moved here."""
     failures: str = "wrong"
     """How failed answers are scored (``rwpost.evaluate.metrics.FAILURE_POLICIES``); scoring only, so
     not part of the run's identity: a run rescored under another policy resumes."""
@@ -100,6 +101,14 @@ class RunSpec:
 
     def __post_init__(self) -> None:
         self.setting = Cell.parse(self.setting)
+        # an API key given as an option (``--set api_key=...``) is a secret like the environment's: kept
+        # out of the options (so out of run.json and the manifest), and every credential in them redacted
+        if "api_key" in self.config:
+            self.config = dict(self.config)
+            key = self.config.pop("api_key")
+            self.secrets = {**self.secrets, **({"api_key": str(key)} if key else {})}
+        register_config(self.config)
+        register_config(self.secrets)
 
     def task(self, samples: Sequence[Sample], data_info: dict[str, Any] | None = None) -> EvalTask:
         """The run's task over the evaluated ``samples`` (their label space), built once per run."""
@@ -177,16 +186,6 @@ def read_predictions(path: Path) -> dict[tuple[int, str], dict[str, Any]]:
     return {(int(row["repeat"]), row["id"]): row for _, row in iter_jsonl(path)}
 
 
-def append_rows(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Append a batch of rows as JSON lines with one flush and fsync (a kill leaves at most one line
-    cut short, which :func:`read_predictions` removes)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
 def predict_all(
     detector: Detector,
     samples: Sequence[Sample],
@@ -225,7 +224,7 @@ def predict_all(
                 missing = Prediction(id=s.id, error=f"detector {detector.name!r} gave no answer")
                 pred = by_id.get(s.id) or missing
                 rows.append({"repeat": repeat, "wall_s": wall, **pred.model_dump(mode="json")})
-            append_rows(path, rows)
+            append_jsonl_rows(path, rows)
             for row in rows:
                 done[(repeat, row["id"])] = row
             bar.advance(shown, len(batch))

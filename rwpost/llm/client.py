@@ -25,6 +25,7 @@ from rwpost.llm.cache import LLMCache, cache_key
 from rwpost.llm.config import LLMSettings
 from rwpost.llm.schemas import for_response_format
 from rwpost.llm.types import LLMRequest, LLMResult, PriceTable, Usage
+from rwpost.secrets import redact, register
 
 ResponseMode = Literal["auto", "json_schema", "json_object"]
 
@@ -135,6 +136,8 @@ class LLMClient:
         self.model = model
         self.base_url = base_url
         self._api_key = api_key
+        register(api_key)  # a server may echo the key (or the URL's credentials) in an error message
+        register(base_url)
         self.cache = cache
         self.concurrency = concurrency
         self.max_retries = max_retries
@@ -181,7 +184,7 @@ class LLMClient:
                 content, prompt_tokens, completion_tokens, attempts = await self._call(request)
             except LLMCallError as exc:
                 usage.failures += 1
-                result.error = str(exc)
+                result.error = redact(str(exc))
                 result.raw = result.raw_responses[-1] if result.raw_responses else None
                 return result
             except _Refusal as refusal:  # billed, but asking the same prompt again would be refused again
@@ -333,12 +336,6 @@ class LLMClient:
             return code == "model_not_found" or f"{self.model}" in _error_message(exc)
         return False
 
-    def _scrub(self, text: str) -> str:
-        """``text`` without the API key (a server may echo what it was given); real keys are long, a
-        placeholder such as ``no-key`` or ``k`` is left alone."""
-        key = self._api_key or ""
-        return text.replace(key, "***") if len(key) >= 8 else text
-
     def _cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         price = self.prices.get(self.model)
         return price.cost(prompt_tokens, completion_tokens) if price else 0.0
@@ -414,7 +411,7 @@ class LLMClient:
                     status = getattr(exc, "status_code", "?")
                     raise LLMAccessError(
                         f"the LLM server {self.base_url or 'api.openai.com'} refused model {self.model!r} "
-                        f"(HTTP {status}: {self._scrub(_error_message(exc))}); check OPENAI_API_KEY, "
+                        f"(HTTP {status}: {redact(_error_message(exc))}); check OPENAI_API_KEY, "
                         "OPENAI_BASE_URL and the model name"
                     ) from None
                 if not isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import validation_problem, write_json
 from rwpost.records import FunnelStep
+from rwpost.secrets import redacting_streams
 
 
 class StageParams(BaseModel):
@@ -210,14 +211,17 @@ def stage_main(stage: ModuleType) -> None:
     parser.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
     args = parser.parse_args()
     previous = signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        run_stage(stage, load_params(args.params), args.params)
-    except RwpostError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt as exc:
-        how = str(exc) or "SIGINT"
-        print(f"{stage.__name__.rsplit('.', 1)[-1]}: interrupted ({how}); rerun to finish", file=sys.stderr)
-        sys.exit(INTERRUPTED)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    # what the stage prints (its line, an error) never shows a secret
+    with redacting_streams():
+        try:
+            run_stage(stage, load_params(args.params), args.params)
+        except RwpostError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt as exc:
+            how = str(exc) or "SIGINT"
+            name = stage.__name__.rsplit(".", 1)[-1]
+            print(f"{name}: interrupted ({how}); rerun to finish", file=sys.stderr)
+            sys.exit(INTERRUPTED)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
