@@ -7,6 +7,8 @@ knows reaches a file, whatever a server echoed into an error message."""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -71,6 +73,81 @@ def check_outputs(
     given = list(inputs)
     for out in outs:
         check_output(out, given, overwrite=overwrite)
+
+
+class FolderBusy(RwpostError):
+    """Another live process holds the folder's lock (:func:`folder_lock`)."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _busy(folder: Path, path: Path, fd: int, doing: str, runs: str) -> FolderBusy:
+    holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+    state = "" if not holder.isdigit() or _pid_alive(int(holder)) else " (exited; its child holds it)"
+    return FolderBusy(
+        f"{folder} is being {doing} by PID {holder}{state} (lock {path}): two {runs} cannot share one "
+        "--out; wait for it or stop it"
+    )
+
+
+@contextmanager
+def folder_lock(
+    folder: str | os.PathLike[str], name: str, *, doing: str = "written", runs: str = "runs"
+) -> Iterator[Path]:
+    """Hold ``folder``'s lock: one writer per output folder (crawl, extract, evaluate), so two runs into
+    one ``--out`` never pay each call twice nor write each record twice.
+
+    The lock is ``fcntl.flock`` on ``folder/name``, a file naming the holder's PID. The kernel drops it
+    when the holder dies, so the lock of a killed run is taken over; a live holder makes this raise
+    :class:`FolderBusy` naming its PID (``{folder} is being {doing} by PID ...: two {runs} cannot share
+    one --out``). The file is removed on release (and a folder this call created, when left empty).
+    """
+    folder = Path(folder)
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)  # a file in the way: the CLI names it in one line
+    path = folder / name
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise _write_error(path, exc) from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            try:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise _write_error(path, exc) from exc
+                raise _busy(folder, path, fd, doing, runs) from None
+            finally:
+                os.close(fd)
+        try:  # the holder we waited for removed the file: lock the one at the path now
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield path
+    finally:
+        try:  # removed while still held, so nobody locks a file that is about to go
+            path.unlink(missing_ok=True)
+            if created:
+                folder.rmdir()  # only when empty: a run refused at once leaves no folder behind
+        except OSError:
+            pass
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 def _write_error(target: Path, exc: OSError) -> RwpostError:

@@ -19,6 +19,7 @@ from rwpost.extract.offline import OfflineExtractor
 from rwpost.io import (
     append_jsonl,
     drop_torn_tail,
+    folder_lock,
     iter_jsonl,
     read_records,
     sort_jsonl_by_id,
@@ -27,6 +28,9 @@ from rwpost.io import (
 )
 from rwpost.llm import LLMSettings, LocalChatModel, PriceTable, client_from
 from rwpost.records import Extraction, Reject, TaggedArticle
+
+LOCK_FILE = ".extract.lock"
+"""The output folder's lock, held while a run extracts into it."""
 
 
 def make_extractor(
@@ -86,7 +90,20 @@ def extract_tagged(
 
     Resumable: ids already in ``extractions.jsonl`` (and in ``rejects.jsonl`` unless ``retry_rejects``)
     are skipped; each result is appended and flushed as it completes, so a killed run loses nothing.
+    The folder is locked throughout (:func:`rwpost.io.folder_lock`): a second run into it is refused.
     """
+    with folder_lock(out_dir, LOCK_FILE, runs="extract runs"):
+        return _extract_locked(in_path, out_dir, extractor, limit, retry_rejects, progress)
+
+
+def _extract_locked(
+    in_path: Path,
+    out_dir: Path,
+    extractor: OfflineExtractor | LLMExtractor,
+    limit: int | None,
+    retry_rejects: bool,
+    progress: Callable[[int], None] | None,
+) -> dict[str, Any]:
     out_path, rejects_path = out_dir / "extractions.jsonl", out_dir / "rejects.jsonl"
     if retry_rejects and rejects_path.exists():
         rejected = {row.get("id") for _, row in iter_jsonl(rejects_path) if isinstance(row, dict)}
