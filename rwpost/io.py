@@ -274,6 +274,28 @@ def drop_torn_tail(path: str | os.PathLike[str]) -> bool:
     return True
 
 
+def drop_jsonl_rows(path: str | os.PathLike[str], drop: Callable[[Any], bool]) -> int:
+    """Rewrite a JSONL file (atomically, other lines kept byte for byte) without the rows ``drop`` picks;
+    returns how many went. A line that does not parse is kept (its reader names it)."""
+    target = Path(path)
+    if not target.exists():
+        return 0
+    drop_torn_tail(target)
+    kept, dropped = [], 0
+    for _, raw in iter_lines(target):
+        try:
+            row = json.loads(raw) if raw.strip() else None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            row = None
+        if row is not None and drop(row):
+            dropped += 1
+        else:
+            kept.append(raw)
+    if dropped:
+        write_bytes(target, b"".join(kept))
+    return dropped
+
+
 def input_error(path: str | os.PathLike[str], exc: OSError) -> RecordError:
     """An OS error opening an input file as one line naming the file (missing, a folder, unreadable)."""
     if isinstance(exc, FileNotFoundError):

@@ -264,9 +264,9 @@ def evaluate(
 
 def _summary(metrics: dict[str, Any], out: Path) -> None:
     """The run's scores on the terminal, read with the run log's model (what metrics.json holds)."""
-    from rwpost.evaluate.log import METRIC_TITLES, RunMetrics
+    from rwpost.evaluate.log import METRIC_TITLES, RunManifest, RunMetrics, read_log
     from rwpost.evaluate.metrics import HEADLINE
-    from rwpost.evaluate.report import coverage_cell
+    from rwpost.evaluate.report import coverage_cell, outage_notes
 
     log = RunMetrics.model_validate(metrics)
     repeats = log.repeats
@@ -295,6 +295,8 @@ def _summary(metrics: dict[str, Any], out: Path) -> None:
         )
     if log.audit.flagged:
         console.print(f"[yellow]{log.audit.flagged} predictions cite blocked fact-check domains[/]")
+    for note in outage_notes(read_log(out / "manifest.json", RunManifest)):
+        console.print(f"[yellow]{note}[/]")
     console.print(f"reports in {out} (report.md, metrics.json, plots/)")
 
 

@@ -135,6 +135,17 @@ def extract(
         typer.echo(json.dumps(report, indent=2))
         return
     console.print(f"backend {report['backend']} ({report['prompt_version']}): {report['counts']}")
+    counts = report["counts"]
+    if counts.get("retried_transport_failures"):
+        console.print(
+            f"resumed: {counts['retried_transport_failures']} articles set aside for a transport reason "
+            "(server error, rate limit, timeout, no connection) were asked again"
+        )
+    if counts.get("transport_failures"):
+        console.print(
+            f"[yellow]{counts['transport_failures']} articles failed for a transport reason (server error, "
+            "rate limit, timeout, no connection): run the same command again to ask for them[/]"
+        )
     if report.get("tasks"):
         _print_usage(f"LLM usage ({report['model']})", report["tasks"], report["total"])
     written = [name for name in OUTPUTS if (params.out / name).exists()]  # no rejects: no rejects.jsonl

@@ -445,6 +445,11 @@ class RunManifest(LogFile, RunSpecRecord):
     started: str
     finished: str
     resume: Literal["new", "resumed", "restarted"]
+    retried_transport_failures: int | None = None
+    """Samples a resumed run asked again because an earlier run's answer had failed for a transport
+    reason (server error, rate limit, timeout, no connection): an outage is not an answer."""
+    transport_failures: int | None = None
+    """Answers of this run that failed for a transport reason: the same command asks them again."""
     mean_detector_wall_s_per_sample: float | None = None
     run_fingerprint: str
     identity: RunIdentity

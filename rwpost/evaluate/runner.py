@@ -31,7 +31,16 @@ from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids
 from rwpost.evaluate.metrics import check_policy
 from rwpost.evaluate.registry import make_detector
 from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSource
-from rwpost.io import append_jsonl_rows, check_output, drop_torn_tail, iter_jsonl, sha256_hex, write_json
+from rwpost.io import (
+    append_jsonl_rows,
+    check_output,
+    drop_jsonl_rows,
+    drop_torn_tail,
+    iter_jsonl,
+    sha256_hex,
+    write_json,
+)
+from rwpost.llm.client import is_transport_failure
 from rwpost.llm.types import PriceTable
 from rwpost.records import Sample
 from rwpost.secrets import register_config
@@ -184,6 +193,18 @@ def read_predictions(path: Path) -> dict[tuple[int, str], dict[str, Any]]:
     if not path.exists():
         return {}
     return {(int(row["repeat"]), row["id"]): row for _, row in iter_jsonl(path)}
+
+
+def retry_transport_failures(path: Path) -> int:
+    """Remove from ``path`` the predictions that failed for a transport reason (a server error, a rate
+    limit, a timeout, no connection, after every retry: :func:`rwpost.llm.client.is_transport_failure`),
+    so a resumed run asks for them again; returns how many. Refusals and invalid answers stay."""
+    return drop_jsonl_rows(
+        path,
+        lambda row: (
+            isinstance(row, dict) and row.get("label") is None and is_transport_failure(row.get("error"))
+        ),
+    )
 
 
 def predict_all(
@@ -339,6 +360,14 @@ def claim_run(
     return state
 
 
+def outage_counts(retried: int, predictions: Sequence[Sequence[Prediction]]) -> dict[str, int]:
+    """The manifest's outage fields, only where not zero: answers asked again on resume, and answers of
+    this run that failed for a transport reason."""
+    failed = sum(is_transport_failure(p.error) for preds in predictions for p in preds if p.label is None)
+    counts = {"retried_transport_failures": retried, "transport_failures": failed}
+    return {k: v for k, v in counts.items() if v}
+
+
 @dataclass
 class RunResult:
     """Predictions of every repeat, plus what the report needs to know about the run."""
@@ -412,6 +441,7 @@ def run(
     resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     task = spec.task(samples, data_info)
     path = out / PREDICTIONS_FILE
+    retried = retry_transport_failures(path)
     done = read_predictions(path)
     all_predictions, input_report, configs, hashes, images = [], None, [], {}, None
     first_ctx = ctx = spec.context(0, progress=progress)
@@ -480,6 +510,7 @@ def run(
         started=started,
         finished=now(),
         resume=resumed,
+        **outage_counts(retried, all_predictions),
         mean_detector_wall_s_per_sample=float(np.mean(wall)) if wall else None,
         run_fingerprint=fingerprint(identity),
         identity=identity,

@@ -18,6 +18,7 @@ from rwpost.extract.llm import ExtractionFailure, LLMExtractor
 from rwpost.extract.offline import OfflineExtractor
 from rwpost.io import (
     append_jsonl,
+    drop_jsonl_rows,
     drop_torn_tail,
     folder_lock,
     iter_jsonl,
@@ -27,6 +28,7 @@ from rwpost.io import (
     write_jsonl,
 )
 from rwpost.llm import LLMSettings, LocalChatModel, PriceTable, client_from
+from rwpost.llm.client import is_transport_failure
 from rwpost.records import Extraction, Reject, TaggedArticle
 
 LOCK_FILE = ".extract.lock"
@@ -70,6 +72,15 @@ def _done_ids(*paths: Path) -> set[str]:
     return done
 
 
+def retry_transport_failures(rejects_path: Path) -> int:
+    """Remove from ``rejects.jsonl`` the articles set aside for a transport reason (a server error, a
+    rate limit, a timeout, no connection: :func:`rwpost.llm.client.is_transport_failure`), so a resumed
+    run asks for them again; returns how many. Refusals and invalid answers stay set aside."""
+    return drop_jsonl_rows(
+        rejects_path, lambda row: isinstance(row, dict) and is_transport_failure(str(row.get("reason") or ""))
+    )
+
+
 def _reject_key(row: Any) -> tuple[Any, ...]:
     """What makes one set-aside input line the same line in two runs."""
     if not isinstance(row, dict):
@@ -105,6 +116,7 @@ def _extract_locked(
     progress: Callable[[int], None] | None,
 ) -> dict[str, Any]:
     out_path, rejects_path = out_dir / "extractions.jsonl", out_dir / "rejects.jsonl"
+    retried = retry_transport_failures(rejects_path)
     if retry_rejects and rejects_path.exists():
         rejected = {row.get("id") for _, row in iter_jsonl(rejects_path) if isinstance(row, dict)}
         done = _done_ids(out_path) - rejected
@@ -122,6 +134,8 @@ def _extract_locked(
         if _reject_key(reject.model_dump(mode="json")) not in recorded:
             append_jsonl(rejects_path, reject)
     counts: Counter[str] = Counter(skipped=len(done), input_rejects=len(input_rejects))
+    if retried:
+        counts["retried_transport_failures"] = retried
 
     def record(article: TaggedArticle, outcome: Extraction | ExtractionFailure) -> None:
         if isinstance(outcome, Extraction):
@@ -131,6 +145,8 @@ def _extract_locked(
         else:
             append_jsonl(rejects_path, outcome.as_reject())
             counts["set_aside"] += 1
+            if is_transport_failure(outcome.error):
+                counts["transport_failures"] += 1  # an outage: the next run asks again
         if progress is not None:
             progress(1)
 

@@ -39,6 +39,26 @@ class LLMCallError(RwpostError):
     """A call that failed at the transport level after every retry (or with a non-retryable status)."""
 
 
+TRANSPORT_ERRORS = (
+    "APIConnectionError",
+    "APITimeoutError",
+    "InternalServerError",
+    "RateLimitError",
+    "ConflictError",
+)
+"""The ``openai`` errors of an outage (connection, timeout, 5xx, 429, 409): :class:`LLMCallError` names
+them as ``<name> after <n> attempt(s)``, which is how a stored failure is recognised as one."""
+
+_TRANSPORT = re.compile(rf"\b(?:{'|'.join(TRANSPORT_ERRORS)}) after \d+ attempt")
+
+
+def is_transport_failure(error: str | None) -> bool:
+    """Whether a stored failure (a prediction's error, an extraction reject's reason) came from the
+    transport after every retry: an outage, not an answer, so a resumed run asks again. Refusals, invalid
+    answers and requests the server refused stay final."""
+    return bool(error) and _TRANSPORT.search(error) is not None
+
+
 class LLMAccessError(ConfigError):
     """The server refused the credentials or the model (401, 403, unknown model): every call would fail
     the same way, so the run stops at the first one instead of recording each sample as failed."""
