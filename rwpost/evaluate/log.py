@@ -372,6 +372,17 @@ class ImagesRecord(LogPart):
     sent: int | None = None
 
 
+class RetrievalRecord(LogPart):
+    """Open-web cells: the detector's tool calls (searches) over every answer of the run, how many got no
+    answer, and the answers made without one working search (``never_worked``: all of them)."""
+
+    tool_calls: int = 0
+    failed: int = 0
+    predictions: int = 0
+    predictions_without_retrieval: int = 0
+    never_worked: bool = False
+
+
 class Environment(LogPart):
     """Python, platform and, when torch is loaded, the accelerator (``manifest.environment``)."""
 
@@ -441,6 +452,7 @@ class RunManifest(LogFile, RunSpecRecord):
     blocked_domain_list: BlockListRecord | None = None
     leakage: LeakageRecord | None = None
     images: ImagesRecord | None = None
+    retrieval: RetrievalRecord | None = None
     environment: Environment
     started: str
     finished: str

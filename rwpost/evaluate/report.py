@@ -140,7 +140,15 @@ def outage_notes(manifest: RunManifest, prefix: str = "") -> list[str]:
     if manifest.transport_failures:
         notes.append(
             f"{prefix}{manifest.transport_failures} answers failed for a transport reason (server error, "
-            "rate limit, timeout, no connection): run the same command again to ask for them"
+            "rate limit, timeout, no connection, every search failed): run the same command again to ask "
+            "for them"
+        )
+    retrieval = manifest.retrieval
+    if retrieval is not None and retrieval.failed:
+        notes.append(
+            f"{prefix}retrieval: {retrieval.failed} of {retrieval.tool_calls} searches failed; "
+            f"{retrieval.predictions_without_retrieval} of {retrieval.predictions} answers were made "
+            "without one working search"
         )
     return notes
 
@@ -160,6 +168,13 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
         f"Answered: {coverage_cell(metrics.coverage)}"
         + (" - below 100 %: read the scores with the failure policy below." if metrics.partial() else "."),
     ]
+    if manifest.retrieval is not None and manifest.retrieval.never_worked:
+        lines += [
+            "",
+            f"**Retrieval never worked: every one of the {manifest.retrieval.failed} searches failed, so "
+            f"these are closed-book answers, not {metrics.setting} ones.** Fix the search backend and run "
+            "the same command again.",
+        ]
     if repeats:
         spreads = repeats.headline
         lines += [

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from rwpost.evaluate.report import write_reports
-from rwpost.evaluate.runner import RunSpec, run
+from rwpost.evaluate.runner import RunSpec, check_retrieval, run
 from rwpost.io import folder_lock
 from rwpost.records import Sample
 
@@ -47,7 +47,9 @@ def evaluate(
             overwrite=overwrite,
             on_change=on_change,
         )
-        return write_reports(samples, spec, result, out, encode=encode)
+        metrics = write_reports(samples, spec, result, out, encode=encode)
+    check_retrieval(result.manifest)  # an open-web run with no working search: reported, then refused
+    return metrics
 
 
 __all__ = ["evaluate"]
