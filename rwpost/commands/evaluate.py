@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from rwpost.errors import ConfigError
+from rwpost.errors import ConfigError, interrupted_exit, interrupted_line, sigterm_interrupts
 
 console = Console(stderr=True)
 
@@ -247,14 +247,19 @@ def evaluate(
         evidence_seed=o["evidence_seed"],
         image_root=image_root,
     )
-    done = run_plan(
-        plan,
-        loaded,
-        encode=lazy_encoder() if o["key_points"] else None,
-        progress=progress,
-        overwrite=overwrite,
-        done=None if as_json else lambda planned, metrics: _summary(metrics, planned.out),
-    )
+    try:
+        with sigterm_interrupts():
+            done = run_plan(
+                plan,
+                loaded,
+                encode=lazy_encoder() if o["key_points"] else None,
+                progress=progress,
+                overwrite=overwrite,
+                done=None if as_json else lambda planned, metrics: _summary(metrics, planned.out),
+            )
+    except KeyboardInterrupt as exc:
+        console.print(interrupted_line("evaluate", exc, out), highlight=False, soft_wrap=True)
+        raise typer.Exit(interrupted_exit(exc)) from None
     if len(plan) > 1:
         write_leaderboard([p.out for p in plan], out / "leaderboard")
         console.print(f"{len(plan)} runs; leaderboard in {out / 'leaderboard'}")

@@ -11,10 +11,12 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from rwpost.errors import interrupted_exit, interrupted_line, sigterm_interrupts
 from rwpost.stages import extract as extract_stage
 from rwpost.stages import reformat as reformat_stage
 
 console = Console()
+err_console = Console(stderr=True)
 OUTPUTS = ("extractions.jsonl", "rejects.jsonl", "summary.json", "cost.json", "funnel.json")
 """What ``rwpost extract`` writes in its --out folder (rejects.jsonl only when something was set aside)."""
 
@@ -128,9 +130,13 @@ def extract(
         _dry_run(params, as_json)
         return
     total = sum(1 for _ in iter_lines(params.input)) if params.input.is_file() else 0
-    with Progress(console=console, transient=True) as bar:
-        task = bar.add_task(f"extract ({params.backend})", total=total)
-        report = extract_stage.run(params, progress=lambda n: bar.advance(task, n)).counts
+    try:
+        with sigterm_interrupts(), Progress(console=console, transient=True) as bar:
+            task = bar.add_task(f"extract ({params.backend})", total=total)
+            report = extract_stage.run(params, progress=lambda n: bar.advance(task, n)).counts
+    except KeyboardInterrupt as exc:
+        err_console.print(interrupted_line("extract", exc, params.out), highlight=False, soft_wrap=True)
+        raise typer.Exit(interrupted_exit(exc)) from None
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return

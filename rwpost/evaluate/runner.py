@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from rwpost.errors import ConfigError, RwpostError
+from rwpost.errors import ConfigError, Interrupted, RwpostError, signal_name
 from rwpost.evaluate.contract import Call, Detector, Prediction, RunContext
 from rwpost.evaluate.inputs import image_loadable
 from rwpost.evaluate.leakage import BlockList, LeakageGuard
@@ -279,7 +279,16 @@ def predict_all(
             batch = todo[start : start + batch_size]
             began = time.perf_counter()
             seen = [task.blind(s, blocklist=blocklist) for s in batch]
-            answers = detector.predict(seen, task, ctx)
+            try:
+                answers = detector.predict(seen, task, ctx)
+            except KeyboardInterrupt as exc:  # say what is kept and what was lost
+                kept = sum((repeat, s.id) in done for s in samples)
+                of = f" of repeat {repeat}" if repeat else ""
+                raise Interrupted(
+                    signal_name(exc),
+                    f"{kept} of {len(samples)} answers{of} kept in {path}; the {len(batch)} being asked "
+                    "were not kept (the next run asks them again)",
+                ) from None
             wall = (time.perf_counter() - began) / len(batch)
             by_id = {p.id: p for p in answers}
             extra = set(by_id) - {s.id for s in batch}

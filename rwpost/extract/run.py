@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rwpost.errors import ConfigError, RecordError
+from rwpost.errors import ConfigError, Interrupted, RecordError, signal_name
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor
 from rwpost.extract.offline import OfflineExtractor
 from rwpost.io import (
@@ -150,17 +150,27 @@ def _extract_locked(
         if progress is not None:
             progress(1)
 
-    if isinstance(extractor, LLMExtractor):
-        extractor.run(todo, on_done=record)
-        cost = extractor.model.report()
-    else:
-        for article in todo:
-            try:
-                outcome: Extraction | ExtractionFailure = extractor.extract(article)
-            except RecordError as exc:  # an article the rules cannot read: set aside with the reason
-                outcome = ExtractionFailure(id=article.id, task="offline", error=str(exc))
-            record(article, outcome)
-        cost = {"model": None, "total": {"requests": 0, "cost_usd": 0.0}}
+    try:
+        if isinstance(extractor, LLMExtractor):
+            extractor.run(todo, on_done=record)
+            cost = extractor.model.report()
+        else:
+            for article in todo:
+                try:
+                    outcome: Extraction | ExtractionFailure = extractor.extract(article)
+                except RecordError as exc:  # an article the rules cannot read: set aside with the reason
+                    outcome = ExtractionFailure(id=article.id, task="offline", error=str(exc))
+                record(article, outcome)
+            cost = {"model": None, "total": {"requests": 0, "cost_usd": 0.0}}
+    except KeyboardInterrupt as exc:  # say what is kept and what was lost
+        kept = counts["extracted"] + counts["set_aside"]
+        raise Interrupted(
+            signal_name(exc),
+            f"{len(done) + kept} articles kept in {out_dir} ({kept} by this run, in extractions.jsonl and "
+            f"rejects.jsonl); the other {len(todo) - kept} were in flight or not started: the next run does "
+            "them"
+            + (" (answers the LLM cache holds are not asked again)" if extractor.backend == "llm" else ""),
+        ) from None
     sort_jsonl_by_id(out_path)  # appended in completion order; the stage's output is in id order
     sort_jsonl_by_id(rejects_path)
     cost["backend"] = extractor.backend
