@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import gzip
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -309,16 +311,60 @@ def input_error(path: str | os.PathLike[str], exc: OSError) -> RecordError:
     return RecordError(problem, source=str(path))
 
 
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line rwpost reads (a JSONL record with inline image bytes fits many times over)."""
+
+MAX_TEXT_BYTES = 256 * 1024 * 1024
+"""The largest file read whole as text or JSON (predictions, params, price tables, id maps)."""
+
+MAX_PAGE_BYTES = 32 * 1024 * 1024
+"""The largest page read (a saved or stored ``.html``/``.html.gz``, decompressed); the crawler downloads
+at most 5 MiB a page."""
+
+
+class TooLarge(ValueError):
+    """An input larger than the bound rwpost reads it to (a gzip bomb, a device, a runaway file)."""
+
+
+def _refuse_device(path: str | os.PathLike[str]) -> None:
+    """A RecordError for a device (``/dev/zero`` never ends); a FIFO (a shell's ``<(...)``) is read."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # opening it names the problem
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise RecordError("is a device, expected a file", source=str(path))
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int, *, gunzip: bool = False) -> bytes:
+    """At most ``limit`` bytes of a file (with ``gunzip``, decompressed as it is read), never more in
+    memory: a file with more raises :class:`TooLarge`. OS and gzip errors (``OSError``, ``EOFError``,
+    ``zlib.error``) pass through for the caller to name."""
+    _refuse_device(path)
+    with gzip.open(path, "rb") if gunzip else open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(f"larger than {limit} bytes{' once decompressed' if gunzip else ''}")
+    return data
+
+
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(line_number, raw bytes)`` per line of a file; a missing or unreadable file is a
-    :class:`RecordError` naming it. Decode each with :func:`decode_line`."""
+    """Yield ``(line_number, raw bytes)`` per line of a file; a missing or unreadable file, a device or a
+    line over :data:`MAX_LINE_BYTES` is a :class:`RecordError` naming it. Decode each with
+    :func:`decode_line`."""
+    _refuse_device(path)
     try:
         handle = open(path, "rb")
     except OSError as exc:
         raise input_error(path, exc) from exc
     with handle:
         try:
-            yield from enumerate(handle, start=1)
+            for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), start=1):
+                if len(raw) > MAX_LINE_BYTES:
+                    raise RecordError(
+                        f"line longer than {MAX_LINE_BYTES} bytes", source=str(path), line=number
+                    )
+                yield number, raw
         except OSError as exc:
             raise input_error(path, exc) from exc
 
@@ -349,9 +395,11 @@ def read_text(path: str | os.PathLike[str]) -> str:
     are not UTF-8, are one :class:`RecordError` naming the file (and the line)."""
     source = str(path)
     try:
-        raw = Path(path).read_bytes()
+        raw = read_bounded(path, MAX_TEXT_BYTES)
     except OSError as exc:
         raise input_error(path, exc) from exc
+    except TooLarge as exc:
+        raise RecordError(str(exc), source=source) from exc
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     try:
@@ -407,6 +455,7 @@ def sha256_hex(data: bytes | str) -> str:
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
     """Hex SHA-256 of a file's content, read in 1 MiB chunks (dataset checksums, run identities)."""
+    _refuse_device(path)
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):

@@ -29,6 +29,13 @@ from rwpost.secrets import redact, register
 
 ResponseMode = Literal["auto", "json_schema", "json_object"]
 
+MAX_ANSWER_CHARS = 256_000
+"""The longest answer read and kept: a structured answer is a few thousand characters; a longer one (a
+runaway or broken server) is an invalid answer, kept only as its first :data:`KEPT_CHARS`."""
+
+KEPT_CHARS = 2_000
+"""How much of an over-long answer is kept with the failure (to see what the server sent)."""
+
 IMAGE_TOKENS_ESTIMATE = 765
 """Tokens one image costs a GPT-4o-class model at high detail (512px tiles: 85 + 4 x 170)."""
 
@@ -66,6 +73,13 @@ class LLMAccessError(ConfigError):
 
 class _Refusal(Exception):
     """The model declined to answer (``message.refusal``): asking again at the same prompt won't help."""
+
+
+def kept_answer(text: str) -> str:
+    """``text`` as a failure keeps it: whole up to :data:`MAX_ANSWER_CHARS`, else its beginning."""
+    if len(text) <= MAX_ANSWER_CHARS:
+        return text
+    return f"{text[:KEPT_CHARS]}[... {len(text)} characters in all]"
 
 
 def estimate_tokens(text: str) -> int:
@@ -211,11 +225,15 @@ class LLMClient:
                 text, *spent = refusal.args
                 self._count(result, usage, *spent)
                 usage.failures += 1
-                result.raw_responses.append(text)
-                result.raw = text
+                result.raw_responses.append(kept_answer(text))
+                result.raw = result.raw_responses[-1]
                 result.error = f"the model refused to answer: {' '.join(text.split())[:300]}"
                 return result
             self._count(result, usage, prompt_tokens, completion_tokens, attempts)
+            if content is not None and len(content) > MAX_ANSWER_CHARS:  # never stored whole
+                result.raw_responses.append(kept_answer(content))
+                problem = f"answer of {len(content)} characters, longer than the {MAX_ANSWER_CHARS} read"
+                continue
             result.raw_responses.append(content or "")
             data, problem = parse_answer(content, request.schema)
             if data is not None:
