@@ -77,6 +77,21 @@ def check_outputs(
         check_output(out, given, overwrite=overwrite)
 
 
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""Write errors that no retry fixes: no space, a quota, a file-size limit."""
+
+
+def disk_full(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it, as :func:`_write_error` wraps it) is a write that failed for
+    want of space: the run must stop, not go on failing every record."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL:
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
 class FolderBusy(RwpostError):
     """Another live process holds the folder's lock (:func:`folder_lock`)."""
 
@@ -138,8 +153,11 @@ def folder_lock(
             break
         os.close(fd)
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        try:  # the holder's PID, for the refusal of a second run (a full disk leaves it empty)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        except OSError:
+            pass
         yield path
     finally:
         try:  # removed while still held, so nobody locks a file that is about to go
@@ -243,11 +261,25 @@ def append_jsonl_rows(path: str | os.PathLike[str], rows: Iterable[BaseModel | d
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     clean = redactor()
-    text = "".join(clean(json.dumps(_to_jsonable(row), ensure_ascii=False)) + "\n" for row in rows)
-    with open(target, "a", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
+    data = "".join(clean(json.dumps(_to_jsonable(row), ensure_ascii=False)) + "\n" for row in rows).encode()
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise _write_error(target, exc) from exc
+    try:
+        size = os.fstat(fd).st_size
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError as exc:  # a full disk: nothing half-written stays (truncating frees, so it works)
+        try:
+            os.ftruncate(fd, size)
+        except OSError:
+            pass  # the torn line is removed before the next append (drop_torn_tail)
+        raise _write_error(target, exc) from exc
+    finally:
+        os.close(fd)
 
 
 def drop_torn_tail(path: str | os.PathLike[str]) -> bool:
