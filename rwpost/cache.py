@@ -13,8 +13,12 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from rwpost.errors import RwpostError
 
 _TABLE = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -42,16 +46,25 @@ class SqliteStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(
-            self.path, timeout=timeout, check_same_thread=False, isolation_level=None
-        )
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-        self._conn.execute(_TABLE)
+        with self._failing("open"):
+            self._conn = sqlite3.connect(
+                self.path, timeout=timeout, check_same_thread=False, isolation_level=None
+            )
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+            self._conn.execute(_TABLE)
+
+    @contextmanager
+    def _failing(self, doing: str) -> Iterator[None]:
+        """An sqlite error (a full disk, a file that is no database) as one line naming the file."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise RwpostError(f"{self.path}: cannot {doing} the cache ({exc})") from exc
 
     def get(self, namespace: str, key: str) -> Any | None:
         """The stored value, or None."""
-        with self._lock:
+        with self._lock, self._failing("read"):
             row = self._conn.execute(
                 "SELECT value FROM entries WHERE namespace = ? AND key = ?", (namespace, key)
             ).fetchone()
@@ -60,7 +73,7 @@ class SqliteStore:
     def put(self, namespace: str, key: str, value: Any, *, replace: bool = True) -> None:
         """Store one value; with ``replace=False`` the first writer of a key wins (immutable entries)."""
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
-        with self._lock:
+        with self._lock, self._failing("write"):
             self._conn.execute(_INSERT.format(verb=verb), (namespace, key, _dumps(value), time.time()))
 
     def contains(self, namespace: str, key: str) -> bool:

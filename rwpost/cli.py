@@ -18,6 +18,7 @@ from rwpost.commands import annotate, core, crawl, data, evaluate, extract
 from rwpost.commands import export as export_commands
 from rwpost.commands import filter as filters
 from rwpost.errors import RwpostError
+from rwpost.secrets import redacting_streams
 
 try:  # typer vendors its own click since 0.2x; its exceptions are not click's
     from typer._click import exceptions as click_errors
@@ -79,8 +80,14 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; turn errors into one line on stderr and an exit code.
 
     1: bad input (an :class:`RwpostError`), 2: bad usage (a :class:`ConfigError` or a usage error),
-    130: interrupted, 70: a bug (the traceback with ``--debug``).
+    130: interrupted, 70: a bug (the traceback with ``--debug``). Everything printed is redacted
+    (:func:`rwpost.secrets.redacting_streams`): no secret the process knows reaches the terminal or a log.
     """
+    with redacting_streams():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args or os.environ.get("RWPOST_DEBUG") == "1"
     try:

@@ -1,11 +1,19 @@
 """File helpers shared by every stage: atomic writes, JSONL with line-numbered errors, typed readers
-that set bad rows aside with their reason, and the one SHA-256 helper (content, checksums, cache keys)."""
+that set bad rows aside with their reason, and the one SHA-256 helper (content, checksums, cache keys).
+
+Every text writer here (:func:`write_text`, :func:`write_json`, :func:`write_jsonl`, :func:`append_jsonl`,
+:func:`append_jsonl_rows`) passes its text through :func:`rwpost.secrets.redact`: no secret the process
+knows reaches a file, whatever a server echoed into an error message."""
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import gzip
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -16,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from rwpost.errors import ConfigError, RecordError, RwpostError
 from rwpost.records import Reject
+from rwpost.secrets import redact, redactor
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -66,6 +75,99 @@ def check_outputs(
     given = list(inputs)
     for out in outs:
         check_output(out, given, overwrite=overwrite)
+
+
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""Write errors that no retry fixes: no space, a quota, a file-size limit."""
+
+
+def disk_full(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it, as :func:`_write_error` wraps it) is a write that failed for
+    want of space: the run must stop, not go on failing every record."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL:
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+class FolderBusy(RwpostError):
+    """Another live process holds the folder's lock (:func:`folder_lock`)."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _busy(folder: Path, path: Path, fd: int, doing: str, runs: str) -> FolderBusy:
+    holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+    state = "" if not holder.isdigit() or _pid_alive(int(holder)) else " (exited; its child holds it)"
+    return FolderBusy(
+        f"{folder} is being {doing} by PID {holder}{state} (lock {path}): two {runs} cannot share one "
+        "--out; wait for it or stop it"
+    )
+
+
+@contextmanager
+def folder_lock(
+    folder: str | os.PathLike[str], name: str, *, doing: str = "written", runs: str = "runs"
+) -> Iterator[Path]:
+    """Hold ``folder``'s lock: one writer per output folder (crawl, extract, evaluate), so two runs into
+    one ``--out`` never pay each call twice nor write each record twice.
+
+    The lock is ``fcntl.flock`` on ``folder/name``, a file naming the holder's PID. The kernel drops it
+    when the holder dies, so the lock of a killed run is taken over; a live holder makes this raise
+    :class:`FolderBusy` naming its PID (``{folder} is being {doing} by PID ...: two {runs} cannot share
+    one --out``). The file is removed on release (and a folder this call created, when left empty).
+    """
+    folder = Path(folder)
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)  # a file in the way: the CLI names it in one line
+    path = folder / name
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise _write_error(path, exc) from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            try:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise _write_error(path, exc) from exc
+                raise _busy(folder, path, fd, doing, runs) from None
+            finally:
+                os.close(fd)
+        try:  # the holder we waited for removed the file: lock the one at the path now
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        try:  # the holder's PID, for the refusal of a second run (a full disk leaves it empty)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        except OSError:
+            pass
+        yield path
+    finally:
+        try:  # removed while still held, so nobody locks a file that is about to go
+            path.unlink(missing_ok=True)
+            if created:
+                folder.rmdir()  # only when empty: a run refused at once leaves no folder behind
+        except OSError:
+            pass
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 def _write_error(target: Path, exc: OSError) -> RwpostError:
@@ -123,9 +225,9 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write UTF-8 text atomically."""
+    """Write UTF-8 text atomically (secrets redacted)."""
     with atomic_open(path, "w") as handle:
-        handle.write(text)
+        handle.write(redact(text))
 
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:
@@ -138,23 +240,46 @@ def _to_jsonable(row: BaseModel | dict[str, Any]) -> dict[str, Any]:
 
 
 def write_jsonl(path: str | os.PathLike[str], rows: Iterable[BaseModel | dict[str, Any]]) -> int:
-    """Write records as JSON lines atomically; returns the number written."""
+    """Write records as JSON lines atomically (secrets redacted); returns the number written."""
     count = 0
+    clean = redactor()
     with atomic_open(path, "w") as handle:
         for row in rows:
-            handle.write(json.dumps(_to_jsonable(row), ensure_ascii=False) + "\n")
+            handle.write(clean(json.dumps(_to_jsonable(row), ensure_ascii=False)) + "\n")
             count += 1
     return count
 
 
 def append_jsonl(path: str | os.PathLike[str], row: BaseModel | dict[str, Any]) -> None:
     """Append one record and flush it to disk (for resumable stages: a line is either whole or absent)."""
+    append_jsonl_rows(path, [row])
+
+
+def append_jsonl_rows(path: str | os.PathLike[str], rows: Iterable[BaseModel | dict[str, Any]]) -> None:
+    """Append records as JSON lines (secrets redacted) with one flush and fsync: a kill leaves at most the
+    last line cut short, which :func:`drop_torn_tail` removes before the next append."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(_to_jsonable(row), ensure_ascii=False) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    clean = redactor()
+    data = "".join(clean(json.dumps(_to_jsonable(row), ensure_ascii=False)) + "\n" for row in rows).encode()
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise _write_error(target, exc) from exc
+    try:
+        size = os.fstat(fd).st_size
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError as exc:  # a full disk: nothing half-written stays (truncating frees, so it works)
+        try:
+            os.ftruncate(fd, size)
+        except OSError:
+            pass  # the torn line is removed before the next append (drop_torn_tail)
+        raise _write_error(target, exc) from exc
+    finally:
+        os.close(fd)
 
 
 def drop_torn_tail(path: str | os.PathLike[str]) -> bool:
@@ -183,6 +308,28 @@ def drop_torn_tail(path: str | os.PathLike[str]) -> bool:
     return True
 
 
+def drop_jsonl_rows(path: str | os.PathLike[str], drop: Callable[[Any], bool]) -> int:
+    """Rewrite a JSONL file (atomically, other lines kept byte for byte) without the rows ``drop`` picks;
+    returns how many went. A line that does not parse is kept (its reader names it)."""
+    target = Path(path)
+    if not target.exists():
+        return 0
+    drop_torn_tail(target)
+    kept, dropped = [], 0
+    for _, raw in iter_lines(target):
+        try:
+            row = json.loads(raw) if raw.strip() else None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            row = None
+        if row is not None and drop(row):
+            dropped += 1
+        else:
+            kept.append(raw)
+    if dropped:
+        write_bytes(target, b"".join(kept))
+    return dropped
+
+
 def input_error(path: str | os.PathLike[str], exc: OSError) -> RecordError:
     """An OS error opening an input file as one line naming the file (missing, a folder, unreadable)."""
     if isinstance(exc, FileNotFoundError):
@@ -196,16 +343,60 @@ def input_error(path: str | os.PathLike[str], exc: OSError) -> RecordError:
     return RecordError(problem, source=str(path))
 
 
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line rwpost reads (a JSONL record with inline image bytes fits many times over)."""
+
+MAX_TEXT_BYTES = 256 * 1024 * 1024
+"""The largest file read whole as text or JSON (predictions, params, price tables, id maps)."""
+
+MAX_PAGE_BYTES = 32 * 1024 * 1024
+"""The largest page read (a saved or stored ``.html``/``.html.gz``, decompressed); the crawler downloads
+at most 5 MiB a page."""
+
+
+class TooLarge(ValueError):
+    """An input larger than the bound rwpost reads it to (a gzip bomb, a device, a runaway file)."""
+
+
+def _refuse_device(path: str | os.PathLike[str]) -> None:
+    """A RecordError for a device (``/dev/zero`` never ends); a FIFO (a shell's ``<(...)``) is read."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # opening it names the problem
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise RecordError("is a device, expected a file", source=str(path))
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int, *, gunzip: bool = False) -> bytes:
+    """At most ``limit`` bytes of a file (with ``gunzip``, decompressed as it is read), never more in
+    memory: a file with more raises :class:`TooLarge`. OS and gzip errors (``OSError``, ``EOFError``,
+    ``zlib.error``) pass through for the caller to name."""
+    _refuse_device(path)
+    with gzip.open(path, "rb") if gunzip else open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(f"larger than {limit} bytes{' once decompressed' if gunzip else ''}")
+    return data
+
+
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(line_number, raw bytes)`` per line of a file; a missing or unreadable file is a
-    :class:`RecordError` naming it. Decode each with :func:`decode_line`."""
+    """Yield ``(line_number, raw bytes)`` per line of a file; a missing or unreadable file, a device or a
+    line over :data:`MAX_LINE_BYTES` is a :class:`RecordError` naming it. Decode each with
+    :func:`decode_line`."""
+    _refuse_device(path)
     try:
         handle = open(path, "rb")
     except OSError as exc:
         raise input_error(path, exc) from exc
     with handle:
         try:
-            yield from enumerate(handle, start=1)
+            for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), start=1):
+                if len(raw) > MAX_LINE_BYTES:
+                    raise RecordError(
+                        f"line longer than {MAX_LINE_BYTES} bytes", source=str(path), line=number
+                    )
+                yield number, raw
         except OSError as exc:
             raise input_error(path, exc) from exc
 
@@ -236,9 +427,11 @@ def read_text(path: str | os.PathLike[str]) -> str:
     are not UTF-8, are one :class:`RecordError` naming the file (and the line)."""
     source = str(path)
     try:
-        raw = Path(path).read_bytes()
+        raw = read_bounded(path, MAX_TEXT_BYTES)
     except OSError as exc:
         raise input_error(path, exc) from exc
+    except TooLarge as exc:
+        raise RecordError(str(exc), source=source) from exc
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     try:
@@ -294,6 +487,7 @@ def sha256_hex(data: bytes | str) -> str:
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
     """Hex SHA-256 of a file's content, read in 1 MiB chunks (dataset checksums, run identities)."""
+    _refuse_device(path)
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):

@@ -6,14 +6,21 @@ The ``reformat`` stage (:mod:`rwpost.stages.reformat`) runs it and starts the da
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from rwpost.errors import RecordError, RwpostError
-from rwpost.io import read_records, sorted_rejects, write_json, write_jsonl
+from rwpost.io import (
+    MAX_PAGE_BYTES,
+    TooLarge,
+    read_bounded,
+    read_records,
+    sorted_rejects,
+    write_json,
+    write_jsonl,
+)
 from rwpost.labels import UNRATED
 from rwpost.records import CrawledArticle, Reject, TaggedArticle
 from rwpost.tagged import rating_outcome, tag_article
@@ -28,11 +35,9 @@ def _read_html(crawl_dir: Path, article: CrawledArticle) -> str:
         candidates.append(crawl_dir / "html" / f"{article.html_sha256}.html.gz")
     for path in candidates:
         if path.exists():
-            try:
-                data = path.read_bytes()
-                if path.suffix == ".gz":
-                    data = gzip.decompress(data)
-            except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt .gz: EOFError
+            try:  # bounded: a gzip bomb is set aside, never read into memory whole
+                data = read_bounded(path, MAX_PAGE_BYTES, gunzip=path.suffix == ".gz")
+            except (OSError, EOFError, zlib.error, TooLarge) as exc:  # a truncated or corrupt .gz: EOFError
                 problem = f"verbatim HTML {path} unreadable ({type(exc).__name__}: {exc or 'truncated'})"
                 raise RecordError(problem, record_id=article.id, field="html_path") from exc
             return data.decode("utf-8", errors="replace")

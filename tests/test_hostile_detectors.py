@@ -12,6 +12,7 @@ import pytest
 
 from rwpost.cli import main
 from rwpost.evaluate import RunSpec, evaluate
+from rwpost.evaluate.runner import RetrievalFailed
 from rwpost.evaluate.search.dates import parse_result_date
 from rwpost.labels import Label
 from rwpost.llm import LLMAccessError, LLMClient, LLMRequest, load_llm_schema
@@ -169,9 +170,10 @@ def test_a_search_outage_is_not_cached_as_no_results(tmp_path):
     sample = make_sample(0, Label.FALSE)
     with FakeLLMServer(Agents()) as llm, SearchServer(news) as search:
         search.failures = 10**6
-        evaluate(
-            [sample], agentfact_spec(llm, search, tmp_path, secret=KEY), tmp_path / "outage", encode=None
-        )
+        with pytest.raises(RetrievalFailed):  # every search failed: reported, then refused (issue 27)
+            evaluate(
+                [sample], agentfact_spec(llm, search, tmp_path, secret=KEY), tmp_path / "outage", encode=None
+            )
         assert json.loads((tmp_path / "outage" / "predictions.jsonl").read_text())["label"] == "Unproven"
         search.failures, asked = 0, len(search.queries)
         evaluate([sample], agentfact_spec(llm, search, tmp_path, secret=KEY), tmp_path / "after", encode=None)

@@ -8,6 +8,7 @@ record that points at missing files.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from datetime import UTC, datetime
 from io import BytesIO
@@ -19,6 +20,7 @@ from scrapy.exceptions import DropItem
 from scrapy.http.request import NO_CALLBACK
 from scrapy.pipelines.files import FilesPipeline, FSFilesStore
 from scrapy.pipelines.media import FileInfoOrError, MediaPipeline
+from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
 from rwpost.errors import RwpostError
@@ -35,12 +37,25 @@ from rwpost.images import (
     size_refusal,
     write_once,
 )
-from rwpost.io import sha256_hex
+from rwpost.io import disk_full, sha256_hex
 from rwpost.records import CrawledArticle, ImageFile
 from rwpost.urls import path_key
 from snopes_crawler.store import ArticleStore, article_record
 
 logger = logging.getLogger(__name__)
+
+
+def stop_when_disk_full(crawler: scrapy.crawler.Crawler, exc: BaseException) -> None:
+    """A write that failed for want of space stops the crawl at once with one error line (``rwpost crawl``
+    prints it): every later page would fail the same way, and the log cannot take them either. What is
+    stored stays whole (appends are undone when they fail, other writes are atomic); a rerun resumes."""
+    if not disk_full(exc) or getattr(crawler, "rwpost_disk_full", False):
+        return
+    crawler.rwpost_disk_full = True  # type: ignore[attr-defined]
+    message = f"{exc}; the crawl stopped: free space and rerun to resume"
+    print(json.dumps({"event": "error", "message": message}), flush=True)
+    if crawler.engine is not None:
+        deferred_from_coro(crawler.engine.close_spider_async(reason="disk full"))
 
 
 class ContentAddressedStore(FSFilesStore):
@@ -127,6 +142,7 @@ class ArticleImagesPipeline(FilesPipeline):
     ) -> NoReturn:
         """A download that raised (robots.txt, size cap, network): the reason becomes the stored error."""
         exc = failure.value
+        stop_when_disk_full(self.crawler, exc)
         message = f"{type(exc).__name__}: {exc}"
         if "max size" in message:
             message = size_refusal(self.max_bytes)
@@ -230,15 +246,19 @@ class StorePipeline:
         store: ArticleStore = self.crawler.spider.store  # type: ignore[union-attr]
         stats = self.crawler.stats
         record = self.to_record(item, store)
-        if record.id in self.written or (record.id in store.records and not item.get("refetch")):
-            # Another URL of an article already stored: remember the URL so no run fetches it again.
-            stats.inc_value("rwpost/duplicates")
-            store.add_alias(item["requested_url"], record.id)
-            raise DropItem(f"duplicate of {record.id} (canonical {record.url}) at {record.fetched_url}")
-        store.add(record)
-        self.written.add(record.id)
-        if path_key(item["requested_url"]) != path_key(item["fetched_url"]):
-            store.add_alias(item["requested_url"], record.id)  # a redirect: the listed URL is known too
+        try:
+            if record.id in self.written or (record.id in store.records and not item.get("refetch")):
+                # Another URL of an article already stored: remember the URL so no run fetches it again.
+                stats.inc_value("rwpost/duplicates")
+                store.add_alias(item["requested_url"], record.id)
+                raise DropItem(f"duplicate of {record.id} (canonical {record.url}) at {record.fetched_url}")
+            store.add(record)
+            self.written.add(record.id)
+            if path_key(item["requested_url"]) != path_key(item["fetched_url"]):
+                store.add_alias(item["requested_url"], record.id)  # a redirect: the listed URL is known too
+        except RwpostError as exc:
+            stop_when_disk_full(self.crawler, exc)
+            raise
         if item["kind"] == "failure":
             stats.inc_value("rwpost/stored_http_failures")
         elif record.parse_error:

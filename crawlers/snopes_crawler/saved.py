@@ -13,7 +13,6 @@ Run as ``python -m snopes_crawler.saved --from DIR --out OUT`` (what ``rwpost cr
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import re
@@ -26,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rwpost.io import write_json
+from rwpost.io import MAX_PAGE_BYTES, TooLarge, read_bounded, write_json
 from rwpost.snopes.page import SnopesArticle, page_url_problem, read_article
 from snopes_crawler.store import HTML_DIR, ArticleStore, StoreBusy, article_record, store_lock
 
@@ -99,11 +98,9 @@ class UnreadableSavedPage(Exception):
 def read_saved(path: Path) -> str:
     """A saved page's text (gzip undone; UTF-8, undecodable bytes replaced); :class:`UnreadableSavedPage`
     with the reason when the file cannot be read."""
-    try:
-        data = path.read_bytes()
-        if path.name.lower().endswith(".gz"):
-            data = gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as exc:  # gzip raises all three on a damaged file
+    try:  # bounded: a gzip bomb or a huge file is set aside, never read into memory whole
+        data = read_bounded(path, MAX_PAGE_BYTES, gunzip=path.name.lower().endswith(".gz"))
+    except (OSError, EOFError, zlib.error, TooLarge) as exc:  # gzip raises the first three when damaged
         raise UnreadableSavedPage(f"unreadable saved page: {type(exc).__name__}: {exc}") from exc
     return data.decode("utf-8", errors="replace")
 
@@ -180,7 +177,10 @@ def import_saved_pages(
             counts["unreadable"] += 1
             url = given.get(str(path.resolve()))
             article = SnopesArticle(url or stand_in, parse_error=str(exc))
-            body = path.read_bytes() if os.access(path, os.R_OK) else b""  # kept as found, to look at
+            try:  # kept as found, to look at (not one that is too large to read)
+                body = read_bounded(path, MAX_PAGE_BYTES) if os.access(path, os.R_OK) else b""
+            except TooLarge:
+                body = b""
         else:
             original = None
             if is_wayback_capture(html):

@@ -18,12 +18,9 @@ is pinned (fetch times are in ``crawl.log``).
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import gzip
 import json
 import logging
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +30,7 @@ from urllib.parse import urlsplit
 from rwpost.errors import RwpostError
 from rwpost.ids import record_id
 from rwpost.images import IMAGES_DIR
-from rwpost.io import append_jsonl, sha256_hex, write_bytes, write_jsonl
+from rwpost.io import FolderBusy, append_jsonl, folder_lock, sha256_hex, write_bytes, write_jsonl
 from rwpost.records import CrawledArticle, ImageFile
 from rwpost.urls import path_key
 
@@ -53,52 +50,15 @@ class StoreBusy(RwpostError):
     """Another live process holds the store's lock."""
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 @contextlib.contextmanager
 def store_lock(out_dir: Path) -> Iterator[Path]:
-    """Hold ``out_dir``'s lock (``fcntl.flock`` on ``.crawl.lock``, which names the holder's PID).
-
-    The kernel drops the lock when its holder dies, so the lock of a killed crawl is taken over; a
-    live holder makes this raise :class:`StoreBusy` naming its PID.
-    """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    """Hold ``out_dir``'s lock (:func:`rwpost.io.folder_lock` on ``.crawl.lock``, which names the holder's
+    PID): the lock of a killed crawl is taken over, a live holder raises :class:`StoreBusy` naming it."""
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-            state = "" if not holder.isdigit() or _pid_alive(int(holder)) else " (exited; its child holds it)"
-            raise StoreBusy(
-                f"{out_dir} is being crawled by PID {holder}{state} (lock {path}): two crawls cannot "
-                "share one --out; wait for it or stop it"
-            ) from None
-        previous = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
-        if previous:
-            logger.info("taking over the lock of PID %s (no longer running)", previous)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-        os.fsync(fd)
-        try:
+        with folder_lock(out_dir, LOCK_FILE, doing="crawled", runs="crawls") as path:
             yield path
-        finally:
-            os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    except FolderBusy as exc:
+        raise StoreBusy(str(exc)) from None
 
 
 class SiteOrigin:

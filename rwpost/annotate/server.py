@@ -8,6 +8,7 @@ non-interactively from :class:`Credentials`, and analytics, Sentry and version c
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
@@ -75,12 +76,14 @@ class StatePaths:
 
 @dataclass(frozen=True)
 class Credentials:
-    """The admin account; ``generated`` says the password was made here (and may be shown once)."""
+    """The admin account; ``generated`` says the password was made here (and may be shown once);
+    ``given`` names the secrets given from outside (the environment), which are never saved."""
 
     email: str
     password: str = field(repr=False)
     token: str = field(repr=False)
     generated: bool = False
+    given: frozenset[str] = frozenset()
 
 
 def executable(venv: Path) -> Path:
@@ -133,7 +136,8 @@ def _write_private_json(path: Path, obj: dict) -> None:
 
 
 def load_credentials(path: Path) -> Credentials | None:
-    """Credentials saved by :func:`resolve_credentials`, or None when there are none yet."""
+    """Credentials saved by :func:`resolve_credentials`, or None when there are none yet. A secret that
+    was given from the environment is not in the file: it reads as ``""`` and is named in ``given``."""
     if not path.exists():
         return None
     try:
@@ -141,46 +145,66 @@ def load_credentials(path: Path) -> Credentials | None:
         admin = raw["admin"]
         return Credentials(
             email=admin["email"],
-            password=admin["password"],
-            token=admin["token"],
+            password=str(admin.get("password") or ""),
+            token=str(admin.get("token") or ""),
             generated=bool(admin.get("generated", False)),
+            given=frozenset(str(name) for name in admin.get("given", ())),
         )
-    except (KeyError, TypeError, json.JSONDecodeError) as exc:
+    except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not a Label Studio credentials file ({exc})") from exc
 
 
 def save_credentials(path: Path, creds: Credentials) -> None:
-    """Store credentials in a 0600 JSON file."""
-    admin = {
-        "email": creds.email,
-        "password": creds.password,
-        "token": creds.token,
-        "generated": creds.generated,
-    }
+    """Store the admin e-mail and the secrets generated here in a 0600 JSON file; secrets given from the
+    environment are never written (only their names, so a later start asks for them again)."""
+    admin: dict[str, object] = {"email": creds.email, "generated": creds.generated}
+    admin.update({name: getattr(creds, name) for name in ("password", "token") if name not in creds.given})
+    if creds.given:
+        admin["given"] = sorted(creds.given)
     _write_private_json(path, {"admin": admin})
+
+
+GIVEN_IN = {"password": "LABEL_STUDIO_PASSWORD", "token": "LABEL_STUDIO_USER_TOKEN"}
+"""Where a secret given from outside comes from (named when a later start lacks it)."""
 
 
 def resolve_credentials(
     path: Path, *, email: str | None = None, password: str | None = None, token: str | None = None
 ) -> Credentials:
-    """Admin credentials: given values win, then saved ones, then generated ones (saved to ``path``).
+    """Admin credentials: given values win, then saved ones, then generated ones.
 
-    Label Studio reads them only when it creates its database, so they are saved with it and reused.
+    Label Studio reads them only when it creates its database, so a generated password and token are
+    saved (0600) with it and reused; given ones are never saved, and a later start must be given them
+    again (a ConfigError naming the variable otherwise).
     """
     saved = load_credentials(path)
+    given = {name for name, value in (("password", password), ("token", token)) if value}
+
+    def reuse(name: str) -> str | None:
+        value = getattr(saved, name) if saved is not None else ""
+        if not value and saved is not None and name in saved.given:
+            raise ConfigError(
+                f"the Label Studio admin {name} of {path.parent} was given in {GIVEN_IN[name]} and is never "
+                f"stored: set {GIVEN_IN[name]} again"
+            )
+        return value or None
+
     generated = False
-    if password is None:
-        if saved is not None:
-            password, generated = saved.password, saved.generated
+    if not password:
+        password = reuse("password")
+        if password is not None:
+            generated = bool(saved and saved.generated)
         else:
             password, generated = secrets.token_urlsafe(12), True
     creds = Credentials(
         email=email or (saved.email if saved else DEFAULT_ADMIN_EMAIL),
         password=password,
-        token=token or (saved.token if saved else secrets.token_hex(20)),
+        token=token or reuse("token") or secrets.token_hex(20),
         generated=generated,
+        given=frozenset(given),
     )
-    if saved != creds:
+    stored = dataclasses.replace(creds, **{name: "" for name in given})
+    if saved != stored:
         save_credentials(path, creds)
     return creds
 

@@ -72,18 +72,20 @@ def _paths(state: Path):
 
 
 def _client(state: Path, url: str, port: int):
-    """An SDK client: token from LABEL_STUDIO_API_KEY, else the saved admin credentials."""
+    """An SDK client: token from LABEL_STUDIO_API_KEY or LABEL_STUDIO_USER_TOKEN, else the admin token
+    ``annotate serve`` generated and saved."""
     from rwpost.annotate import sync
     from rwpost.annotate.server import load_credentials
 
     url = url or f"http://127.0.0.1:{port}"
-    token = os.environ.get("LABEL_STUDIO_API_KEY")
+    token = os.environ.get("LABEL_STUDIO_API_KEY") or os.environ.get("LABEL_STUDIO_USER_TOKEN")
     if not token:
         creds = load_credentials(_paths(state).credentials)
-        if creds is None:
+        if creds is None or not creds.token:
             raise ConfigError(
-                "no Label Studio token: set LABEL_STUDIO_API_KEY or start the server with "
-                f"rwpost annotate serve (which saves credentials in {_paths(state).credentials})"
+                "no Label Studio token: set LABEL_STUDIO_API_KEY (or LABEL_STUDIO_USER_TOKEN) or start the "
+                f"server with rwpost annotate serve (which saves a token it generates in "
+                f"{_paths(state).credentials})"
             )
         token = creds.token
     return sync.connect(url, token), url
@@ -101,7 +103,9 @@ def serve(
     """Start Label Studio on 127.0.0.1 (installed on first use into <state>/venv) until Ctrl-C.
 
     Log in with LABEL_STUDIO_USERNAME / LABEL_STUDIO_PASSWORD if you set them; otherwise a password is
-    generated once and saved (mode 0600) in <state>/credentials.json.
+    generated once and saved (mode 0600) in <state>/credentials.json. The same for the API token
+    (LABEL_STUDIO_USER_TOKEN). A password or token you set is never written to disk: set it again at
+    the next start.
 
     Example: rwpost annotate serve --port 8080
     """
@@ -127,9 +131,16 @@ def serve(
             f"  password:  {creds.password}   (generated; saved in {paths.credentials}, mode 0600)",
             soft_wrap=True,
         )
+    elif "password" in creds.given:
+        console.print("  password:  the one in LABEL_STUDIO_PASSWORD (never stored)")
     else:
-        console.print(f"  password:  the one in LABEL_STUDIO_PASSWORD (or saved in {paths.credentials})")
-    console.print(f"  API token: saved in {paths.credentials} (push/pull read it from there)", soft_wrap=True)
+        console.print(f"  password:  the one saved in {paths.credentials} (mode 0600)", soft_wrap=True)
+    if "token" in creds.given:
+        console.print("  API token: the one in LABEL_STUDIO_USER_TOKEN (never stored; push/pull read it)")
+    else:
+        console.print(
+            f"  API token: saved in {paths.credentials} (push/pull read it from there)", soft_wrap=True
+        )
     console.print(f"  server log: {paths.log}\nPress Ctrl-C to stop.", soft_wrap=True)
     # Ctrl-C and SIGTERM both stop the server (a shell's background job starts with SIGINT ignored).
     signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from rwpost.errors import ConfigError
+from rwpost.errors import ConfigError, interrupted_exit, interrupted_line, sigterm_interrupts
 
 console = Console(stderr=True)
 
@@ -262,16 +262,21 @@ def evaluate(
             "in params.yaml and run the evaluate stage)"
         )
     runner = ExecutorParams(name=executor, gpus=gpus)
-    done = run_plan(
-        plan,
-        loaded,
-        executor=runner,
-        store=ShardStore(runner.work_dir(out)),
-        encode=lazy_encoder() if o["key_points"] else None,
-        progress=progress,
-        overwrite=overwrite,
-        done=None if as_json else lambda planned, metrics: _summary(metrics, planned.out),
-    )
+    try:
+        with sigterm_interrupts():
+            done = run_plan(
+                plan,
+                loaded,
+                executor=runner,
+                store=ShardStore(runner.work_dir(out)),
+                encode=lazy_encoder() if o["key_points"] else None,
+                progress=progress,
+                overwrite=overwrite,
+                done=None if as_json else lambda planned, metrics: _summary(metrics, planned.out),
+            )
+    except KeyboardInterrupt as exc:
+        console.print(interrupted_line("evaluate", exc, out), highlight=False, soft_wrap=True)
+        raise typer.Exit(interrupted_exit(exc)) from None
     if len(plan) > 1:
         write_leaderboard([p.out for p in plan], out / "leaderboard")
         console.print(f"{len(plan)} runs; leaderboard in {out / 'leaderboard'}")
@@ -281,9 +286,9 @@ def evaluate(
 
 def _summary(metrics: dict[str, Any], out: Path) -> None:
     """The run's scores on the terminal, read with the run log's model (what metrics.json holds)."""
-    from rwpost.evaluate.log import METRIC_TITLES, RunMetrics
+    from rwpost.evaluate.log import METRIC_TITLES, RunManifest, RunMetrics, read_log
     from rwpost.evaluate.metrics import HEADLINE
-    from rwpost.evaluate.report import coverage_cell
+    from rwpost.evaluate.report import coverage_cell, outage_notes
 
     log = RunMetrics.model_validate(metrics)
     repeats = log.repeats
@@ -312,6 +317,8 @@ def _summary(metrics: dict[str, Any], out: Path) -> None:
         )
     if log.audit.flagged:
         console.print(f"[yellow]{log.audit.flagged} predictions cite blocked fact-check domains[/]")
+    for note in outage_notes(read_log(out / "manifest.json", RunManifest)):
+        console.print(f"[yellow]{note}[/]")
     console.print(f"reports in {out} (report.md, metrics.json, plots/)")
 
 

@@ -11,10 +11,12 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from rwpost.errors import interrupted_exit, interrupted_line, sigterm_interrupts
 from rwpost.stages import extract as extract_stage
 from rwpost.stages import reformat as reformat_stage
 
 console = Console()
+err_console = Console(stderr=True)
 OUTPUTS = ("extractions.jsonl", "rejects.jsonl", "summary.json", "cost.json", "funnel.json")
 """What ``rwpost extract`` writes in its --out folder (rejects.jsonl only when something was set aside)."""
 
@@ -147,9 +149,13 @@ def extract(
         _dry_run(params, as_json)
         return
     total = sum(1 for _ in iter_lines(params.input)) if params.input.is_file() else 0
-    with Progress(console=console, transient=True) as bar:
-        task = bar.add_task(f"extract ({params.backend})", total=total)
-        done = extract_stage.run(params, progress=lambda n: bar.advance(task, n))
+    try:
+        with sigterm_interrupts(), Progress(console=console, transient=True) as bar:
+            task = bar.add_task(f"extract ({params.backend})", total=total)
+            done = extract_stage.run(params, progress=lambda n: bar.advance(task, n))
+    except KeyboardInterrupt as exc:
+        err_console.print(interrupted_line("extract", exc, params.out), highlight=False, soft_wrap=True)
+        raise typer.Exit(interrupted_exit(exc)) from None
     report = done.counts
     if params.executor.name == "slurm":  # scripts written, nothing extracted yet
         typer.echo(json.dumps(report, indent=2) if as_json else done.message)
@@ -158,6 +164,17 @@ def extract(
         typer.echo(json.dumps(report, indent=2))
         return
     console.print(f"backend {report['backend']} ({report['prompt_version']}): {report['counts']}")
+    counts = report["counts"]
+    if counts.get("retried_transport_failures"):
+        console.print(
+            f"resumed: {counts['retried_transport_failures']} articles set aside for a transport reason "
+            "(server error, rate limit, timeout, no connection) were asked again"
+        )
+    if counts.get("transport_failures"):
+        console.print(
+            f"[yellow]{counts['transport_failures']} articles failed for a transport reason (server error, "
+            "rate limit, timeout, no connection): run the same command again to ask for them[/]"
+        )
     if report.get("tasks"):
         _print_usage(f"LLM usage ({report['model']})", report["tasks"], report["total"])
     written = [name for name in OUTPUTS if (params.out / name).exists()]  # no rejects: no rejects.jsonl

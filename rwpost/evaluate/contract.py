@@ -98,6 +98,12 @@ class Call(BaseModel):
     latency_s: float = 0.0
     cost_usd: float | None = Field(default=None, description="if None, the price table prices it")
     cached: bool = False
+    failed: bool = Field(
+        default=False,
+        exclude_if=lambda failed: not failed,
+        description="a tool call that got no answer (a search the backend could not serve after its "
+        "retries): the manifest counts them, and an open-web run whose every search failed is refused",
+    )
 
     @classmethod
     def of_result(cls, result: Any, name: str, **fields: Any) -> Call:

@@ -372,6 +372,17 @@ class ImagesRecord(LogPart):
     sent: int | None = None
 
 
+class RetrievalRecord(LogPart):
+    """Open-web cells: the detector's tool calls (searches) over every answer of the run, how many got no
+    answer, and the answers made without one working search (``never_worked``: all of them)."""
+
+    tool_calls: int = 0
+    failed: int = 0
+    predictions: int = 0
+    predictions_without_retrieval: int = 0
+    never_worked: bool = False
+
+
 class Environment(LogPart):
     """Python, platform and, when torch is loaded, the accelerator (``manifest.environment``)."""
 
@@ -443,10 +454,16 @@ class RunManifest(LogFile, RunSpecRecord):
     notes: list[str] = []
     """What the detector says the report must show (``Detector.notes``)."""
     images: ImagesRecord | None = None
+    retrieval: RetrievalRecord | None = None
     environment: Environment
     started: str
     finished: str
     resume: Literal["new", "resumed", "restarted"]
+    retried_transport_failures: int | None = None
+    """Samples a resumed run asked again because an earlier run's answer had failed for a transport
+    reason (server error, rate limit, timeout, no connection): an outage is not an answer."""
+    transport_failures: int | None = None
+    """Answers of this run that failed for a transport reason: the same command asks them again."""
     mean_detector_wall_s_per_sample: float | None = None
     run_fingerprint: str
     identity: RunIdentity

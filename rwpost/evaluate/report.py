@@ -128,6 +128,31 @@ def policy_title(failures: str) -> str:
     return f"failures: {failures}, {FAILURE_POLICIES.get(failures, '?')}"
 
 
+def outage_notes(manifest: RunManifest, prefix: str = "") -> list[str]:
+    """What an outage did to the run: answers asked again on resume, answers still failed for a transport
+    reason (the report's ledger section and the command line's summary say the same)."""
+    notes = []
+    if manifest.retried_transport_failures:
+        notes.append(
+            f"{prefix}resumed: {manifest.retried_transport_failures} answers that had failed for a transport "
+            "reason (server error, rate limit, timeout, no connection) were asked again"
+        )
+    if manifest.transport_failures:
+        notes.append(
+            f"{prefix}{manifest.transport_failures} answers failed for a transport reason (server error, "
+            "rate limit, timeout, no connection, every search failed): run the same command again to ask "
+            "for them"
+        )
+    retrieval = manifest.retrieval
+    if retrieval is not None and retrieval.failed:
+        notes.append(
+            f"{prefix}retrieval: {retrieval.failed} of {retrieval.tool_calls} searches failed; "
+            f"{retrieval.predictions_without_retrieval} of {retrieval.predictions} answers were made "
+            "without one working search"
+        )
+    return notes
+
+
 def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) -> str:
     """The human-readable report of one run."""
     data = manifest.data
@@ -145,6 +170,13 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
     ]
     if manifest.notes:
         lines += ["", "## Notes", "", *(f"- **{note}**" for note in manifest.notes)]
+    if manifest.retrieval is not None and manifest.retrieval.never_worked:
+        lines += [
+            "",
+            f"**Retrieval never worked: every one of the {manifest.retrieval.failed} searches failed, so "
+            f"these are closed-book answers, not {metrics.setting} ones.** Fix the search backend and run "
+            "the same command again.",
+        ]
     if repeats:
         spreads = repeats.headline
         lines += [
@@ -258,6 +290,7 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
             f"{reasons}); block list {block_list.source if block_list else '-'}, "
             f"{block_list.count if block_list else '-'} domains"
         )
+    lines += outage_notes(manifest, prefix="- ")
     explanations = metrics.explanations
     if explanations is not None:
         urls = explanations.evidence_urls

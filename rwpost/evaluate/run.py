@@ -9,8 +9,12 @@ from typing import Any
 import numpy as np
 
 from rwpost.evaluate.report import write_reports
-from rwpost.evaluate.runner import RunSpec, run
+from rwpost.evaluate.runner import RunSpec, check_retrieval, run
+from rwpost.io import folder_lock
 from rwpost.records import Sample
+
+LOCK_FILE = ".evaluate.lock"
+"""The run folder's lock (:func:`rwpost.io.folder_lock`), held from the claim to the last report."""
 
 
 def evaluate(
@@ -27,21 +31,25 @@ def evaluate(
 ) -> dict[str, Any]:
     """Run, score and report; returns the metrics written to ``<out_dir>/metrics.json``.
 
-    ``overwrite`` and ``on_change`` are :func:`rwpost.evaluate.runner.run`'s (resume only identical runs);
+    ``overwrite`` and ``on_change`` are :func:`rwpost.evaluate.runner.run`'s (resume only identical runs).
+    The folder is locked throughout: a second run into it is refused at once, naming the first's PID.
     ``encode`` embeds texts for the key-point coverage of explanations (None: not scored).
     """
     out = Path(out_dir)
-    result = run(
-        samples,
-        spec,
-        out,
-        train=train,
-        data_info=data_info,
-        progress=progress,
-        overwrite=overwrite,
-        on_change=on_change,
-    )
-    return write_reports(samples, spec, result, out, encode=encode)
+    with folder_lock(out, LOCK_FILE):  # one run per folder: a second one is refused, naming the first
+        result = run(
+            samples,
+            spec,
+            out,
+            train=train,
+            data_info=data_info,
+            progress=progress,
+            overwrite=overwrite,
+            on_change=on_change,
+        )
+        metrics = write_reports(samples, spec, result, out, encode=encode)
+    check_retrieval(result.manifest)  # an open-web run with no working search: reported, then refused
+    return metrics
 
 
 __all__ = ["evaluate"]

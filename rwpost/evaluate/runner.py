@@ -12,7 +12,6 @@ of two inputs are never mixed.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from collections import Counter
@@ -23,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from rwpost.errors import ConfigError, RwpostError
-from rwpost.evaluate.contract import Detector, Prediction, RunContext
+from rwpost.errors import ConfigError, Interrupted, RwpostError, signal_name
+from rwpost.evaluate.contract import Call, Detector, Prediction, RunContext
 from rwpost.evaluate.inputs import image_loadable
 from rwpost.evaluate.leakage import BlockList, LeakageGuard
 from rwpost.evaluate.log import RunManifest, RunRecord
@@ -32,9 +31,19 @@ from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids
 from rwpost.evaluate.metrics import check_policy
 from rwpost.evaluate.registry import make_detector
 from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSource
-from rwpost.io import check_output, drop_torn_tail, iter_jsonl, sha256_hex, write_json
+from rwpost.io import (
+    append_jsonl_rows,
+    check_output,
+    drop_jsonl_rows,
+    drop_torn_tail,
+    iter_jsonl,
+    sha256_hex,
+    write_json,
+)
+from rwpost.llm.client import is_transport_failure
 from rwpost.llm.types import PriceTable
 from rwpost.records import Sample
+from rwpost.secrets import register_config
 
 PREDICTIONS_FILE = "predictions.jsonl"
 RUN_FILE = "run.json"
@@ -87,7 +96,8 @@ class RunSpec:
     prices: PriceTable | None = None
     blocklist: BlockList = field(default_factory=BlockList)
     secrets: dict[str, Any] = field(default_factory=dict, repr=False)
-    """Extra detector arguments never written anywhere (API keys); not part of the run's identity."""
+    """Extra detector arguments never written anywhere (API keys); not part of the run's identity. An
+    ``api_key`` in ``config`` is moved here."""
     failures: str = "wrong"
     """How failed answers are scored (``rwpost.evaluate.metrics.FAILURE_POLICIES``); scoring only, so
     not part of the run's identity: a run rescored under another policy resumes."""
@@ -100,6 +110,14 @@ class RunSpec:
 
     def __post_init__(self) -> None:
         self.setting = Cell.parse(self.setting)
+        # an API key given as an option (``--set api_key=...``) is a secret like the environment's: kept
+        # out of the options (so out of run.json and the manifest), and every credential in them redacted
+        if "api_key" in self.config:
+            self.config = dict(self.config)
+            key = self.config.pop("api_key")
+            self.secrets = {**self.secrets, **({"api_key": str(key)} if key else {})}
+        register_config(self.config)
+        register_config(self.secrets)
 
     def task(self, samples: Sequence[Sample], data_info: dict[str, Any] | None = None) -> EvalTask:
         """The run's task over the evaluated ``samples`` (their label space), built once per run."""
@@ -177,14 +195,63 @@ def read_predictions(path: Path) -> dict[tuple[int, str], dict[str, Any]]:
     return {(int(row["repeat"]), row["id"]): row for _, row in iter_jsonl(path)}
 
 
-def append_rows(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Append a batch of rows as JSON lines with one flush and fsync (a kill leaves at most one line
-    cut short, which :func:`read_predictions` removes)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
-        handle.flush()
-        os.fsync(handle.fileno())
+def without_retrieval(calls: Sequence[Any]) -> bool:
+    """Whether an answer was made without one working tool call: it made some, and every one failed (a
+    search outage; calls as :class:`Call` or as the dicts of ``predictions.jsonl``)."""
+    failed = [c.failed if isinstance(c, Call) else bool(c.get("failed")) for c in calls if _kind(c) == "tool"]
+    return bool(failed) and all(failed)
+
+
+def _kind(call: Any) -> str | None:
+    return call.kind if isinstance(call, Call) else call.get("kind") if isinstance(call, dict) else None
+
+
+def _outage_failed(row: Any) -> bool:
+    """A ``predictions.jsonl`` row an outage spoiled: no answer for a transport reason, or an answer made
+    while every search failed."""
+    if not isinstance(row, dict):
+        return False
+    if row.get("label") is None and is_transport_failure(row.get("error")):
+        return True
+    return without_retrieval([c for c in row.get("calls") or [] if isinstance(c, dict)])
+
+
+def retry_transport_failures(path: Path) -> int:
+    """Remove from ``path`` the predictions an outage spoiled, so a resumed run asks for them again:
+    those that failed for a transport reason (a server error, a rate limit, a timeout, no connection,
+    after every retry: :func:`rwpost.llm.client.is_transport_failure`) and those made while every search
+    failed; returns how many. Refusals and invalid answers stay."""
+    return drop_jsonl_rows(path, _outage_failed)
+
+
+class RetrievalFailed(RwpostError):
+    """An open-web run whose every search failed: its answers are closed-book ones."""
+
+
+def retrieval_record(predictions: Sequence[Sequence[Prediction]]) -> dict[str, Any]:
+    """The manifest's retrieval counts over every answer of an open-web run (resumed ones too)."""
+    answers = [p for preds in predictions for p in preds]
+    tools = [c for p in answers for c in p.calls if c.kind == "tool"]
+    failed = sum(c.failed for c in tools)
+    return {
+        "tool_calls": len(tools),
+        "failed": failed,
+        "predictions": len(answers),
+        "predictions_without_retrieval": sum(without_retrieval(p.calls) for p in answers),
+        "never_worked": failed > 0 and failed == len(tools),
+    }
+
+
+def check_retrieval(manifest: RunManifest) -> None:
+    """Refuse an open-web run whose every search failed (after its reports are written, marked so): its
+    scores are those of closed-book answers, not of the cell it names."""
+    retrieval = manifest.retrieval
+    if retrieval is not None and retrieval.never_worked:
+        raise RetrievalFailed(
+            f"{manifest.system}: every one of its {retrieval.failed} searches failed, so its answers are "
+            f"closed-book, not {manifest.setting} (the reports say so); fix the search backend and run the "
+            "same command again: those answers are asked again"
+        )
 
 
 def predict_all(
@@ -212,7 +279,16 @@ def predict_all(
             batch = todo[start : start + batch_size]
             began = time.perf_counter()
             seen = [task.blind(s, blocklist=blocklist) for s in batch]
-            answers = detector.predict(seen, task, ctx)
+            try:
+                answers = detector.predict(seen, task, ctx)
+            except KeyboardInterrupt as exc:  # say what is kept and what was lost
+                kept = sum((repeat, s.id) in done for s in samples)
+                of = f" of repeat {repeat}" if repeat else ""
+                raise Interrupted(
+                    signal_name(exc),
+                    f"{kept} of {len(samples)} answers{of} kept in {path}; the {len(batch)} being asked "
+                    "were not kept (the next run asks them again)",
+                ) from None
             wall = (time.perf_counter() - began) / len(batch)
             by_id = {p.id: p for p in answers}
             extra = set(by_id) - {s.id for s in batch}
@@ -225,7 +301,7 @@ def predict_all(
                 missing = Prediction(id=s.id, error=f"detector {detector.name!r} gave no answer")
                 pred = by_id.get(s.id) or missing
                 rows.append({"repeat": repeat, "wall_s": wall, **pred.model_dump(mode="json")})
-            append_rows(path, rows)
+            append_jsonl_rows(path, rows)
             for row in rows:
                 done[(repeat, row["id"])] = row
             bar.advance(shown, len(batch))
@@ -340,6 +416,14 @@ def claim_run(
     return state
 
 
+def outage_counts(retried: int, predictions: Sequence[Sequence[Prediction]]) -> dict[str, int]:
+    """The manifest's outage fields, only where not zero: answers asked again on resume, and answers of
+    this run an outage spoiled (a transport failure, or made while every search failed)."""
+    failed = sum(_outage_failed(p.model_dump(mode="json")) for preds in predictions for p in preds)
+    counts = {"retried_transport_failures": retried, "transport_failures": failed}
+    return {k: v for k, v in counts.items() if v}
+
+
 @dataclass
 class RunResult:
     """Predictions of every repeat, plus what the report needs to know about the run."""
@@ -415,6 +499,7 @@ def run(
     resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     task = spec.task(samples, data_info)
     path = out / PREDICTIONS_FILE
+    retried = retry_transport_failures(path)
     done = read_predictions(path)
     all_predictions, input_report, configs, hashes, images = [], None, [], {}, None
     detector = first
@@ -479,10 +564,12 @@ def run(
         leakage=first.leakage_report([p for preds in all_predictions for p in preds], first_ctx),
         notes=first.notes([p for preds in all_predictions for p in preds], task, first_ctx),
         images=None if images is None else {**images, "sent": ctx.images_sent},
+        retrieval=retrieval_record(all_predictions) if task.cell.evidence is EvidenceSource.WEB else None,
         environment=environment(),
         started=started,
         finished=now(),
         resume=resumed,
+        **outage_counts(retried, all_predictions),
         mean_detector_wall_s_per_sample=float(np.mean(wall)) if wall else None,
         run_fingerprint=fingerprint(identity),
         identity=identity,

@@ -13,13 +13,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rwpost.errors import ConfigError, RecordError
+from rwpost.errors import ConfigError, Interrupted, RecordError, signal_name
 from rwpost.executors import concat_files
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor
 from rwpost.extract.offline import OfflineExtractor
 from rwpost.io import (
     append_jsonl,
+    drop_jsonl_rows,
     drop_torn_tail,
+    folder_lock,
     iter_jsonl,
     read_json,
     read_records,
@@ -29,7 +31,11 @@ from rwpost.io import (
 )
 from rwpost.llm import LLMSettings, LocalChatModel, PriceTable, client_from
 from rwpost.llm.batch import BatchRunner
+from rwpost.llm.client import is_transport_failure
 from rwpost.records import Extraction, Reject, TaggedArticle
+
+LOCK_FILE = ".extract.lock"
+"""The output folder's lock, held while a run extracts into it."""
 
 
 def make_extractor(
@@ -69,6 +75,15 @@ def _done_ids(*paths: Path) -> set[str]:
     return done
 
 
+def retry_transport_failures(rejects_path: Path) -> int:
+    """Remove from ``rejects.jsonl`` the articles set aside for a transport reason (a server error, a
+    rate limit, a timeout, no connection: :func:`rwpost.llm.client.is_transport_failure`), so a resumed
+    run asks for them again; returns how many. Refusals and invalid answers stay set aside."""
+    return drop_jsonl_rows(
+        rejects_path, lambda row: isinstance(row, dict) and is_transport_failure(str(row.get("reason") or ""))
+    )
+
+
 def _reject_key(row: Any) -> tuple[Any, ...]:
     """What makes one set-aside input line the same line in two runs."""
     if not isinstance(row, dict):
@@ -95,8 +110,24 @@ def extract_tagged(
     shard (:func:`rwpost.executors.shard_of`); None: all. With ``batch`` (an API model's
     :class:`~rwpost.llm.batch.BatchRunner`) the questions go through the Batch API first
     (:func:`batch_prefill`); the loop then reads them from the cache and asks only what the batch failed.
+    The folder is locked throughout (:func:`rwpost.io.folder_lock`): a second run into it is refused.
     """
+    with folder_lock(out_dir, LOCK_FILE, runs="extract runs"):
+        return _extract_locked(in_path, out_dir, extractor, limit, retry_rejects, progress, select, batch)
+
+
+def _extract_locked(
+    in_path: Path,
+    out_dir: Path,
+    extractor: OfflineExtractor | LLMExtractor,
+    limit: int | None,
+    retry_rejects: bool,
+    progress: Callable[[int], None] | None,
+    select: Callable[[str], bool] | None,
+    batch: BatchRunner | None,
+) -> dict[str, Any]:
     out_path, rejects_path = out_dir / "extractions.jsonl", out_dir / "rejects.jsonl"
+    retried = retry_transport_failures(rejects_path)
     if retry_rejects and rejects_path.exists():
         rejected = {row.get("id") for _, row in iter_jsonl(rejects_path) if isinstance(row, dict)}
         done = _done_ids(out_path) - rejected
@@ -116,6 +147,8 @@ def extract_tagged(
         if _reject_key(reject.model_dump(mode="json")) not in recorded:
             append_jsonl(rejects_path, reject)
     counts: Counter[str] = Counter(skipped=len(done), input_rejects=len(input_rejects))
+    if retried:
+        counts["retried_transport_failures"] = retried
 
     def record(article: TaggedArticle, outcome: Extraction | ExtractionFailure) -> None:
         if isinstance(outcome, Extraction):
@@ -125,24 +158,36 @@ def extract_tagged(
         else:
             append_jsonl(rejects_path, outcome.as_reject())
             counts["set_aside"] += 1
+            if is_transport_failure(outcome.error):
+                counts["transport_failures"] += 1  # an outage: the next run asks again
         if progress is not None:
             progress(1)
 
-    if isinstance(extractor, LLMExtractor):
-        if batch is not None:
-            batch_prefill(extractor, todo, batch)
-        extractor.run(todo, on_done=record)
-        cost = extractor.model.report()
-        if batch is not None:
-            cost["batch"] = batch.report()
-    else:
-        for article in todo:
-            try:
-                outcome: Extraction | ExtractionFailure = extractor.extract(article)
-            except RecordError as exc:  # an article the rules cannot read: set aside with the reason
-                outcome = ExtractionFailure(id=article.id, task="offline", error=str(exc))
-            record(article, outcome)
-        cost = {"model": None, "total": {"requests": 0, "cost_usd": 0.0}}
+    try:
+        if isinstance(extractor, LLMExtractor):
+            if batch is not None:
+                batch_prefill(extractor, todo, batch)
+            extractor.run(todo, on_done=record)
+            cost = extractor.model.report()
+            if batch is not None:
+                cost["batch"] = batch.report()
+        else:
+            for article in todo:
+                try:
+                    outcome: Extraction | ExtractionFailure = extractor.extract(article)
+                except RecordError as exc:  # an article the rules cannot read: set aside with the reason
+                    outcome = ExtractionFailure(id=article.id, task="offline", error=str(exc))
+                record(article, outcome)
+            cost = {"model": None, "total": {"requests": 0, "cost_usd": 0.0}}
+    except KeyboardInterrupt as exc:  # say what is kept and what was lost
+        kept = counts["extracted"] + counts["set_aside"]
+        raise Interrupted(
+            signal_name(exc),
+            f"{len(done) + kept} articles kept in {out_dir} ({kept} by this run, in extractions.jsonl and "
+            f"rejects.jsonl); the other {len(todo) - kept} were in flight or not started: the next run does "
+            "them"
+            + (" (answers the LLM cache holds are not asked again)" if extractor.backend == "llm" else ""),
+        ) from None
     sort_jsonl_by_id(out_path)  # appended in completion order; the stage's output is in id order
     sort_jsonl_by_id(rejects_path)
     cost["backend"] = extractor.backend

@@ -25,8 +25,16 @@ from rwpost.llm.cache import LLMCache, cache_key
 from rwpost.llm.config import LLMSettings
 from rwpost.llm.schemas import for_response_format
 from rwpost.llm.types import LLMRequest, LLMResult, PriceTable, Usage
+from rwpost.secrets import redact, register
 
 ResponseMode = Literal["auto", "json_schema", "json_object"]
+
+MAX_ANSWER_CHARS = 256_000
+"""The longest answer read and kept: a structured answer is a few thousand characters; a longer one (a
+runaway or broken server) is an invalid answer, kept only as its first :data:`KEPT_CHARS`."""
+
+KEPT_CHARS = 2_000
+"""How much of an over-long answer is kept with the failure (to see what the server sent)."""
 
 IMAGE_TOKENS_ESTIMATE = 765
 """Tokens one image costs a GPT-4o-class model at high detail (512px tiles: 85 + 4 x 170)."""
@@ -38,6 +46,26 @@ class LLMCallError(RwpostError):
     """A call that failed at the transport level after every retry (or with a non-retryable status)."""
 
 
+TRANSPORT_ERRORS = (
+    "APIConnectionError",
+    "APITimeoutError",
+    "InternalServerError",
+    "RateLimitError",
+    "ConflictError",
+)
+"""The ``openai`` errors of an outage (connection, timeout, 5xx, 429, 409): :class:`LLMCallError` names
+them as ``<name> after <n> attempt(s)``, which is how a stored failure is recognised as one."""
+
+_TRANSPORT = re.compile(rf"\b(?:{'|'.join(TRANSPORT_ERRORS)}) after \d+ attempt")
+
+
+def is_transport_failure(error: str | None) -> bool:
+    """Whether a stored failure (a prediction's error, an extraction reject's reason) came from the
+    transport after every retry: an outage, not an answer, so a resumed run asks again. Refusals, invalid
+    answers and requests the server refused stay final."""
+    return bool(error) and _TRANSPORT.search(error) is not None
+
+
 class LLMAccessError(ConfigError):
     """The server refused the credentials or the model (401, 403, unknown model): every call would fail
     the same way, so the run stops at the first one instead of recording each sample as failed."""
@@ -45,6 +73,13 @@ class LLMAccessError(ConfigError):
 
 class _Refusal(Exception):
     """The model declined to answer (``message.refusal``): asking again at the same prompt won't help."""
+
+
+def kept_answer(text: str) -> str:
+    """``text`` as a failure keeps it: whole up to :data:`MAX_ANSWER_CHARS`, else its beginning."""
+    if len(text) <= MAX_ANSWER_CHARS:
+        return text
+    return f"{text[:KEPT_CHARS]}[... {len(text)} characters in all]"
 
 
 def estimate_tokens(text: str) -> int:
@@ -135,6 +170,8 @@ class LLMClient:
         self.model = model
         self.base_url = base_url
         self._api_key = api_key
+        register(api_key)  # a server may echo the key (or the URL's credentials) in an error message
+        register(base_url)
         self.cache = cache
         self.concurrency = concurrency
         self.max_retries = max_retries
@@ -181,18 +218,22 @@ class LLMClient:
                 content, prompt_tokens, completion_tokens, attempts = await self._call(request)
             except LLMCallError as exc:
                 usage.failures += 1
-                result.error = str(exc)
+                result.error = redact(str(exc))
                 result.raw = result.raw_responses[-1] if result.raw_responses else None
                 return result
             except _Refusal as refusal:  # billed, but asking the same prompt again would be refused again
                 text, *spent = refusal.args
                 self._count(result, usage, *spent)
                 usage.failures += 1
-                result.raw_responses.append(text)
-                result.raw = text
+                result.raw_responses.append(kept_answer(text))
+                result.raw = result.raw_responses[-1]
                 result.error = f"the model refused to answer: {' '.join(text.split())[:300]}"
                 return result
             self._count(result, usage, prompt_tokens, completion_tokens, attempts)
+            if content is not None and len(content) > MAX_ANSWER_CHARS:  # never stored whole
+                result.raw_responses.append(kept_answer(content))
+                problem = f"answer of {len(content)} characters, longer than the {MAX_ANSWER_CHARS} read"
+                continue
             result.raw_responses.append(content or "")
             data, problem = parse_answer(content, request.schema)
             if data is not None:
@@ -333,12 +374,6 @@ class LLMClient:
             return code == "model_not_found" or f"{self.model}" in _error_message(exc)
         return False
 
-    def _scrub(self, text: str) -> str:
-        """``text`` without the API key (a server may echo what it was given); real keys are long, a
-        placeholder such as ``no-key`` or ``k`` is left alone."""
-        key = self._api_key or ""
-        return text.replace(key, "***") if len(key) >= 8 else text
-
     def _cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         price = self.prices.get(self.model)
         return price.cost(prompt_tokens, completion_tokens) if price else 0.0
@@ -416,7 +451,7 @@ class LLMClient:
                     status = getattr(exc, "status_code", "?")
                     raise LLMAccessError(
                         f"the LLM server {self.base_url or 'api.openai.com'} refused model {self.model!r} "
-                        f"(HTTP {status}: {self._scrub(_error_message(exc))}); check OPENAI_API_KEY, "
+                        f"(HTTP {status}: {redact(_error_message(exc))}); check OPENAI_API_KEY, "
                         "OPENAI_BASE_URL and the model name"
                     ) from None
                 if not isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import signal
 import sys
 from collections.abc import Mapping
 from datetime import date
@@ -22,9 +21,10 @@ from typing import Any, ClassVar, Self
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rwpost.errors import ConfigError, RwpostError
+from rwpost.errors import ConfigError, Interrupted, RwpostError, signal_name, sigterm_interrupts
 from rwpost.io import check_output, validation_problem, write_json
 from rwpost.records import FunnelStep
+from rwpost.secrets import redacting_streams
 
 
 class StageParams(BaseModel):
@@ -291,10 +291,6 @@ INTERRUPTED = 130
 """Exit status of a stage stopped by SIGINT or SIGTERM (as the CLI's)."""
 
 
-def _interrupt(signum: int, _frame: Any) -> None:
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
 def stage_main(stage: ModuleType) -> None:
     """``python -m pipelines.<stage> [--params FILE]``; an rwpost error is one line and an exit code.
 
@@ -305,15 +301,15 @@ def stage_main(stage: ModuleType) -> None:
     parser = argparse.ArgumentParser(description=(stage.__doc__ or "").splitlines()[0])
     parser.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
     args = parser.parse_args()
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        run_stage(stage, load_params(args.params), args.params)
-    except RwpostError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt as exc:
-        how = str(exc) or "SIGINT"
-        print(f"{stage.__name__.rsplit('.', 1)[-1]}: interrupted ({how}); rerun to finish", file=sys.stderr)
-        sys.exit(INTERRUPTED)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    # what the stage prints (its line, an error) never shows a secret
+    with redacting_streams(), sigterm_interrupts():
+        try:
+            run_stage(stage, load_params(args.params), args.params)
+        except RwpostError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt as exc:
+            name = stage.__name__.rsplit(".", 1)[-1]
+            detail = f": {exc.detail}" if isinstance(exc, Interrupted) else ""
+            print(f"{name}: interrupted ({signal_name(exc)}){detail}; rerun to finish", file=sys.stderr)
+            sys.exit(INTERRUPTED)

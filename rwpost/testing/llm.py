@@ -96,6 +96,13 @@ class Reply:
             status=status, headers=_retry_after(retry_after), error=f"server error {status} (scripted)"
         )
 
+    @classmethod
+    def echoing_credentials(cls, status: int = 400) -> Reply:
+        """An HTTP error whose message repeats the request's ``Authorization`` header, as proxies and
+        gateways do (``{authorization}`` in ``error`` is replaced by it)."""
+        retry = _retry_after(FAST_RETRY_S) if status >= 500 else {}
+        return cls(status=status, headers=retry, error="bad request; you sent Authorization: {authorization}")
+
     def slow(self, delay_s: float) -> Reply:
         """The same reply after ``delay_s`` seconds (longer than the client timeout = a timeout)."""
         return replace(self, delay_s=delay_s)
@@ -239,6 +246,11 @@ class _LLMHandler(LoopbackHandler):
             with server._lock:
                 server.in_flight -= 1
                 server.status_counts[status] = server.status_counts.get(status, 0) + 1
+        error = data.get("error") if isinstance(data, dict) else None
+        if isinstance(error, dict) and "{authorization}" in str(error.get("message")):  # a gateway's echo
+            error["message"] = error["message"].replace(
+                "{authorization}", self.headers.get("Authorization", "")
+            )
         self._send(status, data, headers)
 
     def _send(self, status: int, data: dict[str, Any] | str, headers: dict[str, str] | None = None) -> None:

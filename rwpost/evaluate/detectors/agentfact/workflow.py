@@ -200,8 +200,8 @@ class Tools:
         began = time.perf_counter()
         rows = self.store.get("search", key) if self.store is not None else None
         cached = rows is not None
+        failed = False
         if rows is None:
-            failed = False
             try:
                 found = await self.text.search(query, limit=limit, before=claim_time)
             except SearchError as exc:
@@ -220,6 +220,7 @@ class Tools:
                 agent="agent-tr-search",
                 latency_s=0.0 if cached else time.perf_counter() - began,
                 cached=cached,
+                failed=failed,
             )
         )
         results = [
@@ -400,17 +401,19 @@ class Workflow:
         if tools is None or tools.image is None or self.post_image is None or "ir" in self.options.ablate:
             return
         began = time.perf_counter()
+        failed = False
         try:
             matches = await tools.image.similar(self.post_image.data, limit=self.options.image_matches)
         except SearchError as exc:
             trace.errors.append(f"reverse image search failed: {exc}")
-            matches = []
+            matches, failed = [], True
         trace.calls.append(
             Call(
                 kind="tool",
                 name=f"reverse-image:{tools.image.name}",
                 agent="agent-ir-search",
                 latency_s=time.perf_counter() - began,
+                failed=failed,
             )
         )
         pages = [SearchResult(m.page_url, m.page_title) for m in matches]
