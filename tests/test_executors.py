@@ -14,6 +14,7 @@ import pytest
 from rwpost.cli import main as cli_main
 from rwpost.errors import RwpostError
 from rwpost.executors import ExecutorParams, ShardStore, ShardTask, run_shards, shard_keys
+from rwpost.extract import shards
 from rwpost.stages import extract as stage
 from tests.test_shards import outputs, params, plain_run, write_tagged_sample
 
@@ -66,12 +67,12 @@ def test_ray_actors_hold_one_model_each_and_take_many_shards(ray_local, tagged, 
 
     def hold():
         (built / f"{os.getpid()}-{time.monotonic_ns()}").touch()
-        return stage._extractor(p)
+        return shards.extractor_of(p)
 
     task = ShardTask(
         name="extract",
         shards=list(shard_keys(tagged, 5)),
-        run=lambda shard, held: stage.run_shard(p.model_dump(mode="json"), shard, held),
+        run=lambda shard, held: shards.run_shard(p, shard, held),
         hold=hold,
     )
     run_ray(task, actors=2)

@@ -12,6 +12,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from rwpost.errors import interrupted_exit, interrupted_line, sigterm_interrupts
+from rwpost.extract.shards import price_table
 from rwpost.stages import extract as extract_stage
 from rwpost.stages import reformat as reformat_stage
 
@@ -197,7 +198,7 @@ def _dry_run(params: extract_stage.Params, as_json: bool) -> None:
         backend,
         settings,
         cache_path=params.cache,
-        prices=extract_stage.price_table(params.prices),
+        prices=price_table(params.prices),
         max_article_chars=params.max_article_chars,
     )
     if not isinstance(extractor, LLMExtractor):

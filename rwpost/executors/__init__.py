@@ -22,12 +22,13 @@ from rwpost.executors.shards import (
     shard_names,
     shard_of,
 )
-from rwpost.executors.slurm import write_slurm
+from rwpost.executors.slurm import SlurmJob, write_slurm
 
 __all__ = [
     "ExecutorParams",
     "ShardStore",
     "ShardTask",
+    "SlurmJob",
     "SlurmParams",
     "concat_files",
     "run_shards",

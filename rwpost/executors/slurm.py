@@ -12,7 +12,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rwpost.executors.params import ExecutorParams
 from rwpost.io import write_json, write_text
@@ -21,6 +21,14 @@ JOB_FILE = "job.json"
 ARRAY_SCRIPT = "array.sbatch"
 MERGE_SCRIPT = "merge.sbatch"
 SUBMIT_SCRIPT = "submit.sh"
+
+
+class SlurmJob(NamedTuple):
+    """A written job: its ``submit.sh``, its shards and how many of them are still to run."""
+
+    submit: Path
+    shards: int
+    pending: int
 
 
 def _header(executor: ExecutorParams, name: str, logs: Path, *, array: str | None) -> list[str]:
