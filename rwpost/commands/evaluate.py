@@ -62,9 +62,9 @@ def _read_prices(path: Path | None) -> dict[str, Any] | None:
 
 def _stage_defaults(**given: Any) -> dict[str, Any]:
     """The options left unset (None) at the evaluate stage's defaults, so a command and the pipeline agree."""
-    from rwpost.stages.evaluate import DetectorParams, Params
+    from rwpost.evaluate.shards import DetectorParams, EvaluateSettings
 
-    fields = {**DetectorParams.model_fields, **Params.model_fields}
+    fields = {**DetectorParams.model_fields, **EvaluateSettings.model_fields}
     return {k: fields[k].get_default(call_default_factory=True) if v is None else v for k, v in given.items()}
 
 

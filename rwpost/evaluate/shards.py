@@ -1,0 +1,245 @@
+"""The ``evaluate:`` settings and their run over a published version: the grid of every subset, run in
+order, or one shard per planned run (locally, on Ray or as a Slurm array), then one leaderboard.
+
+:class:`EvaluateSettings` is the typed ``evaluate:`` section the stage (:mod:`rwpost.stages.evaluate`)
+extends with the ``dataset:`` section naming the version; the runs of each subset are planned by
+:func:`rwpost.evaluate.plan.plan_runs` and run by :func:`rwpost.evaluate.plan.run_plan`. With an
+``executor:`` other than one local shard each run is a shard with a completion marker under
+``<out>.shards``; :func:`run_shard` runs one (a Slurm task), :func:`merge` reads them all back once every
+run has its marker, and :func:`publish` writes the leaderboard and the summary file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal, Protocol, Self
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
+
+from rwpost.dataset import split_file
+from rwpost.errors import ConfigError
+from rwpost.evaluate.data import EvalData, load_eval_data
+from rwpost.evaluate.encoders import lazy_encoder
+from rwpost.evaluate.leaderboard import write_leaderboard
+from rwpost.evaluate.leakage import BlockList
+from rwpost.evaluate.plan import (
+    DetectorEntry,
+    PlannedRun,
+    evaluate_shard,
+    plan_runs,
+    run_key,
+    run_plan,
+    shard_id,
+)
+from rwpost.evaluate.task import EVIDENCE_SEED
+from rwpost.executors import ExecutorParams, ShardStore, SlurmJob, write_slurm
+from rwpost.io import read_json, write_json
+from rwpost.llm.config import detector_secrets_from_env
+from rwpost.llm.types import PriceTable
+
+Result = tuple[str, PlannedRun, dict[str, Any]]
+"""One finished run: its subset, the run, its metrics."""
+
+
+class Version(Protocol):
+    """The published version evaluated (the ``dataset:`` section)."""
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def version_dir(self) -> Path: ...
+
+
+class DetectorParams(DetectorEntry):
+    """One entry of ``evaluate.detectors``: a registered detector, its settings and subsets."""
+
+    label: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+    """The runs' name and folder (None: ``name``); two entries of one detector (two models) need two."""
+
+
+class EvaluateSettings(BaseModel):
+    """What is scored on which splits, in which grid cells, and the executor running it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    out: Path = Path("reports/evaluate")
+    summary: Path | None = None
+    """None: ``<out>-summary.json``."""
+    subsets: list[str] = Field(default_factory=lambda: ["main"], min_length=1)
+    train_split: str = "dev"
+    test_split: str = "test"
+    seed: int = 0
+    bootstrap: NonNegativeInt = 1000
+    """Resamples for the 95% confidence intervals."""
+    key_points: bool = True
+    """Key-point coverage of explanations (embedding similarity)."""
+    blocked_domains: Path | None = None
+    """More blocked domains, on top of the built-in fact-checkers and the packaged released list."""
+    settings: list[str] = Field(default_factory=lambda: ["T+I"])
+    """The grid's input cells for every detector that names none."""
+    k: list[int] = Field(default_factory=list)
+    """Evidence-k ablation: k gold items per claim in each evidence cell."""
+    evidence_seed: int = EVIDENCE_SEED
+    allow_missing_images: bool = False
+    image_root: Path | None = None
+    """Where relative image paths are found (Parquet splits hold the image bytes: None)."""
+    failures: Literal["wrong", "exclude", "class"] = "wrong"
+    """How failed answers are scored (named in every table): all samples, answered only, or a class."""
+    detectors: list[DetectorParams] = Field(default_factory=list)
+    prices: PriceTable | None = None
+    executor: ExecutorParams = Field(default_factory=ExecutorParams)
+
+    @model_validator(mode="after")
+    def _one_entry_per_run_folder(self) -> Self:
+        labels = [entry.label or entry.name for entry in self.detectors]
+        repeated = sorted({label for label in labels if labels.count(label) > 1})
+        if repeated:  # the second would write its runs over the first's folders
+            raise ValueError(
+                f"detectors: {', '.join(repeated)} named more than once; give each entry its own label"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _scored_on_unseen_split(self) -> Self:
+        if self.train_split == self.test_split:  # a trained detector would be scored on its training data
+            raise ValueError(f"train_split and test_split are both {self.test_split!r}")
+        return self
+
+
+def _data(settings: EvaluateSettings, dataset: Version, subset: str) -> EvalData:
+    version_dir = dataset.version_dir
+    return load_eval_data(
+        split_file(version_dir, subset, settings.test_split),
+        train=split_file(version_dir, subset, settings.train_split),
+        about={"version": dataset.version, "subset": subset, "split": settings.test_split},
+    )
+
+
+def _plan(settings: EvaluateSettings, subset: str, blocklist: BlockList) -> list[PlannedRun]:
+    return plan_runs(
+        settings.detectors,
+        settings.settings,
+        settings.k,
+        out=settings.out / subset,
+        subset=subset,
+        secrets=detector_secrets_from_env,
+        seed=settings.seed,
+        n_resamples=settings.bootstrap,
+        prices=settings.prices or None,
+        blocklist=blocklist,
+        allow_missing_images=settings.allow_missing_images,
+        failures=settings.failures,
+        evidence_seed=settings.evidence_seed,
+        image_root=settings.image_root,
+    )
+
+
+def _options(settings: EvaluateSettings) -> dict[str, Any]:
+    return {"encode": lazy_encoder() if settings.key_points else None, "on_change": "restart"}
+
+
+def _store(settings: EvaluateSettings) -> ShardStore:
+    return ShardStore(settings.executor.work_dir(settings.out))
+
+
+def evaluate_all(settings: EvaluateSettings, dataset: Version, *, module: str) -> list[Result] | SlurmJob:
+    """Every planned run of every subset, in order; with Slurm, the job written instead (its tasks call
+    ``module``'s ``run_shard`` and ``merge``)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    blocklist = BlockList.from_file(settings.blocked_domains)
+    if settings.executor.name == "slurm":
+        return _write_slurm(settings, dataset, blocklist, module)
+    results: list[Result] = []
+    options = _options(settings)  # one key-point encoder for every subset
+    for subset in settings.subsets:
+        for planned, metrics in run_plan(
+            _plan(settings, subset, blocklist),
+            _data(settings, dataset, subset),
+            where=f"evaluate {subset}",
+            executor=settings.executor,
+            store=_store(settings),
+            **options,
+        ):
+            results.append((subset, planned, metrics))
+    return results
+
+
+def publish(settings: EvaluateSettings, results: list[Result]) -> dict[str, dict[str, Any]]:
+    """Write the leaderboard over every run and the summary file; returns the summary (headline scores
+    per subset and run)."""
+    summary: dict[str, dict[str, Any]] = {}
+    for subset, planned, metrics in results:
+        system = planned.spec.system
+        summary.setdefault(subset, {})[system] = {
+            k: metrics.get(k) for k in ("accuracy", "macro_f1", "weighted_f1")
+        }
+        run_name = f"{planned.spec.detector}/{planned.spec.setting}"
+        print(f"evaluate: {subset} {run_name}: macro F1 {metrics.get('macro_f1')}")
+    if results:
+        write_leaderboard([planned.out for _, planned, _ in results], settings.out / "leaderboard")
+    write_json(settings.summary or Path(f"{settings.out}-summary.json"), summary)
+    return summary
+
+
+# --- shards (one per planned run): what the Slurm array's tasks and its merge job call -------------------
+
+
+def _runs(settings: EvaluateSettings) -> dict[str, tuple[str, PlannedRun]]:
+    blocklist = BlockList.from_file(settings.blocked_domains)
+    return {
+        shard_id(planned): (subset, planned)
+        for subset in settings.subsets
+        for planned in _plan(settings, subset, blocklist)
+    }
+
+
+def run_shard(settings: EvaluateSettings, dataset: Version, shard: str) -> None:
+    """Evaluate the planned run ``shard`` (its folder) and mark it done; skipped when already done."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    runs = _runs(settings)
+    if shard not in runs:
+        raise ConfigError(
+            f"evaluate: no planned run {shard!r} (the params changed since the job was written)"
+        )
+    subset, planned = runs[shard]
+    data, store = _data(settings, dataset, subset), _store(settings)
+    key = run_key(planned, data)
+    if not store.done(shard, key):
+        evaluate_shard(
+            planned,
+            data,
+            store,
+            key,
+            progress=False,
+            overwrite=False,
+            where=f"evaluate {subset}",
+            **_options(settings),
+        )
+
+
+def merge(settings: EvaluateSettings, dataset: Version) -> list[Result]:
+    """Every planned run's metrics once each has its marker (else one line names those missing)."""
+    runs, store = _runs(settings), _store(settings)
+    data = {subset: _data(settings, dataset, subset) for subset in settings.subsets}
+    store.require({shard: run_key(p, data[subset]) for shard, (subset, p) in runs.items()}, "evaluate")
+    return [(subset, p, read_json(p.out / "metrics.json")) for subset, p in runs.values()]
+
+
+def _write_slurm(settings: EvaluateSettings, dataset: Version, blocklist: BlockList, module: str) -> SlurmJob:
+    store, keys = _store(settings), {}
+    for subset in settings.subsets:
+        data = _data(settings, dataset, subset)
+        keys.update({shard_id(p): run_key(p, data) for p in _plan(settings, subset, blocklist)})
+    todo = store.pending(keys)
+    submit = write_slurm(
+        settings.executor,
+        name="evaluate",
+        module=module,
+        params=settings.model_dump(mode="json"),
+        shards=list(keys),
+        pending=todo,
+        folder=store.root / "slurm",
+    )
+    return SlurmJob(submit, len(keys), len(todo))
