@@ -28,7 +28,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -174,6 +174,50 @@ class _Item:
     pictures: list[Any] = field(default_factory=list)
 
 
+class Coalescer:
+    """Callers that each await one item are served in batches: whatever is pending once every ready caller
+    has queued goes to ``batch(items) -> results`` (one result per item, in a worker thread) together.
+    The one home of "batch what awaits at the same time" (local generation, reward models)."""
+
+    def __init__(self, batch: Callable[[list[Any]], list[Any]]) -> None:
+        self.batch = batch
+        self._pending: list[tuple[Any, asyncio.Future]] = []
+        self._worker: asyncio.Task | None = None
+
+    async def submit(self, item: Any) -> Any:
+        """``item``'s result, computed in a batch with the items other callers submit meanwhile."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+        self._pending.append((item, future))
+        if self._worker is None or self._worker.done():
+            self._worker = loop.create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        while self._pending:
+            waiting = -1
+            while waiting != len(self._pending):  # let every caller that is ready queue its item
+                waiting = len(self._pending)
+                await asyncio.sleep(0)
+            pending, self._pending = self._pending, []
+            try:
+                results = await asyncio.to_thread(self.batch, [item for item, _ in pending])
+            except Exception as exc:  # a bug or a broken model folder: every caller sees it
+                for _, future in pending:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for (_, future), result in zip(pending, results, strict=True):
+                if not future.done():
+                    future.set_result(result)
+
+    async def aclose(self) -> None:
+        """Wait for the batch in flight and forget the event loop's task."""
+        if self._worker is not None and not self._worker.done():
+            await self._worker
+        self._worker = None
+
+
 class LocalChatModel:
     """A :class:`~rwpost.llm.chat.ChatModel` over a local model folder (see the module docstring).
 
@@ -210,8 +254,7 @@ class LocalChatModel:
         self.usage: dict[str, Usage] = {}
         self.batches = 0
         """Calls of the model's ``generate`` (each one batch of requests)."""
-        self._pending: list[tuple[LLMRequest, int, asyncio.Future]] = []
-        self._worker: asyncio.Task | None = None
+        self._batcher = Coalescer(self._generate_pending)
 
     def __repr__(self) -> str:
         return f"LocalChatModel({self.model_path!r}, device={self.device!r}, dtype={self.dtype_name!r})"
@@ -402,41 +445,23 @@ class LocalChatModel:
 
     async def sample(self, request: LLMRequest, n: int) -> list[ChatResult]:
         """``n`` answers to ``request``, generated with the other requests awaiting at the same time."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future = loop.create_future()
-        self._pending.append((request, n, future))
-        if self._worker is None or self._worker.done():
-            self._worker = loop.create_task(self._drain())
-        return await future
+        return await self._batcher.submit((request, n))
 
-    async def _drain(self) -> None:
-        """Generate what is pending, in batches, until nothing is; runs beside the event loop."""
-        while self._pending:
-            waiting = -1
-            while waiting != len(self._pending):  # let every caller that is ready queue its request
-                waiting = len(self._pending)
-                await asyncio.sleep(0)
-            pending, self._pending = self._pending, []
-            by_n: dict[int, list[tuple[LLMRequest, int, asyncio.Future]]] = {}
-            for entry in pending:
-                by_n.setdefault(entry[1], []).append(entry)
-            for n, entries in by_n.items():
-                try:
-                    answers = await asyncio.to_thread(self.generate, [r for r, _, _ in entries], n)
-                except Exception as exc:  # a bug, not a bad answer: the callers see it
-                    for _, _, future in entries:
-                        if not future.done():
-                            future.set_exception(exc)
-                    continue
-                for (_, _, future), results in zip(entries, answers, strict=True):
-                    if not future.done():
-                        future.set_result(results)
+    def _generate_pending(self, entries: list[tuple[LLMRequest, int]]) -> list[list[ChatResult]]:
+        """The answers of requests that awaited together: one :meth:`generate` per sample count."""
+        results: list[list[ChatResult]] = [[] for _ in entries]
+        by_n: dict[int, list[int]] = {}
+        for at, (_, n) in enumerate(entries):
+            by_n.setdefault(n, []).append(at)
+        for n, positions in by_n.items():
+            answers = self.generate([entries[at][0] for at in positions], n)
+            for at, answer in zip(positions, answers, strict=True):
+                results[at] = answer
+        return results
 
     async def aclose(self) -> None:
         """Forget the event loop's batching task (the model stays loaded for the next run)."""
-        if self._worker is not None and not self._worker.done():
-            await self._worker
-        self._worker = None
+        await self._batcher.aclose()
 
     # --- accounting ------------------------------------------------------------------------------
 

@@ -16,7 +16,6 @@ candidate with the ``agentm3d_judge`` prompt, a score in [0, 1]. Manifests and r
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from collections.abc import Sequence
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError
-from rwpost.llm.local import pick_device, pick_dtype
+from rwpost.llm.local import Coalescer, pick_device, pick_dtype
 
 FALLBACK = "llm-judge (fallback)"
 """How a run names the LLM judge that stands in for the reward model."""
@@ -89,8 +88,7 @@ class LocalRewardModel:
         self.batch_size, self.max_length = max(1, int(batch_size)), int(max_length)
         self.tokenizer, self.model = load_reward_model(self.model_path, self.device, dtype or "")
         self.batches = 0
-        self._pending: list[tuple[list[str], asyncio.Future]] = []
-        self._worker: asyncio.Task | None = None
+        self._batcher = Coalescer(self._score_pending)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -126,43 +124,22 @@ class LocalRewardModel:
 
     async def score(self, prompt: str, responses: Sequence[str]) -> Scored:
         """The rewards of ``responses`` to ``prompt``, scored with whatever else awaits at the same time."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future = loop.create_future()
-        self._pending.append(([self.text(prompt, r) for r in responses], future))
-        if self._worker is None or self._worker.done():
-            self._worker = loop.create_task(self._drain())
-        return await future
+        return await self._batcher.submit([self.text(prompt, r) for r in responses])
 
-    async def _drain(self) -> None:
-        while self._pending:
-            waiting = -1
-            while waiting != len(self._pending):  # let every caller that is ready queue its candidates
-                waiting = len(self._pending)
-                await asyncio.sleep(0)
-            pending, self._pending = self._pending, []
-            texts = [t for group, _ in pending for t in group]
-            began = time.perf_counter()
-            try:
-                raw, lengths = await asyncio.to_thread(self.logits, texts)
-            except Exception as exc:  # a bug or a broken folder: every caller sees it
-                for _, future in pending:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            share = (time.perf_counter() - began) / max(len(texts), 1)
-            at = 0
-            for group, future in pending:
-                mine, tokens = raw[at : at + len(group)], lengths[at : at + len(group)]
-                at += len(group)
-                if not future.done():
-                    future.set_result(
-                        Scored([sigmoid(x) for x in mine], mine, sum(tokens), share * len(group))
-                    )
+    def _score_pending(self, groups: list[list[str]]) -> list[Scored]:
+        """The candidates of every caller that awaited together, in one pass of batches."""
+        began = time.perf_counter()
+        raw, lengths = self.logits([t for group in groups for t in group])
+        share = (time.perf_counter() - began) / max(sum(len(g) for g in groups), 1)
+        out, at = [], 0
+        for group in groups:
+            mine, tokens = raw[at : at + len(group)], lengths[at : at + len(group)]
+            at += len(group)
+            out.append(Scored([sigmoid(x) for x in mine], mine, sum(tokens), share * len(group)))
+        return out
 
     async def aclose(self) -> None:
-        if self._worker is not None and not self._worker.done():
-            await self._worker
-        self._worker = None
+        await self._batcher.aclose()
 
 
 __all__ = ["FALLBACK", "LocalRewardModel", "Scored", "load_reward_model", "sigmoid"]
