@@ -23,7 +23,7 @@ from rwpost.evaluate.detectors.agentm3d.labels import HEAD, VIEWS
 from rwpost.evaluate.detectors.agentm3d.reward import FALLBACK, LocalRewardModel
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.detectors.t2agent import T2AgentDetector
-from rwpost.evaluate.detectors.t2agent.detector import news_text
+from rwpost.evaluate.detectors.t2agent.detector import cases_of
 from rwpost.evaluate.detectors.t2agent.tools import (
     CARDS,
     Case,
@@ -35,7 +35,6 @@ from rwpost.evaluate.detectors.t2agent.tools import (
     ToolFailed,
     Trace,
 )
-from rwpost.evaluate.detectors.vlm import missing_image_prediction
 from rwpost.evaluate.leakage import LeakageGuard
 from rwpost.evaluate.task import EvalTask, EvidenceSource
 from rwpost.labels import MAIN_LABELS
@@ -204,15 +203,7 @@ class AgentM3DDetector(Detector):
         reward = self.reward or JudgeReward(asker)
         toolbox = self.toolbox(task, ctx.guard)
         options = self.cascade_options(task.cell.evidence is EvidenceSource.WEB)
-        failed: dict[str, Prediction] = {}
-        cases: list[Case] = []
-        for sample in samples:
-            image = ctx.image(sample) if task.cell.image else None
-            missing = missing_image_prediction(sample, image) if task.cell.image else None
-            if missing is not None:
-                failed[sample.id] = missing
-                continue
-            cases.append(Case(sample.id, news_text(sample, task.cell), image, sample.claim_time))
+        cases, failed = cases_of(samples, task, ctx)
         try:
             answers = await asyncio.gather(
                 *(self._one(asker, reward, toolbox, case, options) for case in cases)

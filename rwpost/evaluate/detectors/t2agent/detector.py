@@ -69,6 +69,23 @@ def news_text(sample: Sample, cell: Cell) -> str:
     return "\n".join(x for x in lines if x)
 
 
+def cases_of(
+    samples: Sequence[Sample], task: EvalTask, ctx: RunContext
+) -> tuple[list[Case], dict[str, Prediction]]:
+    """The samples as an agent's cases (the news text of the cell, the image where it has one), and the
+    failed predictions of those whose image the cell needs but cannot be read."""
+    failed: dict[str, Prediction] = {}
+    cases: list[Case] = []
+    for sample in samples:
+        image = ctx.image(sample) if task.cell.image else None
+        missing = missing_image_prediction(sample, image) if task.cell.image else None
+        if missing is not None:
+            failed[sample.id] = missing
+            continue
+        cases.append(Case(sample.id, news_text(sample, task.cell), image, sample.claim_time))
+    return cases, failed
+
+
 class T2AgentDetector(Detector):
     """T2Agent (Cui et al.): the tree is initialised with sub-task nodes (textual veracity; with an image
     also visual veracity and cross-modal consistency), each of ``simulations`` simulations selects with the
@@ -225,15 +242,7 @@ class T2AgentDetector(Detector):
         o = self.options
         backbone = Backbone(self.model(ctx), temperature=o.temperature, max_tokens=o.max_tokens)
         toolbox = self.toolbox(task, ctx.guard, backbone)
-        failed: dict[str, Prediction] = {}
-        cases: list[Case] = []
-        for sample in samples:
-            image = ctx.image(sample) if task.cell.image else None
-            missing = missing_image_prediction(sample, image) if task.cell.image else None
-            if missing is not None:
-                failed[sample.id] = missing
-                continue
-            cases.append(Case(sample.id, news_text(sample, task.cell), image, sample.claim_time))
+        cases, failed = cases_of(samples, task, ctx)
         try:
             answers = await asyncio.gather(*(self._one(backbone, toolbox, case) for case in cases))
         finally:
@@ -297,4 +306,4 @@ class T2AgentDetector(Detector):
         )
 
 
-__all__ = ["T2AgentDetector", "news_text"]
+__all__ = ["T2AgentDetector", "cases_of", "news_text"]
