@@ -144,6 +144,9 @@ def evaluate(
     strict: bool = typer.Option(False, "--strict", help="Predictions file: any problem is an error."),
     key_points: bool = typer.Option(None, "--key-points/--no-key-points", help="Score key-point coverage."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+    plots: bool = typer.Option(
+        None, "--plots/--no-plots", help="Draw each run's PNG figures into plots/ (default: off)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics JSON on stdout."),
     failures: str = typer.Option(
         None,
@@ -154,10 +157,10 @@ def evaluate(
         False, "--overwrite", help="Start afresh in --out (a changed input is otherwise refused)."
     ),
 ) -> None:
-    """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md, plots
-    and a resumable log per run, and a leaderboard when there are several runs. Unset options take the
-    evaluate stage's defaults (params.yaml's evaluate section), and the runs are planned as the stage plans
-    its own.
+    """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md (with
+    --plots, PNG figures) and a resumable log per run, and a leaderboard when there are several runs. Unset
+    options take the evaluate stage's defaults (params.yaml's evaluate section), and the runs are planned as
+    the stage plans its own.
 
     Example: rwpost evaluate --data data/sample/released/rwpost_dev_main.head.jsonl
     --detector embedding --train-fraction 0.5 --seed 0 --out reports/evaluate/embedding
@@ -186,6 +189,7 @@ def evaluate(
         bootstrap=bootstrap,
         key_points=key_points,
         failures=failures,
+        plots=plots,
     )
     config = _parse_sets(sets)
     if model is not None:
@@ -254,9 +258,10 @@ def evaluate(
         progress=progress,
         overwrite=overwrite,
         done=None if as_json else lambda planned, metrics: _summary(metrics, planned.out),
+        plots=o["plots"],
     )
     if len(plan) > 1:
-        write_leaderboard([p.out for p in plan], out / "leaderboard")
+        write_leaderboard([p.out for p in plan], out / "leaderboard", plot=o["plots"])
         console.print(f"{len(plan)} runs; leaderboard in {out / 'leaderboard'}")
     if as_json:
         typer.echo(json.dumps(done[-1][1], indent=2, default=str))
@@ -295,7 +300,9 @@ def _summary(metrics: dict[str, Any], out: Path) -> None:
         )
     if log.audit.flagged:
         console.print(f"[yellow]{log.audit.flagged} predictions cite blocked fact-check domains[/]")
-    console.print(f"reports in {out} (report.md, metrics.json, plots/)")
+    console.print(
+        f"reports in {out} (report.md, metrics.json{', plots/' if (out / 'plots').is_dir() else ''})"
+    )
 
 
 def _mean_sd(values: dict[str, float | None], key: str, sd: dict[str, float] | None) -> str:

@@ -128,9 +128,11 @@ def run_plan(
     on_change: str = "refuse",
     where: str | None = None,
     done: Callable[[PlannedRun, dict[str, Any]], None] | None = None,
+    plots: bool = False,
 ) -> list[tuple[PlannedRun, dict[str, Any]]]:
     """Evaluate every planned run on ``data``, in order; ``done(run, metrics)`` after each. With
-    ``where`` (``evaluate main``), a refusal names it and the run (``evaluate main/majority/T: ...``)."""
+    ``where`` (``evaluate main``), a refusal names it and the run (``evaluate main/majority/T: ...``);
+    ``plots`` draws each run's figures."""
     from rwpost.errors import ConfigError
 
     results = []
@@ -146,6 +148,7 @@ def run_plan(
                 progress=progress,
                 overwrite=overwrite,
                 on_change=on_change,
+                plots=plots,
             )
         except ConfigError as exc:
             if where is None:

@@ -24,11 +24,13 @@ def evaluate(
     progress: bool = False,
     overwrite: bool = False,
     on_change: str = "refuse",
+    plots: bool = False,
 ) -> dict[str, Any]:
     """Run, score and report; returns the metrics written to ``<out_dir>/metrics.json``.
 
     ``overwrite`` and ``on_change`` are :func:`rwpost.evaluate.runner.run`'s (resume only identical runs);
-    ``encode`` embeds texts for the key-point coverage of explanations (None: not scored).
+    ``encode`` embeds texts for the key-point coverage of explanations (None: not scored); ``plots``
+    draws the run's figures (report.md shows them).
     """
     out = Path(out_dir)
     result = run(
@@ -41,7 +43,7 @@ def evaluate(
         overwrite=overwrite,
         on_change=on_change,
     )
-    return write_reports(samples, spec, result, out, encode=encode)
+    return write_reports(samples, spec, result, out, encode=encode, plots=plots)
 
 
 __all__ = ["evaluate"]

@@ -5,8 +5,9 @@ each cell of the grid (``settings`` x ``k``: T, T+I, T+E, T+I+E, T+I+W and the e
 names closed-book / gold-evidence / open-web are read as T+I / T+I+E / T+I+W); the runs are planned by
 :func:`rwpost.evaluate.plan.plan_runs`, as ``rwpost evaluate`` plans its own; each run writes
 ``<out>/<subset>/<detector>-<cell slug>/``
-(metrics.json, report.md, plots, predictions), and the stage writes one ``<out>/leaderboard/`` over every
-cell and the ``summary`` file (headline scores per run, the DVC metrics file).
+(metrics.json, report.md, predictions; the PNG figures only with ``plots: true``), and the stage writes one
+``<out>/leaderboard/`` over every cell and the ``summary`` file (headline scores per run, the DVC metrics
+file).
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ class Params(StageParams):
     allow_missing_images: bool = False
     image_root: Path | None = None
     """Where relative image paths are found (Parquet splits hold the image bytes: None)."""
+    plots: bool = False
+    """Draw each run's PNG figures (report.md shows them) and the leaderboard's cost plot; off, the reports
+    link none (drawing them was half the stage's time)."""
     failures: Literal["wrong", "exclude", "class"] = "wrong"
     """How failed answers are scored (named in every table): all samples, answered only, or a class."""
     detectors: list[DetectorParams] = Field(default_factory=list)
@@ -118,7 +122,7 @@ def run(params: Params) -> StageReport:
             image_root=params.image_root,
         )
         for planned, metrics in run_plan(
-            plan, data, encode=encode, on_change="restart", where=f"evaluate {subset}"
+            plan, data, encode=encode, on_change="restart", where=f"evaluate {subset}", plots=params.plots
         ):
             run_dirs.append(planned.out)
             system = planned.spec.system
@@ -129,7 +133,7 @@ def run(params: Params) -> StageReport:
             lines.append(f"evaluate: {subset} {run_name}: macro F1 {metrics.get('macro_f1')}")
             print(lines[-1])
     if run_dirs:
-        write_leaderboard(run_dirs, params.out / "leaderboard")
+        write_leaderboard(run_dirs, params.out / "leaderboard", plot=params.plots)
     write_json(params.summary or Path(f"{params.out}-summary.json"), summary)
     return StageReport(
         stage="evaluate",
