@@ -4,8 +4,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# The CPU build of torch that this machine kind keeps on disk (pip's configuration finds it there); any
-# other release is a multi-GB CUDA download.
+# The CPU build of torch that this machine kind keeps on disk, in a folder that pip's configuration names
+# (find-links; uv is told the same folders); any other release is a multi-GB CUDA download.
 TORCH := torch==2.13.0
 
 .PHONY: install install-dev system-deps demo test lint bench clean
@@ -13,15 +13,16 @@ TORCH := torch==2.13.0
 
 # What `dvc repro` runs: rwpost[build,embed] of pyproject.toml (one OpenCV build, no dev tools), from
 # wheels only, except antlr4-python3-runtime (dvc -> hydra-core -> omegaconf pins its 4.9 series, published
-# as pure-Python source only). uv installs it: about 12 s against pip's 70 s for the same packages.
+# as pure-Python source only). uv installs it in about 12 s, where pip takes 85 s for the same packages.
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip uv
-	$(BIN)/python -m pip install --quiet --only-binary=:all: "$(TORCH)"
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --only-binary :all: \
-	  --no-binary antlr4-python3-runtime -e ".[build,embed]"
+	links=""; for folder in $$($(BIN)/python -m pip config get global.find-links 2>/dev/null); do \
+	  links="$$links --find-links $$folder"; done; \
+	$(BIN)/uv pip install --quiet --python $(BIN)/python $$links --only-binary :all: \
+	  --no-binary antlr4-python3-runtime -e ".[build,embed]" "$(TORCH)"
 	touch $@
 
 # Everything the tests and benchmarks need, rwpost[dev] (the pipeline, annotation sync, test tools),
