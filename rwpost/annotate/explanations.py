@@ -14,7 +14,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import wilcoxon
 
 from rwpost.annotate.agreement import EXPLANATION_QUESTIONS, explanation_agreement
 from rwpost.markdown import markdown_table
@@ -63,6 +62,8 @@ def wilcoxon_p(diffs: np.ndarray) -> float:
         return math.nan
     if not np.any(diffs):
         return 1.0
+    from scipy.stats import wilcoxon  # scipy.stats takes about a second to import: only when tested
+
     return float(wilcoxon(diffs).pvalue)
 
 

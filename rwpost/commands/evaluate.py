@@ -144,6 +144,9 @@ def evaluate(
     strict: bool = typer.Option(False, "--strict", help="Predictions file: any problem is an error."),
     key_points: bool = typer.Option(None, "--key-points/--no-key-points", help="Score key-point coverage."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+    plots: bool = typer.Option(
+        None, "--plots/--no-plots", help="Draw each run's PNG figures into plots/ (default: off)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics JSON on stdout."),
     failures: str = typer.Option(
         None,
@@ -161,10 +164,10 @@ def evaluate(
     ),
     gpus: float = typer.Option(0, "--gpus", min=0, help="--executor ray: GPUs each run asks for."),
 ) -> None:
-    """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md, plots
-    and a resumable log per run, and a leaderboard when there are several runs. Unset options take the
-    evaluate stage's defaults (params.yaml's evaluate section), and the runs are planned as the stage plans
-    its own.
+    """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md (with
+    --plots, PNG figures) and a resumable log per run, and a leaderboard when there are several runs. Unset
+    options take the evaluate stage's defaults (params.yaml's evaluate section), and the runs are planned as
+    the stage plans its own.
 
     Example: rwpost evaluate --data data/sample/released/rwpost_dev_main.head.jsonl
     --detector embedding --train-fraction 0.5 --seed 0 --out reports/evaluate/embedding
@@ -193,6 +196,7 @@ def evaluate(
         bootstrap=bootstrap,
         key_points=key_points,
         failures=failures,
+        plots=plots,
     )
     config = _parse_sets(sets)
     if model is not None:
@@ -272,13 +276,14 @@ def evaluate(
                 encode=lazy_encoder() if o["key_points"] else None,
                 progress=progress,
                 overwrite=overwrite,
+                plots=o["plots"],
                 done=None if as_json else lambda planned, metrics: _summary(metrics, planned.out),
             )
     except KeyboardInterrupt as exc:
         console.print(interrupted_line("evaluate", exc, out), highlight=False, soft_wrap=True)
         raise typer.Exit(interrupted_exit(exc)) from None
     if len(plan) > 1:
-        write_leaderboard([p.out for p in plan], out / "leaderboard")
+        write_leaderboard([p.out for p in plan], out / "leaderboard", plot=o["plots"])
         console.print(f"{len(plan)} runs; leaderboard in {out / 'leaderboard'}")
     if as_json:
         typer.echo(json.dumps(done[-1][1], indent=2, default=str))
@@ -319,7 +324,9 @@ def _summary(metrics: dict[str, Any], out: Path) -> None:
         console.print(f"[yellow]{log.audit.flagged} predictions cite blocked fact-check domains[/]")
     for note in outage_notes(read_log(out / "manifest.json", RunManifest)):
         console.print(f"[yellow]{note}[/]")
-    console.print(f"reports in {out} (report.md, metrics.json, plots/)")
+    console.print(
+        f"reports in {out} (report.md, metrics.json{', plots/' if (out / 'plots').is_dir() else ''})"
+    )
 
 
 def _mean_sd(values: dict[str, float | None], key: str, sd: dict[str, float] | None) -> str:

@@ -168,6 +168,7 @@ def _evaluate_one(
     overwrite: bool,
     on_change: str,
     where: str | None,
+    plots: bool = False,
 ) -> dict[str, Any]:
     try:
         return evaluate(
@@ -180,6 +181,7 @@ def _evaluate_one(
             progress=progress,
             overwrite=overwrite,
             on_change=on_change,
+            plots=plots,
         )
     except ConfigError as exc:
         if where is None:
@@ -219,15 +221,19 @@ def run_plan(
     done: Callable[[PlannedRun, dict[str, Any]], None] | None = None,
     executor: ExecutorParams | None = None,
     store: ShardStore | None = None,
+    plots: bool = False,
 ) -> list[tuple[PlannedRun, dict[str, Any]]]:
     """Evaluate every planned run on ``data``, in order; ``done(run, metrics)`` after each. With
-    ``where`` (``evaluate main``), a refusal names it and the run (``evaluate main/majority/T: ...``).
+    ``where`` (``evaluate main``), a refusal names it and the run (``evaluate main/majority/T: ...``);
+    ``plots`` draws each run's figures.
 
     With an ``executor`` other than one local shard, each run is a shard with a completion marker in
     ``store``: the runs without one are run by the executor (``local`` or ``ray``), and the results are
     read back from the runs' ``metrics.json`` once every run has its marker (else one line names those
     missing)."""
-    options = dict(encode=encode, progress=progress, overwrite=overwrite, on_change=on_change, where=where)
+    options = dict(
+        encode=encode, progress=progress, overwrite=overwrite, on_change=on_change, where=where, plots=plots
+    )
     results = []
     if executor is None or not executor.sharded:
         for planned in plan:

@@ -11,7 +11,7 @@ Files in the run folder::
     scored.jsonl            per sample: gold, predicted, correct, flagged, ledger (log.ScoredSample)
     explanations.jsonl      paired explanations (gold + this system) for human evaluation
     input_report.json       problems found in the detector's inputs (predictions files)
-    report.md, plots/*.png
+    report.md, plots/*.png  (the figures only when asked: ``plots=True``)
 """
 
 from __future__ import annotations
@@ -40,8 +40,10 @@ def write_reports(
     out: Path,
     *,
     encode: Callable[[list[str]], np.ndarray] | None = None,
+    plots: bool = False,
 ) -> dict[str, Any]:
-    """Score every repeat and write the run folder's reports; returns metrics.json's content."""
+    """Score every repeat and write the run folder's reports; returns metrics.json's content. With
+    ``plots`` the figures are drawn into ``plots/`` and report.md shows them; without, it links none."""
     runs = [
         score_run(
             samples,
@@ -73,8 +75,8 @@ def write_reports(
     rows = scored_rows(samples, first, flagged, spec.prices, result.predictions)
     write_jsonl(out / "scored.jsonl", [row.dump() for row in rows])
     write_jsonl(out / "explanations.jsonl", paired_explanations(samples, first, spec.system))
-    plots = write_plots(metrics, out / "plots")
-    write_text(out / "report.md", markdown(metrics, result.manifest, plots))
+    figures = write_plots(metrics, out / "plots") if plots else []
+    write_text(out / "report.md", markdown(metrics, result.manifest, figures))
     return written
 
 

@@ -28,10 +28,12 @@ def evaluate(
     progress: bool = False,
     overwrite: bool = False,
     on_change: str = "refuse",
+    plots: bool = False,
 ) -> dict[str, Any]:
     """Run, score and report; returns the metrics written to ``<out_dir>/metrics.json``.
 
     ``overwrite`` and ``on_change`` are :func:`rwpost.evaluate.runner.run`'s (resume only identical runs).
+    ``plots`` draws the run's figures (report.md shows them).
     The folder is locked throughout: a second run into it is refused at once, naming the first's PID.
     ``encode`` embeds texts for the key-point coverage of explanations (None: not scored).
     """
@@ -47,7 +49,7 @@ def evaluate(
             overwrite=overwrite,
             on_change=on_change,
         )
-        metrics = write_reports(samples, spec, result, out, encode=encode)
+        metrics = write_reports(samples, spec, result, out, encode=encode, plots=plots)
     check_retrieval(result.manifest)  # an open-web run with no working search: reported, then refused
     return metrics
 

@@ -83,6 +83,9 @@ class EvaluateSettings(BaseModel):
     """Evidence-k ablation: k gold items per claim in each evidence cell."""
     evidence_seed: int = EVIDENCE_SEED
     allow_missing_images: bool = False
+    plots: bool = False
+    """Draw each run's PNG figures (report.md shows them) and the leaderboard's cost plot; off, the reports
+    link none (drawing them was half the stage's time)."""
     image_root: Path | None = None
     """Where relative image paths are found (Parquet splits hold the image bytes: None)."""
     failures: Literal["wrong", "exclude", "class"] = "wrong"
@@ -137,7 +140,11 @@ def _plan(settings: EvaluateSettings, subset: str, blocklist: BlockList) -> list
 
 
 def _options(settings: EvaluateSettings) -> dict[str, Any]:
-    return {"encode": lazy_encoder() if settings.key_points else None, "on_change": "restart"}
+    return {
+        "encode": lazy_encoder() if settings.key_points else None,
+        "on_change": "restart",
+        "plots": settings.plots,
+    }
 
 
 def _store(settings: EvaluateSettings) -> ShardStore:
@@ -178,7 +185,9 @@ def publish(settings: EvaluateSettings, results: list[Result]) -> dict[str, dict
         run_name = f"{planned.spec.detector}/{planned.spec.setting}"
         print(f"evaluate: {subset} {run_name}: macro F1 {metrics.get('macro_f1')}")
     if results:
-        write_leaderboard([planned.out for _, planned, _ in results], settings.out / "leaderboard")
+        write_leaderboard(
+            [planned.out for _, planned, _ in results], settings.out / "leaderboard", plot=settings.plots
+        )
     write_json(settings.summary or Path(f"{settings.out}-summary.json"), summary)
     return summary
 

@@ -5,8 +5,9 @@ each cell of the grid (``settings`` x ``k``: T, T+I, T+E, T+I+E, T+I+W and the e
 names closed-book / gold-evidence / open-web are read as T+I / T+I+E / T+I+W); the runs are planned by
 :func:`rwpost.evaluate.plan.plan_runs`, as ``rwpost evaluate`` plans its own; each run writes
 ``<out>/<subset>/<detector>-<cell slug>/``
-(metrics.json, report.md, plots, predictions), and the stage writes one ``<out>/leaderboard/`` over every
-cell and the ``summary`` file (headline scores per run, the DVC metrics file).
+(metrics.json, report.md, predictions; the PNG figures only with ``plots: true``), and the stage writes
+one ``<out>/leaderboard/`` over every cell and the ``summary`` file (headline scores per run, the DVC
+metrics file).
 
 With the optional ``executor:`` section each run is a shard with a completion marker (under
 ``<out>.shards``), run locally, as Ray tasks (``gpus`` each, for local models) or as a Slurm job array;

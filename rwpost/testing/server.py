@@ -60,13 +60,17 @@ class LoopbackHandler(BaseHTTPRequestHandler):
         return self.server.owner
 
     def reply(self, status: int, headers: dict[str, str], body: bytes) -> None:
-        """Send one whole response: status, ``headers``, ``Content-Length`` and ``body``."""
+        """Send one whole response: status, ``headers``, ``Content-Length`` and ``body``, in one write.
+
+        Headers and body written apart meet Nagle's algorithm and the client's delayed ACK on a kept-alive
+        connection: about 40 ms per reply, which an LLM or crawl benchmark would count as latency.
+        """
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self._headers_buffer += [b"\r\n", body]  # end_headers() with the body, then its one flush
+        self.flush_headers()
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: servers record what they need
         return

@@ -20,6 +20,7 @@ COMMON = [
     "--bootstrap",
     "100",
     "--no-progress",
+    "--plots",  # figures are drawn only when asked; these tests check them
 ]
 
 
