@@ -218,6 +218,15 @@ class EvalTask:
         """The label space as strings (``["True", "False", "Unproven"]``), for prompts and schemas."""
         return [str(x) for x in self.labels]
 
+    def require_labels(self, detector: str, answers: Sequence[Label] = MAIN_LABELS, hint: str = "") -> None:
+        """Refuse, in one line, a task whose label space holds a label ``detector`` never answers."""
+        outside = [str(x) for x in self.labels if x not in answers]
+        if outside:
+            raise ConfigError(
+                f"the {detector} detector answers {', '.join(map(str, answers))}, not {', '.join(outside)}"
+                + (f": {hint}" if hint else "")
+            )
+
     def blind(self, sample: Sample, *, keep_label: bool = False, blocklist: Any = None) -> Sample:
         """The sample as the detector may see it in this task (:func:`blind`)."""
         return blind(

@@ -37,7 +37,6 @@ from rwpost.evaluate.detectors.t2agent.tools import (
 )
 from rwpost.evaluate.leakage import LeakageGuard
 from rwpost.evaluate.task import EvalTask, EvidenceSource
-from rwpost.labels import MAIN_LABELS
 from rwpost.records import Sample
 
 
@@ -180,12 +179,7 @@ class AgentM3DDetector(Detector):
         return Toolbox(tools, SqliteStore(path) if path else None)
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
-        outside = [str(x) for x in task.labels if x not in MAIN_LABELS]
-        if outside:
-            raise ConfigError(
-                f"the agentm3d detector answers True, False or Unproven, not {', '.join(outside)}: "
-                "evaluate it on the main set (or MMFakeBench's binary view)"
-            )
+        task.require_labels("agentm3d", hint="evaluate it on the main set (or MMFakeBench's binary view)")
         model = self.chat_model(ctx)
         if task.cell.image and not getattr(model, "reads_images", True):
             raise ConfigError(

@@ -18,7 +18,7 @@ from rwpost.evaluate.detectors.t2agent.detector import news_text
 from rwpost.evaluate.detectors.t2agent.tools import Case, ModelFailed, Toolbox, ToolFailed, Trace
 from rwpost.evaluate.task import EvalTask, EvidenceSource
 from rwpost.evaluate.video import Video, VideoRefused, find_video, frames, probe, tile
-from rwpost.labels import MAIN_LABELS, Label
+from rwpost.labels import Label
 from rwpost.llm.types import ImageInput
 from rwpost.prompts import load_prompt
 from rwpost.records import Sample
@@ -133,11 +133,7 @@ class FactGuardDetector(Detector):
         return self.chat
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
-        outside = [str(x) for x in task.labels if x not in MAIN_LABELS]
-        if outside:
-            raise ConfigError(
-                f"the factguard detector answers True, False or Unproven, not {', '.join(outside)}"
-            )
+        task.require_labels("factguard")
         return asyncio.run(self._predict(self.chat_model(ctx), samples, task, ctx))
 
     async def _predict(

@@ -9,7 +9,6 @@ from typing import Any, Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveInt, field_validator
 
-from rwpost.errors import ConfigError
 from rwpost.evaluate.contract import (
     Capabilities,
     Detector,
@@ -38,7 +37,6 @@ from rwpost.evaluate.detectors.t2agent.tree import SearchOptions
 from rwpost.evaluate.detectors.vlm import evidence_block, missing_image_prediction
 from rwpost.evaluate.leakage import LeakageGuard, dropped_report
 from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
-from rwpost.labels import MAIN_LABELS
 from rwpost.records import Sample
 
 VIEWS = {
@@ -230,12 +228,7 @@ class T2AgentDetector(Detector):
         return Toolbox(tools, SqliteStore(path) if path else None)
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
-        outside = [str(x) for x in task.labels if x not in MAIN_LABELS]
-        if outside:
-            raise ConfigError(
-                f"the t2agent detector answers True, False or Unproven, not {', '.join(outside)}: "
-                "evaluate it on the main set (or MMFakeBench's binary view)"
-            )
+        task.require_labels("t2agent", hint="evaluate it on the main set (or MMFakeBench's binary view)")
         return asyncio.run(self._predict(samples, task, ctx))
 
     async def _predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
