@@ -163,6 +163,12 @@ def evaluate(
         "Slurm arrays: the evaluate stage with executor.name slurm.",
     ),
     gpus: float = typer.Option(0, "--gpus", min=0, help="--executor ray: GPUs each run asks for."),
+    select_tools: bool = typer.Option(
+        False,
+        "--select-tools",
+        help="--detector t2agent: choose its toolset on the labelled --data (paper Algorithm 2) and write "
+        "OUT/toolset.json; a later run loads it with --set toolset=OUT/toolset.json.",
+    ),
 ) -> None:
     """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md (with
     --plots, PNG figures) and a resumable log per run, and a leaderboard when there are several runs. Unset
@@ -258,6 +264,13 @@ def evaluate(
         evidence_seed=o["evidence_seed"],
         image_root=image_root,
     )
+    if select_tools:
+        from rwpost.evaluate.detectors.t2agent.selection import select_for_plan
+
+        path, chosen = select_for_plan(plan, loaded, out)
+        line = f"toolset {', '.join(chosen)} in {path}; load it with --set toolset={path}"
+        console.print(line, highlight=False, soft_wrap=True)
+        return
     from rwpost.executors import ExecutorParams, ShardStore
 
     if executor not in ("local", "ray"):

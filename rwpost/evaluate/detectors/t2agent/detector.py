@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, fields
 from typing import Any, Literal
 
-from pydantic import Field, NonNegativeFloat, PositiveInt, field_validator
+from pydantic import Field, NonNegativeFloat, PositiveInt, field_validator, model_validator
 
 from rwpost.evaluate.contract import (
     Capabilities,
@@ -19,6 +19,7 @@ from rwpost.evaluate.contract import (
 )
 from rwpost.evaluate.detectors.t2agent.agent import Result, run_case
 from rwpost.evaluate.detectors.t2agent.backbone import Backbone, prompt_hashes, schema_hashes
+from rwpost.evaluate.detectors.t2agent.selection import read_toolset
 from rwpost.evaluate.detectors.t2agent.tools import (
     CARDS,
     Case,
@@ -117,6 +118,8 @@ class T2AgentDetector(Detector):
         """RW-Post view: Unproven when the winning probability of eq. 6 is at most this."""
         tools: list[str] | None = None
         """The toolset (action names: ``Wikipedia``, ``Google``, ``VQA``...); None: every tool."""
+        toolset: str | None = None
+        """A toolset file written by ``--select-tools``: its tools are ``tools`` (give one of the two)."""
         search: str = "serper"
         search_options: dict[str, Any] = {}
         wikipedia: str = "wikipedia"
@@ -134,6 +137,14 @@ class T2AgentDetector(Detector):
             if unknown:
                 raise ValueError(f"unknown tools {unknown}; known: {', '.join(CARDS)}")
             return value
+
+        @model_validator(mode="after")
+        def _load_toolset(self) -> T2AgentDetector.Config:
+            if self.toolset is not None:
+                if self.tools is not None:
+                    raise ValueError("give tools or toolset (a file of them), not both")
+                self.tools = read_toolset(self.toolset)
+            return self
 
     def __init__(self, config: Config) -> None:
         super().__init__(config)
@@ -172,6 +183,7 @@ class T2AgentDetector(Detector):
             **asdict(self.search_options),
             "unproven_at_most": o.unproven_at_most,
             "tools": self.toolset(),
+            **({"toolset": o.toolset} if o.toolset else {}),
             "absent_tools": self.absent_tools(),
             "search": o.search,
             "search_options": o.search_options,
@@ -184,7 +196,8 @@ class T2AgentDetector(Detector):
         }
 
     def inputs(self) -> DetectorInputs:
-        return DetectorInputs(prompts=prompt_hashes(), schemas=schema_hashes())
+        toolset = (self.options.toolset,) if self.options.toolset else ()
+        return DetectorInputs(files=toolset, prompts=prompt_hashes(), schemas=schema_hashes())
 
     def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any]:
         return dropped_report(predictions, ctx.guard)
