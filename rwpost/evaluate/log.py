@@ -333,6 +333,8 @@ class DataRecord(LogPart):
     version: str | None = None
     subset: str | None = None
     split: str | None = None
+    benchmark: str | None = None
+    """A benchmark folder's name (``--data NAME[/SPLIT]:FOLDER``); ``path`` is then its annotation file."""
     samples: int
     ids_sha256: str
     content_sha256: str
