@@ -87,12 +87,15 @@ def evaluate(
     format: str = typer.Option(
         None,
         "--format",
-        help="flat | agentfact | agentfact-baselines | defame | generic (detected).",
+        help="flat | agentfact | agentfact-baselines | defame | generic | mmdagent | t2agent-port "
+        "(detected).",
     ),
     id_field: str = typer.Option(None, "--id-field", help="Generic format: the id or news_url field."),
     label_field: str = typer.Option(None, "--label-field", help="Generic format: the label's dotted path."),
     label_map: str = typer.Option(None, "--label-map", help="Spelling=Label,... or a file of them."),
-    id_map: Path = typer.Option(None, "--id-map", help="DEFAME: sample_index -> id or news_url (JSON/CSV)."),
+    id_map: Path = typer.Option(
+        None, "--id-map", help="DEFAME, MMD-Agent: sample_index -> id or news_url (JSON/CSV), or position."
+    ),
     setting: list[str] = typer.Option(
         None,
         "--setting",
