@@ -9,14 +9,8 @@ from typing import Any, Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveInt, field_validator, model_validator
 
-from rwpost.evaluate.contract import (
-    Capabilities,
-    Detector,
-    DetectorInputs,
-    ModelOptions,
-    Prediction,
-    RunContext,
-)
+from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
+from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.detectors.t2agent.agent import Result, run_case
 from rwpost.evaluate.detectors.t2agent.backbone import Backbone, prompt_hashes, schema_hashes
 from rwpost.evaluate.detectors.t2agent.selection import read_toolset
@@ -98,9 +92,10 @@ class T2AgentDetector(Detector):
     name = "t2agent"
     capabilities = Capabilities(retrieves=True, reads_images=True)
 
-    class Config(ModelOptions):
+    class Config(ChatOptions):
         cache_path: str | None = None
-        """The sqlite cache of model answers (and of tool results unless ``tool_cache_path``)."""
+        """The sqlite cache of model answers, API or local (and of tool results unless
+        ``tool_cache_path``)."""
         tool_cache_path: str | None = None
         temperature: float = 0.0
         max_tokens: PositiveInt | None = 800
@@ -150,7 +145,12 @@ class T2AgentDetector(Detector):
         super().__init__(config)
         o = self.options
         self.search_options = SearchOptions(**{f.name: getattr(o, f.name) for f in fields(SearchOptions)})
-        self.device = f"remote ({o.llm.base_url or 'api.openai.com'})"
+        if o.backend == "local":
+            from rwpost.llm.local import pick_device
+
+            self.device = pick_device(o.device)
+        else:
+            self.device = o.remote_device()
         self.results: dict[str, Result] = {}
         """The last search of each sample (tree, decision, ledger), by sample id."""
 
@@ -174,6 +174,7 @@ class T2AgentDetector(Detector):
         o = self.options
         return {
             "model": o.llm.model,
+            **({"backend": "local", "batch_size": o.batch_size} if o.backend == "local" else {}),
             "base_url": o.llm.base_url,
             "cache_path": o.cache_path,
             "temperature": o.temperature,
@@ -204,12 +205,14 @@ class T2AgentDetector(Detector):
 
     # --- prediction -----------------------------------------------------------------------------
 
-    def model(self, ctx: RunContext) -> Any:
-        """The backbone chat model over the project's client (with the run's API key)."""
-        from rwpost.llm import ApiChatModel, client_from
-
+    def model(self, ctx: RunContext, *, vision: bool = False) -> Any:
+        """The backbone chat model, answers cached at ``cache_path``: the project's client with the run's
+        API key, or (``backend=local``) the local model folder, refused unless it reads images when
+        ``vision``."""
         o = self.options
-        return ApiChatModel(client_from(o.connection(ctx.secrets), cache_path=o.cache_path))
+        if o.backend == "local":
+            return o.chat_model({}, cache_path=o.cache_path, seed=ctx.seed, vision=vision)
+        return o.chat_model(ctx.secrets, cache_path=o.cache_path)
 
     def toolbox(self, task: EvalTask, guard: LeakageGuard, backbone: Backbone) -> Toolbox:
         """The selected tools the task's cell allows (web tools only in open-web cells, image tools only
@@ -246,7 +249,8 @@ class T2AgentDetector(Detector):
 
     async def _predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         o = self.options
-        backbone = Backbone(self.model(ctx), temperature=o.temperature, max_tokens=o.max_tokens)
+        model = self.model(ctx, vision=task.cell.image)
+        backbone = Backbone(model, temperature=o.temperature, max_tokens=o.max_tokens)
         toolbox = self.toolbox(task, ctx.guard, backbone)
         cases, failed = cases_of(samples, task, ctx)
         try:
