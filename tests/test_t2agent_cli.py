@@ -134,3 +134,48 @@ def test_select_tools_refuses_an_unlabelled_split_an_unknown_tool_and_another_de
     assert code == 2 and "unknown tools ['TinEye']" in one_line(err)
     code, err = run_cli(capsys, *base, "--data", labelled, "--detector", "majority")
     assert code == 2 and "--select-tools chooses T2Agent's toolset" in one_line(err)
+
+
+def test_one_t2agent_configuration_on_rw_post_and_mmfakebench_in_one_leaderboard(
+    tmp_path, capsys, monkeypatch
+):
+    """The same T2Agent options scored on the RW-Post sample (its 3-class view, adapted) and on MMFakeBench's
+    test files (``--data mmfakebench:FOLDER``, the native real/fake view), then one ``rwpost leaderboard``."""
+    from tests.evaluate_helpers import released_head
+    from tests.test_t2agent import MMFB, mmfakebench_folder
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    data, images = released_head(tmp_path, 3)
+    mmfb = mmfakebench_folder(tmp_path, MMFB)
+    script = Backbone(
+        weights=(0.2, 0.1, 0.7), steps={("match", ""): [("Finish", "MISMATCH")]}, sc={"MISMATCH": 9}
+    )
+    runs, prices = tmp_path / "runs", tmp_path / "prices.yaml"
+    prices.write_text("prices:\n  test-model: {input_per_mtok: 1.0, output_per_mtok: 2.0}\n")
+    with FakeLLMServer(script) as llm:
+        options = ["--detector", "t2agent", "--setting", "T+I", "--set", "model=test-model",
+                   "--prices", prices, "--set", f"base_url={llm.base_url}",
+                   "--set", f"cache_path={tmp_path / 'llm.sqlite'}",
+                   "--bootstrap", "0", "--no-progress", "--no-key-points"]  # fmt: skip
+        code, err = run_cli(capsys, "evaluate", "--data", data, "--image-root", images, *options,
+                            "--name", "t2agent/rw-post (adapted)", "--out", runs / "rw-post")  # fmt: skip
+        assert code == 0, err
+        code, err = run_cli(capsys, "evaluate", "--data", f"mmfakebench:{mmfb}", *options,
+                            "--set", "view=native", "--name", "t2agent/mmfakebench",
+                            "--out", runs / "mmfakebench")  # fmt: skip
+        assert code == 0, err
+    code, err = run_cli(capsys, "leaderboard", runs, "--out", tmp_path / "board")
+    assert code == 0, err
+    rows = {r["system"]: r for r in json.loads((tmp_path / "board" / "leaderboard.json").read_text())}
+    assert set(rows) == {"t2agent/rw-post (adapted)", "t2agent/mmfakebench"}
+    assert rows["t2agent/mmfakebench"]["n"] == 2 and rows["t2agent/rw-post (adapted)"]["n"] == 3
+    assert all(r["cost_per_sample_usd"] > 0 and r["tokens_in"] > 0 for r in rows.values())
+    board = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "scored on different sample sets" in board
+    rw_post = json.loads((runs / "rw-post" / "manifest.json").read_text())
+    mmfakebench = json.loads((runs / "mmfakebench" / "manifest.json").read_text())
+    assert mmfakebench["data"]["benchmark"] == "mmfakebench" and rw_post["data"].get("benchmark") is None
+    assert rw_post["detector_config"]["labels"].startswith("RW-Post 3-class (adapted")
+    assert mmfakebench["detector_config"]["labels"].startswith("T2Agent native")
+    assert "this view is adapted" in (runs / "rw-post" / "report.md").read_text()
+    assert "adapted" not in (runs / "mmfakebench" / "report.md").read_text()

@@ -203,6 +203,18 @@ class T2AgentDetector(Detector):
     def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any]:
         return dropped_report(predictions, ctx.guard)
 
+    def notes(self, predictions: Sequence[Prediction], task: EvalTask, ctx: RunContext) -> list[str]:
+        """The RW-Post view marked as adapted, and each selected tool this configuration could not run."""
+        lines = []
+        if self.options.view == "rw-post":
+            lines.append(
+                f"Labels: {VIEWS['rw-post']}; the paper's T2Agent answers real / fake only, so this view "
+                "is adapted (Unproven when no sub-task is verified, or when the winning probability of eq. 6 "
+                f"is at most {self.options.unproven_at_most})."
+            )
+        lines += [f"Tool {name} absent: {why}." for name, why in self.absent_tools().items()]
+        return lines
+
     # --- prediction -----------------------------------------------------------------------------
 
     def model(self, ctx: RunContext, *, vision: bool = False) -> Any:
