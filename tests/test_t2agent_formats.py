@@ -126,6 +126,13 @@ def test_odd_and_broken_mmd_agent_rows_name_file_and_line(tmp_path, capsys):
     code, err = run_cli(capsys, "evaluate", "--data", f"mmfakebench:{root}", "--predictions", cut,
                         "--format", "mmdagent", "--out", tmp_path / "run", *SCORING)  # fmt: skip
     assert code == 1 and f"{cut}:" in one_line(err) and "not JSON" in err
+    # bytes that are not UTF-8: one line naming the file and line
+    latin = tmp_path / "latin" / "MMFakeBench_test.json"
+    latin.parent.mkdir()
+    latin.write_bytes(path.read_bytes().replace(b"A real caption", b"A r\xe9al caption"))
+    code, err = run_cli(capsys, "evaluate", "--data", f"mmfakebench:{root}", "--predictions", latin,
+                        "--format", "mmdagent", "--out", tmp_path / "run2", *SCORING)  # fmt: skip
+    assert code == 1 and f"{latin}:" in one_line(err) and "UTF-8" in err
 
 
 def detail(index: int, sample, verdict: str, error: str | None = None) -> dict:
@@ -161,12 +168,13 @@ def detail(index: int, sample, verdict: str, error: str | None = None) -> dict:
     }
 
 
-def write_details(run: Path, files: dict[str, dict | str]) -> Path:
+def write_details(run: Path, files: dict[str, dict | str | bytes]) -> Path:
     folder = run / "details"
     folder.mkdir(parents=True)
     for name, record in files.items():
-        text = record if isinstance(record, str) else json.dumps(record, ensure_ascii=False, indent=2)
-        (folder / name).write_text(text)
+        if isinstance(record, dict):
+            record = json.dumps(record, ensure_ascii=False, indent=2)
+        (folder / name).write_bytes(record if isinstance(record, bytes) else record.encode())
     return folder
 
 
@@ -183,16 +191,18 @@ def test_t2agent_port_details_scored_on_rw_post_samples(tmp_path, capsys):
             "001_b.json": detail(1, samples[1], "Mostly True"),  # Table II: Mixture
             "002_c.json": detail(2, samples[2], "ERROR", error="Traceback...\nTimeoutError: read timed out"),
             "003_d.json": broken,
+            "004_f.json": b'{\n"sample_id": "caf\xe9"}',  # not UTF-8
             "007_e.json": detail(4, samples[0], "True"),
             "notes.json": "{}",  # not a detail file: not read
         },
     )
     assert detect_format(tmp_path / "runs") == "t2agent-port" and detect_format(folder) == "t2agent-port"
     [found] = read_sets(tmp_path / "runs")
-    assert found.name == "gpt-4o-mini" and len(found.files) == 5
+    assert found.name == "gpt-4o-mini" and len(found.files) == 6
     reasons = [b["reason"] for b in found.bad_rows]
     assert reasons[0].startswith(f"{folder / '003_d.json'}:") and "not JSON" in reasons[0]
-    assert reasons[1] == f"{folder / '007_e.json'}:2: index 4, but the file name says 7"
+    assert reasons[1].startswith(f"{folder / '004_f.json'}:2: ") and "UTF-8" in reasons[1]
+    assert reasons[2] == f"{folder / '007_e.json'}:2: index 4, but the file name says 7"
     assert found.failures == {samples[2].id: f"TimeoutError: read timed out ({folder / '002_c.json'})"}
     assert found.rows[samples[1].id].label == Label.MIXTURE
     row = found.rows[samples[0].id]
@@ -212,10 +222,10 @@ def test_t2agent_port_details_scored_on_rw_post_samples(tmp_path, capsys):
     assert rows[samples[0].id]["label"] == "False" and rows[samples[1].id]["label"] == "Mixture"
     assert rows[samples[2].id]["error"].startswith("system failure: TimeoutError")
     report = json.loads((out / "input_report.json").read_text())
-    assert len(report["bad_rows"]) == 2
+    assert len(report["bad_rows"]) == 3
     code, err = run_cli(capsys, "evaluate", "--data", data, "--predictions", run, "--strict",
                         "--out", tmp_path / "strict", *SCORING)  # fmt: skip
-    assert code == 1 and "2 bad rows" in one_line(err)
+    assert code == 1 and "3 bad rows" in one_line(err)
 
 
 def test_a_folder_without_port_files_is_one_line(tmp_path, capsys):

@@ -23,8 +23,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rwpost.errors import ConfigError
+from rwpost.errors import ConfigError, RecordError
 from rwpost.evaluate.formats.common import PredictionSet, Row, join_id
+from rwpost.io import read_text
 from rwpost.labels import map_rating
 
 DETAIL = re.compile(r"^(\d+)_(.+)\.json$")
@@ -68,7 +69,11 @@ def _explanation(prediction: Any) -> tuple[str | None, list[str]]:
 def _read_detail(path: Path, result: PredictionSet) -> None:
     """Add one detail file's row, failure or problem (naming the file and line) to ``result``."""
     match = DETAIL.match(path.name)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        text = read_text(path)
+    except RecordError as exc:
+        result.bad_rows.append({"line": exc.line or 1, "reason": str(exc)})
+        return
     try:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
