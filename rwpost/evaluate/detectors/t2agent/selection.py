@@ -85,16 +85,16 @@ def select_for_plan(plan: Sequence[Any], data: Any, out: str | Path) -> tuple[Pa
     toolset's tools that the cell allows and this configuration can run; base: :data:`DEFAULT_BASE` among
     them (else the first candidate)."""
     from rwpost.errors import ConfigError
-    from rwpost.evaluate.detectors.t2agent.detector import T2AgentDetector
     from rwpost.evaluate.detectors.t2agent.tools import CARDS
+    from rwpost.evaluate.registry import make_detector
     from rwpost.evaluate.task import EvidenceSource
 
-    if len(plan) != 1 or plan[0].spec.detector != T2AgentDetector.name:
+    if len(plan) != 1 or plan[0].spec.detector != "t2agent":
         raise ConfigError(
             "--select-tools chooses T2Agent's toolset: give --detector t2agent and one --setting"
         )
     spec = plan[0].spec
-    detector = T2AgentDetector.build(spec.config)
+    detector: Any = make_detector(spec.detector, spec.config)  # a T2AgentDetector
     cell, absent = spec.setting, detector.absent_tools()
     usable = [
         name
