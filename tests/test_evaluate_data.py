@@ -95,7 +95,8 @@ class TestBenchmarkFolders:
             monkeypatch.setenv("OPENAI_API_KEY", "sk-benchmark-folder")
             monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
             args = ["evaluate", "--data", f"mmfakebench:{root}", "--detector", "vlm", "--model", "test-model"]
-            args += ["--setting", "T+I", "--out", str(out), "--bootstrap", "0", "--no-progress", "--no-key-points"]
+            args += ["--setting", "T+I", "--out", str(out), "--bootstrap", "0", "--no-progress"]
+            args += ["--no-key-points"]
             code = main(args)
             assert code == 0
             images = [
