@@ -109,6 +109,18 @@ def evaluate(
         min=1,
         help="Evidence-k ablation: k gold items per claim in each gold-evidence cell (needs one).",
     ),
+    evidence_sampler: str = typer.Option(
+        None,
+        "--evidence-sampler",
+        help="Evidence-k draw: rwpost (per claim id) or authors (their baseline runner's, item for item, by "
+        "position in --data).",
+    ),
+    denominators: str = typer.Option(
+        None,
+        "--denominators",
+        help="ours: every labelled claim; authors: only claims whose image opens, in every cell (as their "
+        "loader does).",
+    ),
     evidence_seed: int = typer.Option(
         None, "--evidence-seed", help="Seed of the evidence-k subsets (default 42)."
     ),
@@ -191,7 +203,7 @@ def evaluate(
     A local vision-language model: --detector local-vlm --model /path/to/Qwen2-VL-2B-Instruct.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local model folders only, never a download
-    from rwpost.evaluate.data import load_eval_data
+    from rwpost.evaluate.data import authors_denominators, load_eval_data
     from rwpost.evaluate.encoders import lazy_encoder
     from rwpost.evaluate.leaderboard import write_leaderboard
     from rwpost.evaluate.leakage import BlockList
@@ -203,6 +215,8 @@ def evaluate(
         settings=list(setting or []) + (list(GRID) if grid else []) or None,
         k=list(ks or []) or None,
         evidence_seed=evidence_seed,
+        evidence_sampler=evidence_sampler,
+        denominators=denominators,
         allow_missing_images=allow_missing_images,
         repeats=repeats,
         seed=seed,
@@ -255,6 +269,21 @@ def evaluate(
             f"[yellow]{loaded.info['excluded_unlabelled']} samples have no RW-Post label "
             "(excluded ratings such as satire) and are not scored[/]"
         )
+    for option, value, allowed in (
+        ("--evidence-sampler", o["evidence_sampler"], ("rwpost", "authors")),
+        ("--denominators", o["denominators"], ("ours", "authors")),
+    ):
+        if value not in allowed:
+            raise ConfigError(f"{option} {value!r}: give {' or '.join(allowed)}")
+    if image_root is None:
+        image_root = loaded.media_root
+    if o["denominators"] == "authors":
+        loaded = authors_denominators(loaded, image_root)
+        left_out = loaded.info["left_out"]
+        console.print(
+            f"authors' denominators: {left_out} of {left_out + len(loaded.test)} "
+            "claims left out of every cell (no post image, or it does not open: their loader's rule)"
+        )
     plan = plan_runs(
         entries,
         o["settings"],
@@ -270,7 +299,8 @@ def evaluate(
         allow_missing_images=o["allow_missing_images"],
         failures=o["failures"],
         evidence_seed=o["evidence_seed"],
-        image_root=image_root if image_root is not None else loaded.media_root,
+        evidence_sampler=o["evidence_sampler"],
+        image_root=image_root,
     )
     if select_tools:
         from rwpost.evaluate.detectors.t2agent.selection import select_for_plan
