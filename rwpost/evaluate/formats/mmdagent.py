@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rwpost.errors import ConfigError
+from rwpost.errors import ConfigError, RecordError
 from rwpost.evaluate.datasets.mmfakebench import json_array_records
 from rwpost.evaluate.formats.common import PredictionSet, Row
 from rwpost.evaluate.formats.defame import POSITION, read_id_map
@@ -83,7 +83,10 @@ def looks_like_mmdagent(record: Any) -> bool:
 
 def is_mmdagent_file(path: Path) -> bool:
     """Whether ``path`` is a JSON array whose first element is an MMD-Agent record."""
-    text = read_text(path).lstrip()
+    try:
+        text = read_text(path).lstrip()
+    except RecordError:  # not UTF-8: the reader of the format chosen says where
+        return False
     if not text.startswith("["):
         return False
     try:
