@@ -15,7 +15,7 @@ from rwpost.testing.llm import FakeLLMServer, Reply, message_text
 from rwpost.testing.search import SearchServer
 from tests.conftest import one_line, run_cli
 from tests.evaluate_helpers import make_sample, news, schema_of
-from tests.test_t2agent import Backbone
+from tests.t2agent_helpers import Backbone
 
 SECRET = "sk-t2agent-cli-secret-never-written"
 OPTIONS = ["--bootstrap", "0", "--no-progress", "--no-key-points", "--setting", "T+W"]
@@ -141,8 +141,8 @@ def test_one_t2agent_configuration_on_rw_post_and_mmfakebench_in_one_leaderboard
 ):
     """The same T2Agent options scored on the RW-Post sample (its 3-class view, adapted) and on MMFakeBench's
     test files (``--data mmfakebench:FOLDER``, the native real/fake view), then one ``rwpost leaderboard``."""
-    from tests.evaluate_helpers import released_head
-    from tests.test_t2agent import MMFB, mmfakebench_folder
+    from tests.evaluate_helpers import MMFAKEBENCH as MMFB
+    from tests.evaluate_helpers import mmfakebench_folder, released_head
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     data, images = released_head(tmp_path, 3)

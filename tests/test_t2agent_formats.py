@@ -15,8 +15,8 @@ from rwpost.evaluate.formats.mmdagent import answer_class
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
 from tests.conftest import one_line, run_cli
-from tests.evaluate_helpers import make_sample
-from tests.test_t2agent import MMFB, mmfakebench_folder
+from tests.evaluate_helpers import MMFAKEBENCH as MMFB
+from tests.evaluate_helpers import make_sample, mmfakebench_folder
 
 SCORING = ["--bootstrap", "0", "--no-progress", "--no-key-points"]
 

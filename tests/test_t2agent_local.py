@@ -22,7 +22,7 @@ from rwpost.llm.cache import LLMCache  # noqa: E402
 from rwpost.llm.local import LocalChatModel  # noqa: E402
 from rwpost.llm.types import LLMRequest  # noqa: E402
 from tests.evaluate_helpers import build_tiny_vlm  # noqa: E402
-from tests.test_t2agent import with_image  # noqa: E402
+from tests.t2agent_helpers import with_image  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
