@@ -30,11 +30,12 @@ def build_wheel(dest: Path) -> Path:
     """The wheel as ``pip wheel`` builds it in the clone (offline: this environment's build backend); it
     must leave no build/ or *.egg-info behind."""
     before = {p.name for p in ROOT.iterdir()}
-    subprocess.run(
+    built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", dest, ROOT],
-        check=True,
         capture_output=True,
+        text=True,
     )
+    assert built.returncode == 0, built.stderr  # the backend (hatchling) comes with rwpost[dev]
     assert {p.name for p in ROOT.iterdir()} - before == set()
     return next(dest.glob("rwpost-*.whl"))
 
