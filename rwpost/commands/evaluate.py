@@ -263,7 +263,11 @@ def evaluate(
         if not detectors:
             raise ConfigError("give --detector NAME or --predictions FILE")
         entries = [DetectorEntry(name=d, config=dict(config), **each) for d in detectors]
-    loaded = load_eval_data(data, train=train, train_fraction=train_fraction, seed=o["seed"])
+    from rwpost.sample.build import bundled  # data/sample/... reads the bundled sample from any folder
+
+    loaded = load_eval_data(
+        bundled(data), train=train and bundled(train), train_fraction=train_fraction, seed=o["seed"]
+    )
     if loaded.info.get("excluded_unlabelled"):
         console.print(
             f"[yellow]{loaded.info['excluded_unlabelled']} samples have no RW-Post label "
