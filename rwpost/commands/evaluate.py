@@ -168,6 +168,13 @@ def evaluate(
         "Slurm arrays: the evaluate stage with executor.name slurm.",
     ),
     gpus: float = typer.Option(0, "--gpus", min=0, help="--executor ray: GPUs each run asks for."),
+    recipe: str = typer.Option(
+        None,
+        "--recipe",
+        help="A paper table's runs: rwpost-table3 | rwpost-table5 (or a recipe file): its detectors, cells "
+        "and failure policy, with the paper's figures beside ours in the leaderboard; --set/--model "
+        "substitute options in every row.",
+    ),
 ) -> None:
     """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md (with
     --plots, PNG figures) and a resumable log per run, and a leaderboard when there are several runs. Unset
@@ -203,6 +210,9 @@ def evaluate(
         failures=failures,
         plots=plots,
     )
+    chosen = _recipe(
+        recipe, data, o, detector, predictions, given={"settings": setting or grid, "failures": failures}
+    )
     config = _parse_sets(sets)
     if model is not None:
         if "model" in config and str(config["model"]) != model:
@@ -211,7 +221,9 @@ def evaluate(
     detectors = list(detector or [])
     each = {"repeats": o["repeats"], "batch_size": o["batch_size"]}
     entries: list[DetectorEntry] = []
-    if predictions is not None:
+    if chosen is not None:
+        entries = chosen.entries(config, **each)
+    elif predictions is not None:
         if detectors not in ([], ["predictions"]):
             raise ConfigError(
                 "--predictions scores a file: leave out --detector or give --detector predictions"
@@ -287,11 +299,40 @@ def evaluate(
     except KeyboardInterrupt as exc:
         console.print(interrupted_line("evaluate", exc, out), highlight=False, soft_wrap=True)
         raise typer.Exit(interrupted_exit(exc)) from None
-    if len(plan) > 1:
-        write_leaderboard([p.out for p in plan], out / "leaderboard", plot=o["plots"])
+    if len(plan) > 1 or chosen is not None:
+        write_leaderboard([p.out for p in plan], out / "leaderboard", plot=o["plots"], recipe=chosen)
         console.print(f"{len(plan)} runs; leaderboard in {out / 'leaderboard'}")
+    if chosen is not None and not as_json:
+        from rwpost.evaluate.recipes import beside_paper
+
+        console.print(
+            "\n".join(beside_paper([p.out for p in plan], chosen)[0]),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     if as_json:
         typer.echo(json.dumps(done[-1][1], indent=2, default=str))
+
+
+def _recipe(name: str | None, data: Path, o: dict[str, Any], detector, predictions, given) -> Any:
+    """The ``--recipe`` (None without one), its cells for ``data``'s dataset and its failure policy set in
+    ``o`` where the command line gives none."""
+    if name is None:
+        return None
+    from rwpost.evaluate.datasets import parse_data_spec
+    from rwpost.evaluate.recipes import RWPOST, load_recipe
+
+    if detector or predictions is not None:
+        raise ConfigError("--recipe names its detectors: leave out --detector and --predictions")
+    chosen = load_recipe(name)
+    spec = parse_data_spec(data)
+    if not given["settings"]:
+        o["settings"] = chosen.cells(spec.adapter.name if spec else RWPOST)
+    if given["failures"] is None:
+        o["failures"] = chosen.failures
+    o["k"] = []
+    return chosen
 
 
 def _summary(metrics: dict[str, Any], out: Path) -> None:

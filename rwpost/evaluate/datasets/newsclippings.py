@@ -49,7 +49,8 @@ def split_file(root: str | Path, split: str) -> Path:
     path = Path(root) / "news_clippings" / "data" / SUBSPLIT / f"{split}.json"
     if not path.is_file():
         raise ConfigError(
-            f"{path}: not found; give the folder holding news_clippings/data/{SUBSPLIT}/ and visual_news/origin/"
+            f"{path}: not found; give the folder holding news_clippings/data/{SUBSPLIT}/ and "
+            "visual_news/origin/"
         )
     return path
 
