@@ -191,7 +191,7 @@ def beside_paper(runs: Sequence[str | Path], recipe: Recipe) -> tuple[list[str],
                     ours_cell += f" [{_fmt(ci[0], recipe.scale)}, {_fmt(ci[1], recipe.scale)}]"
                 not_run = "not run here" if metrics is None else "no samples in this view"
                 rows.append(
-                    [fig.system, fig.dataset, setting or "-", METRIC_TITLES[key], paper,
+                    [fig.system, fig.dataset, setting or "-", METRIC_TITLES[key], _fmt(paper / recipe.scale, recipe.scale),
                      ours_cell if value is not None else not_run,
                      "-" if diff is None else f"{diff:+.1f}" if recipe.scale >= 100 else f"{diff:+.3f}",
                      fig.where]
