@@ -150,15 +150,45 @@ def _dataset(run: Path) -> str:
     return benchmark or RWPOST
 
 
-def _fmt(value: float | None, scale: float) -> str:
+def _num(value: float | None, scale: float, sign: str = "") -> str:
+    """A number in the paper's unit, at the table's precision (percent: 1 decimal; fractions: 3)."""
     if value is None:
         return "-"
-    return f"{value * scale:.1f}" if scale >= 100 else f"{value * scale:.3f}"
+    return f"{value:{sign}.1f}" if scale >= 100 else f"{value:{sign}.3f}"
+
+
+def _record(fig: PaperFigures, key: str, setting: str | None, metrics: RunMetrics | None, scale: float):
+    """One figure and metric beside our score, all in the paper's unit."""
+    view = metrics.views.get(fig.view) if metrics is not None else None
+    value = view.headline().get(key) if view is not None and view.n else None
+    ci = (view.ci95 or {}).get(key) if view is not None and value is not None else None
+    ours = None if value is None else value * scale
+    return {
+        "dataset": fig.dataset, "system": fig.system, "view": fig.view, "setting": setting, "metric": key,
+        "paper": fig.values[key], "where": fig.where, "ours": ours,
+        "ci95": None if ci is None else [c * scale for c in ci],
+        "difference": None if ours is None else ours - fig.values[key],
+        "not_run": metrics is None,
+    }  # fmt: skip
+
+
+def _cells(r: dict[str, Any], scale: float) -> list[Any]:
+    if r["ours"] is None:
+        ours = "not run here" if r["not_run"] else "no samples in this view"
+    else:
+        ours = _num(r["ours"], scale)
+        if r["ci95"] is not None:
+            ours += f" [{_num(r['ci95'][0], scale)}, {_num(r['ci95'][1], scale)}]"
+    return [
+        r["system"], r["dataset"], r["setting"] or "-", METRIC_TITLES[r["metric"]], _num(r["paper"], scale),
+        ours, _num(r["difference"], scale, "+"), r["where"],
+    ]  # fmt: skip
 
 
 def beside_paper(runs: Sequence[str | Path], recipe: Recipe) -> tuple[list[str], list[dict[str, Any]]]:
     """The paper's figures beside these runs' scores: Markdown lines and one record per figure and metric
-    (``paper``, ``ours``, ``ci95``, ``difference``: ours - paper, all in the paper's unit)."""
+    (``paper``, ``ours``, ``ci95``, ``difference``: ours - paper, all in the paper's unit). Only the
+    figures of the datasets the runs scored are shown; a row no run matches is "not run here"."""
     found: dict[tuple[str, str], list[tuple[str, RunMetrics]]] = {}
     paper_of = {r.label: r.paper for r in recipe.rows}
     for run in map(Path, runs):
@@ -167,49 +197,27 @@ def beside_paper(runs: Sequence[str | Path], recipe: Recipe) -> tuple[list[str],
         if label in paper_of:
             found.setdefault((_dataset(run), paper_of[label]), []).append((metrics.setting, metrics))
     datasets = {dataset for dataset, _ in found}
-    records: list[dict[str, Any]] = []
-    rows: list[list[Any]] = []
-    for fig in (f for f in recipe.figures if f.dataset in datasets):
-        ours = found.get((fig.dataset, fig.system)) or [(None, None)]
-        for setting, metrics in ours:
-            view = metrics.views.get(fig.view) if metrics is not None else None
-            for key in recipe.metrics:
-                if key not in fig.values:
-                    continue
-                paper = fig.values[key]
-                value = view.headline().get(key) if view is not None and view.n else None
-                ci = (view.ci95 or {}).get(key) if view is not None else None
-                diff = None if value is None else value * recipe.scale - paper
-                records.append(
-                    {"dataset": fig.dataset, "system": fig.system, "view": fig.view, "setting": setting,
-                     "metric": key, "paper": paper, "where": fig.where,
-                     "ours": None if value is None else value * recipe.scale,
-                     "ci95": None if ci is None else [c * recipe.scale for c in ci], "difference": diff}
-                )  # fmt: skip
-                ours_cell = _fmt(value, recipe.scale)
-                if ci is not None and value is not None:
-                    ours_cell += f" [{_fmt(ci[0], recipe.scale)}, {_fmt(ci[1], recipe.scale)}]"
-                not_run = "not run here" if metrics is None else "no samples in this view"
-                rows.append(
-                    [fig.system, fig.dataset, setting or "-", METRIC_TITLES[key], _fmt(paper / recipe.scale, recipe.scale),
-                     ours_cell if value is not None else not_run,
-                     "-" if diff is None else f"{diff:+.1f}" if recipe.scale >= 100 else f"{diff:+.3f}",
-                     fig.where]
-                )  # fmt: skip
+    records = [
+        _record(fig, key, setting, metrics, recipe.scale)
+        for fig in recipe.figures
+        if fig.dataset in datasets
+        for setting, metrics in found.get((fig.dataset, fig.system)) or [(None, None)]
+        for key in recipe.metrics
+        if key in fig.values
+    ]
+    unit = "percent" if recipe.scale >= 100 else "fractions"
+    header = ["paper row", "dataset", "our cell", "metric", "paper", "ours [95% CI]", "ours - paper", "where"]
     lines = [
         f"## Beside the paper: {recipe.title}",
         "",
         f"Figures transcribed from {recipe.source}; ours with the 95% bootstrap interval, in the paper's "
-        f"unit ({'percent' if recipe.scale >= 100 else 'fractions'}). Failures: {recipe.failures} "
-        f"({recipe.failures_reason})",
+        f"unit ({unit}). Failures: {recipe.failures} ({recipe.failures_reason})",
         "",
-        *markdown_table(
-            ["paper row", "dataset", "our cell", "metric", "paper", "ours [95% CI]", "ours - paper", "where"],
-            rows,
-        ),
+        *markdown_table(header, [_cells(r, recipe.scale) for r in records]),
+        "",
+        *(f"- {note}" for note in recipe.notes),
     ]
-    lines += [f"\n- {note}" for note in recipe.notes]
-    if not rows:
+    if not records:
         lines += ["", "No run matches a row of the recipe (labels: " + ", ".join(paper_of) + ")."]
     return lines, records
 
