@@ -99,6 +99,9 @@ def test_table3_on_the_bundled_sample_prints_the_papers_figures_beside_ours(tmp_
     assert "| LEMMA | rwpost | - | weighted precision | 78.4 | not run here |" in markdown
     assert "failed answers kept as a predicted class" in markdown
     assert "## Beside the paper: Table III" in capsys.readouterr().err  # printed after the run too
+    # and by the leaderboard command, over the same runs
+    assert main(["leaderboard", str(tmp_path / "out"), "--recipe", "rwpost-table3"]) == 0
+    assert "| AgentFact | rwpost | T+I+W | weighted F1 | 65.5 |" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

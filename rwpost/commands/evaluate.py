@@ -389,6 +389,9 @@ def leaderboard(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a leaderboard already in --out."),
+    recipe: str = typer.Option(
+        None, "--recipe", help="Print (and with --out write) a recipe's paper figures beside these runs."
+    ),
 ) -> None:
     """Aggregate evaluation runs into one table, best macro F1 first (repeated runs: by the mean).
 
@@ -403,7 +406,12 @@ def leaderboard(
 
     if out:  # never over a run's own files (its explanations.jsonl), nor an earlier leaderboard unasked
         check_outputs([out / name for name in LEADERBOARD_FILES], run_files(runs), overwrite=overwrite)
-    rows = write_leaderboard(runs, out) if out else rows_of(runs)
+    chosen = None
+    if recipe is not None:
+        from rwpost.evaluate.recipes import load_recipe
+
+        chosen = load_recipe(recipe)
+    rows = write_leaderboard(runs, out, recipe=chosen) if out else rows_of(runs)
     if as_json:
         typer.echo(json.dumps([r.dump() for r in rows], indent=2, default=str))
         return
@@ -435,6 +443,11 @@ def leaderboard(
     Console().print(table)
     for note in leaderboard_notes(rows):
         console.print(f"[yellow]{note}[/]")
+    if chosen is not None:
+        from rwpost.evaluate.recipes import beside_paper
+
+        text = "\n".join(beside_paper([r.run for r in rows], chosen)[0])
+        Console().print(text, highlight=False, markup=False, soft_wrap=True)
 
 
 def compare(
