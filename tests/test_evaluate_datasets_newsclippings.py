@@ -42,15 +42,21 @@ def test_pairs_become_samples_with_binary_labels_and_the_caption_and_image_of_tw
         (
             [{**NEWSCLIPPINGS[0], "falsified": "no"}],
             None,
-            "test.json:3, field 'falsified': expected true or false",
+            "test.json:3, record annotations[0], field 'falsified': expected true or false",
         ),
         ([{**NEWSCLIPPINGS[0], "image_id": 99}], None, "field 'image_id': VisualNews id 99 is not in"),
         (
             [NEWSCLIPPINGS[0], {"id": "11", "image_id": 11, "falsified": False}],
             None,
-            "test.json:10, field 'id'",
+            "test.json:10, record annotations[1], field 'id'",
         ),
         ([], '{"annotations": [\n{"id": 11,\n', "test.json:3: not JSON"),
+        # the released files are one line: the annotation's index tells which
+        (
+            [],
+            json.dumps({"annotations": [NEWSCLIPPINGS[0], {**NEWSCLIPPINGS[1], "image_id": True}]}),
+            "test.json:1, record annotations[1], field 'image_id'",
+        ),
         ([], '[{"id": 11}]', "expected a JSON object with a 'annotations' array"),
     ],
 )

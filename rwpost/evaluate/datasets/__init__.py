@@ -163,6 +163,7 @@ def json_records(path: Path, key: str | None = None) -> list[tuple[int, object]]
         raise RecordError("expected a JSON array of records", source=str(path), line=1)
     decoder = json.JSONDecoder()
     pos, out = start + 1, []
+    line, counted = 1, 0  # lines counted up to ``counted`` (incrementally: VisualNews has a million records)
     while True:
         while pos < len(text) and text[pos] in " \t\r\n,":
             pos += 1
@@ -170,7 +171,7 @@ def json_records(path: Path, key: str | None = None) -> list[tuple[int, object]]
             raise RecordError("the array is not closed", source=str(path), line=text.count("\n") + 1)
         if text[pos] == "]":
             return out
-        line = text.count("\n", 0, pos) + 1
+        line, counted = line + text.count("\n", counted, pos), pos
         try:
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:

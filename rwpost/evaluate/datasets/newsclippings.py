@@ -19,7 +19,8 @@ The paper scores the task as binary OOC classification (Table III, "OOC"): a pri
 ``source_dataset`` are in ``extra`` (both blinded). The paper scored 1,000 sampled pairs of the
 ``merged_balanced`` split (section V-A; the sample itself is not released); this adapter reads the whole
 split. A bad annotation, or one naming a VisualNews id that ``data.json`` lacks, is one
-:class:`~rwpost.errors.RecordError` naming the file, line and field.
+:class:`~rwpost.errors.RecordError` naming the file, line, annotation index (the released split files are
+one line) and field.
 """
 
 from __future__ import annotations
@@ -72,9 +73,11 @@ def _visual_news(root: Path) -> tuple[Path, dict[int, tuple[int, dict[str, Any]]
     return path, found
 
 
-def _sample(ann: Any, path: Path, line: int, split: str, news: tuple[Path, dict]) -> Sample:
-    def bad(problem: str, field: str | None = None) -> RecordError:
-        return RecordError(problem, source=str(path), line=line, field=field)
+def _sample(ann: Any, path: Path, line: int, index: int, split: str, news: tuple[Path, dict]) -> Sample:
+    def bad(problem: str, field: str | None = None) -> RecordError:  # the released files are one line
+        return RecordError(
+            problem, source=str(path), line=line, record_id=f"annotations[{index}]", field=field
+        )
 
     if not isinstance(ann, dict):
         raise bad(f"expected an object, found {type(ann).__name__}")
@@ -122,7 +125,7 @@ def read_newsclippings(root: str | Path, split: str = "test") -> list[Sample]:
     path = split_file(root, split)
     rows = json_records(path, key="annotations")
     news = _visual_news(Path(root))
-    return [_sample(ann, path, line, split, news) for line, ann in rows]
+    return [_sample(ann, path, line, i, split, news) for i, (line, ann) in enumerate(rows)]
 
 
 __all__ = ["LABELS", "media_root", "read_newsclippings", "split_file"]
