@@ -331,7 +331,6 @@ def _recipe(name: str | None, data: Path, o: dict[str, Any], detector, predictio
         o["settings"] = chosen.cells(spec.adapter.name if spec else RWPOST)
     if given["failures"] is None:
         o["failures"] = chosen.failures
-    o["k"] = []
     return chosen
 
 
