@@ -178,3 +178,12 @@ def test_a_recipe_file_with_a_bad_field_is_one_line(tmp_path):
     with pytest.raises(ConfigError) as caught:
         load_recipe(path)
     assert str(caught.value).startswith(f"{path}: failures:")
+
+
+def test_a_cell_given_on_the_command_line_replaces_the_recipes(tmp_path, monkeypatch):
+    data, _ = released_head(tmp_path, n=2)  # no --image-root: the bundled sample has no images
+    code, records, markdown = run_recipe("rwpost-table3", data, tmp_path, monkeypatch, "--setting", "T+W")
+    assert code == 0
+    ours = [r for r in records if r["system"] == "AgentFact"]
+    assert {r["setting"] for r in ours} == {"T+W"} and all(r["ours"] is not None for r in ours)
+    assert "| AgentFact | rwpost | T+W | accuracy | 57.8 |" in markdown
