@@ -189,6 +189,13 @@ def evaluate(
         help="--detector t2agent: choose its toolset on the labelled --data (paper Algorithm 2) and write "
         "OUT/toolset.json; a later run loads it with --set toolset=OUT/toolset.json.",
     ),
+    recipe: str = typer.Option(
+        None,
+        "--recipe",
+        help="A paper table's runs: rwpost-table3 | rwpost-table5 (or a recipe file): its detectors, cells "
+        "and failure policy, with the paper's figures beside ours in the leaderboard; --set/--model "
+        "substitute options in every row.",
+    ),
 ) -> None:
     """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md (with
     --plots, PNG figures) and a resumable log per run, and a leaderboard when there are several runs. Unset
@@ -226,6 +233,9 @@ def evaluate(
         failures=failures,
         plots=plots,
     )
+    chosen = _recipe(
+        recipe, data, o, detector, predictions, given={"settings": setting or grid, "failures": failures}
+    )
     config = _parse_sets(sets)
     if model is not None:
         if "model" in config and str(config["model"]) != model:
@@ -234,7 +244,9 @@ def evaluate(
     detectors = list(detector or [])
     each = {"repeats": o["repeats"], "batch_size": o["batch_size"]}
     entries: list[DetectorEntry] = []
-    if predictions is not None:
+    if chosen is not None:
+        entries = chosen.entries(config, **each)
+    elif predictions is not None:
         if detectors not in ([], ["predictions"]):
             raise ConfigError(
                 "--predictions scores a file: leave out --detector or give --detector predictions"
@@ -337,11 +349,39 @@ def evaluate(
     except KeyboardInterrupt as exc:
         console.print(interrupted_line("evaluate", exc, out), highlight=False, soft_wrap=True)
         raise typer.Exit(interrupted_exit(exc)) from None
-    if len(plan) > 1:
-        write_leaderboard([p.out for p in plan], out / "leaderboard", plot=o["plots"])
+    if len(plan) > 1 or chosen is not None:
+        write_leaderboard([p.out for p in plan], out / "leaderboard", plot=o["plots"], recipe=chosen)
         console.print(f"{len(plan)} runs; leaderboard in {out / 'leaderboard'}")
+    if chosen is not None and not as_json:
+        from rwpost.evaluate.recipes import beside_paper
+
+        console.print(
+            "\n".join(beside_paper([p.out for p in plan], chosen)[0]),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     if as_json:
         typer.echo(json.dumps(done[-1][1], indent=2, default=str))
+
+
+def _recipe(name: str | None, data: Path, o: dict[str, Any], detector, predictions, given) -> Any:
+    """The ``--recipe`` (None without one), its cells for ``data``'s dataset and its failure policy set in
+    ``o`` where the command line gives none."""
+    if name is None:
+        return None
+    from rwpost.evaluate.datasets import parse_data_spec
+    from rwpost.evaluate.recipes import RWPOST, load_recipe
+
+    if detector or predictions is not None:
+        raise ConfigError("--recipe names its detectors: leave out --detector and --predictions")
+    chosen = load_recipe(name)
+    spec = parse_data_spec(data)
+    if not given["settings"]:
+        o["settings"] = chosen.cells(spec.adapter.name if spec else RWPOST)
+    if given["failures"] is None:
+        o["failures"] = chosen.failures
+    return chosen
 
 
 def _summary(metrics: dict[str, Any], out: Path) -> None:
@@ -398,6 +438,9 @@ def leaderboard(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a leaderboard already in --out."),
+    recipe: str = typer.Option(
+        None, "--recipe", help="Print (and with --out write) a recipe's paper figures beside these runs."
+    ),
 ) -> None:
     """Aggregate evaluation runs into one table, best macro F1 first (repeated runs: by the mean).
 
@@ -412,7 +455,12 @@ def leaderboard(
 
     if out:  # never over a run's own files (its explanations.jsonl), nor an earlier leaderboard unasked
         check_outputs([out / name for name in LEADERBOARD_FILES], run_files(runs), overwrite=overwrite)
-    rows = write_leaderboard(runs, out) if out else rows_of(runs)
+    chosen = None
+    if recipe is not None:
+        from rwpost.evaluate.recipes import load_recipe
+
+        chosen = load_recipe(recipe)
+    rows = write_leaderboard(runs, out, recipe=chosen) if out else rows_of(runs)
     if as_json:
         typer.echo(json.dumps([r.dump() for r in rows], indent=2, default=str))
         return
@@ -444,6 +492,11 @@ def leaderboard(
     Console().print(table)
     for note in leaderboard_notes(rows):
         console.print(f"[yellow]{note}[/]")
+    if chosen is not None:
+        from rwpost.evaluate.recipes import beside_paper
+
+        text = "\n".join(beside_paper([r.run for r in rows], chosen)[0])
+        Console().print(text, highlight=False, markup=False, soft_wrap=True)
 
 
 def compare(

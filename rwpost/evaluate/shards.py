@@ -97,6 +97,18 @@ class EvaluateSettings(BaseModel):
     detectors: list[DetectorParams] = Field(default_factory=list)
     prices: PriceTable | None = None
     executor: ExecutorParams = Field(default_factory=ExecutorParams)
+    recipe: str | dict[str, Any] | None = None
+    """A paper table's runs (``rwpost-table3``, or ``{name: ..., set: {model: ...}}``): its rows, cells and
+    failure policy replace ``detectors``, ``settings``, ``k`` and ``failures``
+    (:func:`rwpost.evaluate.recipes.stage_settings`); the leaderboard shows the paper's figures beside
+    ours."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_recipe(cls, data: Any) -> Any:
+        from rwpost.evaluate.recipes import stage_settings
+
+        return stage_settings(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
     def _one_entry_per_run_folder(self) -> Self:
@@ -179,6 +191,16 @@ def evaluate_all(settings: EvaluateSettings, dataset: Version, *, module: str) -
     return results
 
 
+def _recipe(settings: EvaluateSettings) -> Any:
+    """The ``recipe`` of the settings, loaded (None without one)."""
+    from rwpost.evaluate.recipes import RecipeChoice, load_recipe
+
+    choice = settings.recipe
+    if not choice:
+        return None
+    return load_recipe(choice if isinstance(choice, str) else RecipeChoice.model_validate(choice).name)
+
+
 def publish(settings: EvaluateSettings, results: list[Result]) -> dict[str, dict[str, Any]]:
     """Write the leaderboard over every run and the summary file; returns the summary (headline scores
     per subset and run)."""
@@ -192,7 +214,10 @@ def publish(settings: EvaluateSettings, results: list[Result]) -> dict[str, dict
         print(f"evaluate: {subset} {run_name}: macro F1 {metrics.get('macro_f1')}")
     if results:
         write_leaderboard(
-            [planned.out for _, planned, _ in results], settings.out / "leaderboard", plot=settings.plots
+            [planned.out for _, planned, _ in results],
+            settings.out / "leaderboard",
+            plot=settings.plots,
+            recipe=_recipe(settings),
         )
     write_json(settings.summary or Path(f"{settings.out}-summary.json"), summary)
     return summary

@@ -7,16 +7,21 @@ in :data:`ADAPTERS`: how to find the split's annotation file, read it into sampl
 file and line), and where the samples' relative image (or video) paths are found.
 
 - :mod:`.mmfakebench`: MMFakeBench (Liu et al., ICLR 2025), the benchmark T2Agent reports on.
+- :mod:`.newsclippings`: NewsCLIPpings (Luo et al., EMNLP 2021), out-of-context pairs (paper Table III).
+- :mod:`.mocheg`: Mocheg (Yao et al., SIGIR 2023), Snopes claims, text only as the paper ran it (Table III).
+- :mod:`.claimreview`: ClaimReview2024+ (Braun et al., DEFAME, ICML 2025), image-text claims (Table III).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rwpost.errors import ConfigError
+from rwpost.errors import ConfigError, RecordError
+from rwpost.io import read_text
 from rwpost.records import Sample
 
 
@@ -71,8 +76,50 @@ def _mmfakebench() -> DatasetAdapter:
     )
 
 
+def _newsclippings() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import newsclippings
+
+    return DatasetAdapter(
+        name="newsclippings",
+        about="NewsCLIPpings (Luo et al., EMNLP 2021): a folder holding news_clippings/data/ and "
+        "visual_news/origin/",
+        splits=("test", "val", "train"),
+        source=newsclippings.split_file,
+        read=newsclippings.read_newsclippings,
+        media_root=newsclippings.media_root,
+    )
+
+
+def _mocheg() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import mocheg
+
+    return DatasetAdapter(
+        name="mocheg",
+        about="Mocheg (Yao et al., SIGIR 2023): a folder holding train/, val/ and test/ with Corpus2.csv",
+        splits=("test", "val", "train"),
+        source=mocheg.split_file,
+        read=mocheg.read_mocheg,
+        media_root=mocheg.media_root,
+    )
+
+
+def _claimreview() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import claimreview
+
+    return DatasetAdapter(
+        name="claimreview",
+        about="ClaimReview2024+ (Braun et al., ICML 2025): the ClaimReview2024plus folder holding test.json",
+        splits=("test",),
+        source=claimreview.split_file,
+        read=claimreview.read_claimreview,
+    )
+
+
 ADAPTERS: dict[str, Callable[[], DatasetAdapter]] = {
     "mmfakebench": _mmfakebench,
+    "newsclippings": _newsclippings,
+    "mocheg": _mocheg,
+    "claimreview": _claimreview,
 }
 """Benchmark name -> its adapter (built on first use, so naming one imports only its module)."""
 
@@ -103,4 +150,34 @@ def parse_data_spec(text: str | Path) -> DataSpec | None:
     return DataSpec(adapter, folder, split)
 
 
-__all__ = ["ADAPTERS", "DataSpec", "DatasetAdapter", "parse_data_spec"]
+def json_records(path: Path, key: str | None = None) -> list[tuple[int, object]]:
+    """The elements of the JSON array in ``path`` (or of its top-level object's ``key``), each with the line
+    it starts on; a file that is not such an array is one :class:`~rwpost.errors.RecordError`."""
+    text = read_text(path)  # bytes that are not UTF-8: one error naming the file and line
+    start = len(text) - len(text.lstrip())
+    if key is not None:
+        found = re.compile(r'"' + re.escape(key) + r'"\s*:\s*\[').search(text, start)
+        if not text[start:].startswith("{") or found is None:
+            raise RecordError(f"expected a JSON object with a {key!r} array", source=str(path), line=1)
+        start = found.end() - 1
+    elif not text[start:].startswith("["):
+        raise RecordError("expected a JSON array of records", source=str(path), line=1)
+    decoder = json.JSONDecoder()
+    pos, out = start + 1, []
+    line, counted = 1, 0  # lines counted up to ``counted`` (incrementally: VisualNews has a million records)
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text):
+            raise RecordError("the array is not closed", source=str(path), line=text.count("\n") + 1)
+        if text[pos] == "]":
+            return out
+        line, counted = line + text.count("\n", counted, pos), pos
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"not JSON ({exc.msg})", source=str(path), line=exc.lineno) from None
+        out.append((line, value))
+
+
+__all__ = ["ADAPTERS", "DataSpec", "DatasetAdapter", "json_records", "parse_data_spec"]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
-from rwpost.evaluate.datasets.mmfakebench import json_array_records
+from rwpost.evaluate.datasets import json_records
 from rwpost.evaluate.formats.common import PredictionSet, Row
 from rwpost.evaluate.formats.defame import POSITION, read_id_map
 from rwpost.io import read_text
@@ -103,7 +103,7 @@ def _read_file(path: Path, name: str, id_map: str | Path | None) -> PredictionSe
         name=name, format="mmdagent", source=str(path), by_position=positional, claims_checked=id_map is None
     )
     result.files.append(str(path))
-    for index, (line, record) in enumerate(json_array_records(path)):
+    for index, (line, record) in enumerate(json_records(path)):
         position = str(index) if ids is None else ids.get(str(index))
         if position is None:
             result.bad_rows.append({"line": line, "reason": f"{path}:{line}: position {index} unmapped"})
