@@ -163,6 +163,14 @@ def evaluate(
         "Slurm arrays: the evaluate stage with executor.name slurm.",
     ),
     gpus: float = typer.Option(0, "--gpus", min=0, help="--executor ray: GPUs each run asks for."),
+    batch_api: bool = typer.Option(
+        False,
+        "--batch-api",
+        help="Ask API models (vlm) through the provider's Batch API first (about half price; resumable).",
+    ),
+    batch_poll_s: float = typer.Option(
+        None, "--batch-poll-s", min=0.001, help="Seconds between batch polls."
+    ),
 ) -> None:
     """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md (with
     --plots, PNG figures) and a resumable log per run, and a leaderboard when there are several runs. Unset
@@ -197,6 +205,8 @@ def evaluate(
         key_points=key_points,
         failures=failures,
         plots=plots,
+        batch_api=batch_api or None,
+        batch_poll_s=batch_poll_s,
     )
     config = _parse_sets(sets)
     if model is not None:
@@ -257,6 +267,8 @@ def evaluate(
         failures=o["failures"],
         evidence_seed=o["evidence_seed"],
         image_root=image_root,
+        batch_api=o["batch_api"],
+        batch_poll_s=o["batch_poll_s"],
     )
     from rwpost.executors import ExecutorParams, ShardStore
 
