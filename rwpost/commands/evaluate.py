@@ -162,7 +162,13 @@ def evaluate(
         help="local | ray (each run a Ray task with a completion marker; pip install 'rwpost[ray]'). "
         "Slurm arrays: the evaluate stage with executor.name slurm.",
     ),
-    gpus: float = typer.Option(0, "--gpus", min=0, help="--executor ray: GPUs each run asks for."),
+    gpus: float = typer.Option(
+        0,
+        "--gpus",
+        min=0,
+        help="--executor ray: GPUs each run asks for; a local model's: each actor holding it (0: one per "
+        "actor where there are GPUs).",
+    ),
     batch_api: bool = typer.Option(
         False,
         "--batch-api",

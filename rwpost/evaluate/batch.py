@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.contract import Call, Detector, RunContext
+from rwpost.evaluate.contract import Call, Detector, ModelOptions, RunContext
 from rwpost.evaluate.task import EvalTask
 from rwpost.records import Sample
 
@@ -30,7 +30,10 @@ DEFAULT_POLL_S = 30.0
 
 
 def _api_model(detector: Detector) -> bool:
-    return getattr(getattr(detector, "options", None), "backend", None) == "api"
+    """Whether the detector asks an API model (its options are :class:`ModelOptions` with no local
+    ``backend``)."""
+    options = getattr(detector, "options", None)
+    return isinstance(options, ModelOptions) and getattr(options, "backend", "api") == "api"
 
 
 def check_batchable(detector: Detector) -> None:
