@@ -206,7 +206,7 @@ def _shard_task(
     shard: str,
     held: Any,
 ) -> None:
-    from rwpost.evaluate.detectors.chat import holding_models
+    from rwpost.llm.held import holding_models
 
     with holding_models(held if isinstance(held, dict) else None):  # the actor's loaded local models
         evaluate_shard(by_id[shard], data, store, keys[shard], **options)

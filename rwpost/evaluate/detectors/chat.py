@@ -7,19 +7,11 @@ batched, bf16 on CUDA, float32 on CPU) with the local options below. A detector 
 :class:`~rwpost.llm.chat.ChatModel` interface works with either::
 
     rwpost evaluate --detector agentfact --set backend=local --model /models/Qwen2.5-VL-7B-Instruct ...
-
-Inside :func:`holding_models` (a Ray actor's runs, or the runs of a sharded local evaluation) a local
-model loaded once is reused by every detector built there: one replica per actor, loaded once, however
-many runs, cells and repeats it takes.
 """
 
 from __future__ import annotations
 
-import copy
-import json
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import PositiveInt, model_validator
@@ -33,32 +25,6 @@ LOCAL_OPTIONS = frozenset(
     + ("attn_implementation",)
 )
 """The options only a local model reads."""
-
-_HELD: ContextVar[dict[str, Any] | None] = ContextVar("rwpost_held_local_models", default=None)
-
-
-@contextmanager
-def holding_models(pool: dict[str, Any] | None) -> Iterator[None]:
-    """Within: the local models :meth:`ChatOptions.chat_model` loads are kept in ``pool`` (by folder and
-    options) and reused, each detector getting its own view (its own usage counts and batcher) of the one
-    loaded model. None: every detector loads its own, as outside."""
-    token = _HELD.set(pool)
-    try:
-        yield
-    finally:
-        _HELD.reset(token)
-
-
-def _held(pool: dict[str, Any], key: str, load: Any) -> Any:
-    """A fresh view of the model ``pool`` holds under ``key`` (``load()`` it the first time)."""
-    from rwpost.llm.local import Coalescer
-
-    if key not in pool:
-        pool[key] = load()
-    view = copy.copy(pool[key])
-    view.usage, view.batches = {}, 0
-    view._batcher = Coalescer(view._generate_pending)
-    return view
 
 
 class ChatOptions(ModelOptions):
@@ -100,9 +66,10 @@ class ChatOptions(ModelOptions):
         folder loaded (kept loaded between calls), sampling seeded by ``seed``, ``vision`` refusing a
         model that reads no images."""
         if self.backend == "local":
-            from rwpost.llm.local import LocalChatModel
+            from rwpost.llm.held import local_chat_model
 
-            options = dict(
+            return local_chat_model(  # held by a Ray actor: loaded once for every run it takes
+                self.llm.model,
                 device=self.device,
                 dtype=self.dtype,
                 batch_size=self.batch_size,
@@ -113,11 +80,6 @@ class ChatOptions(ModelOptions):
                 seed=seed,
                 vision=vision,
             )
-            pool = _HELD.get()
-            if pool is None:
-                return LocalChatModel(self.llm.model, **options)
-            key = json.dumps([str(self.llm.model), options], sort_keys=True, default=str)
-            return _held(pool, key, lambda: LocalChatModel(self.llm.model, **options))
         from rwpost.llm import ApiChatModel, client_from
 
         return ApiChatModel(client_from(self.connection(secrets), cache_path=cache_path))
@@ -127,4 +89,4 @@ class ChatOptions(ModelOptions):
         return f"remote ({self.llm.base_url or 'api.openai.com'})"
 
 
-__all__ = ["LOCAL_OPTIONS", "ChatOptions", "holding_models"]
+__all__ = ["LOCAL_OPTIONS", "ChatOptions"]
