@@ -46,7 +46,8 @@ class ExecutorParams(BaseModel):
     where the cluster has GPUs, else one CPU actor); other ray tasks ask for them; slurm asks
     ``--gpus-per-task`` (0: none)."""
     actors: PositiveInt | None = None
-    """ray: model replicas (actors) for a local model; None: the cluster's GPUs / ``gpus`` (at least 1)."""
+    """ray: model replicas (actors) for a local model; None: the cluster's GPUs / ``gpus`` (1 when ``gpus``
+    is 0), at least 1."""
     work: Path | None = None
     """Shard folders, markers and Slurm scripts; None: ``<out>.shards`` beside the stage's output folder."""
     slurm: SlurmParams = Field(default_factory=SlurmParams)
