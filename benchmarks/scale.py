@@ -12,7 +12,8 @@ the outputs are the same bytes), and the time to merge 100k records from shards.
   its start and model load timed apart), and whether the outputs are the same (timings aside). The model
   is ``--model FOLDER`` (a Hugging Face image-text-to-text folder, e.g. Qwen2-VL-2B-Instruct, on a GPU);
   without one, a tiny random Idefics3 built here (the test suite's), which says nothing of a real
-  model's speed, only of the executor's overhead. The samples are the bundled released sample
+  model's speed, only of the executor's overhead; on CPU both run one thread, as Ray gives a one-CPU
+  actor (two threads on a loaded 2-core machine ran the tiny model 10x slower). The samples are the bundled released sample
   (``--data``), text only (cell ``T``: the sample ships no images) unless ``--cell`` says otherwise.
 
 Goal: outputs identical under every executor; the merge of 100k records well under a minute; one actor
@@ -169,6 +170,10 @@ def actor_speed(tmp: Path, args) -> dict:
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     result = {"model": Path(model).name, "device": device, "samples": len(data.test), "cell": args.cell}
+    threads = torch.get_num_threads()
+    if device == "cpu":  # as the actor: Ray runs a num_cpus=1 actor with one thread (OMP_NUM_THREADS=1)
+        torch.set_num_threads(1)
+        result["cpu_threads"] = 1
     local, local_rate, total = [], [], []
     for i in range(args.repeats):
         local.append(plan(f"local{i}"))
@@ -176,6 +181,7 @@ def actor_speed(tmp: Path, args) -> dict:
         run_plan(local[-1], data, on_change="restart")
         total.append(time.perf_counter() - began)
         local_rate.append(_samples_per_s(local[-1]))
+    torch.set_num_threads(threads)
     result["local_s"] = spread(total)
     result["local_samples_per_s"] = spread(local_rate)
     try:
