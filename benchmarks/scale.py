@@ -13,8 +13,9 @@ the outputs are the same bytes), and the time to merge 100k records from shards.
   is ``--model FOLDER`` (a Hugging Face image-text-to-text folder, e.g. Qwen2-VL-2B-Instruct, on a GPU);
   without one, a tiny random Idefics3 built here (the test suite's), which says nothing of a real
   model's speed, only of the executor's overhead; on CPU both run one thread, as Ray gives a one-CPU
-  actor (two threads on a loaded 2-core machine ran the tiny model 10x slower). The samples are the bundled released sample
-  (``--data``), text only (cell ``T``: the sample ships no images) unless ``--cell`` says otherwise.
+  actor (two threads on a loaded 2-core machine ran the tiny model 10x slower). The samples are the
+  bundled released sample (``--data``), text only (cell ``T``: the sample ships no images) unless
+  ``--cell`` says otherwise.
 
 Goal: outputs identical under every executor; the merge of 100k records well under a minute; one actor
 on one GPU as fast as ``local`` on it, start-up aside.
