@@ -164,3 +164,22 @@ def test_params_batch_api_reaches_every_planned_run(tmp_path):
     )
     specs = [p.spec for p in _plan(settings, "main", BlockList())]
     assert [(s.batch_api, s.batch_poll_s) for s in specs] == [(True, 2.0), (True, 2.0)]
+
+
+def test_cli_batch_api_asks_through_one_batch(tmp_path, monkeypatch):
+    from rwpost.cli import main as cli_main
+
+    def answer(body):
+        return Reply.answer({"label": "True", "confidence": 0.9, "explanation": "e", "evidence_urls": []})
+
+    data = ROOT / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
+    with FakeLLMServer(answer) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        args = ["evaluate", "--data", str(data), "--detector", "vlm", "--setting", "T", "--batch-api"]
+        args += ["--batch-poll-s", "0.01", "--set", f"cache_path={tmp_path / 'llm.sqlite'}"]
+        args += ["--bootstrap", "10", "--no-key-points", "--no-progress", "--out", str(tmp_path / "run")]
+        assert cli_main(args) == 0
+        assert len(server.batches) == 1 and server.batch_requests == 46 and server.chat_requests == 0
+    ledger = json.loads((tmp_path / "run" / "metrics.json").read_text())["ledger"]
+    assert ledger["cache_hits"] == 0 and ledger["model_calls"] == 46
