@@ -182,7 +182,21 @@ def evaluate(
         help="local | ray (each run a Ray task with a completion marker; pip install 'rwpost[ray]'). "
         "Slurm arrays: the evaluate stage with executor.name slurm.",
     ),
-    gpus: float = typer.Option(0, "--gpus", min=0, help="--executor ray: GPUs each run asks for."),
+    gpus: float = typer.Option(
+        0,
+        "--gpus",
+        min=0,
+        help="--executor ray: GPUs each run asks for; a local model's: each actor holding it (0: one per "
+        "actor where there are GPUs).",
+    ),
+    batch_api: bool = typer.Option(
+        False,
+        "--batch-api",
+        help="Ask API models (vlm) through the provider's Batch API first (about half price; resumable).",
+    ),
+    batch_poll_s: float = typer.Option(
+        None, "--batch-poll-s", min=0.001, help="Seconds between batch polls."
+    ),
     select_tools: bool = typer.Option(
         False,
         "--select-tools",
@@ -232,6 +246,8 @@ def evaluate(
         key_points=key_points,
         failures=failures,
         plots=plots,
+        batch_api=batch_api or None,
+        batch_poll_s=batch_poll_s,
     )
     chosen = _recipe(
         recipe, data, o, detector, predictions, given={"settings": setting or grid, "failures": failures}
@@ -317,6 +333,8 @@ def evaluate(
         evidence_seed=o["evidence_seed"],
         evidence_sampler=o["evidence_sampler"],
         image_root=image_root,
+        batch_api=o["batch_api"],
+        batch_poll_s=o["batch_poll_s"],
     )
     if select_tools:
         from rwpost.evaluate.detectors.t2agent.selection import select_for_plan

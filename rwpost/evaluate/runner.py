@@ -109,6 +109,11 @@ class RunSpec:
     """``authors``: their runner's draw by position (``task.authors_evidence_subset``)."""
     image_root: Path | None = None
     """Where the samples' relative image paths are found (released JSONL beside its image folder)."""
+    batch_api: bool = False
+    """Ask an API model's pending requests through the provider's Batch API first (about half price;
+    :mod:`rwpost.evaluate.batch`); the answers are the same, so not part of the run's identity."""
+    batch_poll_s: float = 30.0
+    """Seconds between polls of a batch."""
 
     def __post_init__(self) -> None:
         self.setting = Cell.parse(self.setting)
@@ -501,6 +506,10 @@ def run(
     refuse_inputs_in(out, [i for i in inputs if isinstance(i, str | Path)])
     first_ctx = ctx = spec.context(0, progress=progress)
     first.prepare(first_ctx)  # a missing API key is refused before anything is written
+    if spec.batch_api:
+        from rwpost.evaluate.batch import check_batchable
+
+        check_batchable(first)  # a multi-step detector is refused before anything is paid
     resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     task = spec.task(samples, data_info)
     path = out / PREDICTIONS_FILE
@@ -531,6 +540,12 @@ def run(
             else:
                 seen = [task.blind(s, keep_label=True, blocklist=spec.blocklist) for s in train]
                 detector.fit(seen, task, ctx)
+        if spec.batch_api:
+            from rwpost.evaluate.batch import batch_prefill
+
+            pending = [s for s in samples if (repeat, s.id) not in done]
+            blind = [task.blind(s, blocklist=ctx.guard.blocklist) for s in pending]
+            batch_prefill(detector, blind, task, ctx, poll_s=spec.batch_poll_s)
         all_predictions.append(
             predict_all(detector, samples, task, ctx, path, batch_size=spec.batch_size, done=done)
         )

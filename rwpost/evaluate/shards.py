@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal, Protocol, Self
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, model_validator
 
 from rwpost.dataset import split_file
 from rwpost.errors import ConfigError
@@ -96,6 +96,12 @@ class EvaluateSettings(BaseModel):
     """How failed answers are scored (named in every table): all samples, answered only, or a class."""
     detectors: list[DetectorParams] = Field(default_factory=list)
     prices: PriceTable | None = None
+    batch_api: bool = False
+    """Ask API models (the ``vlm`` detector) through the provider's Batch API first: about half price,
+    answers within 24 h; the batch id is kept beside the answer cache, so a killed run resumes the same
+    batch (:mod:`rwpost.evaluate.batch`). Multi-step detectors over an API model are refused."""
+    batch_poll_s: PositiveFloat = 30.0
+    """Seconds between polls of a batch."""
     executor: ExecutorParams = Field(default_factory=ExecutorParams)
     recipe: str | dict[str, Any] | None = None
     """A paper table's runs (``rwpost-table3``, or ``{name: ..., set: {model: ...}}``): its rows, cells and
@@ -154,6 +160,8 @@ def _plan(settings: EvaluateSettings, subset: str, blocklist: BlockList) -> list
         evidence_seed=settings.evidence_seed,
         evidence_sampler=settings.evidence_sampler,
         image_root=settings.image_root,
+        batch_api=settings.batch_api,
+        batch_poll_s=settings.batch_poll_s,
     )
 
 

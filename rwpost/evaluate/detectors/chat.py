@@ -66,9 +66,9 @@ class ChatOptions(ModelOptions):
         URL); ``local``: the folder loaded (kept loaded between calls), sampling seeded by ``seed``,
         ``vision`` refusing a model that reads no images."""
         if self.backend == "local":
-            from rwpost.llm.local import LocalChatModel
+            from rwpost.llm.held import local_chat_model
 
-            return LocalChatModel(
+            return local_chat_model(  # held by a Ray actor: loaded once for every run it takes
                 self.llm.model,
                 device=self.device,
                 dtype=self.dtype,
