@@ -161,7 +161,22 @@ def test_samples_without_a_video_are_refused_up_front(tmp_path):
         ):
             evaluate([make_sample(4, Label.TRUE)], spec(llm, search, tmp_path, videos, "T"), tmp_path / "run")
         assert llm.chat_requests == 0
-    assert not (tmp_path / "run" / "predictions.jsonl").exists()
+    assert not (tmp_path / "run").exists()  # refused before anything is written: no run.json either
+
+
+def test_the_video_refusal_is_one_line_naming_the_count_and_the_folder_option(tmp_path):
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    samples = [make_sample(n, Label.TRUE) for n in (11, 12, 13)]
+    write_video(videos / f"{samples[0].id}.mp4")
+    (tmp_path / "run").mkdir()
+    with FakeLLMServer(Turns()) as llm, SearchServer() as search:
+        with pytest.raises(ConfigError) as refused:
+            evaluate(samples, spec(llm, search, tmp_path, videos, "T"), tmp_path / "run")
+    message = str(refused.value)
+    assert "\n" not in message and "2 of 3 samples have no video file in " in message
+    assert "give --set video_dir=FOLDER" in message
+    assert list((tmp_path / "run").iterdir()) == []
 
 
 def test_a_rerun_answers_from_the_caches_without_a_model_or_search_call(tmp_path):

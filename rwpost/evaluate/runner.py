@@ -496,12 +496,16 @@ def run(
     refuse_inputs_in(out, [i for i in inputs if isinstance(i, str | Path)])
     first_ctx = ctx = spec.context(0, progress=progress)
     first.prepare(first_ctx)  # a missing API key is refused before anything is written
-    resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     task = spec.task(samples, data_info)
+    # so are a cell the detector cannot run, unloadable images and samples it cannot read (no video)
+    allow = spec.allow_missing_images
+    images = check_cell(first, task.cell, samples, image_root=spec.image_root, allow_missing_images=allow)
+    input_report = first.check(samples)
+    resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     path = out / PREDICTIONS_FILE
     retried = retry_transport_failures(path)
     done = read_predictions(path)
-    all_predictions, input_report, configs, hashes, images = [], None, [], {}, None
+    all_predictions, configs, hashes = [], [], {}
     detector = first
     started = now()
     for repeat in range(spec.repeats):
@@ -509,12 +513,6 @@ def run(
             detector, ctx = make(spec.detector, spec.config), spec.context(repeat, progress=progress)
         configs.append(detector.config())
         hashes.update(detector.inputs().prompts)
-        if repeat == 0:
-            allow = spec.allow_missing_images
-            images = check_cell(
-                detector, task.cell, samples, image_root=spec.image_root, allow_missing_images=allow
-            )
-            input_report = detector.check(samples)
         if detector.capabilities.needs_training:
             if all((repeat, s.id) in done for s in samples):
                 pass  # every answer is on disk: no need to train again

@@ -107,15 +107,16 @@ class FactGuardDetector(Detector):
         )
 
     def check(self, samples: Sequence[Sample]) -> dict[str, Any] | None:
-        """Refuse samples without a video file up front (FactGuard reads videos only)."""
+        """Refuse samples without a video file (FactGuard reads videos only); the runner asks before it
+        writes anything, so a refused run leaves its folder as it was."""
         folder = self.options.video_dir
         missing = [s.id for s in samples if find_video(s.id, s.video_link, folder) is None]
         if missing:
-            where = f"in {folder}" if folder else "(no video_dir given)"
+            where = f"in {folder}" if folder else "(no video folder given)"
             raise ConfigError(
                 f"factguard reads videos: {len(missing)} of {len(samples)} samples have no video file "
-                f"{where} "
-                f"(e.g. {missing[0]}); give --set video_dir=FOLDER or evaluate video posts only"
+                f"{where} (e.g. {missing[0]}); give --set video_dir=FOLDER holding <sample id>.mp4 "
+                "or the video_link's file name per sample, or evaluate video posts only"
             )
         return {"videos": len(samples), "video_dir": folder}
 
