@@ -16,7 +16,9 @@ from rwpost.labels import Label
 from rwpost.llm import Price
 from rwpost.testing.llm import FakeLLMServer, Reply
 from rwpost.testing.search import SearchServer, result
-from tests.evaluate_helpers import make_sample, schema_of
+from rwpost.evaluate.detectors.factguard import FactGuardDetector
+from rwpost.evaluate.runner import read_predictions
+from tests.evaluate_helpers import killing, make_sample, run_until_killed, schema_of
 
 cv2 = pytest.importorskip("cv2")
 
@@ -192,6 +194,37 @@ def test_a_rerun_answers_from_the_caches_without_a_model_or_search_call(tmp_path
         assert llm.chat_requests == asked and search.queries == searched
     row = json.loads((tmp_path / "again" / "predictions.jsonl").read_text())
     assert all(c["cached"] for c in row["calls"] if c["agent"] in ("turn1", "turn2", "tool:FactProbe"))
+
+
+KillingFactGuard = killing(FactGuardDetector)
+
+
+def test_a_killed_run_resumes_without_one_model_or_search_call(tmp_path):
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    samples = [make_sample(7, Label.FALSE), make_sample(8, Label.FALSE)]
+    for s in samples:
+        write_video(videos / f"{s.id}.mp4")
+    arm = tmp_path / "arm"
+    arm.write_text("kill")
+    found = [result("https://news.example.org/flood", "Flood in 2012", "The footage dates from 2012.")]
+    with FakeLLMServer(Turns()) as llm, SearchServer({"flood video 2020": found}) as search:
+        run_spec = spec(llm, search, tmp_path, videos, arm_file=str(arm))
+        run_spec.detector = "tests.test_factguard:KillingFactGuard"
+        run_until_killed(run_spec, samples, tmp_path / "run")
+        assert not arm.exists()
+        assert len(read_predictions(tmp_path / "run" / "predictions.jsonl")) == 1
+        asked, searched = llm.chat_requests, list(search.queries)
+        assert asked == 4 and searched == ["flood video 2020"]  # both samples answered, one search cached
+
+        metrics = evaluate(samples, run_spec, tmp_path / "run")
+        assert llm.chat_requests == asked  # zero model calls: the LLM cache answers both turns
+        assert search.queries == searched  # zero searches: the tool cache answers FactProbe
+    assert metrics["n_samples"] == 2 and metrics["accuracy"] == 1.0
+    rows = read_predictions(tmp_path / "run" / "predictions.jsonl")
+    resumed = [c for c in rows[(0, samples[1].id)]["calls"] if c["agent"]]
+    assert [c["agent"] for c in resumed] == ["turn1", "tool:FactProbe", "tool:ClipScout", "turn2"]
+    assert all(c["cached"] for c in resumed if c["agent"] != "tool:ClipScout")  # ClipScout is local
 
 
 def test_video_frames_are_bounded_and_times_clamped(tmp_path):
