@@ -441,6 +441,28 @@ def evaluate_quietly(data, out, *args: str) -> int:
     return main(["evaluate", "--data", str(data), "--out", str(out), *QUIET_OPTIONS, *args])
 
 
+MMFAKEBENCH = [
+    {"image_path": "/real/bbc_test_50/BBC_0001.jpg", "text": "A real caption.", "fake_cls": "original",
+     "gt_answers": ["True"]},
+    {"image_path": "/fake/Newsclipings_person_test_50/n_0.jpeg", "text": "A mismatched caption.",
+     "fake_cls": "mismatch", "gt_answers": ["Fake"]},
+]  # fmt: skip
+"""Two MMFakeBench records in its released spelling, one real and one cross-modal distortion."""
+
+
+def mmfakebench_folder(tmp_path: Path, records: list, raw: str | None = None, split: str = "test") -> Path:
+    """A split folder in MMFakeBench's released layout: source/MMFakeBench_<split>.json and the images."""
+    root = tmp_path / f"MMFakeBench_{split}"
+    (root / "source").mkdir(parents=True)
+    for i, row in enumerate(r for r in records if isinstance(r, dict) and "image_path" in r):
+        path = root / str(row["image_path"]).lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(image_bytes((30 * i, 60, 90)))
+    text = raw if raw is not None else json.dumps(records, indent=4)
+    (root / "source" / f"MMFakeBench_{split}.json").write_text(text, encoding="utf-8")
+    return root
+
+
 def killing(base: type[Detector]) -> type[Detector]:
     """``base`` that kills its own process (SIGKILL) once it has answered batch 2, before the runner can
     write that answer, while the file its ``arm_file`` option names exists (removed first, so the resumed

@@ -69,7 +69,12 @@ def _stage_defaults(**given: Any) -> dict[str, Any]:
 
 
 def evaluate(
-    data: Path = typer.Option(..., "--data", help="Samples to score: released JSONL or a Parquet split."),
+    data: Path = typer.Option(
+        ...,
+        "--data",
+        help="Samples to score: released JSONL, a Parquet split, or a benchmark's folder as NAME[/SPLIT]:FOLDER "
+        "(mmfakebench:~/MMFakeBench_test).",
+    ),
     detector: list[str] = typer.Option(
         None,
         "--detector",
@@ -256,7 +261,7 @@ def evaluate(
         allow_missing_images=o["allow_missing_images"],
         failures=o["failures"],
         evidence_seed=o["evidence_seed"],
-        image_root=image_root,
+        image_root=image_root if image_root is not None else loaded.media_root,
     )
     from rwpost.executors import ExecutorParams, ShardStore
 

@@ -333,6 +333,8 @@ class DataRecord(LogPart):
     version: str | None = None
     subset: str | None = None
     split: str | None = None
+    benchmark: str | None = None
+    """Another benchmark's folder (``--data NAME[/SPLIT]:FOLDER``): its name; ``path`` is its annotation file."""
     samples: int
     ids_sha256: str
     content_sha256: str

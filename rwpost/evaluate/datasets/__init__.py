@@ -1,4 +1,105 @@
 """Benchmarks other than RW-Post, read from folders the user has (never downloaded), as runner samples.
 
+A benchmark is named on the command line as ``--data NAME:FOLDER`` (its default split) or
+``--data NAME/SPLIT:FOLDER``, for example ``--data mmfakebench:~/MMFakeBench_test`` or
+``--data mmfakebench/val:~/MMFakeBench_val``. Each adapter registers one :class:`DatasetAdapter`
+in :data:`ADAPTERS`: how to find the split's annotation file, read it into samples (one-line errors naming
+file and line), and where the samples' relative image (or video) paths are found.
+
 - :mod:`.mmfakebench`: MMFakeBench (Liu et al., ICLR 2025), the benchmark T2Agent reports on.
 """
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rwpost.errors import ConfigError
+from rwpost.records import Sample
+
+
+@dataclass(frozen=True)
+class DatasetAdapter:
+    """One benchmark's released layout, read from a folder the user has."""
+
+    name: str
+    about: str
+    """One line for ``--help`` and errors: the benchmark and its paper."""
+    splits: tuple[str, ...]
+    """The split names the layout has; the first is the default."""
+    source: Callable[[Path, str], Path]
+    """``(folder, split)`` -> the annotation file (hashed into the run's identity); ConfigError if absent."""
+    read: Callable[[Path, str], list[Sample]]
+    """``(folder, split)`` -> the split's samples."""
+    media_root: Callable[[Path, str], Path] = lambda folder, split: folder
+    """``(folder, split)`` -> the folder relative image and video paths are under."""
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """A parsed ``NAME[/SPLIT]:FOLDER``."""
+
+    adapter: DatasetAdapter
+    folder: Path
+    split: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.adapter.name}/{self.split}:{self.folder}"
+
+    def samples(self) -> list[Sample]:
+        return self.adapter.read(self.folder, self.split)
+
+    def source(self) -> Path:
+        return self.adapter.source(self.folder, self.split)
+
+    def media_root(self) -> Path:
+        return self.adapter.media_root(self.folder, self.split)
+
+
+def _mmfakebench() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import mmfakebench
+
+    return DatasetAdapter(
+        name="mmfakebench",
+        about="MMFakeBench (Liu et al., ICLR 2025): a split folder holding source/ and the images",
+        splits=("test", "val"),
+        source=mmfakebench.split_file,
+        read=mmfakebench.read_mmfakebench,
+    )
+
+
+ADAPTERS: dict[str, Callable[[], DatasetAdapter]] = {
+    "mmfakebench": _mmfakebench,
+}
+"""Benchmark name -> its adapter (built on first use, so naming one imports only its module)."""
+
+_SPEC = re.compile(r"^(?P<name>[a-z][a-z0-9_-]*)(?:/(?P<split>[A-Za-z0-9_-]+))?:(?P<folder>.+)$")
+
+
+def parse_data_spec(text: str | Path) -> DataSpec | None:
+    """``NAME[/SPLIT]:FOLDER`` as a :class:`DataSpec`; None when ``text`` is a plain path (no known name).
+
+    A name that looks like a benchmark but is not registered, an unknown split or a missing folder is a
+    one-line :class:`~rwpost.errors.ConfigError`.
+    """
+    match = _SPEC.match(str(text))
+    if match is None or (len(match["name"]) == 1 and not match["split"]):  # C:\... is a path
+        return None
+    name, folder = match["name"], Path(match["folder"]).expanduser()
+    if name not in ADAPTERS:
+        if Path(str(text)).exists():
+            return None
+        raise ConfigError(f"--data {text}: no benchmark named {name!r} (known: {', '.join(sorted(ADAPTERS))})")
+    adapter = ADAPTERS[name]()
+    split = match["split"] or adapter.splits[0]
+    if split not in adapter.splits:
+        raise ConfigError(f"--data {text}: {name} has no split {split!r} (have: {', '.join(adapter.splits)})")
+    if not folder.is_dir():
+        raise ConfigError(f"--data {text}: {folder} is not a folder ({adapter.about})")
+    return DataSpec(adapter, folder, split)
+
+
+__all__ = ["ADAPTERS", "DataSpec", "DatasetAdapter", "parse_data_spec"]
