@@ -1,8 +1,10 @@
 """Video posts for the detectors that read them: where a sample's video file is, and its frames, bounded.
 
-A sample carries a video when the user gives a folder of video files (never downloaded here): a sample's
-file is ``<folder>/<sample id>.<ext>``, else the file named like the last path segment of its
-``video_link`` (a URL or a plain file name; dataset adapters put the file name there). Frames are decoded
+A sample carries a video when the user gives a folder of video files (never downloaded here): the
+detector's ``video_dir`` option, else the run's media folder (a benchmark folder named by ``--data
+NAME:FOLDER``, or ``--image-root``). A sample's file is ``<folder>/<sample id>.<ext>``, else the file its
+``video_link`` names (:func:`find_video`: a relative path under the folder, or the last path segment of a
+URL). Frames are decoded
 with OpenCV (``opencv-python-headless``) and bounded like images (:mod:`rwpost.images`): a file over
 :data:`MAX_VIDEO_BYTES`, longer than :data:`MAX_DURATION_S`, larger than :data:`MAX_FRAME_PIXELS` per frame,
 or that does not decode is a :class:`VideoRefused` with the reason, which fails that one sample.
@@ -58,18 +60,26 @@ class Video:
 
 
 def find_video(sample_id: str, video_link: str | None, folder: str | Path | None) -> Path | None:
-    """The sample's video file in ``folder`` (by id, then by the link's file name); None if neither."""
+    """The sample's video file in ``folder``: ``<sample id>.<ext>``, else the ``video_link``'s path under
+    ``folder`` (a relative link, as benchmark adapters give), else its file name, else its stem with any
+    of :data:`VIDEO_SUFFIXES`; None if none is there (never a file outside ``folder``)."""
     if folder is None:
         return None
     root = Path(folder)
-    for suffix in VIDEO_SUFFIXES:
-        path = root / f"{sample_id}{suffix}"
-        if path.is_file():
-            return path
+    names = [f"{sample_id}{suffix}" for suffix in VIDEO_SUFFIXES]
     if video_link:
-        name = Path(unquote(urlsplit(video_link).path)).name
-        if name and (root / name).is_file() and (root / name).resolve().is_relative_to(root.resolve()):
-            return root / name
+        parts = urlsplit(video_link)
+        path = unquote(parts.path)
+        if not parts.scheme and not parts.netloc and not path.startswith("/"):
+            names.append(path)
+        name = Path(path).name
+        if name:
+            names += [name, *(f"{Path(name).stem}{suffix}" for suffix in VIDEO_SUFFIXES)]
+    inside = root.resolve()
+    for name in names:
+        candidate = root / name
+        if candidate.is_file() and candidate.resolve().is_relative_to(inside):
+            return candidate
     return None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import PositiveInt
@@ -50,7 +51,8 @@ class FactGuardDetector(Detector):
     query and/or a ClipScout interval), the tools, and a second turn that answers with the evidence. Any
     model of the model layer: the paper's RL-trained checkpoint as a local folder (``backend=local``), or a
     base model with tools (the paper's "Base (Qwen2.5-VL-7B+tool)" row). Every sample needs a video file in
-    ``video_dir`` (samples without one are refused up front); FactProbe searches in the open-web cells only.
+    ``video_dir`` or the run's media folder (samples without one are refused up front); FactProbe searches
+    in the open-web cells only.
     """
 
     name = "factguard"
@@ -58,7 +60,8 @@ class FactGuardDetector(Detector):
 
     class Config(ChatOptions):
         video_dir: str | None = None
-        """The folder of the samples' video files (``<sample id>.<ext>`` or the ``video_link`` file name)."""
+        """The folder of the samples' video files (``<sample id>.<ext>`` or the ``video_link`` file name);
+        unset, the run's media folder (a benchmark folder's videos, or ``--image-root``)."""
         cache_path: str | None = None
         tool_cache_path: str | None = None
         temperature: float = 0.0
@@ -73,6 +76,7 @@ class FactGuardDetector(Detector):
         super().__init__(config)
         o = self.options
         self.chat: Any = None
+        self.ctx: RunContext | None = None
         self.device = o.remote_device()
         if o.backend == "local":
             self.chat = o.chat_model({}, vision=True)
@@ -106,10 +110,14 @@ class FactGuardDetector(Detector):
             schemas={n: sha256_hex((LLM_SCHEMA_DIR / f"{n}.schema.json").read_bytes()) for n in schemas},
         )
 
+    def video_folder(self, ctx: RunContext | None) -> str | Path | None:
+        """``video_dir``, else the run's media folder (a benchmark's video folder, or ``--image-root``)."""
+        return self.options.video_dir or (ctx.image_root if ctx is not None else None)
+
     def check(self, samples: Sequence[Sample]) -> dict[str, Any] | None:
         """Refuse samples without a video file (FactGuard reads videos only); the runner asks before it
         writes anything, so a refused run leaves its folder as it was."""
-        folder = self.options.video_dir
+        folder = self.video_folder(self.ctx)
         missing = [s.id for s in samples if find_video(s.id, s.video_link, folder) is None]
         if missing:
             where = f"in {folder}" if folder else "(no video folder given)"
@@ -118,11 +126,12 @@ class FactGuardDetector(Detector):
                 f"{where} (e.g. {missing[0]}); give --set video_dir=FOLDER holding <sample id>.mp4 "
                 "or the video_link's file name per sample, or evaluate video posts only"
             )
-        return {"videos": len(samples), "video_dir": folder}
+        return {"videos": len(samples), "video_dir": str(folder) if folder else None}
 
     leakage_report = T2AgentDetector.leakage_report
 
     def prepare(self, ctx: RunContext) -> None:
+        self.ctx = ctx
         self.chat_model(ctx)
 
     def chat_model(self, ctx: RunContext) -> Any:
@@ -154,7 +163,8 @@ class FactGuardDetector(Detector):
         path = o.tool_cache_path or o.cache_path
         toolbox = Toolbox(tools, SqliteStore(path) if path else None)
         try:
-            answers = await asyncio.gather(*(self._one(asker, toolbox, s, task) for s in samples))
+            folder = self.video_folder(ctx)
+            answers = await asyncio.gather(*(self._one(asker, toolbox, s, task, folder) for s in samples))
         finally:
             await model.aclose()
             await toolbox.aclose()
@@ -162,12 +172,12 @@ class FactGuardDetector(Detector):
         return [p for p, _ in answers]
 
     async def _one(
-        self, asker: Asker, toolbox: Toolbox, sample: Sample, task: EvalTask
+        self, asker: Asker, toolbox: Toolbox, sample: Sample, task: EvalTask, folder: str | Path | None
     ) -> tuple[Prediction, Trace]:
         o, trace = self.options, Trace()
         labels = verdicts(o.view)
         try:
-            video = await asyncio.to_thread(probe, find_video(sample.id, sample.video_link, o.video_dir))
+            video = await asyncio.to_thread(probe, find_video(sample.id, sample.video_link, folder))
             overview = ImageInput(
                 await asyncio.to_thread(lambda: tile(frames(video, 0.0, video.duration_s, 4)))
             )
