@@ -7,6 +7,9 @@ in :data:`ADAPTERS`: how to find the split's annotation file, read it into sampl
 file and line), and where the samples' relative image (or video) paths are found.
 
 - :mod:`.mmfakebench`: MMFakeBench (Liu et al., ICLR 2025), the benchmark T2Agent reports on.
+- :mod:`.fakesv`: FakeSV (Qi et al., AAAI 2023) and FakeTT (Bu et al., ACM MM 2024), and :mod:`.fakevv`:
+  FakeVV (Zhang et al., 2025), the short-video benchmarks FactGuard reports on (their video folders are the
+  media root: ``--detector factguard`` finds each sample's video there).
 """
 
 from __future__ import annotations
@@ -71,8 +74,44 @@ def _mmfakebench() -> DatasetAdapter:
     )
 
 
+def _fakesv() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import fakesv
+
+    return DatasetAdapter(
+        name="fakesv",
+        about="FakeSV (Qi et al., AAAI 2023): the release folder holding data_complete.json and videos/",
+        splits=fakesv.SPLITS,
+        **fakesv.adapter_parts(fakesv.FAKESV),
+    )
+
+
+def _fakett() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import fakesv
+
+    return DatasetAdapter(
+        name="fakett",
+        about="FakeTT (Bu et al., ACM MM 2024): the release folder holding data.json and video/",
+        splits=fakesv.SPLITS,
+        **fakesv.adapter_parts(fakesv.FAKETT),
+    )
+
+
+def _fakevv() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import fakevv
+
+    return DatasetAdapter(
+        name="fakevv",
+        about="FakeVV (Zhang et al., 2025): a folder holding the test set's JSON and videos/",
+        splits=fakevv.SPLITS,
+        **fakevv.adapter_parts(),
+    )
+
+
 ADAPTERS: dict[str, Callable[[], DatasetAdapter]] = {
     "mmfakebench": _mmfakebench,
+    "fakesv": _fakesv,
+    "fakett": _fakett,
+    "fakevv": _fakevv,
 }
 """Benchmark name -> its adapter (built on first use, so naming one imports only its module)."""
 
