@@ -94,10 +94,10 @@ class TestBenchmarkFolders:
         with FakeLLMServer(lambda body: Reply.answer(answer)) as server:
             monkeypatch.setenv("OPENAI_API_KEY", "sk-benchmark-folder")
             monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-            code = main(
-                ["evaluate", "--data", f"mmfakebench:{root}", "--detector", "vlm", "--model", "test-model",
-                 "--setting", "T+I", "--out", str(out), "--bootstrap", "0", "--no-progress", "--no-key-points"]
-            )  # fmt: skip
+            args = ["evaluate", "--data", f"mmfakebench:{root}", "--detector", "vlm", "--model", "test-model"]
+            args += ["--setting", "T+I", "--out", str(out), "--bootstrap", "0", "--no-progress"]
+            args += ["--no-key-points"]
+            code = main(args)
             assert code == 0
             images = [
                 part

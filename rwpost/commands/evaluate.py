@@ -72,8 +72,8 @@ def evaluate(
     data: Path = typer.Option(
         ...,
         "--data",
-        help="Samples to score: released JSONL, a Parquet split, or a benchmark's folder as NAME[/SPLIT]:FOLDER "
-        "(mmfakebench:~/MMFakeBench_test).",
+        help="Samples to score: released JSONL, a Parquet split, or a benchmark's folder as "
+        "NAME[/SPLIT]:FOLDER (mmfakebench:~/MMFakeBench_test).",
     ),
     detector: list[str] = typer.Option(
         None,

@@ -37,7 +37,8 @@ def _read(data: str | Path) -> tuple[list[Sample], dict[str, Any], Path | None]:
     spec = parse_data_spec(data)
     if spec is None:
         samples, unlabelled = _labelled(read_samples(data))
-        return samples, {"path": str(data), "sha256": sha256_file(data), "excluded_unlabelled": unlabelled}, None
+        info = {"path": str(data), "sha256": sha256_file(data), "excluded_unlabelled": unlabelled}
+        return samples, info, None
     source = spec.source()
     samples, unlabelled = _labelled(spec.samples())
     info = {

@@ -334,7 +334,7 @@ class DataRecord(LogPart):
     subset: str | None = None
     split: str | None = None
     benchmark: str | None = None
-    """Another benchmark's folder (``--data NAME[/SPLIT]:FOLDER``): its name; ``path`` is its annotation file."""
+    """A benchmark folder's name (``--data NAME[/SPLIT]:FOLDER``); ``path`` is then its annotation file."""
     samples: int
     ids_sha256: str
     content_sha256: str

@@ -131,7 +131,8 @@ def parse_data_spec(text: str | Path) -> DataSpec | None:
     if name not in ADAPTERS:
         if Path(str(text)).exists():
             return None
-        raise ConfigError(f"--data {text}: no benchmark named {name!r} (known: {', '.join(sorted(ADAPTERS))})")
+        known = ", ".join(sorted(ADAPTERS))
+        raise ConfigError(f"--data {text}: no benchmark named {name!r} (known: {known})")
     adapter = ADAPTERS[name]()
     split = match["split"] or adapter.splits[0]
     if split not in adapter.splits:
