@@ -227,11 +227,12 @@ def read_fakett(root: str | Path, split: str = "test") -> list[Sample]:
 
 
 def paper_scores(metrics: Mapping[str, Any]) -> dict[str, float]:
-    """FactGuard's Table 1 scores from a run's ``metrics.json``: accuracy, and the precision, recall and F1
-    of the fake class (``False``)."""
-    fake = metrics["per_class"][str(Label.FALSE)]
+    """FactGuard's Table 1 scores from a run's ``metrics.json`` (its primary view): accuracy, and the
+    precision, recall and F1 of the fake class (``False``)."""
+    view = metrics["views"][metrics["primary_view"]]
+    fake = view["per_class"][str(Label.FALSE)]
     return {
-        "accuracy": float(metrics["accuracy"]),
+        "accuracy": float(view["accuracy"]),
         "precision": float(fake["precision"]),
         "recall": float(fake["recall"]),
         "f1": float(fake["f1"]),
