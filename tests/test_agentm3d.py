@@ -7,11 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
