@@ -118,7 +118,7 @@ class TestBenchmarkFolders:
     @pytest.mark.parametrize(
         ("spec", "problem"),
         [
-            ("nosuchbench:{root}", "no benchmark named 'nosuchbench' (known: mmfakebench"),
+            ("nosuchbench:{root}", "no benchmark named 'nosuchbench' (known: fakesv, fakett, fakevv, mmfake"),
             ("mmfakebench/dev:{root}", "mmfakebench has no split 'dev' (have: test, val)"),
             ("mmfakebench:{root}/absent", "absent is not a folder (MMFakeBench"),
             ("mmfakebench/val:{root}", "MMFakeBench_val.json: not found"),
