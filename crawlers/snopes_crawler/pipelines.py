@@ -278,6 +278,8 @@ def direct_video_urls(body: bytes, base_url: str) -> list[str]:
     names a video file (by extension, or a ``<source type="video/...">``), absolute, in page order."""
     from bs4 import BeautifulSoup
 
+    if b"<video" not in body.lower():  # most pages: no parse at all
+        return []
     soup = BeautifulSoup(body, "html.parser")
     urls: list[str] = []
     for node in soup.find_all("video"):
