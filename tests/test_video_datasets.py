@@ -215,3 +215,19 @@ def test_factguard_on_a_fakesv_folder_from_the_command_line(tmp_path, monkeypatc
     # 7008 is real, 7009 fake: half right; the fake class: precision 1/2, recall 1/1
     scores = paper_scores(metrics)
     assert scores == pytest.approx({"accuracy": 0.5, "precision": 0.5, "recall": 1.0, "f1": 2 / 3})
+
+
+def test_factguard_without_the_videos_is_refused_in_one_line_writing_nothing(tmp_path, capsys, monkeypatch):
+    root = tmp_path / "FakeSV"
+    write_lines(root / "data_complete.json", fakesv_rows())
+    (root / "videos").mkdir()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fakesv")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never reached
+    capsys.readouterr()
+    out = tmp_path / "run"
+    args = ["evaluate", "--data", f"fakesv:{root}", "--detector", "factguard", "--model", "test-model"]
+    assert main([*args, "--setting", "T", "--out", str(out), *QUIET_OPTIONS]) == 2
+    [line] = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert f"factguard reads videos: 2 of 2 samples have no video file in {root / 'videos'}" in line
+    assert "give --set video_dir=FOLDER" in line
+    assert not out.exists()
