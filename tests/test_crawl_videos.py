@@ -102,6 +102,11 @@ def test_a_page_embedding_video_files_stores_them_bounded_and_never_a_platform_p
     assert videos["page.mp4"]["error"] == "not a video: the bytes are no known video container"
     assert sorted(p.name for p in (out / "videos").iterdir()) == [f"{digest}.mp4"]
     assert not any("youtube" in path for path in requested)
+    # the crawl store is a video folder for FactGuard: a sample whose video_link is the clip's URL
+    from rwpost.evaluate.video import find_video, probe
+
+    found = find_video("sample-1", stored["url"].replace("http://", "https://"), out)
+    assert found == out / stored["path"] and probe(found).frames == 10
 
 
 def test_no_videos_keeps_the_record_as_before(tmp_path):

@@ -3,9 +3,9 @@
 A sample carries a video when the user gives a folder of video files (never downloaded here): the
 detector's ``video_dir`` option, else the run's media folder (a benchmark folder named by ``--data
 NAME:FOLDER``, or ``--image-root``). A sample's file is ``<folder>/<sample id>.<ext>``, else the file its
-``video_link`` names (:func:`find_video`: a relative path under the folder, or the last path segment of a
-URL). Frames are decoded
-with OpenCV (``opencv-python-headless``) and bounded like images (:mod:`rwpost.images`): a file over
+``video_link`` names (:func:`find_video`: a relative path under the folder, the file a crawl store in the
+folder downloaded from that URL, or the last path segment of a URL). Frames are decoded with OpenCV
+(``opencv-python-headless``) and bounded like images (:mod:`rwpost.images`): a file over
 :data:`MAX_VIDEO_BYTES`, longer than :data:`MAX_DURATION_S`, larger than :data:`MAX_FRAME_PIXELS` per frame,
 or that does not decode is a :class:`VideoRefused` with the reason, which fails that one sample.
 
@@ -18,11 +18,14 @@ from __future__ import annotations
 import io
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from rwpost.errors import RwpostError
 from rwpost.images import MAX_IMAGE_PIXELS
+from rwpost.io import iter_jsonl
+from rwpost.urls import location_key
 
 VIDEO_SUFFIXES: tuple[str, ...] = (".mp4", ".webm", ".mkv", ".mov", ".avi", ".m4v")
 """File extensions looked for beside a sample id."""
@@ -59,15 +62,39 @@ class Video:
         return self.frames / self.fps if self.fps > 0 else 0.0
 
 
+@lru_cache(maxsize=8)
+def _crawled(articles: Path, mtime_ns: int) -> dict[str, str]:
+    """``location_key(url) -> path`` of every stored video of a crawl store's ``articles.jsonl``."""
+    found: dict[str, str] = {}
+    for _, row in iter_jsonl(articles, on_error=lambda exc, raw: None):  # a torn last line: skipped
+        for video in row.get("videos") or [] if isinstance(row, dict) else []:
+            if isinstance(video, dict) and video.get("path") and video.get("url"):
+                found.setdefault(location_key(str(video["url"])), str(video["path"]))
+    return found
+
+
+def crawled_video(video_link: str, folder: Path) -> str | None:
+    """The stored file of ``video_link`` when ``folder`` is a crawl store (``articles.jsonl`` lists its
+    ``videos/<sha256>.<ext>`` by URL), relative to ``folder``; None otherwise."""
+    articles = folder / "articles.jsonl"
+    if not articles.is_file():
+        return None
+    return _crawled(articles, articles.stat().st_mtime_ns).get(location_key(video_link))
+
+
 def find_video(sample_id: str, video_link: str | None, folder: str | Path | None) -> Path | None:
     """The sample's video file in ``folder``: ``<sample id>.<ext>``, else the ``video_link``'s path under
-    ``folder`` (a relative link, as benchmark adapters give), else its file name, else its stem with any
-    of :data:`VIDEO_SUFFIXES`; None if none is there (never a file outside ``folder``)."""
+    ``folder`` (a relative link, as benchmark adapters give), else the file a crawl store in ``folder``
+    downloaded from that URL, else the link's file name, else its stem with any of
+    :data:`VIDEO_SUFFIXES`; None if none is there (never a file outside ``folder``)."""
     if folder is None:
         return None
     root = Path(folder)
     names = [f"{sample_id}{suffix}" for suffix in VIDEO_SUFFIXES]
     if video_link:
+        stored = crawled_video(video_link, root)
+        if stored:
+            names.append(stored)
         parts = urlsplit(video_link)
         path = unquote(parts.path)
         if not parts.scheme and not parts.netloc and not path.startswith("/"):
@@ -188,6 +215,7 @@ __all__ = [
     "VIDEO_SUFFIXES",
     "Video",
     "VideoRefused",
+    "crawled_video",
     "find_video",
     "frame_times",
     "frames",
