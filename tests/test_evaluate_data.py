@@ -137,3 +137,44 @@ class TestBenchmarkFolders:
         path = tmp_path / "x:y.jsonl"
         path.write_bytes(RELEASED.read_bytes())
         assert load_eval_data(path).test
+
+
+class TestAuthorsDenominators:
+    """Issue 24 §2: ``--denominators authors`` scores only the claims the authors' loader keeps."""
+
+    def test_claims_whose_image_is_missing_or_broken_leave_every_cell(self, tmp_path, capsys):
+        from tests.evaluate_helpers import released_head
+
+        data, root = released_head(tmp_path, 8)
+        samples = load_eval_data(data, train_fraction=0.5, seed=0).test  # the half the runs score
+        (root / samples[1].image.path).unlink()  # missing
+        (root / samples[3].image.path).write_bytes(b"\xff\xd8\xff not a whole jpeg")  # does not open
+        out = tmp_path / "runs"
+        args = ["evaluate", "--data", str(data), "--image-root", str(root), "--detector", "majority"]
+        args += ["--train-fraction", "0.5", "--setting", "T", "--setting", "T+I", "--out", str(out)]
+        capsys.readouterr()
+        assert main([*args, "--denominators", "authors", "--bootstrap", "0", "--no-progress"]) == 0
+        said = capsys.readouterr()
+        said = " ".join((said.out + said.err).split())
+        assert "authors' denominators: 2 of 4 claims left out of every cell" in said
+        for cell in ("T", "TI"):
+            manifest = json.loads((out / f"majority-{cell}" / "manifest.json").read_text())
+            assert manifest["data"]["denominators"] == "authors" and manifest["data"]["left_out"] == 2
+            assert manifest["data"]["samples"] == 2  # the test half (4) less the two the loader drops
+            rows = (out / f"majority-{cell}" / "predictions.jsonl").read_text().splitlines()
+            kept = {json.loads(row)["id"] for row in rows}
+            assert kept == {samples[0].id, samples[2].id}
+            report = (out / f"majority-{cell}" / "report.md").read_text()
+            assert "Authors' denominators: 2 claims whose post image is missing or does not open" in report
+            assert "ours would score 4." in report
+
+    def test_no_image_that_opens_is_one_line(self, tmp_path, capsys):
+        from tests.evaluate_helpers import released_head
+
+        data, _ = released_head(tmp_path, 4)
+        args = ["evaluate", "--data", str(data), "--detector", "majority", "--train-fraction", "0.5"]
+        capsys.readouterr()
+        assert main([*args, "--denominators", "authors", "--out", str(tmp_path / "o")]) == 2
+        [line] = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+        assert "--denominators authors: none of the 2 samples has an image that opens" in line
+        assert not (tmp_path / "o").exists()

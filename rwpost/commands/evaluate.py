@@ -87,12 +87,15 @@ def evaluate(
     format: str = typer.Option(
         None,
         "--format",
-        help="flat | agentfact | agentfact-baselines | defame | generic (detected).",
+        help="flat | agentfact | agentfact-baselines | defame | generic | mmdagent | t2agent-port "
+        "(detected).",
     ),
     id_field: str = typer.Option(None, "--id-field", help="Generic format: the id or news_url field."),
     label_field: str = typer.Option(None, "--label-field", help="Generic format: the label's dotted path."),
     label_map: str = typer.Option(None, "--label-map", help="Spelling=Label,... or a file of them."),
-    id_map: Path = typer.Option(None, "--id-map", help="DEFAME: sample_index -> id or news_url (JSON/CSV)."),
+    id_map: Path = typer.Option(
+        None, "--id-map", help="DEFAME, MMD-Agent: sample_index -> id or news_url (JSON/CSV), or position."
+    ),
     setting: list[str] = typer.Option(
         None,
         "--setting",
@@ -105,6 +108,18 @@ def evaluate(
         "--k",
         min=1,
         help="Evidence-k ablation: k gold items per claim in each gold-evidence cell (needs one).",
+    ),
+    evidence_sampler: str = typer.Option(
+        None,
+        "--evidence-sampler",
+        help="Evidence-k draw: rwpost (per claim id) or authors (their baseline runner's, item for item, by "
+        "position in --data).",
+    ),
+    denominators: str = typer.Option(
+        None,
+        "--denominators",
+        help="ours: every labelled claim; authors: only claims whose image opens, in every cell (as their "
+        "loader does).",
     ),
     evidence_seed: int = typer.Option(
         None, "--evidence-seed", help="Seed of the evidence-k subsets (default 42)."
@@ -168,6 +183,12 @@ def evaluate(
         "Slurm arrays: the evaluate stage with executor.name slurm.",
     ),
     gpus: float = typer.Option(0, "--gpus", min=0, help="--executor ray: GPUs each run asks for."),
+    select_tools: bool = typer.Option(
+        False,
+        "--select-tools",
+        help="--detector t2agent: choose its toolset on the labelled --data (paper Algorithm 2) and write "
+        "OUT/toolset.json; a later run loads it with --set toolset=OUT/toolset.json.",
+    ),
 ) -> None:
     """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md (with
     --plots, PNG figures) and a resumable log per run, and a leaderboard when there are several runs. Unset
@@ -182,7 +203,7 @@ def evaluate(
     A local vision-language model: --detector local-vlm --model /path/to/Qwen2-VL-2B-Instruct.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local model folders only, never a download
-    from rwpost.evaluate.data import load_eval_data
+    from rwpost.evaluate.data import authors_denominators, load_eval_data
     from rwpost.evaluate.encoders import lazy_encoder
     from rwpost.evaluate.leaderboard import write_leaderboard
     from rwpost.evaluate.leakage import BlockList
@@ -194,6 +215,8 @@ def evaluate(
         settings=list(setting or []) + (list(GRID) if grid else []) or None,
         k=list(ks or []) or None,
         evidence_seed=evidence_seed,
+        evidence_sampler=evidence_sampler,
+        denominators=denominators,
         allow_missing_images=allow_missing_images,
         repeats=repeats,
         seed=seed,
@@ -240,11 +263,30 @@ def evaluate(
         if not detectors:
             raise ConfigError("give --detector NAME or --predictions FILE")
         entries = [DetectorEntry(name=d, config=dict(config), **each) for d in detectors]
-    loaded = load_eval_data(data, train=train, train_fraction=train_fraction, seed=o["seed"])
+    from rwpost.sample.build import bundled  # data/sample/... reads the bundled sample from any folder
+
+    loaded = load_eval_data(
+        bundled(data), train=train and bundled(train), train_fraction=train_fraction, seed=o["seed"]
+    )
     if loaded.info.get("excluded_unlabelled"):
         console.print(
             f"[yellow]{loaded.info['excluded_unlabelled']} samples have no RW-Post label "
             "(excluded ratings such as satire) and are not scored[/]"
+        )
+    for option, value, allowed in (
+        ("--evidence-sampler", o["evidence_sampler"], ("rwpost", "authors")),
+        ("--denominators", o["denominators"], ("ours", "authors")),
+    ):
+        if value not in allowed:
+            raise ConfigError(f"{option} {value!r}: give {' or '.join(allowed)}")
+    if image_root is None:
+        image_root = loaded.media_root
+    if o["denominators"] == "authors":
+        loaded = authors_denominators(loaded, image_root)
+        left_out = loaded.info["left_out"]
+        console.print(
+            f"authors' denominators: {left_out} of {left_out + len(loaded.test)} "
+            "claims left out of every cell (no post image, or it does not open: their loader's rule)"
         )
     plan = plan_runs(
         entries,
@@ -261,8 +303,16 @@ def evaluate(
         allow_missing_images=o["allow_missing_images"],
         failures=o["failures"],
         evidence_seed=o["evidence_seed"],
-        image_root=image_root if image_root is not None else loaded.media_root,
+        evidence_sampler=o["evidence_sampler"],
+        image_root=image_root,
     )
+    if select_tools:
+        from rwpost.evaluate.detectors.t2agent.selection import select_for_plan
+
+        path, chosen = select_for_plan(plan, loaded, out)
+        line = f"toolset {', '.join(chosen)} in {path}; load it with --set toolset={path}"
+        console.print(line, highlight=False, soft_wrap=True)
+        return
     from rwpost.executors import ExecutorParams, ShardStore
 
     if executor not in ("local", "ray"):

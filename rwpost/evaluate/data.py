@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from rwpost.dataset import read_samples
 from rwpost.errors import ConfigError
@@ -87,3 +87,40 @@ def load_eval_data(
     if not samples:
         raise ConfigError(f"{data}: no labelled samples to evaluate")
     return EvalData(samples, train_samples, info, media_root)
+
+
+Denominators = Literal["ours", "authors"]
+"""Which claims every cell is scored on: all labelled ones (``ours``), or only those the authors' loader
+keeps (``authors``: :func:`authors_denominators`)."""
+
+
+def _opens(sample: Sample, media_root: Path | None) -> bool:
+    from rwpost.evaluate.inputs import image_path
+    from rwpost.images import ImageRefused, open_image
+
+    if sample.image is None:
+        return False
+    source = sample.image.bytes or image_path(sample, media_root)
+    if not source or (isinstance(source, Path) and not source.is_file()):
+        return False
+    try:
+        open_image(source).close()
+    except ImageRefused:
+        return False
+    return True
+
+
+def authors_denominators(data: EvalData, media_root: Path | None) -> EvalData:
+    """The test samples the authors' loader keeps (``extract_data_from_GT_jsonl`` in ``dataload.py`` of
+    ``xudanni0927/AgentFact``): a claim whose post image is missing or does not open is left out of every
+    cell, text-only ones included, so their tables' denominators are reproduced. The count left out is
+    recorded (``denominators``, ``left_out``) beside the data."""
+    kept = [s for s in data.test if _opens(s, media_root)]
+    if not kept:
+        where = f" under {media_root}" if media_root else ""
+        raise ConfigError(
+            f"--denominators authors: none of the {len(data.test)} samples has an image that opens{where} "
+            "(give --image-root)"
+        )
+    info = {**data.info, "denominators": "authors", "left_out": len(data.test) - len(kept)}
+    return replace(data, test=kept, info=info)

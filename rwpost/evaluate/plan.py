@@ -147,7 +147,8 @@ def run_key(planned: PlannedRun, data: EvalData) -> str:
             "detector": spec.detector,
             "config": spec.config,
             "setting": str(spec.setting),
-            "scoring": [spec.seed, spec.repeats, spec.n_resamples, spec.failures, spec.evidence_seed],
+            "scoring": [spec.seed, spec.repeats, spec.n_resamples, spec.failures, spec.evidence_seed]
+            + ([spec.evidence_sampler] if spec.evidence_sampler != "rwpost" else []),
             "images": [spec.allow_missing_images, str(spec.image_root)],
             "prices": {k: v.model_dump() for k, v in (spec.prices or {}).items()},
             "blocked_domains": spec.blocklist.sha256,

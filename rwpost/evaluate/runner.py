@@ -30,7 +30,7 @@ from rwpost.evaluate.log import RunManifest, RunRecord
 from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids_sha256, now
 from rwpost.evaluate.metrics import check_policy
 from rwpost.evaluate.registry import make_detector
-from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSource
+from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSampler, EvidenceSource
 from rwpost.io import (
     append_jsonl_rows,
     check_output,
@@ -105,6 +105,8 @@ class RunSpec:
     """Image cells: run anyway when images cannot be loaded (each such sample fails with a reason)."""
     evidence_seed: int = EVIDENCE_SEED
     """Seed of the evidence-k subsets (:func:`rwpost.evaluate.task.evidence_subset`)."""
+    evidence_sampler: EvidenceSampler = "rwpost"
+    """``authors``: their runner's draw by position (``task.authors_evidence_subset``)."""
     image_root: Path | None = None
     """Where the samples' relative image paths are found (released JSONL beside its image folder)."""
 
@@ -127,6 +129,7 @@ class RunSpec:
             samples,
             failures=self.failures,
             evidence_seed=self.evidence_seed,
+            evidence_sampler=self.evidence_sampler,
             subset=info.get("subset"),
             split=info.get("split"),
         )
@@ -459,6 +462,8 @@ def run_identity(
         "train_sha256": samples_sha256(train) if train else None,
         "blocked_domains_sha256": spec.blocklist.sha256,
         "code_version": code_version(),
+        # the evidence a k cell shows: which draw and its seed (absent elsewhere, so other runs keep theirs)
+        **({"evidence_draw": [spec.evidence_sampler, spec.evidence_seed]} if spec.setting.k else {}),
     }
 
 

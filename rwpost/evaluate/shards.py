@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validat
 
 from rwpost.dataset import split_file
 from rwpost.errors import ConfigError
-from rwpost.evaluate.data import EvalData, load_eval_data
+from rwpost.evaluate.data import Denominators, EvalData, authors_denominators, load_eval_data
 from rwpost.evaluate.encoders import lazy_encoder
 from rwpost.evaluate.leaderboard import write_leaderboard
 from rwpost.evaluate.leakage import BlockList
@@ -32,7 +32,7 @@ from rwpost.evaluate.plan import (
     run_plan,
     shard_id,
 )
-from rwpost.evaluate.task import EVIDENCE_SEED
+from rwpost.evaluate.task import EVIDENCE_SEED, EvidenceSampler
 from rwpost.executors import ExecutorParams, ShardStore, SlurmJob, write_slurm
 from rwpost.io import read_json, write_json
 from rwpost.llm.config import detector_secrets_from_env
@@ -82,6 +82,10 @@ class EvaluateSettings(BaseModel):
     k: list[int] = Field(default_factory=list)
     """Evidence-k ablation: k gold items per claim in each evidence cell."""
     evidence_seed: int = EVIDENCE_SEED
+    evidence_sampler: EvidenceSampler = "rwpost"
+    """``authors``: the authors' baseline runner's evidence-k draw, item for item (by position)."""
+    denominators: Denominators = "ours"
+    """``authors``: score only the claims the authors' loader keeps (post image present and opening)."""
     allow_missing_images: bool = False
     plots: bool = False
     """Draw each run's PNG figures (report.md shows them) and the leaderboard's cost plot; off, the reports
@@ -113,11 +117,12 @@ class EvaluateSettings(BaseModel):
 
 def _data(settings: EvaluateSettings, dataset: Version, subset: str) -> EvalData:
     version_dir = dataset.version_dir
-    return load_eval_data(
+    data = load_eval_data(
         split_file(version_dir, subset, settings.test_split),
         train=split_file(version_dir, subset, settings.train_split),
         about={"version": dataset.version, "subset": subset, "split": settings.test_split},
     )
+    return authors_denominators(data, settings.image_root) if settings.denominators == "authors" else data
 
 
 def _plan(settings: EvaluateSettings, subset: str, blocklist: BlockList) -> list[PlannedRun]:
@@ -135,6 +140,7 @@ def _plan(settings: EvaluateSettings, subset: str, blocklist: BlockList) -> list
         allow_missing_images=settings.allow_missing_images,
         failures=settings.failures,
         evidence_seed=settings.evidence_seed,
+        evidence_sampler=settings.evidence_sampler,
         image_root=settings.image_root,
     )
 

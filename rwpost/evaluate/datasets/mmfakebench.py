@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
-from rwpost.io import sha256_hex
+from rwpost.io import read_text, sha256_hex
 from rwpost.labels import Label
 from rwpost.records import Image, Provenance, Sample
 
@@ -56,9 +56,9 @@ def split_file(root: str | Path, split: str) -> Path:
     return path
 
 
-def _records(path: Path) -> list[tuple[int, Any]]:
+def json_array_records(path: Path) -> list[tuple[int, Any]]:
     """The elements of the JSON array in ``path``, each with the line it starts on."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)  # bytes that are not UTF-8: one error naming the file and line
     decoder = json.JSONDecoder()
     start = len(text) - len(text.lstrip())
     if not text[start:].startswith("["):
@@ -115,7 +115,7 @@ def _sample(row: Any, path: Path, line: int, split: str) -> Sample:
 def read_mmfakebench(root: str | Path, split: str = "test") -> list[Sample]:
     """The split's records as samples (images under ``root``, the runner's ``image_root``)."""
     path = split_file(root, split)
-    return [_sample(row, path, line, split) for line, row in _records(path)]
+    return [_sample(row, path, line, split) for line, row in json_array_records(path)]
 
 
 def native_class(prediction: Any) -> str:
@@ -155,4 +155,11 @@ def mmfakebench_scores(gold: Sequence[str], predicted: Sequence[str]) -> dict[st
     }
 
 
-__all__ = ["CLASSES", "mmfakebench_scores", "native_class", "read_mmfakebench", "split_file"]
+__all__ = [
+    "CLASSES",
+    "json_array_records",
+    "mmfakebench_scores",
+    "native_class",
+    "read_mmfakebench",
+    "split_file",
+]
