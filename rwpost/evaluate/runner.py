@@ -510,12 +510,16 @@ def run(
         from rwpost.evaluate.batch import check_batchable
 
         check_batchable(first)  # a multi-step detector is refused before anything is paid
-    resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     task = spec.task(samples, data_info)
+    # so are a cell the detector cannot run, unloadable images and samples it cannot read (no video)
+    allow = spec.allow_missing_images
+    images = check_cell(first, task.cell, samples, image_root=spec.image_root, allow_missing_images=allow)
+    input_report = first.check(samples)
+    resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     path = out / PREDICTIONS_FILE
     retried = retry_transport_failures(path)
     done = read_predictions(path)
-    all_predictions, input_report, configs, hashes, images = [], None, [], {}, None
+    all_predictions, configs, hashes = [], [], {}
     detector = first
     started = now()
     for repeat in range(spec.repeats):
@@ -523,12 +527,6 @@ def run(
             detector, ctx = make(spec.detector, spec.config), spec.context(repeat, progress=progress)
         configs.append(detector.config())
         hashes.update(detector.inputs().prompts)
-        if repeat == 0:
-            allow = spec.allow_missing_images
-            images = check_cell(
-                detector, task.cell, samples, image_root=spec.image_root, allow_missing_images=allow
-            )
-            input_report = detector.check(samples)
         if detector.capabilities.needs_training:
             if all((repeat, s.id) in done for s in samples):
                 pass  # every answer is on disk: no need to train again

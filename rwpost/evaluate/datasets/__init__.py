@@ -10,6 +10,9 @@ file and line), and where the samples' relative image (or video) paths are found
 - :mod:`.newsclippings`: NewsCLIPpings (Luo et al., EMNLP 2021), out-of-context pairs (paper Table III).
 - :mod:`.mocheg`: Mocheg (Yao et al., SIGIR 2023), Snopes claims, text only as the paper ran it (Table III).
 - :mod:`.claimreview`: ClaimReview2024+ (Braun et al., DEFAME, ICML 2025), image-text claims (Table III).
+- :mod:`.fakesv`: FakeSV (Qi et al., AAAI 2023) and FakeTT (Bu et al., ACM MM 2024), and :mod:`.fakevv`:
+  FakeVV (Zhang et al., 2025), the short-video benchmarks FactGuard reports on (their video folders are the
+  media root: ``--detector factguard`` finds each sample's video there).
 """
 
 from __future__ import annotations
@@ -115,11 +118,47 @@ def _claimreview() -> DatasetAdapter:
     )
 
 
+def _fakesv() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import fakesv
+
+    return DatasetAdapter(
+        name="fakesv",
+        about="FakeSV (Qi et al., AAAI 2023): the release folder holding data_complete.json and videos/",
+        splits=fakesv.SPLITS,
+        **fakesv.adapter_parts(fakesv.FAKESV),
+    )
+
+
+def _fakett() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import fakesv
+
+    return DatasetAdapter(
+        name="fakett",
+        about="FakeTT (Bu et al., ACM MM 2024): the release folder holding data.json and video/",
+        splits=fakesv.SPLITS,
+        **fakesv.adapter_parts(fakesv.FAKETT),
+    )
+
+
+def _fakevv() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import fakevv
+
+    return DatasetAdapter(
+        name="fakevv",
+        about="FakeVV (Zhang et al., 2025): a folder holding the test set's JSON and videos/",
+        splits=fakevv.SPLITS,
+        **fakevv.adapter_parts(),
+    )
+
+
 ADAPTERS: dict[str, Callable[[], DatasetAdapter]] = {
     "mmfakebench": _mmfakebench,
     "newsclippings": _newsclippings,
     "mocheg": _mocheg,
     "claimreview": _claimreview,
+    "fakesv": _fakesv,
+    "fakett": _fakett,
+    "fakevv": _fakevv,
 }
 """Benchmark name -> its adapter (built on first use, so naming one imports only its module)."""
 
