@@ -63,7 +63,7 @@ def settings_from_env(
         raise ConfigError(f"bad RWPOST_LLM_* setting in the environment: {exc}") from exc
 
 
-LLM_DETECTORS = frozenset({"vlm", "agentfact", "agentm3d", "factguard"})
+LLM_DETECTORS = frozenset({"vlm", "agentfact", "agentm3d", "factguard", "t2agent"})
 """Built-in detectors that call an OpenAI-compatible server (their key comes from the environment)."""
 
 

@@ -25,8 +25,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
+from rwpost.evaluate.datasets import json_records
 from rwpost.evaluate.datasets.fakesv import video_folder
-from rwpost.evaluate.datasets.mmfakebench import json_array_records
 from rwpost.io import sha256_hex
 from rwpost.labels import Label
 from rwpost.records import Provenance, Sample
@@ -104,7 +104,7 @@ def read_fakevv(root: str | Path, split: str = "test") -> list[Sample]:
     """FakeVV's test set from the release folder ``root`` (videos in :func:`.fakesv.video_folder`)."""
     path = split_file(root, split)
     samples, seen = [], {}
-    for line, row in json_array_records(path):
+    for line, row in json_records(path):
         sample = _sample(row, path, line)
         if sample.id in seen:
             raise RecordError(
