@@ -1,8 +1,9 @@
-"""Selectors over a BeautifulSoup tree with Scrapy/parsel's endings: ``css::text`` gives the text nodes
-whose parent matches, ``css::attr(name)`` the attribute values of the matches, both in document order.
+"""Selectors over one lxml tree with Scrapy/parsel's endings: ``css::text`` gives the text nodes whose
+parent matches, ``css::attr(name)`` the attribute values of the matches, both in document order.
 
-The layouts keep their selectors in this form (``rwpost.snopes.layouts``); the tagger walks the same
-tree, so a page is parsed once.
+The layouts keep their selectors in this form (``rwpost.snopes.layouts``); each CSS query is turned into
+XPath and compiled once, on first use. The page model, the crawler and the tagger walk the same tree, so
+a page is parsed once.
 """
 
 from __future__ import annotations
@@ -10,22 +11,41 @@ from __future__ import annotations
 import html as html_lib
 import re
 from collections.abc import Iterator
+from functools import cache
 
-from bs4 import BeautifulSoup, NavigableString, Tag
-from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
+import lxml.html
+from cssselect import HTMLTranslator
+from lxml import etree
 
 from rwpost.errors import RwpostError
 
-Node = BeautifulSoup | Tag
+Node = lxml.html.HtmlElement
+"""An element of a parsed page (the page itself is its root ``<html>`` element)."""
 
 _ENDING = re.compile(r"::(?:(text)|attr\(([^)]+)\))\s*$")
 _SPACES = re.compile(r"\s+")
-_NOT_TEXT = (Comment, Declaration, Doctype, ProcessingInstruction)
+_TRANSLATOR = HTMLTranslator()
+_TEXT_NODES = etree.XPath("descendant::text()", smart_strings=False)
+_NOT_CONTENT = frozenset(("script", "style", "template", "rt", "rp"))
+"""Elements whose text is not page content (as BeautifulSoup's ``get_text`` had it)."""
 
 
-def parse_html(html: str) -> BeautifulSoup:
+def parse_html(html: str | bytes) -> Node:
     """The page as a tree (lxml's HTML parser, as the tagger has always used)."""
-    return BeautifulSoup(html, "lxml")
+    parser = lxml.html.HTMLParser(recover=True)
+    try:
+        parser.feed(html)
+        root = parser.close()
+    except etree.XMLSyntaxError:  # nothing to parse (an empty or blank page)
+        root = None
+    if root is None:
+        return lxml.html.document_fromstring("<html></html>")
+    return root
+
+
+def as_tree(html: str | bytes | Node) -> Node:
+    """The page's tree: ``html`` itself when it is one, else ``html`` parsed."""
+    return html if isinstance(html, etree._Element) else parse_html(html)
 
 
 def clean_text(value: str | None) -> str | None:
@@ -36,39 +56,68 @@ def clean_text(value: str | None) -> str | None:
     return text or None
 
 
-def is_text(node: object) -> bool:
-    """A text node (not a comment, doctype or processing instruction)."""
-    return isinstance(node, NavigableString) and not isinstance(node, _NOT_TEXT)
+@cache
+def compiled(css: str) -> tuple[etree.XPath, etree.XPath]:
+    """A CSS query (no ending) as XPath over a whole document: its elements, and their own text nodes."""
+    path = _TRANSLATOR.css_to_xpath(css, prefix="descendant-or-self::")
+    return etree.XPath(path, smart_strings=False), etree.XPath(f"({path})/text()")
 
 
-def select(root: Node, css: str) -> list[Tag]:
-    """Elements matching ``css`` among ``root`` and its descendants, in document order."""
-    found = root.select(css)
-    if isinstance(root, Tag) and not isinstance(root, BeautifulSoup) and root.css.match(css):
-        found.insert(0, root)
-    return found
+def _top(root: Node) -> Node:
+    top = root
+    for top in root.iterancestors():  # noqa: B007 (the last ancestor is the top)
+        pass
+    return top
+
+
+def _within(node: Node, root: Node) -> bool:
+    return node is root or any(parent is root for parent in node.iterancestors())
+
+
+def select(root: Node, css: str) -> list[Node]:
+    """Elements matching ``css`` among ``root`` and its descendants, in document order (a match may rest
+    on ancestors of ``root``, as in a browser's ``element.querySelectorAll``)."""
+    elements = compiled(css)[0]
+    if root.getparent() is None:
+        return elements(root)
+    return [node for node in elements(_top(root)) if _within(node, root)]
+
+
+def select_one(root: Node, css: str) -> Node | None:
+    """The first element :func:`select` finds, or None."""
+    found = select(root, css)
+    return found[0] if found else None
 
 
 def values(root: Node, query: str) -> list[str]:
     """What a ``css``, ``css::text`` or ``css::attr(name)`` query finds (elements as their text)."""
     css, ending = _split(query)
-    matches = select(root, css)
     if ending is None:
-        return [all_text(node) or "" for node in matches]
+        return [all_text(node) or "" for node in select(root, css)]
     attr = ending.group(2)
     if attr is not None:
-        found = []
-        for node in matches:
-            value = node.get(attr.strip())
-            if value is not None:
-                found.append(value if isinstance(value, str) else " ".join(value))
-        return found
-    parents = {id(node) for node in matches}
-    return [str(s) for s in _descendants(root) if is_text(s) and id(s.parent) in parents]
+        name = attr.strip()
+        return [value for node in select(root, css) if (value := node.get(name)) is not None]
+    texts = compiled(css)[1]
+    if root.getparent() is None:
+        return [str(s) for s in texts(root)]
+    parents = set(select(root, css))
+    return [str(s) for s in texts(_top(root)) if _owner(s) in parents]
+
+
+def _owner(text: etree._ElementUnicodeResult) -> Node:
+    """The element a text node belongs to (a tail belongs to its element's parent)."""
+    parent = text.getparent()
+    return parent.getparent() if text.is_tail else parent
 
 
 def _split(query: str) -> tuple[str, re.Match[str] | None]:
     """CSS and ending of a query; a group (``a::text, b::text``) shares one ending."""
+    return _split_cached(query)
+
+
+@cache
+def _split_cached(query: str) -> tuple[str, re.Match[str] | None]:
     parts = [part.strip() for part in query.split(",")]
     endings = [_ENDING.search(part) for part in parts]
     if endings[0] is None or any(e is None or e.group() != endings[0].group() for e in endings):
@@ -94,18 +143,42 @@ def first_raw(root: Node, query: str) -> str | None:
     return found[0] if found else None
 
 
-def all_text(node: Tag) -> str | None:
+def all_text(node: Node) -> str | None:
     """Every text node under ``node`` joined by spaces and cleaned."""
-    return clean_text(" ".join(str(s) for s in _descendants(node) if is_text(s)))
+    return clean_text(" ".join(_TEXT_NODES(node)))
 
 
-def classes(node: Tag) -> str:
-    """The ``class`` attribute as one string."""
+def text_of(node: Node, separator: str = "", strip: bool = False) -> str:
+    """The content text of ``node`` (not that of scripts, styles or templates inside it), each piece
+    stripped and empty ones left out when ``strip``, joined by ``separator``."""
+    pieces = _TEXT_NODES(node) if node.tag in _NOT_CONTENT else _content_strings(node)
+    if strip:
+        pieces = (piece.strip() for piece in pieces)
+        return separator.join(piece for piece in pieces if piece)
+    return separator.join(pieces)
+
+
+def _content_strings(node: Node) -> Iterator[str]:
+    if node.text:
+        yield node.text
+    for child in node:
+        if isinstance(child.tag, str) and child.tag not in _NOT_CONTENT:
+            yield from _content_strings(child)
+        if child.tail:
+            yield child.tail
+
+
+def classes(node: Node) -> str:
+    """The ``class`` attribute as one string (its names separated by single spaces)."""
     value = node.get("class")
-    return " ".join(value) if isinstance(value, list) else (value or "")
+    return " ".join(value.split()) if value else ""
 
 
-def _descendants(root: Node) -> Iterator[object]:
-    if isinstance(root, Tag) and not isinstance(root, BeautifulSoup):
-        yield root
-    yield from root.descendants
+def is_element(node: object) -> bool:
+    """An element (not a comment or processing instruction)."""
+    return isinstance(node, etree._Element) and isinstance(node.tag, str)
+
+
+def iter_elements(root: Node, *tags: str) -> Iterator[Node]:
+    """The descendants of ``root`` named ``tags`` (all elements when none), in document order."""
+    return root.iterdescendants(*tags) if tags else root.iterdescendants(etree.Element)
