@@ -15,6 +15,7 @@ from functools import cache
 
 import lxml.html
 from cssselect import HTMLTranslator
+from cssselect.xpath import XPathExpr
 from lxml import etree
 
 from rwpost.errors import RwpostError
@@ -24,7 +25,28 @@ Node = lxml.html.HtmlElement
 
 _ENDING = re.compile(r"::(?:(text)|attr\(([^)]+)\))\s*$")
 _SPACES = re.compile(r"\s+")
-_TRANSLATOR = HTMLTranslator()
+
+
+class _ScopedTranslator(HTMLTranslator):
+    """CSS to XPath where every combinator is a condition on the matched element (``b[ancestor::a]`` for
+    ``a b``): a query run from any element finds the matches under it, while ancestors above it still
+    count (as BeautifulSoup/soupsieve and a browser's ``querySelectorAll`` match), and it scans only that
+    element's subtree."""
+
+    def xpath_descendant_combinator(self, left: XPathExpr, right: XPathExpr) -> XPathExpr:
+        return right.add_condition(f"ancestor::{left}")
+
+    def xpath_child_combinator(self, left: XPathExpr, right: XPathExpr) -> XPathExpr:
+        return right.add_condition(f"parent::{left}")
+
+    def xpath_direct_adjacent_combinator(self, left: XPathExpr, right: XPathExpr) -> XPathExpr:
+        return right.add_condition(f"preceding-sibling::*[1][self::{left}]")
+
+    def xpath_indirect_adjacent_combinator(self, left: XPathExpr, right: XPathExpr) -> XPathExpr:
+        return right.add_condition(f"preceding-sibling::{left}")
+
+
+_TRANSLATOR = _ScopedTranslator()
 _TEXT_NODES = etree.XPath("descendant::text()", smart_strings=False)
 _NOT_CONTENT = frozenset(("script", "style", "template", "rt", "rp"))
 """Elements whose text is not page content (as BeautifulSoup's ``get_text`` had it)."""
@@ -58,29 +80,16 @@ def clean_text(value: str | None) -> str | None:
 
 @cache
 def compiled(css: str) -> tuple[etree.XPath, etree.XPath]:
-    """A CSS query (no ending) as XPath over a whole document: its elements, and their own text nodes."""
+    """A CSS query (no ending) as XPath from a context element: the matches among it and its descendants,
+    and their own text nodes, both in document order."""
     path = _TRANSLATOR.css_to_xpath(css, prefix="descendant-or-self::")
-    return etree.XPath(path, smart_strings=False), etree.XPath(f"({path})/text()")
-
-
-def _top(root: Node) -> Node:
-    top = root
-    for top in root.iterancestors():  # noqa: B007 (the last ancestor is the top)
-        pass
-    return top
-
-
-def _within(node: Node, root: Node) -> bool:
-    return node is root or any(parent is root for parent in node.iterancestors())
+    return etree.XPath(path, smart_strings=False), etree.XPath(f"({path})/text()", smart_strings=False)
 
 
 def select(root: Node, css: str) -> list[Node]:
     """Elements matching ``css`` among ``root`` and its descendants, in document order (a match may rest
     on ancestors of ``root``, as in a browser's ``element.querySelectorAll``)."""
-    elements = compiled(css)[0]
-    if root.getparent() is None:
-        return elements(root)
-    return [node for node in elements(_top(root)) if _within(node, root)]
+    return compiled(css)[0](root)
 
 
 def select_one(root: Node, css: str) -> Node | None:
@@ -98,17 +107,7 @@ def values(root: Node, query: str) -> list[str]:
     if attr is not None:
         name = attr.strip()
         return [value for node in select(root, css) if (value := node.get(name)) is not None]
-    texts = compiled(css)[1]
-    if root.getparent() is None:
-        return [str(s) for s in texts(root)]
-    parents = set(select(root, css))
-    return [str(s) for s in texts(_top(root)) if _owner(s) in parents]
-
-
-def _owner(text: etree._ElementUnicodeResult) -> Node:
-    """The element a text node belongs to (a tail belongs to its element's parent)."""
-    parent = text.getparent()
-    return parent.getparent() if text.is_tail else parent
+    return compiled(css)[1](root)
 
 
 def _split(query: str) -> tuple[str, re.Match[str] | None]:
