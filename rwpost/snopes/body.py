@@ -8,11 +8,11 @@ keeps to the detected layout's own container.
 
 from __future__ import annotations
 
-from urllib.parse import urljoin
+from lxml import etree
 
 from rwpost.snopes.layouts import LAYOUTS, Layout
-from rwpost.snopes.links import image_url, same_image
-from rwpost.snopes.select import Node, all_text, classes, parse_html, select, select_one, text_of
+from rwpost.snopes.links import image_url, join_url, same_image
+from rwpost.snopes.select import Node, all_text, classes, drop_tree, parse_html, select, select_one, text_of
 
 BODY_SELECTORS: tuple[str, ...] = (
     "article#article-content",  # Snopes 2022-2026 layout (main#article_main)
@@ -78,7 +78,7 @@ def drop_boilerplate(body: Node) -> None:
     for selector in DROP_SELECTORS:
         for node in select(body, selector):
             if node is not body:
-                node.drop_tree()
+                drop_tree(node)
 
 
 def lead_image(page: Node, body: Node | None) -> tuple[str, str, Node | None] | None:
@@ -104,14 +104,6 @@ def crawl_body(page: Node, layout: Layout | None) -> Node | None:
     return select_one(page, layout.body)
 
 
-def _inside(node: Node, name: str, test) -> bool:  # noqa: ANN001
-    return any(test(parent) for parent in node.iterancestors(name))
-
-
-def _is_ad(div: Node) -> bool:
-    return "ad-unit" in classes(div) or "snopesad" in classes(div)
-
-
 def boilerplate_nodes(body: Node | None) -> set[Node]:
     """The nodes of ``body`` that its layouts call boilerplate (:attr:`Layout.boilerplate`)."""
     if body is None:
@@ -126,43 +118,46 @@ def _in_boilerplate(node: Node, skipped: set[Node]) -> bool:
     return bool(skipped) and (node in skipped or any(parent in skipped for parent in node.iterancestors()))
 
 
-def body_text_and_links(body: Node | None, url: str) -> tuple[str | None, list[str]]:
-    """Paragraphs and quotes of the body (not the rating box, not ads) and their links, absolute."""
+_PARAGRAPHS = etree.XPath(
+    "descendant::p[not(ancestor::section[@id = 'fact_check_rating_container'])"
+    " and not(ancestor::div[contains(@class, 'ad-unit') or contains(@class, 'snopesad')])]"
+    " | descendant::blockquote[not(ancestor::div[contains(@class, 'snopesad')])]",
+    smart_strings=False,
+)
+"""The body's paragraphs and quotes, in document order; not those of the claim and rating box or of ads."""
+_HREFS = etree.XPath("descendant::a/@href", smart_strings=False)
+
+
+def body_text_and_links(
+    body: Node | None, url: str, skipped: set[Node] | None = None
+) -> tuple[str | None, list[str]]:
+    """Paragraphs and quotes of the body (not the rating box, not ads) and their links, absolute
+    (``skipped``: the body's :func:`boilerplate_nodes`, when already found)."""
     if body is None:
         return None, []
     paragraphs: list[str] = []
     links: list[str] = []
-    skipped = boilerplate_nodes(body)
-    for node in body.iterdescendants("p", "blockquote"):
+    skipped = boilerplate_nodes(body) if skipped is None else skipped
+    for node in _PARAGRAPHS(body):
         if _in_boilerplate(node, skipped):
-            continue
-        if node.tag == "p" and (
-            _inside(node, "section", lambda s: s.get("id") == "fact_check_rating_container")
-            or _inside(node, "div", _is_ad)
-        ):
-            continue
-        if node.tag == "blockquote" and _inside(node, "div", lambda d: "snopesad" in classes(d)):
             continue
         text = all_text(node)
         if text and text not in paragraphs:
             paragraphs.append(text)
-        for anchor in node.iterdescendants("a"):
-            href = anchor.get("href")
-            if href is None:
-                continue
-            absolute = urljoin(url, href.strip())
+        for href in _HREFS(node):
+            absolute = join_url(url, href.strip())
             if absolute not in links:
                 links.append(absolute)
     return ("\n\n".join(paragraphs) or None), links
 
 
-def article_images(page: Node, body: Node | None, url: str) -> list[str]:
+def article_images(page: Node, body: Node | None, url: str, skipped: set[Node] | None = None) -> list[str]:
     """Article images: the cover and the body images; rating icons and logos are not article images."""
     nodes = select(page, _COVER_IMAGES)
     if body is not None:
         nodes.extend(body.iterdescendants("img"))
     rating_boxes = [layout.rating_box_class for layout in LAYOUTS if layout.rating_box_class]
-    skipped = boilerplate_nodes(body)
+    skipped = boilerplate_nodes(body) if skipped is None else skipped
     found: list[str] = []
     for img in nodes:
         if _in_boilerplate(img, skipped) or _in_noscript(img):
@@ -171,7 +166,7 @@ def article_images(page: Node, body: Node | None, url: str) -> list[str]:
             continue
         src = image_url(img)
         if src:
-            absolute = urljoin(url, src)
+            absolute = join_url(url, src)
             if not any(same_image(absolute, other) for other in found):
                 found.append(absolute)
     return found

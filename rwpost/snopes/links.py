@@ -90,6 +90,16 @@ def link_kind(url: str) -> LinkKind:
     return "webpage"
 
 
+_PLAIN_ABSOLUTE = re.compile(r"https?://[!$%&'()*+,\-.0-9:=@A-Z_a-z~]+(?:/[!$%&'()*+,\-./0-9:=@A-Z_a-z~]*)?")
+"""An absolute http(s) URL that ``urljoin`` returns unchanged (no query, fragment, parameters, brackets,
+spaces or other characters it would rewrite)."""
+
+
+def join_url(base: str, url: str) -> str:
+    """``urljoin(base, url)``, without its cost for an absolute URL it would return unchanged."""
+    return url if _PLAIN_ABSOLUTE.fullmatch(url) else urljoin(base, url)
+
+
 def resolve_link(url: str | None, base_url: str | None) -> str | None:
     """An absolute http(s) URL, or None for anchors, scripts, mail links and placeholders."""
     if not url:

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from lxml import etree
 
-from rwpost.snopes.body import article_images, body_text_and_links, crawl_body
+from rwpost.snopes.body import article_images, body_text_and_links, boilerplate_nodes, crawl_body
 from rwpost.snopes.layouts import BY_NAME, LAYOUT_JSONLD, LAYOUT_UNKNOWN, LAYOUTS
 from rwpost.snopes.select import Node, all_text, as_tree, classes, clean_text, first, select, select_one, values
 
@@ -272,7 +272,8 @@ def read_article(html: str | Node, url: str) -> SnopesArticle:
     category = (clean_text(section) if isinstance(section, str) else None) or _category_from_markup(page)
 
     body = crawl_body(page, BY_NAME.get(layout_name))
-    body_text, body_links = body_text_and_links(body, url)
+    skipped = boilerplate_nodes(body)
+    body_text, body_links = body_text_and_links(body, url, skipped)
     sources_css = ", ".join(layout.sources for layout in LAYOUTS if layout.sources)
     sources = [t for t in (all_text(p) for p in select(page, sources_css)) if t]
 
@@ -293,7 +294,7 @@ def read_article(html: str | Node, url: str) -> SnopesArticle:
         date_published=published,
         date_modified=modified,
         author=_author(article, page),
-        image_urls=article_images(page, body, url),
+        image_urls=article_images(page, body, url, skipped),
         body_text=body_text,
         body_links=body_links,
         sources=sources,

@@ -13,18 +13,17 @@ import re
 from collections.abc import Iterator
 from functools import cache
 
-import lxml.html
-from cssselect import HTMLTranslator
+from cssselect import HTMLTranslator, parse
+from cssselect.parser import Attrib, Class, CombinedSelector, Hash
 from cssselect.xpath import XPathExpr
 from lxml import etree
 
 from rwpost.errors import RwpostError
 
-Node = lxml.html.HtmlElement
+Node = etree._Element
 """An element of a parsed page (the page itself is its root ``<html>`` element)."""
 
 _ENDING = re.compile(r"::(?:(text)|attr\(([^)]+)\))\s*$")
-_SPACES = re.compile(r"\s+")
 
 
 class _ScopedTranslator(HTMLTranslator):
@@ -54,14 +53,14 @@ _NOT_CONTENT = frozenset(("script", "style", "template", "rt", "rp"))
 
 def parse_html(html: str | bytes) -> Node:
     """The page as a tree (lxml's HTML parser, as the tagger has always used)."""
-    parser = lxml.html.HTMLParser(recover=True)
+    parser = etree.HTMLParser(recover=True)
     try:
         parser.feed(html)
         root = parser.close()
     except etree.XMLSyntaxError:  # nothing to parse (an empty or blank page)
         root = None
     if root is None:
-        return lxml.html.document_fromstring("<html></html>")
+        return etree.fromstring("<html></html>", etree.HTMLParser())
     return root
 
 
@@ -74,8 +73,7 @@ def clean_text(value: str | None) -> str | None:
     """Whitespace-collapsed text with entities decoded, None when empty."""
     if value is None:
         return None
-    text = _SPACES.sub(" ", html_lib.unescape(value)).strip()
-    return text or None
+    return " ".join(html_lib.unescape(value).split()) or None
 
 
 @cache
@@ -89,7 +87,53 @@ def compiled(css: str) -> tuple[etree.XPath, etree.XPath]:
 def select(root: Node, css: str) -> list[Node]:
     """Elements matching ``css`` among ``root`` and its descendants, in document order (a match may rest
     on ancestors of ``root``, as in a browser's ``element.querySelectorAll``)."""
-    return compiled(css)[0](root)
+    return compiled(css)[0](root) if _may_match(root, css) else []
+
+
+@cache
+def _needs(css: str) -> tuple[frozenset[str], ...]:
+    """Per selector of a group, the class names, ids and ``itemprop`` values its matches need somewhere in
+    the page."""
+    return tuple(frozenset(_names(selector.parsed_tree)) for selector in parse(css))
+
+
+def _names(tree: object) -> set[str]:
+    found: set[str] = set()
+    while tree is not None:
+        if isinstance(tree, Class):
+            found.add(tree.class_name)
+        elif isinstance(tree, Hash):
+            found.add(tree.id)
+        elif isinstance(tree, Attrib) and tree.attrib == "itemprop" and tree.operator == "=" and tree.value:
+            found.add(tree.value.value)
+        elif isinstance(tree, CombinedSelector):
+            found |= _names(tree.subselector)
+        tree = getattr(tree, "selector", None)  # not into :not(...): what it names need not be there
+    return found
+
+
+_NAMES = etree.XPath(
+    "descendant-or-self::*/@class | descendant-or-self::*/@id | descendant-or-self::*/@itemprop", smart_strings=False
+)
+_XML_SPACE = re.compile(r"[^ \t\r\n]+")
+_probed: list = [None, frozenset()]
+"""The last tree probed and the class names and ids it has (one page is read by many queries)."""
+
+
+def _may_match(root: Node, css: str) -> bool:
+    """False when a class name, id or itemprop that every selector of ``css`` needs is nowhere in the page: the
+    cheap probe that spares a whole query (a tree is only ever pruned, so what it had stays a superset)."""
+    top = root
+    while (parent := top.getparent()) is not None:
+        top = parent
+    if _probed[0] is not top:
+        names: set[str] = set()
+        for value in _NAMES(top):
+            names.add(value)
+            names.update(_XML_SPACE.findall(value))
+        _probed[:] = [top, names]
+    names = _probed[1]
+    return any(needed <= names for needed in _needs(css))
 
 
 def select_one(root: Node, css: str) -> Node | None:
@@ -107,7 +151,7 @@ def values(root: Node, query: str) -> list[str]:
     if attr is not None:
         name = attr.strip()
         return [value for node in select(root, css) if (value := node.get(name)) is not None]
-    return compiled(css)[1](root)
+    return compiled(css)[1](root) if _may_match(root, css) else []
 
 
 def _split(query: str) -> tuple[str, re.Match[str] | None]:
@@ -173,11 +217,15 @@ def classes(node: Node) -> str:
     return " ".join(value.split()) if value else ""
 
 
-def is_element(node: object) -> bool:
-    """An element (not a comment or processing instruction)."""
-    return isinstance(node, etree._Element) and isinstance(node.tag, str)
-
-
-def iter_elements(root: Node, *tags: str) -> Iterator[Node]:
-    """The descendants of ``root`` named ``tags`` (all elements when none), in document order."""
-    return root.iterdescendants(*tags) if tags else root.iterdescendants(etree.Element)
+def drop_tree(node: Node) -> None:
+    """Remove ``node`` and what is under it from its tree; the text after it stays where it was."""
+    parent = node.getparent()
+    if parent is None:
+        return
+    if node.tail:
+        previous = node.getprevious()
+        if previous is None:
+            parent.text = (parent.text or "") + node.tail
+        else:
+            previous.tail = (previous.tail or "") + node.tail
+    parent.remove(node)
