@@ -21,7 +21,7 @@ from rwpost.errors import UnknownRatingError
 from rwpost.ids import record_id
 from rwpost.labels import Label, map_rating
 from rwpost.records import CrawledArticle, Link, TaggedArticle
-from rwpost.snopes.body import drop_boilerplate, find_body, lead_image, trafilatura_body
+from rwpost.snopes.body import drop_boilerplate, find_body, in_noscript, lead_image, trafilatura_body
 from rwpost.snopes.links import embed_url, image_url, is_embed, link_identity, link_kind, resolve_link
 from rwpost.snopes.page import read_article
 from rwpost.snopes.select import Node, as_tree, text_of
@@ -117,7 +117,7 @@ def _wrapped_image(anchor: Node, base_url: str | None) -> bool:
     resolved = resolve_link(href if isinstance(href, str) else None, base_url)
     if resolved is None or link_kind(resolved) != "image" or text_of(anchor, strip=True):
         return False
-    images = [img for img in anchor.iterdescendants("img") if next(img.iterancestors("noscript"), None) is None]
+    images = [img for img in anchor.iterdescendants("img") if not in_noscript(img)]
     return len(images) == 1
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from lxml import etree
 
 from rwpost.snopes.layouts import LAYOUTS, Layout
-from rwpost.snopes.links import image_url, join_url, same_image
-from rwpost.snopes.select import Node, all_text, classes, drop_tree, parse_html, select, select_one, text_of
+from rwpost.snopes.links import canonical_image_url, image_url, join_url
+from rwpost.snopes.select import Node, all_text, drop_tree, parse_html, select, select_one, text_of
 
 BODY_SELECTORS: tuple[str, ...] = (
     "article#article-content",  # Snopes 2022-2026 layout (main#article_main)
@@ -156,25 +156,33 @@ def article_images(page: Node, body: Node | None, url: str, skipped: set[Node] |
     nodes = select(page, _COVER_IMAGES)
     if body is not None:
         nodes.extend(body.iterdescendants("img"))
-    rating_boxes = [layout.rating_box_class for layout in LAYOUTS if layout.rating_box_class]
     skipped = boilerplate_nodes(body) if skipped is None else skipped
     found: list[str] = []
+    identities: set[str] = set()  # one URL per image file (:func:`~rwpost.snopes.links.same_image`)
     for img in nodes:
-        if _in_boilerplate(img, skipped) or _in_noscript(img):
-            continue
-        if any(any(box in classes(parent) for box in rating_boxes) for parent in img.iterancestors()):
+        if _in_boilerplate(img, skipped) or in_noscript(img) or _IN_RATING_BOX(img):
             continue
         src = image_url(img)
         if src:
             absolute = join_url(url, src)
-            if not any(same_image(absolute, other) for other in found):
+            identity = canonical_image_url(absolute)
+            if identity not in identities:
+                identities.add(identity)
                 found.append(absolute)
     return found
 
 
+_IN_RATING_BOX = etree.XPath(
+    "boolean(ancestor::*[{}])".format(
+        " or ".join(
+            f"contains(@class, '{layout.rating_box_class}')" for layout in LAYOUTS if layout.rating_box_class
+        )
+    )
+)
+"""Inside a layout's rating box (:attr:`Layout.rating_box_class`): its icons are not article images."""
 _COVER_IMAGES = ", ".join(layout.cover_images for layout in LAYOUTS if layout.cover_images)
 
 
-def _in_noscript(img: Node) -> bool:
+def in_noscript(img: Node) -> bool:
     """A ``<noscript>`` fallback copy of a lazy-loaded image (the lazy one is read instead)."""
     return next(img.iterancestors("noscript"), None) is not None

@@ -19,7 +19,17 @@ from lxml import etree
 
 from rwpost.snopes.body import article_images, body_text_and_links, boilerplate_nodes, crawl_body
 from rwpost.snopes.layouts import BY_NAME, LAYOUT_JSONLD, LAYOUT_UNKNOWN, LAYOUTS
-from rwpost.snopes.select import Node, all_text, as_tree, classes, clean_text, first, select, select_one, values
+from rwpost.snopes.select import (
+    Node,
+    all_text,
+    as_tree,
+    classes,
+    clean_text,
+    first,
+    select,
+    select_one,
+    values,
+)
 
 CANONICAL = ('link[rel="canonical"]::attr(href)', 'meta[property="og:url"]::attr(href)')
 TITLE = ('meta[property="og:title"]::attr(content)',)

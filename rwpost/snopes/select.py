@@ -113,27 +113,30 @@ def _names(tree: object) -> set[str]:
 
 
 _NAMES = etree.XPath(
-    "descendant-or-self::*/@class | descendant-or-self::*/@id | descendant-or-self::*/@itemprop", smart_strings=False
+    "descendant-or-self::*/@class | descendant-or-self::*/@id | descendant-or-self::*/@itemprop",
+    smart_strings=False,
 )
 _XML_SPACE = re.compile(r"[^ \t\r\n]+")
 _probed: list = [None, frozenset()]
-"""The last tree probed and the class names and ids it has (one page is read by many queries)."""
+"""The last tree probed and the class names, ids and itemprops it has (one page meets many queries)."""
 
 
 def _may_match(root: Node, css: str) -> bool:
-    """False when a class name, id or itemprop that every selector of ``css`` needs is nowhere in the page: the
-    cheap probe that spares a whole query (a tree is only ever pruned, so what it had stays a superset)."""
-    top = root
-    while (parent := top.getparent()) is not None:
-        top = parent
-    if _probed[0] is not top:
-        names: set[str] = set()
-        for value in _NAMES(top):
-            names.add(value)
-            names.update(_XML_SPACE.findall(value))
-        _probed[:] = [top, names]
+    """False when a class name, id or itemprop that every selector of ``css`` needs is nowhere in the
+    page: the cheap probe that spares a whole query (a tree is only ever pruned, so what it had stays a
+    superset)."""
+    needs = _needs(css)
+    if not all(needs):  # a selector that names nothing may match anywhere
+        return True
+    if root is not _probed[0]:
+        top = root
+        while (parent := top.getparent()) is not None:
+            top = parent
+        if top is not _probed[0]:
+            values = _NAMES(top)
+            _probed[:] = [top, {*values, *_XML_SPACE.findall(" ".join(values))}]
     names = _probed[1]
-    return any(needed <= names for needed in _needs(css))
+    return any(needed <= names for needed in needs)
 
 
 def select_one(root: Node, css: str) -> Node | None:
