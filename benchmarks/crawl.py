@@ -69,7 +69,8 @@ def crawl(pages: int, reader: str, images: bool = True) -> dict:
         if reader != "page_model":
             (Path(tmp) / "swap").mkdir()
             (Path(tmp) / "swap" / "sitecustomize.py").write_text(_SWAP_READER, encoding="utf-8")
-            os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (f"{tmp}/swap", str(ROOT), python_path) if p)
+            paths = (f"{tmp}/swap", str(ROOT), python_path)
+            os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         try:
             started = time.perf_counter()
             report = run_crawl(
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"{reader:22} {run['article_pages_fetched']} article pages in {run['crawl_seconds']} s = "
             f"{run['pages_per_second']} pages/s ({run['requests_per_second']} requests/s), "
-            f"peak RSS {run['peak_rss_mb']} MB, images {run['images_ok']} fetched / {run['images_failed']} failed"
+            f"peak RSS {run['peak_rss_mb']} MB, images {run['images_ok']} ok, {run['images_failed']} failed"
         )
     ours, theirs = (runs[reader]["pages_per_second"] for reader in ("page_model", "parsel_reader_fe878f5"))
     ratio = round(ours / theirs, 2) if theirs else None
@@ -132,7 +133,11 @@ def main(argv: list[str] | None = None) -> None:
         "images": not args.no_images,
         "runs": runs,
         "page_model_over_parsel_reader": ratio,
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
     }
     goal(
         f"crawl with the page model {ours} pages/s = {ratio}x the parsel reader of fe878f5 on the same "
