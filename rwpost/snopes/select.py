@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+import threading
 from collections.abc import Iterator
 from functools import cache
 
@@ -117,8 +118,16 @@ _NAMES = etree.XPath(
     smart_strings=False,
 )
 _XML_SPACE = re.compile(r"[^ \t\r\n]+")
-_probed: list = [None, frozenset()]
-"""The last tree probed and the class names, ids and itemprops it has (one page meets many queries)."""
+
+
+class _Probed(threading.local):
+    """Per thread, the last tree probed and the class names, ids and itemprops it has (one page meets many
+    queries in a row)."""
+
+    last: tuple[Node | None, set[str]] = (None, set())
+
+
+_PROBED = _Probed()
 
 
 def _may_match(root: Node, css: str) -> bool:
@@ -128,15 +137,15 @@ def _may_match(root: Node, css: str) -> bool:
     needs = _needs(css)
     if not all(needs):  # a selector that names nothing may match anywhere
         return True
-    if root is not _probed[0]:
+    probed = _PROBED.last
+    if root is not probed[0]:
         top = root
         while (parent := top.getparent()) is not None:
             top = parent
-        if top is not _probed[0]:
+        if top is not probed[0]:
             values = _NAMES(top)
-            _probed[:] = [top, {*values, *_XML_SPACE.findall(" ".join(values))}]
-    names = _probed[1]
-    return any(needed <= names for needed in needs)
+            probed = _PROBED.last = (top, {*values, *_XML_SPACE.findall(" ".join(values))})
+    return any(needed <= probed[1] for needed in needs)
 
 
 def select_one(root: Node, css: str) -> Node | None:
@@ -157,13 +166,9 @@ def values(root: Node, query: str) -> list[str]:
     return compiled(css)[1](root) if _may_match(root, css) else []
 
 
+@cache
 def _split(query: str) -> tuple[str, re.Match[str] | None]:
     """CSS and ending of a query; a group (``a::text, b::text``) shares one ending."""
-    return _split_cached(query)
-
-
-@cache
-def _split_cached(query: str) -> tuple[str, re.Match[str] | None]:
     parts = [part.strip() for part in query.split(",")]
     endings = [_ENDING.search(part) for part in parts]
     if endings[0] is None or any(e is None or e.group() != endings[0].group() for e in endings):
