@@ -90,9 +90,12 @@ def link_kind(url: str) -> LinkKind:
     return "webpage"
 
 
-_PLAIN_ABSOLUTE = re.compile(r"https?://[!$%&'()*+,\-.0-9:=@A-Z_a-z~]+(?:/[!$%&'()*+,\-./0-9:=@A-Z_a-z~]*)?")
-"""An absolute http(s) URL that ``urljoin`` returns unchanged (no query, fragment, parameters, brackets,
-spaces or other characters it would rewrite)."""
+_PLAIN_ABSOLUTE = re.compile(
+    r"https?://[!$%&'()*+,\-.0-9:=@A-Z_a-z~]+(?:/[!$%&'()*+,\-./0-9:=@A-Z_a-z~]*)?"
+    r"(?:\?[!$%&'()*+,\-./0-9:=?@A-Z_a-z~]+)?(?:#[!#$%&'()*+,\-./0-9:=?@A-Z_a-z~]+)?"
+)
+"""An absolute http(s) URL that ``urljoin`` returns unchanged (no parameters, brackets, spaces, empty query
+or fragment, or other characters it would rewrite)."""
 
 
 def join_url(base: str, url: str) -> str:

@@ -77,25 +77,22 @@ def clean_text(value: str | None) -> str | None:
     return " ".join(html_lib.unescape(value).split()) or None
 
 
-@cache
-def compiled(css: str) -> tuple[etree.XPath, etree.XPath]:
-    """A CSS query (no ending) as XPath from a context element: the matches among it and its descendants,
-    and their own text nodes, both in document order."""
-    path = _TRANSLATOR.css_to_xpath(css, prefix="descendant-or-self::")
-    return etree.XPath(path, smart_strings=False), etree.XPath(f"({path})/text()", smart_strings=False)
-
-
 def select(root: Node, css: str) -> list[Node]:
     """Elements matching ``css`` among ``root`` and its descendants, in document order (a match may rest
     on ancestors of ``root``, as in a browser's ``element.querySelectorAll``)."""
-    return compiled(css)[0](root) if _may_match(root, css) else []
+    query = _query(root, css)
+    return query[0](root) if query else []
 
 
 @cache
-def _needs(css: str) -> tuple[frozenset[str], ...]:
-    """Per selector of a group, the class names, ids and ``itemprop`` values its matches need somewhere in
-    the page."""
-    return tuple(frozenset(_names(selector.parsed_tree)) for selector in parse(css))
+def _group(css: str) -> tuple[tuple[frozenset[str], str], ...]:
+    """Per selector of a group: the class names, ids and ``itemprop`` values its matches need somewhere in
+    the page, and its XPath from a context element."""
+    to_xpath = _TRANSLATOR.selector_to_xpath
+    return tuple(
+        (frozenset(_names(selector.parsed_tree)), to_xpath(selector, "descendant-or-self::"))
+        for selector in parse(css)
+    )
 
 
 def _names(tree: object) -> set[str]:
@@ -111,6 +108,13 @@ def _names(tree: object) -> set[str]:
             found |= _names(tree.subselector)
         tree = getattr(tree, "selector", None)  # not into :not(...): what it names need not be there
     return found
+
+
+@cache
+def _compiled(paths: tuple[str, ...]) -> tuple[etree.XPath, etree.XPath]:
+    """XPath paths as one union, compiled once: the matches in document order, and their own text nodes."""
+    path = " | ".join(paths)
+    return etree.XPath(path, smart_strings=False), etree.XPath(f"({path})/text()", smart_strings=False)
 
 
 _NAMES = etree.XPath(
@@ -130,13 +134,9 @@ class _Probed(threading.local):
 _PROBED = _Probed()
 
 
-def _may_match(root: Node, css: str) -> bool:
-    """False when a class name, id or itemprop that every selector of ``css`` needs is nowhere in the
-    page: the cheap probe that spares a whole query (a tree is only ever pruned, so what it had stays a
-    superset)."""
-    needs = _needs(css)
-    if not all(needs):  # a selector that names nothing may match anywhere
-        return True
+def _page_names(root: Node) -> set[str]:
+    """The class names, ids and itemprops of the page ``root`` is in (a tree is only ever pruned, so what
+    it had stays a superset of what it has)."""
     probed = _PROBED.last
     if root is not probed[0]:
         top = root
@@ -145,7 +145,19 @@ def _may_match(root: Node, css: str) -> bool:
         if top is not probed[0]:
             values = _NAMES(top)
             probed = _PROBED.last = (top, {*values, *_XML_SPACE.findall(" ".join(values))})
-    return any(needed <= probed[1] for needed in needs)
+    return probed[1]
+
+
+def _query(root: Node, css: str) -> tuple[etree.XPath, etree.XPath] | None:
+    """The compiled query of the selectors of ``css`` that may match in ``root``'s page, None when none
+    may: a selector needing a class name, id or itemprop the page lacks is left out (the cheap probe that
+    spares most of the layouts' queries on a page of another layout)."""
+    group = _group(css)
+    if all(not needed for needed, _path in group):
+        return _compiled(tuple(path for _needed, path in group))
+    names = _page_names(root)
+    paths = tuple(path for needed, path in group if needed <= names)
+    return _compiled(paths) if paths else None
 
 
 def select_one(root: Node, css: str) -> Node | None:
@@ -163,7 +175,8 @@ def values(root: Node, query: str) -> list[str]:
     if attr is not None:
         name = attr.strip()
         return [value for node in select(root, css) if (value := node.get(name)) is not None]
-    return compiled(css)[1](root) if _may_match(root, css) else []
+    query = _query(root, css)
+    return query[1](root) if query else []
 
 
 @cache
