@@ -17,17 +17,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bs4 import BeautifulSoup, NavigableString, Tag
-from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
-
 from rwpost.errors import UnknownRatingError
 from rwpost.ids import record_id
 from rwpost.labels import Label, map_rating
 from rwpost.records import CrawledArticle, Link, TaggedArticle
-from rwpost.snopes.body import drop_boilerplate, find_body, lead_image, trafilatura_body
+from rwpost.snopes.body import drop_boilerplate, find_body, in_noscript, lead_image, trafilatura_body
 from rwpost.snopes.links import embed_url, image_url, is_embed, link_identity, link_kind, resolve_link
 from rwpost.snopes.page import read_article
-from rwpost.snopes.select import parse_html
+from rwpost.snopes.select import Node, as_tree, text_of
 
 BLOCK_TAGS = frozenset(
     "address article blockquote dd details div dl dt figcaption figure h1 h2 h3 h4 h5 h6 hr li main ol p "
@@ -70,55 +67,57 @@ class _Builder:
         shown = link.url.replace("]", "%5D").replace(" ", "%20")  # the one URL of this id
         self.parts.append(f" [{link.kind.upper()} {link.id}: {shown}] ")
 
-    def walk(self, node: Tag) -> None:
-        for child in node.children:
-            if isinstance(child, Comment | Declaration | Doctype | ProcessingInstruction):
-                continue
-            if isinstance(child, NavigableString):
-                self.parts.append(str(child))
-                continue
-            if not isinstance(child, Tag):
-                continue
-            name = child.name
-            if name == "br":
-                self.parts.append("\n")
-                continue
-            block = name in BLOCK_TAGS
-            if block:
-                self.parts.append("\n\n> " if self.quote_depth or name == "blockquote" else "\n\n")
+    def walk(self, node: Node) -> None:
+        if node.text:
+            self.parts.append(node.text)
+        for child in node:
+            if isinstance(child.tag, str):
+                self.element(child)
+            if child.tail:
+                self.parts.append(child.tail)
+
+    def element(self, child: Node) -> None:
+        """One element of the body: its text and tags, set off as a block when it is one."""
+        name = child.tag
+        if name == "br":
+            self.parts.append("\n")
+            return
+        block = name in BLOCK_TAGS
+        if block:
+            self.parts.append("\n\n> " if self.quote_depth or name == "blockquote" else "\n\n")
+        if name == "blockquote":
+            self.quote_depth += 1  # quoted text (often the post itself) is marked "> " as in Markdown
+        if is_embed(child):
             if name == "blockquote":
-                self.quote_depth += 1  # quoted text (often the post itself) is marked "> " as in Markdown
-            if is_embed(child):
-                if name == "blockquote":
-                    self.walk(child)
-                self.tag(embed_url(child))
-            elif name == "a" and _wrapped_image(child, self.base_url):
-                # an image linking to its full-size file: one tag, the file's URL, the image's alt text
-                image = child.find("img")
-                self.tag(child.get("href"), str(image.get("alt") or "") if isinstance(image, Tag) else "")
-            elif name == "a":
-                anchor = child.get_text(" ", strip=True)
-                if anchor != (child.get("href") or "").strip():  # a bare URL as anchor: the tag says it
-                    self.walk(child)
-                self.tag(child.get("href") if isinstance(child.get("href"), str) else None, anchor)
-            elif name == "img":
-                src = image_url(child)
-                self.tag(src, str(child.get("alt") or ""))
-            else:
                 self.walk(child)
-            if name == "blockquote":
-                self.quote_depth -= 1
-            if block:
-                self.parts.append("\n\n> " if self.quote_depth else "\n\n")
+            self.tag(embed_url(child))
+        elif name == "a" and _wrapped_image(child, self.base_url):
+            # an image linking to its full-size file: one tag, the file's URL, the image's alt text
+            image = next(child.iterdescendants("img"), None)
+            self.tag(child.get("href"), str(image.get("alt") or "") if image is not None else "")
+        elif name == "a":
+            anchor = text_of(child, " ", strip=True)
+            if anchor != (child.get("href") or "").strip():  # a bare URL as anchor: the tag says it
+                self.walk(child)
+            self.tag(child.get("href") if isinstance(child.get("href"), str) else None, anchor)
+        elif name == "img":
+            src = image_url(child)
+            self.tag(src, str(child.get("alt") or ""))
+        else:
+            self.walk(child)
+        if name == "blockquote":
+            self.quote_depth -= 1
+        if block:
+            self.parts.append("\n\n> " if self.quote_depth else "\n\n")
 
 
-def _wrapped_image(anchor: Tag, base_url: str | None) -> bool:
+def _wrapped_image(anchor: Node, base_url: str | None) -> bool:
     """A link to an image file whose only content is one image (a thumbnail of that file)."""
     href = anchor.get("href")
     resolved = resolve_link(href if isinstance(href, str) else None, base_url)
-    if resolved is None or link_kind(resolved) != "image" or anchor.get_text(strip=True):
+    if resolved is None or link_kind(resolved) != "image" or text_of(anchor, strip=True):
         return False
-    images = [img for img in anchor.find_all("img") if not any(p.name == "noscript" for p in img.parents)]
+    images = [img for img in anchor.iterdescendants("img") if not in_noscript(img)]
     return len(images) == 1
 
 
@@ -195,22 +194,22 @@ def count_words(text: str) -> int:
     return len(re.findall(r"\w[\w'’-]*", strip_tags(text)))
 
 
-def tag_html(html: str, base_url: str | None = None, soup: BeautifulSoup | None = None) -> TaggedText:
+def tag_html(html: str, base_url: str | None = None, page: Node | None = None) -> TaggedText:
     """Tag the main content of one page (the Snopes body container, else trafilatura's extraction).
 
-    ``soup`` may be the page already parsed (it is modified: boilerplate is removed from it).
+    ``page`` may be the page already parsed (it is modified: boilerplate is removed from it).
     """
-    soup = soup if soup is not None else parse_html(html)
-    body, selector = find_body(soup)
+    page = page if page is not None else as_tree(html)
+    body, selector = find_body(page)
     if body is None:
         body, selector = trafilatura_body(html), "trafilatura"
     builder = _Builder(base_url)
-    lead = lead_image(soup, body)
+    lead = lead_image(page, body)
     if lead is not None:
         src, alt, caption = lead
         builder.tag(src, alt)
         if caption is not None:
-            builder.parts.append(" " + caption.get_text(" ", strip=True))
+            builder.parts.append(" " + text_of(caption, " ", strip=True))
         builder.parts.append("\n\n")
     if body is not None:
         drop_boilerplate(body)
@@ -238,14 +237,14 @@ FACTS = ("headline", "claim", "rating", "category", "date_published")
 """The page facts a tagged article carries."""
 
 
-def page_facts(soup: BeautifulSoup, news_url: str, crawled: CrawledArticle | None = None) -> dict[str, Any]:
+def page_facts(page: Node, news_url: str, crawled: CrawledArticle | None = None) -> dict[str, Any]:
     """The crawl record's facts (the page model's reading at crawl time); any it lacks (a store written
     without them) read from the page by the same model."""
     known = {name: getattr(crawled, name) for name in FACTS} if crawled is not None else {}
     known = {name: value for name, value in known.items() if value not in (None, "")}
     if len(known) < len(FACTS):
-        page = read_article(soup, news_url)
-        known = {name: getattr(page, name) for name in FACTS} | known
+        read = read_article(page, news_url)
+        known = {name: getattr(read, name) for name in FACTS} | known
     return known
 
 
@@ -257,9 +256,9 @@ def tag_article(html: str, news_url: str, crawled: CrawledArticle | None = None)
     (:class:`~rwpost.errors.UnknownRatingError` is caught here): the raw word stays in ``rating`` for the
     stage to count (:func:`rating_outcome`).
     """
-    soup = parse_html(html)
-    facts = page_facts(soup, news_url, crawled)  # before tag_html, which strips the claim box from the tree
-    tagged = tag_html(html, base_url=news_url, soup=soup)
+    page = as_tree(html)
+    facts = page_facts(page, news_url, crawled)  # before tag_html, which strips the claim box from the tree
+    tagged = tag_html(html, base_url=news_url, page=page)
     rating, published = facts["rating"], facts["date_published"]
     return TaggedArticle(
         id=crawled.id if crawled is not None else record_id(news_url),

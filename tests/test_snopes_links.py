@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from urllib.parse import urljoin
+
 import pytest
 
-from rwpost.snopes.links import canonical_image_url, link_identity, link_kind
+from rwpost.snopes.links import canonical_image_url, join_url, link_identity, link_kind
 from rwpost.tagged import tag_html
 
 
@@ -67,3 +69,24 @@ def test_one_identity_per_tweet_and_video_kinds():
 )
 def test_link_kind_by_extension_and_known_hosts(url, kind):
     assert link_kind(url) == kind
+
+
+@pytest.mark.parametrize(
+    "href",
+    [
+        "https://www.snopes.com/fact-check/x/",
+        "http://Example.com/a/../b",
+        "HTTPS://example.com/a",
+        "https://example.com/a?b=1#c",
+        "http://",
+        "https:///path",
+        "http://[::1]/x",
+        "/relative/path",
+        "other.html",
+        "//cdn.example.com/i.png",
+        "https://ex ample.com/a b",
+    ],
+)
+def test_join_url_is_urljoin(href):
+    base = "https://www.snopes.com/fact-check/some-claim/"
+    assert join_url(base, href) == urljoin(base, href)

@@ -8,13 +8,11 @@ keeps to the detected layout's own container.
 
 from __future__ import annotations
 
-from urllib.parse import urljoin
-
-from bs4 import BeautifulSoup, Tag
+from lxml import etree
 
 from rwpost.snopes.layouts import LAYOUTS, Layout
-from rwpost.snopes.links import image_url, same_image
-from rwpost.snopes.select import all_text, classes, select
+from rwpost.snopes.links import canonical_image_url, image_url, join_url
+from rwpost.snopes.select import Node, all_text, drop_tree, parse_html, select, select_one, text_of
 
 BODY_SELECTORS: tuple[str, ...] = (
     "article#article-content",  # Snopes 2022-2026 layout (main#article_main)
@@ -51,19 +49,19 @@ LEAD_IMAGE_SELECTORS: tuple[tuple[str, str], ...] = tuple(
 claim image itself, so it opens the tagged text as the first tag."""
 
 
-def find_body(soup: BeautifulSoup) -> tuple[Tag | None, str]:
+def find_body(page: Node) -> tuple[Node | None, str]:
     """The main content container of a page and the selector that found it."""
     for selector in BODY_SELECTORS:
-        node = soup.select_one(selector)
-        if node is not None and node.get_text(strip=True):
+        node = select_one(page, selector)
+        if node is not None and text_of(node, strip=True):
             return node, selector
-    articles = [a for a in soup.find_all("article") if a.get_text(strip=True)]
+    articles = [a for a in page.iter("article") if text_of(a, strip=True)]
     if articles:
-        return max(articles, key=lambda a: len(a.get_text())), "article"
+        return max(articles, key=lambda a: len(text_of(a))), "article"
     return None, ""
 
 
-def trafilatura_body(html: str) -> Tag | None:
+def trafilatura_body(html: str) -> Node | None:
     """Main content found by trafilatura (links and images kept), as a tree to walk."""
     import trafilatura
 
@@ -72,116 +70,119 @@ def trafilatura_body(html: str) -> Tag | None:
     )
     if not extracted:
         return None
-    return BeautifulSoup(extracted, "lxml").body
+    return next(parse_html(extracted).iter("body"), None)
 
 
-def drop_boilerplate(body: Tag) -> None:
-    """Remove what :data:`DROP_SELECTORS` names from ``body`` (in place)."""
+def drop_boilerplate(body: Node) -> None:
+    """Remove what :data:`DROP_SELECTORS` names from ``body`` (in place; the text after each stays)."""
     for selector in DROP_SELECTORS:
-        for node in body.select(selector):
+        for node in select(body, selector):
             if node is not body:
-                node.decompose()
+                drop_tree(node)
 
 
-def lead_image(soup: BeautifulSoup, body: Tag | None) -> tuple[str, str, Tag | None] | None:
+def lead_image(page: Node, body: Node | None) -> tuple[str, str, Node | None] | None:
     """URL, alt text and caption element of the lead image, when it is outside ``body``."""
     for image_selector, caption_selector in LEAD_IMAGE_SELECTORS:
-        image = soup.select_one(image_selector)
-        if image is None or (body is not None and body in image.parents):
+        image = select_one(page, image_selector)
+        if image is None or (body is not None and any(p is body for p in image.iterancestors())):
             continue
         src = image_url(image)
         if not src:
             continue
-        return src, str(image.get("alt") or ""), soup.select_one(caption_selector)
+        return src, str(image.get("alt") or ""), select_one(page, caption_selector)
     return None
 
 
 # --- the crawl record's body ---------------------------------------------------------------------
 
 
-def crawl_body(soup: BeautifulSoup, layout: Layout | None) -> Tag | None:
+def crawl_body(page: Node, layout: Layout | None) -> Node | None:
     """The body container of the page's own layout (none for pages of no known layout)."""
     if layout is None or not layout.body:
         return None
-    nodes = select(soup, layout.body)
-    return nodes[0] if nodes else None
+    return select_one(page, layout.body)
 
 
-def _inside(node: Tag, name: str, test) -> bool:  # noqa: ANN001
-    return any(parent.name == name and test(parent) for parent in node.parents if isinstance(parent, Tag))
-
-
-def _is_ad(div: Tag) -> bool:
-    return "ad-unit" in classes(div) or "snopesad" in classes(div)
-
-
-def boilerplate_nodes(body: Tag | None) -> set[int]:
-    """Ids of the nodes of ``body`` that its layouts call boilerplate (:attr:`Layout.boilerplate`)."""
+def boilerplate_nodes(body: Node | None) -> set[Node]:
+    """The nodes of ``body`` that its layouts call boilerplate (:attr:`Layout.boilerplate`)."""
     if body is None:
         return set()
-    css = ", ".join(layout.boilerplate for layout in LAYOUTS if layout.boilerplate)
-    return {id(node) for node in select(body, css) if node is not body}
+    return {node for node in select(body, _BOILERPLATE) if node is not body}
 
 
-def _in_boilerplate(node: Tag, skipped: set[int]) -> bool:
-    return bool(skipped) and (id(node) in skipped or any(id(parent) in skipped for parent in node.parents))
+_BOILERPLATE = ", ".join(layout.boilerplate for layout in LAYOUTS if layout.boilerplate)
 
 
-def body_text_and_links(body: Tag | None, url: str) -> tuple[str | None, list[str]]:
-    """Paragraphs and quotes of the body (not the rating box, not ads) and their links, absolute."""
+def _in_boilerplate(node: Node, skipped: set[Node]) -> bool:
+    return bool(skipped) and (node in skipped or any(parent in skipped for parent in node.iterancestors()))
+
+
+_PARAGRAPHS = etree.XPath(
+    "descendant::p[not(ancestor::section[@id = 'fact_check_rating_container'])"
+    " and not(ancestor::div[contains(@class, 'ad-unit') or contains(@class, 'snopesad')])]"
+    " | descendant::blockquote[not(ancestor::div[contains(@class, 'snopesad')])]",
+    smart_strings=False,
+)
+"""The body's paragraphs and quotes, in document order; not those of the claim and rating box or of ads."""
+_HREFS = etree.XPath("descendant::a/@href", smart_strings=False)
+
+
+def body_text_and_links(
+    body: Node | None, url: str, skipped: set[Node] | None = None
+) -> tuple[str | None, list[str]]:
+    """Paragraphs and quotes of the body (not the rating box, not ads) and their links, absolute
+    (``skipped``: the body's :func:`boilerplate_nodes`, when already found)."""
     if body is None:
         return None, []
     paragraphs: list[str] = []
     links: list[str] = []
-    skipped = boilerplate_nodes(body)
-    for node in body.find_all(["p", "blockquote"]):
+    skipped = boilerplate_nodes(body) if skipped is None else skipped
+    for node in _PARAGRAPHS(body):
         if _in_boilerplate(node, skipped):
-            continue
-        if node.name == "p" and (
-            _inside(node, "section", lambda s: s.get("id") == "fact_check_rating_container")
-            or _inside(node, "div", _is_ad)
-        ):
-            continue
-        if node.name == "blockquote" and _inside(node, "div", lambda d: "snopesad" in classes(d)):
             continue
         text = all_text(node)
         if text and text not in paragraphs:
             paragraphs.append(text)
-        for anchor in node.find_all("a"):
-            href = anchor.get("href")
-            if href is None:
-                continue
-            absolute = urljoin(url, href.strip())
+        for href in _HREFS(node):
+            absolute = join_url(url, href.strip())
             if absolute not in links:
                 links.append(absolute)
     return ("\n\n".join(paragraphs) or None), links
 
 
-def article_images(soup: BeautifulSoup, body: Tag | None, url: str) -> list[str]:
+def article_images(page: Node, body: Node | None, url: str, skipped: set[Node] | None = None) -> list[str]:
     """Article images: the cover and the body images; rating icons and logos are not article images."""
-    nodes = select(soup, ", ".join(layout.cover_images for layout in LAYOUTS if layout.cover_images))
+    nodes = select(page, _COVER_IMAGES)
     if body is not None:
-        nodes.extend(body.find_all("img"))
-    rating_boxes = [layout.rating_box_class for layout in LAYOUTS if layout.rating_box_class]
-    skipped = boilerplate_nodes(body)
+        nodes.extend(body.iterdescendants("img"))
+    skipped = boilerplate_nodes(body) if skipped is None else skipped
     found: list[str] = []
+    identities: set[str] = set()  # one URL per image file (:func:`~rwpost.snopes.links.same_image`)
     for img in nodes:
-        if _in_boilerplate(img, skipped) or _in_noscript(img):
-            continue
-        if any(
-            any(box in classes(parent) for box in rating_boxes)
-            for parent in img.parents
-            if isinstance(parent, Tag)
-        ):
+        if _in_boilerplate(img, skipped) or in_noscript(img) or _IN_RATING_BOX(img):
             continue
         src = image_url(img)
         if src:
-            absolute = urljoin(url, src)
-            if not any(same_image(absolute, other) for other in found):
+            absolute = join_url(url, src)
+            identity = canonical_image_url(absolute)
+            if identity not in identities:
+                identities.add(identity)
                 found.append(absolute)
     return found
 
 
-def _in_noscript(img: Tag) -> bool:
+_IN_RATING_BOX = etree.XPath(
+    "boolean(ancestor::*[{}])".format(
+        " or ".join(
+            f"contains(@class, '{layout.rating_box_class}')" for layout in LAYOUTS if layout.rating_box_class
+        )
+    )
+)
+"""Inside a layout's rating box (:attr:`Layout.rating_box_class`): its icons are not article images."""
+_COVER_IMAGES = ", ".join(layout.cover_images for layout in LAYOUTS if layout.cover_images)
+
+
+def in_noscript(img: Node) -> bool:
     """A ``<noscript>`` fallback copy of a lazy-loaded image (the lazy one is read instead)."""
-    return any(parent.name == "noscript" for parent in img.parents if isinstance(parent, Tag))
+    return next(img.iterancestors("noscript"), None) is not None

@@ -13,9 +13,8 @@ from html import unescape
 from typing import Any
 from urllib.parse import parse_qs, unquote, urljoin, urlsplit
 
-from bs4 import Tag
-
 from rwpost.records import LinkKind
+from rwpost.snopes.select import Node, classes
 
 IMAGE_EXTENSIONS = frozenset("jpg jpeg png gif webp bmp tif tiff svg avif heic jfif".split())
 VIDEO_EXTENSIONS = frozenset("mp4 m4v mov webm mkv avi wmv flv mpeg mpg m3u8 3gp ogv gifv".split())
@@ -91,6 +90,19 @@ def link_kind(url: str) -> LinkKind:
     return "webpage"
 
 
+_PLAIN_ABSOLUTE = re.compile(
+    r"https?://[!$%&'()*+,\-.0-9:=@A-Z_a-z~]+(?:/[!$%&'()*+,\-./0-9:=@A-Z_a-z~]*)?"
+    r"(?:\?[!$%&'()*+,\-./0-9:=?@A-Z_a-z~]+)?(?:#[!#$%&'()*+,\-./0-9:=?@A-Z_a-z~]+)?"
+)
+"""An absolute http(s) URL that ``urljoin`` returns unchanged (no parameters, brackets, spaces, empty query
+or fragment, or other characters it would rewrite)."""
+
+
+def join_url(base: str, url: str) -> str:
+    """``urljoin(base, url)``, without its cost for an absolute URL it would return unchanged."""
+    return url if _PLAIN_ABSOLUTE.fullmatch(url) else urljoin(base, url)
+
+
 def resolve_link(url: str | None, base_url: str | None) -> str | None:
     """An absolute http(s) URL, or None for anchors, scripts, mail links and placeholders."""
     if not url:
@@ -122,21 +134,21 @@ def image_url_from_attrs(attrs: Mapping[str, Any]) -> str | None:
     return None
 
 
-def image_url(img: Tag) -> str | None:
+def image_url(img: Node) -> str | None:
     """The real image URL of an ``<img>`` element."""
-    return image_url_from_attrs(img.attrs)
+    return image_url_from_attrs(img.attrib)
 
 
-def embed_url(node: Tag) -> str | None:
+def embed_url(node: Node) -> str | None:
     """The URL an embedded post or player stands for (iframes, tweet boxes, social blockquotes)."""
-    if node.name == "iframe":
+    if node.tag == "iframe":
         src = node.get("data-src") or node.get("src") or node.get("data-lazy-src")
         return src if isinstance(src, str) else None
-    if node.name == "video":
+    if node.tag == "video":
         src = node.get("src") or node.get("data-src")
         if not src:
-            source = node.find("source")
-            src = source.get("src") if isinstance(source, Tag) else None
+            source = next(node.iterdescendants("source"), None)
+            src = source.get("src") if source is not None else None
         return src if isinstance(src, str) else None
     tweet_id = node.get("data-tweet-id")
     if isinstance(tweet_id, str) and tweet_id.strip().isdigit():
@@ -149,18 +161,16 @@ def embed_url(node: Tag) -> str | None:
     return None
 
 
-def is_embed(node: Tag) -> bool:
+def is_embed(node: Node) -> bool:
     """An embedded post or player (tagged as one link where it stands)."""
-    classes = " ".join(node.get("class") or [])
-    if node.name in ("iframe", "video"):
+    names = classes(node)
+    if node.tag in ("iframe", "video"):
         return True
     if node.get("data-tweet-id"):
         return True
-    if node.name == "blockquote" and re.search(
-        r"twitter-tweet|instagram-media|tiktok-embed|fb-xfbml", classes
-    ):
+    if node.tag == "blockquote" and re.search(r"twitter-tweet|instagram-media|tiktok-embed|fb-xfbml", names):
         return True
-    return node.name == "div" and bool(re.search(r"\bfb-(post|video)\b", classes))
+    return node.tag == "div" and bool(re.search(r"\bfb-(post|video)\b", names))
 
 
 # --- one identity per file or post ---------------------------------------------------------------

@@ -11,10 +11,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from urllib.parse import urljoin, urlsplit
 
-from bs4 import BeautifulSoup, Tag
-
 from rwpost.snopes.page import parse_date
-from rwpost.snopes.select import classes, first, first_raw, parse_html, select, values
+from rwpost.snopes.select import Node, as_tree, classes, first, first_raw, select, values
 
 ARTICLE_PATH = re.compile(
     r"^/(?:fact-check/(?!category/|page/|rating/|tag/)[^/?#]+"
@@ -63,27 +61,28 @@ def is_article_url(url: str) -> bool:
     return bool(ARTICLE_PATH.match(re.sub(r"/{2,}", "/", urlsplit(url).path)))
 
 
-def _card(link: Tag) -> Tag:
+def _card(link: Node) -> Node:
     """The nearest card around a listing link (the link itself when none)."""
-    node: Tag | None = link
-    while node is not None and not isinstance(node, BeautifulSoup):
-        if node.name == "article" or CARD_CLASS in classes(node):
+    node: Node | None = link
+    while node is not None:
+        if node.tag == "article" or CARD_CLASS in classes(node):
             return node
-        node = node.parent
+        node = node.getparent()
     return link
 
 
-def _listed_date(card: Tag) -> date | None:
+def _listed_date(card: Node) -> date | None:
     stamp = parse_date(first_raw(card, CARD_DATES[0]) or first_raw(card, CARD_DATES[1]))
     return stamp.date() if stamp else None
 
 
-def read_listing(html: str, url: str) -> Listing:
-    """Article links (with listed dates when shown), the next page and category pages of a listing."""
-    soup = parse_html(html)
+def read_listing(html: str | Node, url: str) -> Listing:
+    """Article links (with listed dates when shown), the next page and category pages of a listing
+    (``html`` may be the page already parsed)."""
+    page = as_tree(html)
     listing = Listing()
     seen: set[str] = set()
-    for link in select(soup, ARTICLE_CARDS):
+    for link in select(page, ARTICLE_CARDS):
         href = link.get("href")
         if not href:
             continue
@@ -93,14 +92,14 @@ def read_listing(html: str, url: str) -> Listing:
         seen.add(absolute)
         listing.articles.append((absolute, _listed_date(_card(link))))
     if not listing.articles:  # unknown listing markup: every article-looking link on the page
-        for href in values(soup, "main a::attr(href), body a::attr(href)"):
+        for href in values(page, "main a::attr(href), body a::attr(href)"):
             absolute = urljoin(url, href.strip())
             if is_article_url(absolute) and absolute not in seen:
                 seen.add(absolute)
                 listing.articles.append((absolute, None))
-    next_href = first(soup, *NEXT_PAGE)
+    next_href = first(page, *NEXT_PAGE)
     listing.next_page = urljoin(url, next_href) if next_href else None
-    for href in values(soup, CATEGORY_LINKS) + values(soup, CATEGORY_LINKS_ABSOLUTE):
+    for href in values(page, CATEGORY_LINKS) + values(page, CATEGORY_LINKS_ABSOLUTE):
         absolute = _category_url(urljoin(url, href.strip()))
         if "/page/" not in absolute and absolute not in listing.categories:
             listing.categories.append(absolute)

@@ -15,11 +15,21 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 from zoneinfo import ZoneInfo
 
-from bs4 import BeautifulSoup
+from lxml import etree
 
-from rwpost.snopes.body import article_images, body_text_and_links, crawl_body
+from rwpost.snopes.body import article_images, body_text_and_links, boilerplate_nodes, crawl_body
 from rwpost.snopes.layouts import BY_NAME, LAYOUT_JSONLD, LAYOUT_UNKNOWN, LAYOUTS
-from rwpost.snopes.select import all_text, classes, clean_text, first, parse_html, select, values
+from rwpost.snopes.select import (
+    Node,
+    all_text,
+    as_tree,
+    classes,
+    clean_text,
+    first,
+    select,
+    select_one,
+    values,
+)
 
 CANONICAL = ('link[rel="canonical"]::attr(href)', 'meta[property="og:url"]::attr(href)')
 TITLE = ('meta[property="og:title"]::attr(content)',)
@@ -86,24 +96,26 @@ class SnopesArticle:
     parse_error: str | None = None
 
 
-def jsonld_objects(soup: BeautifulSoup) -> list[dict[str, Any]]:
+_JSONLD = etree.XPath('//script[@type="application/ld+json"]/text()', smart_strings=False)
+
+
+def jsonld_objects(page: Node) -> list[dict[str, Any]]:
     """Every JSON-LD object on the page (``@graph`` lists flattened); unparsable blocks are skipped."""
     objects: list[dict[str, Any]] = []
-    for script in soup.find_all("script", attrs={"type": "application/ld+json"}):
-        for raw in (s for s in script.children if isinstance(s, str)):
-            try:
-                data = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
-            stack = data if isinstance(data, list) else [data]
-            while stack:
-                item = stack.pop(0)
-                if isinstance(item, dict):
-                    if isinstance(item.get("@graph"), list):
-                        stack.extend(item["@graph"])
-                    objects.append(item)
-                elif isinstance(item, list):
-                    stack.extend(item)
+    for raw in _JSONLD(page):
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        stack = data if isinstance(data, list) else [data]
+        while stack:
+            item = stack.pop(0)
+            if isinstance(item, dict):
+                if isinstance(item.get("@graph"), list):
+                    stack.extend(item["@graph"])
+                objects.append(item)
+            elif isinstance(item, list):
+                stack.extend(item)
     return objects
 
 
@@ -136,80 +148,80 @@ def parse_date(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def detect_layout(soup: BeautifulSoup, objects: list[dict[str, Any]]) -> str:
+def detect_layout(page: Node, objects: list[dict[str, Any]]) -> str:
     """Which Snopes layout the page uses (markup first; JSON-LD alone is its own case)."""
     for layout in LAYOUTS:
-        if soup.select_one(layout.markers) is not None:
+        if select_one(page, layout.markers) is not None:
             return layout.name
     if _of_type(objects, "ClaimReview"):
         return LAYOUT_JSONLD
     return LAYOUT_UNKNOWN
 
 
-def _in_layouts(soup: BeautifulSoup, fact: str) -> str | None:
+def _in_layouts(page: Node, fact: str) -> str | None:
     """The first value of one fact among the selectors of every layout."""
-    return first(soup, *(query for layout in LAYOUTS for query in getattr(layout, fact)))
+    return first(page, *(query for layout in LAYOUTS for query in getattr(layout, fact)))
 
 
-def _from_post_classes(soup: BeautifulSoup, prefix_of: str) -> str | None:
+def _from_post_classes(page: Node, prefix_of: str) -> str | None:
     """A fact a layout writes as a class of its article element (``fact_check_rating-mostly-true``)."""
     for layout in LAYOUTS:
         prefix = getattr(layout, prefix_of)
         if not (prefix and layout.post_classes):
             continue
-        names = " ".join(classes(node) for node in select(soup, layout.post_classes))
+        names = " ".join(classes(node) for node in select(page, layout.post_classes))
         match = re.search(rf"\b{re.escape(prefix)}([a-z0-9-]+)", names)
         if match:
             return match.group(1).replace("-", " ").title()
     return None
 
 
-def _rating_from_markup(soup: BeautifulSoup) -> str | None:
+def _rating_from_markup(page: Node) -> str | None:
     return (
-        _in_layouts(soup, "rating")
-        or _from_post_classes(soup, "rating_class_prefix")
-        or _in_layouts(soup, "rating_image")
+        _in_layouts(page, "rating")
+        or _from_post_classes(page, "rating_class_prefix")
+        or _in_layouts(page, "rating_image")
     )
 
 
-def _category_from_markup(soup: BeautifulSoup) -> str | None:
-    category = first(soup, *SECTION)
+def _category_from_markup(page: Node) -> str | None:
+    category = first(page, *SECTION)
     if category:
         return category
     for layout in LAYOUTS:
         if layout.category_crumbs:
-            crumbs = [clean_text(t) for t in values(soup, layout.category_crumbs)]
+            crumbs = [clean_text(t) for t in values(page, layout.category_crumbs)]
             crumbs = [c for c in crumbs if c and c.lower() not in _NOT_A_CATEGORY]
             if crumbs:
                 return crumbs[-1]
-    page = None  # the serialised page, made only when a layout keeps the category in a script
+    text = None  # the serialised page, made only when a layout keeps the category in a script
     for layout in LAYOUTS:
         if layout.category_script_key:
-            page = page if page is not None else str(soup)
-            match = re.search(rf'"{re.escape(layout.category_script_key)}"\s*:\s*"([^"]+)"', page)
+            text = text if text is not None else etree.tostring(page, encoding="unicode", method="html")
+            match = re.search(rf'"{re.escape(layout.category_script_key)}"\s*:\s*"([^"]+)"', text)
             if match:
                 return clean_text(match.group(1))
-    return _from_post_classes(soup, "category_class_prefix")
+    return _from_post_classes(page, "category_class_prefix")
 
 
-def _author(article: dict[str, Any], soup: BeautifulSoup) -> str | None:
+def _author(article: dict[str, Any], page: Node) -> str | None:
     person = article.get("author")
     if isinstance(person, list):
         person = person[0] if person else {}
     is_person = isinstance(person, dict) and person.get("@type") == "Person"
     author = (
         (clean_text(person.get("name")) if is_person else None)
-        or _in_layouts(soup, "author")
-        or first(soup, *AUTHOR)
+        or _in_layouts(page, "author")
+        or first(page, *AUTHOR)
     )
     return re.sub(r"^By\s+", "", author) if author else None
 
 
-def _headline(article: dict[str, Any], soup: BeautifulSoup) -> str | None:
-    headline = clean_text(article.get("headline")) or _in_layouts(soup, "headline") or first(soup, *TITLE)
+def _headline(article: dict[str, Any], page: Node) -> str | None:
+    headline = clean_text(article.get("headline")) or _in_layouts(page, "headline") or first(page, *TITLE)
     if headline:
         return headline
-    title = first(soup, "title::text")
+    title = first(page, "title::text")
     return _TITLE_SUFFIX.sub("", title) if title else None
 
 
@@ -224,55 +236,56 @@ def _zone_correct(meta: str | None) -> datetime | None:
     return stamp.astimezone(SITE_ZONE) if stamp is not None else None
 
 
-def _published(soup: BeautifulSoup, review: dict[str, Any], article: dict[str, Any]) -> datetime | None:
+def _published(page: Node, review: dict[str, Any], article: dict[str, Any]) -> datetime | None:
     """The publication time, zone-correct: ``article:published_time`` (UTC) when it gives a time of day (the
     2022+ JSON-LD writes Pacific local time labelled as UTC); else JSON-LD, else the meta date, else the
     layout's own date (microdata, the date line)."""
-    meta = first(soup, *PUBLISHED)
+    meta = first(page, *PUBLISHED)
     return (
         _zone_correct(meta)
         or parse_date(review.get("datePublished") or article.get("datePublished"))
         or parse_date(meta)
-        or parse_date(first(soup, *(q for layout in LAYOUTS for q in layout.date_published)))
+        or parse_date(first(page, *(q for layout in LAYOUTS for q in layout.date_published)))
     )
 
 
-def _modified(soup: BeautifulSoup, article: dict[str, Any]) -> datetime | None:
+def _modified(page: Node, article: dict[str, Any]) -> datetime | None:
     """The last-update time, zone-correct the same way (``article:modified_time`` first)."""
-    meta = first(soup, *MODIFIED)
+    meta = first(page, *MODIFIED)
     return (
         _zone_correct(meta)
         or parse_date(article.get("dateModified"))
-        or parse_date(meta or first(soup, *(q for layout in LAYOUTS for q in layout.date_modified)))
+        or parse_date(meta or first(page, *(q for layout in LAYOUTS for q in layout.date_modified)))
     )
 
 
-def read_article(html: str | BeautifulSoup, url: str) -> SnopesArticle:
+def read_article(html: str | Node, url: str) -> SnopesArticle:
     """Read one fact-check page (``html`` may be the page already parsed; it is not modified)."""
-    soup = html if isinstance(html, BeautifulSoup) else parse_html(html)
-    objects = jsonld_objects(soup)
+    page = as_tree(html)
+    objects = jsonld_objects(page)
     review, article = _of_type(objects, "ClaimReview"), _of_type(objects, "Article")
     if not article:
         article = _of_type(objects, "NewsArticle")
-    layout_name = detect_layout(soup, objects)
+    layout_name = detect_layout(page, objects)
 
     canonical = (
-        first(soup, *CANONICAL) or clean_text(review.get("url")) or clean_text(article.get("url")) or url
+        first(page, *CANONICAL) or clean_text(review.get("url")) or clean_text(article.get("url")) or url
     )
     rating_obj = review.get("reviewRating") if isinstance(review.get("reviewRating"), dict) else {}
     rating = clean_text(rating_obj.get("alternateName") or rating_obj.get("name"))
-    rating = rating or _rating_from_markup(soup)
-    claim = clean_text(review.get("claimReviewed")) or _in_layouts(soup, "claim")
-    subtitle = clean_text(article.get("alternativeHeadline")) or _in_layouts(soup, "subtitle")
-    published = _published(soup, review, article)
-    modified = _modified(soup, article)
+    rating = rating or _rating_from_markup(page)
+    claim = clean_text(review.get("claimReviewed")) or _in_layouts(page, "claim")
+    subtitle = clean_text(article.get("alternativeHeadline")) or _in_layouts(page, "subtitle")
+    published = _published(page, review, article)
+    modified = _modified(page, article)
     section = article.get("articleSection")
-    category = (clean_text(section) if isinstance(section, str) else None) or _category_from_markup(soup)
+    category = (clean_text(section) if isinstance(section, str) else None) or _category_from_markup(page)
 
-    body = crawl_body(soup, BY_NAME.get(layout_name))
-    body_text, body_links = body_text_and_links(body, url)
+    body = crawl_body(page, BY_NAME.get(layout_name))
+    skipped = boilerplate_nodes(body)
+    body_text, body_links = body_text_and_links(body, url, skipped)
     sources_css = ", ".join(layout.sources for layout in LAYOUTS if layout.sources)
-    sources = [t for t in (all_text(p) for p in select(soup, sources_css)) if t]
+    sources = [t for t in (all_text(p) for p in select(page, sources_css)) if t]
 
     canonical_url, canonical_problem = _canonical(url, canonical)
     problems = [canonical_problem] if canonical_problem else []
@@ -284,14 +297,14 @@ def read_article(html: str | BeautifulSoup, url: str) -> SnopesArticle:
         canonical_url=canonical_url,
         layout=layout_name,
         category=category,
-        headline=_headline(article, soup),
+        headline=_headline(article, page),
         subtitle=subtitle,
         claim=claim,
         rating=rating,
         date_published=published,
         date_modified=modified,
-        author=_author(article, soup),
-        image_urls=article_images(soup, body, url),
+        author=_author(article, page),
+        image_urls=article_images(page, body, url, skipped),
         body_text=body_text,
         body_links=body_links,
         sources=sources,

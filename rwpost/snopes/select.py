@@ -1,72 +1,185 @@
-"""Selectors over a BeautifulSoup tree with Scrapy/parsel's endings: ``css::text`` gives the text nodes
-whose parent matches, ``css::attr(name)`` the attribute values of the matches, both in document order.
+"""Selectors over one lxml tree with Scrapy/parsel's endings: ``css::text`` gives the text nodes whose
+parent matches, ``css::attr(name)`` the attribute values of the matches, both in document order.
 
-The layouts keep their selectors in this form (``rwpost.snopes.layouts``); the tagger walks the same
-tree, so a page is parsed once.
+The layouts keep their selectors in this form (``rwpost.snopes.layouts``); each CSS query is turned into
+XPath and compiled once, on first use. The page model, the crawler and the tagger walk the same tree, so
+a page is parsed once.
 """
 
 from __future__ import annotations
 
 import html as html_lib
 import re
+import threading
 from collections.abc import Iterator
+from functools import cache
 
-from bs4 import BeautifulSoup, NavigableString, Tag
-from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
+from cssselect import HTMLTranslator, parse
+from cssselect.parser import Attrib, Class, CombinedSelector, Hash
+from cssselect.xpath import XPathExpr
+from lxml import etree
 
 from rwpost.errors import RwpostError
 
-Node = BeautifulSoup | Tag
+Node = etree._Element
+"""An element of a parsed page (the page itself is its root ``<html>`` element)."""
 
 _ENDING = re.compile(r"::(?:(text)|attr\(([^)]+)\))\s*$")
-_SPACES = re.compile(r"\s+")
-_NOT_TEXT = (Comment, Declaration, Doctype, ProcessingInstruction)
 
 
-def parse_html(html: str) -> BeautifulSoup:
+class _ScopedTranslator(HTMLTranslator):
+    """CSS to XPath where every combinator is a condition on the matched element (``b[ancestor::a]`` for
+    ``a b``): a query run from any element finds the matches under it, while ancestors above it still
+    count (as BeautifulSoup/soupsieve and a browser's ``querySelectorAll`` match), and it scans only that
+    element's subtree."""
+
+    def xpath_descendant_combinator(self, left: XPathExpr, right: XPathExpr) -> XPathExpr:
+        return right.add_condition(f"ancestor::{left}")
+
+    def xpath_child_combinator(self, left: XPathExpr, right: XPathExpr) -> XPathExpr:
+        return right.add_condition(f"parent::{left}")
+
+    def xpath_direct_adjacent_combinator(self, left: XPathExpr, right: XPathExpr) -> XPathExpr:
+        return right.add_condition(f"preceding-sibling::*[1][self::{left}]")
+
+    def xpath_indirect_adjacent_combinator(self, left: XPathExpr, right: XPathExpr) -> XPathExpr:
+        return right.add_condition(f"preceding-sibling::{left}")
+
+
+_TRANSLATOR = _ScopedTranslator()
+_TEXT_NODES = etree.XPath("descendant::text()", smart_strings=False)
+_NOT_CONTENT = frozenset(("script", "style", "template", "rt", "rp"))
+"""Elements whose text is not page content (as BeautifulSoup's ``get_text`` had it)."""
+
+
+def parse_html(html: str | bytes) -> Node:
     """The page as a tree (lxml's HTML parser, as the tagger has always used)."""
-    return BeautifulSoup(html, "lxml")
+    parser = etree.HTMLParser(recover=True)
+    try:
+        parser.feed(html)
+        root = parser.close()
+    except etree.XMLSyntaxError:  # nothing to parse (an empty or blank page)
+        root = None
+    if root is None:
+        return etree.fromstring("<html></html>", etree.HTMLParser())
+    return root
+
+
+def as_tree(html: str | bytes | Node) -> Node:
+    """The page's tree: ``html`` itself when it is one, else ``html`` parsed."""
+    return html if isinstance(html, etree._Element) else parse_html(html)
 
 
 def clean_text(value: str | None) -> str | None:
     """Whitespace-collapsed text with entities decoded, None when empty."""
     if value is None:
         return None
-    text = _SPACES.sub(" ", html_lib.unescape(value)).strip()
-    return text or None
+    return " ".join(html_lib.unescape(value).split()) or None
 
 
-def is_text(node: object) -> bool:
-    """A text node (not a comment, doctype or processing instruction)."""
-    return isinstance(node, NavigableString) and not isinstance(node, _NOT_TEXT)
+def select(root: Node, css: str) -> list[Node]:
+    """Elements matching ``css`` among ``root`` and its descendants, in document order (a match may rest
+    on ancestors of ``root``, as in a browser's ``element.querySelectorAll``)."""
+    query = _query(root, css)
+    return query[0](root) if query else []
 
 
-def select(root: Node, css: str) -> list[Tag]:
-    """Elements matching ``css`` among ``root`` and its descendants, in document order."""
-    found = root.select(css)
-    if isinstance(root, Tag) and not isinstance(root, BeautifulSoup) and root.css.match(css):
-        found.insert(0, root)
+@cache
+def _group(css: str) -> tuple[tuple[frozenset[str], str], ...]:
+    """Per selector of a group: the class names, ids and ``itemprop`` values its matches need somewhere in
+    the page, and its XPath from a context element."""
+    to_xpath = _TRANSLATOR.selector_to_xpath
+    return tuple(
+        (frozenset(_names(selector.parsed_tree)), to_xpath(selector, "descendant-or-self::"))
+        for selector in parse(css)
+    )
+
+
+def _names(tree: object) -> set[str]:
+    found: set[str] = set()
+    while tree is not None:
+        if isinstance(tree, Class):
+            found.add(tree.class_name)
+        elif isinstance(tree, Hash):
+            found.add(tree.id)
+        elif isinstance(tree, Attrib) and tree.attrib == "itemprop" and tree.operator == "=" and tree.value:
+            found.add(tree.value.value)
+        elif isinstance(tree, CombinedSelector):
+            found |= _names(tree.subselector)
+        tree = getattr(tree, "selector", None)  # not into :not(...): what it names need not be there
     return found
+
+
+@cache
+def _compiled(paths: tuple[str, ...]) -> tuple[etree.XPath, etree.XPath]:
+    """XPath paths as one union, compiled once: the matches in document order, and their own text nodes."""
+    path = " | ".join(paths)
+    return etree.XPath(path, smart_strings=False), etree.XPath(f"({path})/text()", smart_strings=False)
+
+
+_NAMES = etree.XPath(
+    "descendant-or-self::*/@class | descendant-or-self::*/@id | descendant-or-self::*/@itemprop",
+    smart_strings=False,
+)
+_XML_SPACE = re.compile(r"[^ \t\r\n]+")
+
+
+class _Probed(threading.local):
+    """Per thread, the last tree probed and the class names, ids and itemprops it has (one page meets many
+    queries in a row)."""
+
+    last: tuple[Node | None, set[str]] = (None, set())
+
+
+_PROBED = _Probed()
+
+
+def _page_names(root: Node) -> set[str]:
+    """The class names, ids and itemprops of the page ``root`` is in (a tree is only ever pruned, so what
+    it had stays a superset of what it has)."""
+    probed = _PROBED.last
+    if root is not probed[0]:
+        top = root
+        while (parent := top.getparent()) is not None:
+            top = parent
+        if top is not probed[0]:
+            values = _NAMES(top)
+            probed = _PROBED.last = (top, {*values, *_XML_SPACE.findall(" ".join(values))})
+    return probed[1]
+
+
+def _query(root: Node, css: str) -> tuple[etree.XPath, etree.XPath] | None:
+    """The compiled query of the selectors of ``css`` that may match in ``root``'s page, None when none
+    may: a selector needing a class name, id or itemprop the page lacks is left out (the cheap probe that
+    spares most of the layouts' queries on a page of another layout)."""
+    group = _group(css)
+    if all(not needed for needed, _path in group):
+        return _compiled(tuple(path for _needed, path in group))
+    names = _page_names(root)
+    paths = tuple(path for needed, path in group if needed <= names)
+    return _compiled(paths) if paths else None
+
+
+def select_one(root: Node, css: str) -> Node | None:
+    """The first element :func:`select` finds, or None."""
+    found = select(root, css)
+    return found[0] if found else None
 
 
 def values(root: Node, query: str) -> list[str]:
     """What a ``css``, ``css::text`` or ``css::attr(name)`` query finds (elements as their text)."""
     css, ending = _split(query)
-    matches = select(root, css)
     if ending is None:
-        return [all_text(node) or "" for node in matches]
+        return [all_text(node) or "" for node in select(root, css)]
     attr = ending.group(2)
     if attr is not None:
-        found = []
-        for node in matches:
-            value = node.get(attr.strip())
-            if value is not None:
-                found.append(value if isinstance(value, str) else " ".join(value))
-        return found
-    parents = {id(node) for node in matches}
-    return [str(s) for s in _descendants(root) if is_text(s) and id(s.parent) in parents]
+        name = attr.strip()
+        return [value for node in select(root, css) if (value := node.get(name)) is not None]
+    query = _query(root, css)
+    return query[1](root) if query else []
 
 
+@cache
 def _split(query: str) -> tuple[str, re.Match[str] | None]:
     """CSS and ending of a query; a group (``a::text, b::text``) shares one ending."""
     parts = [part.strip() for part in query.split(",")]
@@ -94,18 +207,46 @@ def first_raw(root: Node, query: str) -> str | None:
     return found[0] if found else None
 
 
-def all_text(node: Tag) -> str | None:
+def all_text(node: Node) -> str | None:
     """Every text node under ``node`` joined by spaces and cleaned."""
-    return clean_text(" ".join(str(s) for s in _descendants(node) if is_text(s)))
+    return clean_text(" ".join(_TEXT_NODES(node)))
 
 
-def classes(node: Tag) -> str:
-    """The ``class`` attribute as one string."""
+def text_of(node: Node, separator: str = "", strip: bool = False) -> str:
+    """The content text of ``node`` (not that of scripts, styles or templates inside it), each piece
+    stripped and empty ones left out when ``strip``, joined by ``separator``."""
+    pieces = _TEXT_NODES(node) if node.tag in _NOT_CONTENT else _content_strings(node)
+    if strip:
+        pieces = (piece.strip() for piece in pieces)
+        return separator.join(piece for piece in pieces if piece)
+    return separator.join(pieces)
+
+
+def _content_strings(node: Node) -> Iterator[str]:
+    if node.text:
+        yield node.text
+    for child in node:
+        if isinstance(child.tag, str) and child.tag not in _NOT_CONTENT:
+            yield from _content_strings(child)
+        if child.tail:
+            yield child.tail
+
+
+def classes(node: Node) -> str:
+    """The ``class`` attribute as one string (its names separated by single spaces)."""
     value = node.get("class")
-    return " ".join(value) if isinstance(value, list) else (value or "")
+    return " ".join(value.split()) if value else ""
 
 
-def _descendants(root: Node) -> Iterator[object]:
-    if isinstance(root, Tag) and not isinstance(root, BeautifulSoup):
-        yield root
-    yield from root.descendants
+def drop_tree(node: Node) -> None:
+    """Remove ``node`` and what is under it from its tree; the text after it stays where it was."""
+    parent = node.getparent()
+    if parent is None:
+        return
+    if node.tail:
+        previous = node.getprevious()
+        if previous is None:
+            parent.text = (parent.text or "") + node.tail
+        else:
+            previous.tail = (previous.tail or "") + node.tail
+    parent.remove(node)
