@@ -276,16 +276,15 @@ def video_format(data: bytes) -> str | None:
 def direct_video_urls(body: bytes, base_url: str) -> list[str]:
     """The video files a page embeds directly: each ``<video>``'s ``src`` or first ``<source>``, when it
     names a video file (by extension, or a ``<source type="video/...">``), absolute, in page order."""
-    from bs4 import BeautifulSoup
+    from rwpost.snopes.select import as_tree
 
     if b"<video" not in body.lower():  # most pages: no parse at all
         return []
-    soup = BeautifulSoup(body, "html.parser")
     urls: list[str] = []
-    for node in soup.find_all("video"):
+    for node in as_tree(body).iter("video"):
         url = resolve_link(embed_url(node), base_url)
-        source = node.find("source")
-        typed = bool(source and str(source.get("type") or "").startswith("video/"))
+        source = next(node.iterdescendants("source"), None)
+        typed = source is not None and str(source.get("type") or "").startswith("video/")
         extension = url.rsplit("?", 1)[0].rsplit(".", 1)[-1].lower() if url else ""
         if url and link_kind(url) == "video" and extension in VIDEO_FILE_EXTENSIONS or url and typed:
             urls.append(url)
