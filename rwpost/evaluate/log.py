@@ -253,6 +253,8 @@ class Repeats(LogPart):
 
     n: int
     headline: dict[str, Spread] = {}
+    views: dict[str, dict[str, Spread]] = {}
+    """Every view's headline metrics over the repeats (views with samples)."""
     headline_is: str = "mean over repeats"
     details_of: str = "repeat 0 (views, per class, breakdowns)"
 

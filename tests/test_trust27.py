@@ -1,0 +1,134 @@
+"""Issue 27's "numbers and output a reader can trust", typed detector options and the low-severity hostile
+cases: one regression test per case (the cases and their commands are in the hostile and new-user
+reviews of main 1944020)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rwpost.cli import main
+from rwpost.labels import Label
+from rwpost.io import write_jsonl
+from tests.conftest import one_line, run_cli, run_cli_out
+from tests.evaluate_helpers import SCRIPTED, TRUST_GOLD, make_sample, run_evaluate
+
+
+@pytest.fixture
+def samples():
+    return [make_sample(i, g) for i, g in enumerate(TRUST_GOLD)]
+
+
+def _script(tmp_path, name: str, repeats: list[dict[str, str]]):
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({str(i): r for i, r in enumerate(repeats)}))
+    return path
+
+
+@pytest.mark.trust
+class TestTrust:
+    """Numbers a reader can trust: repeated runs are compared and shown by their mean, not repeat 0."""
+
+    @pytest.fixture
+    def repeated(self, tmp_path, samples, data):
+        """Run A: repeat 0 perfect, repeats 1 and 2 all wrong (mean accuracy 1/3); run B: always half
+        right (3 repeats of the same answers)."""
+        right = {s.id: str(s.label) for s in samples}
+        wrong = {s.id: ("True" if s.label is not Label.TRUE else "False") for s in samples}
+        half = {s.id: (right if i % 2 else wrong)[s.id] for i, s in enumerate(samples)}
+        runs = tmp_path / "runs"
+        for name, script in (("lucky", [right, wrong, wrong]), ("steady", [half, half, half])):
+            path = _script(tmp_path, name, script)
+            args = ["--detector", SCRIPTED, "--set", f"script={path}", "--repeats", "3", "--name", name]
+            assert run_evaluate(data, runs / name, *args) == 0
+        return runs
+
+    def test_compare_pairs_over_repeats_not_repeat_0(self, repeated, tmp_path, capsys):
+        out = tmp_path / "compare.json"
+        code, stdout, err = run_cli_out(
+            capsys, "compare", repeated / "lucky", repeated / "steady", "--bootstrap", 200, "--out", out
+        )
+        assert code == 0, err
+        accuracy = json.loads(out.read_text())["views"]["main"]["metrics"]["accuracy"]
+        # the mean over the pairs (repeat 0 alone said +0.5, the opposite sign)
+        assert accuracy["a"] == pytest.approx(1 / 3) and accuracy["b"] == pytest.approx(0.5)
+        assert accuracy["difference"] == pytest.approx(1 / 3 - 0.5)
+        low, high = accuracy["difference_ci95"]
+        assert low <= accuracy["difference"] <= high and high < 0.5  # not repeat 0's +0.5
+        assert (
+            accuracy["mcnemar"]["p_value"] is None
+            and "one answer per sample" in accuracy["mcnemar"]["reason"]
+        )
+        assert accuracy["repeats"]["difference"]["values"] == pytest.approx([0.5, -0.5, -0.5])
+        assert "0.333 ± 0.577" in stdout and "-0.167 ± 0.577" in stdout
+        assert "McNemar not computed" in err
+
+    def test_compare_refuses_uneven_repeat_counts(self, repeated, tmp_path, samples, data, capsys):
+        two = _script(tmp_path, "two", [{s.id: "True" for s in samples}] * 2)
+        args = ["--detector", SCRIPTED, "--set", f"script={two}", "--repeats", "2", "--name", "two"]
+        assert run_evaluate(data, tmp_path / "two", *args) == 0
+        code, err = run_cli(capsys, "compare", repeated / "lucky", tmp_path / "two", "--bootstrap", 20)
+        assert code == 2 and "run A has 3 repeats and run B 2" in one_line(err)
+
+    def test_the_evaluate_table_shows_the_mean_over_repeats(
+        self, tmp_path, samples, data, capsys, monkeypatch
+    ):
+        monkeypatch.setenv("COLUMNS", "80")
+        right = {s.id: str(s.label) for s in samples}
+        wrong = {s.id: ("True" if s.label is not Label.TRUE else "False") for s in samples}
+        path = _script(tmp_path, "lucky", [right, wrong, wrong])
+        args = ["--detector", SCRIPTED, "--set", f"script={path}", "--repeats", "3"]
+        capsys.readouterr()
+        assert run_evaluate(data, tmp_path / "run", *args) == 0
+        stdout = capsys.readouterr().out
+        assert "mean ± sd over 3 repeats" in stdout
+        assert "0.333 ± 0.577" in stdout and "1.000" not in stdout  # repeat 0 alone was perfect
+        assert "…" not in stdout
+        metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+        main_view = metrics["repeats"]["views"]["main"]["accuracy"]
+        assert main_view["values"] == [1.0, 0.0, 0.0] and np.isclose(main_view["mean"], 1 / 3)
+
+    def test_the_leaderboard_and_compare_tables_are_readable_at_80_columns(
+        self, repeated, capsys, monkeypatch
+    ):
+        monkeypatch.setenv("COLUMNS", "80")
+        code, stdout, err = run_cli_out(capsys, "leaderboard", repeated)
+        assert code == 0, err
+        assert "…" not in stdout and "0.333 ± 0.577" in stdout and "0.500 ± 0.000" in stdout
+        assert "steady: setting" in stdout  # one line per run, every header named
+        assert "flagged: predictions that cite a blocked fact-check domain" in err
+        code, stdout, err = run_cli_out(
+            capsys, "compare", repeated / "lucky", repeated / "steady", "--bootstrap", 20
+        )
+        assert code == 0, err
+        assert "…" not in stdout and "-0.167 ± 0.577" in stdout
+        monkeypatch.setenv("COLUMNS", "250")  # a wide terminal still gets the table
+        code, stdout, err = run_cli_out(capsys, "leaderboard", repeated)
+        assert code == 0 and "┃ system" in stdout
+
+
+@pytest.mark.hostile
+class TestHostile:
+    """Careless use that must not mislead or touch anything."""
+
+    def test_extract_dry_run_without_a_price_says_unpriced_and_creates_nothing(
+        self, tmp_path, monkeypatch, capsys, de_niro
+    ):
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+        tagged = tmp_path / "tagged.jsonl"
+        write_jsonl(tagged, [de_niro])
+        before = sorted(tmp_path.rglob("*"))
+        code, stdout, err = run_cli_out(
+            capsys, "extract", "--in", tagged, "--out", tmp_path / "x", "--dry-run"
+        )
+        assert code == 0, err
+        assert "unpriced" in stdout and "0.0" not in stdout
+        assert "no price for model" in stdout
+        assert sorted(tmp_path.rglob("*")) == before  # no data/cache/llm.sqlite, no --out folder
+        code, err = run_cli(
+            capsys, "extract", "--in", tagged, "--out", tmp_path / "x", "--dry-run", "--price-in", 1
+        )
+        assert code == 2 and "--price-out" in one_line(err)
