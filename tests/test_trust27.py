@@ -11,9 +11,10 @@ import pytest
 
 from rwpost.cli import main
 from rwpost.labels import Label
+from rwpost.records import Image
 from rwpost.io import write_jsonl
 from tests.conftest import one_line, run_cli, run_cli_out
-from tests.evaluate_helpers import SCRIPTED, TRUST_GOLD, make_sample, run_evaluate
+from tests.evaluate_helpers import SCRIPTED, TRUST_GOLD, image_bytes, make_sample, run_evaluate
 
 
 @pytest.fixture
@@ -107,6 +108,44 @@ class TestTrust:
         monkeypatch.setenv("COLUMNS", "250")  # a wide terminal still gets the table
         code, stdout, err = run_cli_out(capsys, "leaderboard", repeated)
         assert code == 0 and "┃ system" in stdout
+
+    def test_a_run_report_says_what_it_trained_on_and_reads_right_on_tiny_groups(self, tmp_path, capsys):
+        images = [Image(bytes=image_bytes())] * 11 + [None]
+        gold = [*TRUST_GOLD, Label.TRUE, Label.FALSE]
+        samples = [
+            make_sample(i, g, image=images[i], category="Lonely" if i == 11 else "Generated")
+            for i, g in enumerate(gold)
+        ]
+        data, train = tmp_path / "data.jsonl", tmp_path / "train.jsonl"
+        write_jsonl(data, samples)
+        write_jsonl(train, [make_sample(100 + i, g) for i, g in enumerate(TRUST_GOLD)])
+        args = ["--detector", "majority", "--train", str(train), "--setting", "T+I", "--plots"]
+        assert run_evaluate(data, tmp_path / "run", *args) == 0
+        report = (tmp_path / "run" / "report.md").read_text()
+        assert f"Trained on: {train} (sha256 " in report and ", 10 samples." in report
+        assert "Images: not sent (the detector does not read images; 11 expected" in report
+        assert "None sent" not in report
+        one = [line for line in report.splitlines() if line.startswith("| Lonely ")]
+        cells = [c.strip() for c in one[0].strip(" |").split("|")]
+        assert cells[1] == "1" and cells[3] == "- (n=1)"  # no macro F1 of 1.0 from one sample
+        assert "macro recall - (0 samples cite URLs)" in report
+        assert "Difficulty is the number of gold evidence items" in report
+        assert (tmp_path / "run" / "plots" / "category_f1.png").exists()
+
+        args = ["--detector", "majority", "--train-fraction", "0.5"]
+        assert run_evaluate(data, tmp_path / "part", *args) == 0
+        report = (tmp_path / "part" / "report.md").read_text()
+        assert "Trained on: --train-fraction 0.5 of the data (6 of 12 samples, seed 0" in report
+        assert ", 6 samples." in report
+
+        # a leaderboard of runs that cost nothing draws no cost figure
+        code, err = run_cli(
+            capsys, "leaderboard", tmp_path / "run", tmp_path / "part", "--out", tmp_path / "b"
+        )
+        assert code == 0, err
+        assert (
+            not (tmp_path / "b" / "cost_vs_f1.png").exists() and (tmp_path / "b" / "leaderboard.md").exists()
+        )
 
 
 @pytest.mark.hostile

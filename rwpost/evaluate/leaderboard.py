@@ -131,7 +131,8 @@ def leaderboard_markdown(rows: Sequence[LeaderboardRow]) -> str:
     policies = sorted({r.failures for r in rows})
     lines = [
         f"Scores {'; '.join(policy_title(p) for p in policies)}. "
-        "Coverage is answered/total; (!) marks a run below 100 %.",
+        "Coverage is answered/total; (!) marks a run below 100 %. Flagged: predictions that cite a blocked "
+        "fact-check domain.",
         "",
         *markdown_table(
             [
@@ -201,16 +202,14 @@ def run_files(paths: Sequence[str | Path]) -> list[Path]:
 def write_leaderboard(
     paths: Sequence[str | Path], out_dir: str | Path, *, explanations: bool = True, plot: bool = True
 ) -> list[LeaderboardRow]:
-    """leaderboard.json, leaderboard.md, cost_vs_f1.png (with ``plot``) and the merged paired explanations
-    in ``out_dir``."""
+    """leaderboard.json, leaderboard.md, cost_vs_f1.png (with ``plot``, when some run cost anything) and the
+    merged paired explanations in ``out_dir``."""
     out = Path(out_dir)
     rows = leaderboard(paths)
     write_json(out / "leaderboard.json", [r.dump() for r in rows])
     write_text(out / "leaderboard.md", leaderboard_markdown(rows))
-    if plot:
-        cost_plot(rows, out / "cost_vs_f1.png")
-    else:  # an earlier board's figure would show other rows
-        (out / "cost_vs_f1.png").unlink(missing_ok=True)
+    if not (plot and cost_plot(rows, out / "cost_vs_f1.png")):  # none when nothing cost anything
+        (out / "cost_vs_f1.png").unlink(missing_ok=True)  # an earlier board's figure would show other rows
     if explanations:
         found = [r.run for r in rows if (Path(r.run) / "explanations.jsonl").exists()]
         runs = [[row for _, row in iter_jsonl(Path(run) / "explanations.jsonl")] for run in found]

@@ -372,6 +372,7 @@ class ImagesRecord(LogPart):
     missing_ids: list[str] = []
     without_image: int = 0
     sent: int | None = None
+    """Images the detector sent to a model; None: the detector does not read images."""
 
 
 class RetrievalRecord(LogPart):
