@@ -147,6 +147,27 @@ class TestTrust:
             not (tmp_path / "b" / "cost_vs_f1.png").exists() and (tmp_path / "b" / "leaderboard.md").exists()
         )
 
+    def test_stats_keeps_main_and_challenging_apart_and_names_its_columns(self, tmp_path, capsys):
+        rows = [make_sample(i, g, subset="main", split="test") for i, g in enumerate(TRUST_GOLD)]
+        rows += [
+            make_sample(20 + i, g, subset="challenging", split="dev") for i, g in enumerate(["Mixture"] * 3)
+        ]
+        data = tmp_path / "samples.jsonl"
+        write_jsonl(data, rows)
+        code, err = run_cli(capsys, "stats", data, "--out", tmp_path / "stats")
+        assert code == 0, err
+        stats = json.loads((tmp_path / "stats" / "stats.json").read_text())
+        assert stats["labels_by_subset"] == {
+            "challenging": {"Mixture": 3},
+            "main": {"False": 5, "True": 3, "Unproven": 2},
+        }
+        assert stats["splits"] == {"main/test": 10, "challenging/dev": 3}
+        md = (tmp_path / "stats" / "stats.md").read_text()
+        assert "| RW-Post label | challenging | main |" in md and "| Mixture | 3 | 0 |" in md
+        assert "| category | median evidence items |" in md  # was headed "count"
+        assert "| evidence items per sample | samples |" in md
+        assert (tmp_path / "stats" / "labels.png").stat().st_size > 0
+
 
 @pytest.mark.hostile
 class TestHostile:
