@@ -5,15 +5,16 @@ reviews of main 1944020)."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
 
-from rwpost.cli import main
+from rwpost.dataset import read_samples
+from rwpost.io import folder_lock, write_jsonl
 from rwpost.labels import Label
-from rwpost.records import Image
-from rwpost.io import write_jsonl
-from tests.conftest import one_line, run_cli, run_cli_out
+from rwpost.records import Evidence, Image
+from tests.conftest import DEV, ROOT, one_line, run_cli, run_cli_out
 from tests.evaluate_helpers import SCRIPTED, TRUST_GOLD, image_bytes, make_sample, run_evaluate
 
 
@@ -192,3 +193,70 @@ class TestHostile:
             capsys, "extract", "--in", tagged, "--out", tmp_path / "x", "--dry-run", "--price-in", 1
         )
         assert code == 2 and "--price-out" in one_line(err)
+
+
+OTHER = ROOT / "data" / "sample" / "released" / "rwpost_dev_other_labels.jsonl"
+"""The released records with the authors' mojibake category "Risqu√© Business" (line 27)."""
+
+
+@pytest.mark.cli_errors
+class TestCliErrors:
+    """Import: bad or careless input is one line, and what was repaired is said."""
+
+    def test_import_repairs_mojibake_and_records_the_repair_and_export_gives_the_release_back(
+        self, tmp_path, capsys
+    ):
+        out = tmp_path / "other.parquet"
+        code, stdout, err = run_cli_out(capsys, "import-released", OTHER, "--out", out)
+        assert code == 0, err
+        assert "repaired mis-decoded text in 1 samples" in stdout
+        assert "'Risqu√© Business' -> 'Risqué Business'" in stdout
+        samples = read_samples(out)
+        risque = [s for s in samples if s.category and s.category.startswith("Risqu")]
+        assert [s.category for s in risque] == ["Risqué Business"]
+        assert risque[0].extra["repaired_text"] == {"category": "Risqu√© Business"}
+        assert not any("√" in (s.category or "") for s in samples)
+        code, err = run_cli(capsys, "export-released", out, "--out", tmp_path / "back.jsonl")
+        assert code == 0, err
+        assert (tmp_path / "back.jsonl").read_text(encoding="utf-8").splitlines() == [
+            json.dumps(json.loads(line), ensure_ascii=False)
+            for line in OTHER.read_text(encoding="utf-8").splitlines()
+        ]  # the authors' bytes back: the release itself is never rewritten
+
+    def test_a_null_evidence_url_stays_null_through_demo_and_flat(self, tmp_path, capsys):
+        sample = make_sample(1, "False", evidence=[Evidence(id=1, type="Text", content="c", url=None)])
+        write_jsonl(tmp_path / "s.jsonl", [sample])
+        flat = tmp_path / "flat.jsonl"
+        assert (
+            run_cli(capsys, "export-released", tmp_path / "s.jsonl", "--out", flat, "--format", "flat")[0]
+            == 0
+        )
+        assert json.loads(flat.read_text())["fact_checking_evidence"][0]["url"] is None
+
+    def test_an_empty_release_is_refused_in_one_line(self, tmp_path, capsys):
+        empty = tmp_path / "empty.jsonl"
+        empty.write_text("\n\n")
+        code, err = run_cli(capsys, "import-released", empty, "--out", tmp_path / "e.parquet")
+        assert code == 1 and "empty.jsonl: no records to import" in one_line(err)
+        assert not (tmp_path / "e.parquet").exists()
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text("{nope\n")
+        code, err = run_cli(capsys, "import-released", bad, "--out", tmp_path / "b.parquet", "--skip-bad")
+        assert code == 1 and "no records to import (all 1 set aside in" in one_line(err)
+        assert (tmp_path / "b.rejects.jsonl").exists() and not (tmp_path / "b.parquet").exists()
+
+    def test_rejects_help_names_the_default_file(self, capsys, monkeypatch):
+        monkeypatch.setenv("COLUMNS", "200")
+        code, stdout, _ = run_cli_out(capsys, "import-released", "--help")
+        assert code == 0 and "dev.parquet -> dev.rejects.jsonl" in " ".join(stdout.split())
+
+    def test_a_second_import_into_the_same_out_is_refused_while_the_first_runs(self, tmp_path, capsys):
+        out = tmp_path / "dev.parquet"
+        with folder_lock(tmp_path, f".{out.name}.lock"):  # the first import, still writing
+            code, err = run_cli(capsys, "import-released", DEV, "--out", out)
+        assert code == 1 and f"is being written by PID {os.getpid()}" in one_line(err)
+        assert not out.exists()
+        assert run_cli(capsys, "import-released", DEV, "--out", out)[0] == 0
+        code, err = run_cli(capsys, "import-released", DEV, "--out", out)  # the second one, after it
+        assert code == 2 and "already exists" in one_line(err)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["dev.parquet"]  # no lock left behind
