@@ -9,6 +9,7 @@ import os
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from rwpost.dataset import read_samples
 from rwpost.io import folder_lock, write_jsonl
@@ -260,3 +261,57 @@ class TestCliErrors:
         code, err = run_cli(capsys, "import-released", DEV, "--out", out)  # the second one, after it
         assert code == 2 and "already exists" in one_line(err)
         assert sorted(p.name for p in tmp_path.iterdir()) == ["dev.parquet"]  # no lock left behind
+
+
+TYPED_OPTIONS = [
+    (
+        ["--detector", "agentfact", "--set", "stop_confidence=abc"],
+        "stop_confidence: Input should be a valid integer",
+    ),
+    (["--detector", "agentfact", "--set", "max_steps=-5"], "max_steps: Input should be greater than 0"),
+    (["--detector", "agentfact", "--set", "timeout_s=0"], "timeout_s must be a number of seconds above 0"),
+    (
+        ["--detector", "vlm", "--set", "timeout_s=nan"],
+        "timeout_s must be a number of seconds above 0, got nan",
+    ),
+    (["--detector", "vlm", "--set", "max_new_tokens=0"], "max_new_tokens: Input should be greater than 0"),
+    (["--detector", "vlm", "--set", "prompt=../../../etc/passwd"], "prompt: expected the name of a prompt"),
+    (["--detector", "vlm", "--set", "prompt=/etc/passwd"], "prompt: expected the name of a prompt"),
+    (["--detector", "stratified", "--seed", "-1"], "--seed: Input should be greater than or equal to 0"),
+    (["--detector", "stratified", "--seed", str(2**64)], "--seed: Input should be less than or equal to"),
+    (["--detector", "majority", "--setting", "T+E", "--k", "1", "--evidence-seed", "-1"], "--evidence-seed:"),
+    (
+        ["--detector", "majority", "--setting", "T+E", "--k", "99999999999999999999"],
+        "--k: Input should be less",
+    ),
+]
+
+
+@pytest.mark.cli_errors
+class TestTypedOptions:
+    """A detector or run option that cannot mean what was meant is one line naming it, exit 2, and
+    nothing is written (the run folder is not even created)."""
+
+    @pytest.mark.parametrize("args,problem", TYPED_OPTIONS, ids=[" ".join(a[1:]) for a, _ in TYPED_OPTIONS])
+    def test_refused_in_one_line_before_anything_is_written(
+        self, args, problem, tmp_path, capsys, monkeypatch
+    ):
+        monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never reached
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        data = tmp_path / "data.jsonl"
+        write_jsonl(data, [make_sample(i, g) for i, g in enumerate(TRUST_GOLD)])
+        common = ["evaluate", "--data", data, "--out", tmp_path / "out", "--train-fraction", "0.5"]
+        code, err = run_cli(capsys, *common, "--model", "m", "--no-progress", *args)
+        assert code == 2 and problem in one_line(err)
+        assert not (tmp_path / "out").exists()
+
+    def test_compare_refuses_a_negative_seed(self, tmp_path, capsys):
+        code, err = run_cli(capsys, "compare", tmp_path / "a", tmp_path / "b", "--seed", "-1")
+        assert code == 2 and "--seed: Input should be greater than or equal to 0" in one_line(err)
+
+    def test_params_refuse_a_negative_seed_and_a_huge_k(self):
+        from rwpost.evaluate.shards import EvaluateSettings
+
+        for bad in ({"seed": -1}, {"evidence_seed": -1}, {"k": [10**20]}):
+            with pytest.raises(ValidationError):
+                EvaluateSettings.model_validate(bad)

@@ -177,6 +177,7 @@ def evaluate(
     A local vision-language model: --detector local-vlm --model /path/to/Qwen2-VL-2B-Instruct.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local model folders only, never a download
+    from rwpost.evaluate.contract import EvidenceK, Seed, check_option
     from rwpost.evaluate.data import load_eval_data
     from rwpost.evaluate.encoders import lazy_encoder
     from rwpost.evaluate.leaderboard import write_leaderboard
@@ -184,6 +185,12 @@ def evaluate(
     from rwpost.evaluate.plan import DetectorEntry, plan_runs, run_plan
     from rwpost.evaluate.task import GRID
     from rwpost.llm.config import detector_secrets_from_env  # rwpost.llm loads the OpenAI SDK (~0.5 s)
+
+    for name, value in (("--seed", seed), ("--evidence-seed", evidence_seed)):
+        if value is not None:
+            check_option(name, value, Seed)
+    for k in ks or []:
+        check_option("--k", k, EvidenceK)
 
     o = _stage_defaults(
         settings=list(setting or []) + (list(GRID) if grid else []) or None,
@@ -395,7 +402,10 @@ def compare(
 
     Example: rwpost compare reports/evaluate/main/embedding-T reports/evaluate/main/majority-T
     """
+    from rwpost.evaluate.contract import Seed, check_option
     from rwpost.evaluate.leaderboard import compare_runs, run_files
+
+    check_option("--seed", seed, Seed)
     from rwpost.evaluate.log import METRIC_TITLES
     from rwpost.evaluate.metrics import HEADLINE
     from rwpost.io import check_output, write_json
