@@ -4,24 +4,39 @@ reviews of main 1944020)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import subprocess
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 from pydantic import ValidationError
+from snopes_crawler.spiders.snopes import SnopesSpider
 
 from rwpost.dataset import read_samples
 from rwpost.io import folder_lock, write_jsonl
 from rwpost.labels import Label
 from rwpost.records import Evidence, Image
-from tests.conftest import DEV, ROOT, one_line, run_cli, run_cli_out
+from rwpost.sample.serve import SampleServer
+from tests.conftest import DENIRO, DEV, ROOT, one_line, run_cli, run_cli_out
 from tests.evaluate_helpers import SCRIPTED, TRUST_GOLD, image_bytes, make_sample, run_evaluate
+from tests.killing import child_env, cli_command
 
 
 @pytest.fixture
 def samples():
     return [make_sample(i, g) for i, g in enumerate(TRUST_GOLD)]
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
 
 
 def _script(tmp_path, name: str, repeats: list[dict[str, str]]):
@@ -194,6 +209,68 @@ class TestHostile:
             capsys, "extract", "--in", tagged, "--out", tmp_path / "x", "--dry-run", "--price-in", 1
         )
         assert code == 2 and "--price-out" in one_line(err)
+
+    @pytest.mark.slow
+    def test_sigkill_of_rwpost_crawl_leaves_no_crawler_running(self, tmp_path):
+        """L1: the crawler child dies with ``rwpost crawl`` (SIGKILL cannot be forwarded, so the kernel
+        kills it: ``PR_SET_PDEATHSIG``) and a rerun is not refused by an orphan's lock."""
+        out = tmp_path / "c"
+        with SampleServer(ROOT / "data" / "sample" / "site") as server:
+            args = [
+                "crawl",
+                "--start-url",
+                f"{server.base_url}/fact-check/",
+                "--out",
+                str(out),
+                "--allow-loopback",
+            ]
+            parent = subprocess.Popen(
+                cli_command(*args), cwd=tmp_path, env=child_env(), stderr=subprocess.DEVNULL
+            )
+            lock, deadline = out / ".crawl.lock", time.monotonic() + 120
+            while not (lock.exists() and lock.read_text().strip()) and time.monotonic() < deadline:
+                assert parent.poll() is None, "the crawl ended before it could be killed"
+                time.sleep(0.05)
+            crawler = int(lock.read_text().split()[0])
+            assert crawler != parent.pid
+            parent.kill()
+            parent.wait()
+            while _alive(crawler) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not _alive(crawler), "the crawler child outlived rwpost crawl"
+
+    def test_from_html_does_not_follow_a_symbolic_link_out_of_the_folder(self, tmp_path, capsys):
+        """L4: ``link.html -> outside`` is set aside with its reason; its bytes never reach the store."""
+        saved = tmp_path / "saved"
+        saved.mkdir()
+        (saved / "page.html").write_bytes(DENIRO.read_bytes())
+        outside = tmp_path / "outside.txt"
+        outside.write_text("private text outside the folder")
+        (saved / "link.html").symlink_to(outside)
+        (saved / "inside.html").symlink_to(saved / "page.html")  # a link inside the folder is followed
+        code, err = run_cli(capsys, "crawl", "--from-html", saved, "--out", tmp_path / "store")
+        assert code == 0, err
+        stored = b"".join(gzip.decompress(p.read_bytes()) for p in (tmp_path / "store" / "html").iterdir())
+        assert b"private text outside the folder" not in stored
+        rows = [json.loads(line) for line in (tmp_path / "store" / "articles.jsonl").read_text().splitlines()]
+        assert any(
+            "a symbolic link out of the folder: not followed" in (r["parse_error"] or "") for r in rows
+        )
+        report = json.loads((tmp_path / "store" / "report.json").read_text())
+        assert report["unreadable"] == 1 and report["files"] == 3
+
+    def test_a_sitemap_url_on_another_port_of_the_host_is_off_site(self, tmp_path):
+        """L3: ``http://127.0.0.1:22/...`` in the sample site's sitemap is another service, not the site."""
+        spider = SnopesSpider(start_url="http://127.0.0.1:40269/fact-check/", out_dir=str(tmp_path))
+        assert spider.on_site("http://127.0.0.1:40269/fact-check/a/")
+        assert not spider.on_site("http://127.0.0.1:22/fact-check/ssh/")
+        assert not spider.on_site("http://127.0.0.1/fact-check/a/")
+        assert not spider.on_site("http://127.0.0.1:99999/fact-check/a/")
+        snopes = SnopesSpider(start_url="https://www.snopes.com/fact-check/", out_dir=str(tmp_path / "s"))
+        assert snopes.on_site("https://snopes.com/fact-check/a/") and snopes.on_site(
+            "http://www.snopes.com/x/"
+        )
+        assert not snopes.on_site("https://www.snopes.com:8443/fact-check/a/")
 
 
 OTHER = ROOT / "data" / "sample" / "released" / "rwpost_dev_other_labels.jsonl"
