@@ -4,6 +4,7 @@ reviews of main 1944020)."""
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import os
@@ -271,6 +272,68 @@ class TestHostile:
             "http://www.snopes.com/x/"
         )
         assert not snopes.on_site("https://www.snopes.com:8443/fact-check/a/")
+
+    def test_one_oversized_defame_field_sets_that_row_aside_not_the_file(
+        self, tmp_path, samples, data, capsys
+    ):
+        """L5: a 200 KB justification (over the csv module's 128 KiB field limit) is one bad row."""
+        path = tmp_path / "predictions.csv"
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["sample_index", "claim", "target", "predicted", "justification"])
+            for i, sample in enumerate(samples):
+                why = "x" * 200_000 if i == 3 else f"because {i}"
+                writer.writerow(
+                    [i, sample.claim, "x", "REFUTED" if sample.label is Label.FALSE else "SUPPORTED", why]
+                )
+        id_map = tmp_path / "ids.json"
+        id_map.write_text(json.dumps({str(i): s.news_url for i, s in enumerate(samples)}))
+        out = tmp_path / "run"
+        code, err = run_cli(
+            capsys, "evaluate", "--data", data, "--predictions", path, "--id-map", id_map, "--out", out,
+            "--no-progress", "--bootstrap", "5",
+        )  # fmt: skip
+        assert code == 0, err
+        report = json.loads((out / "input_report.json").read_text())
+        assert [row["line"] for row in report["bad_rows"]] == [5]  # sample 3, line 5 (the header is line 1)
+        assert "field 'justification' longer than 131072 characters" in report["bad_rows"][0]["reason"]
+        assert json.loads((out / "metrics.json").read_text())["coverage"]["answered"] == len(samples) - 1
+        assert csv.field_size_limit() == 131072  # the csv module's limit is given back
+
+    def test_a_mistyped_label_field_is_refused_not_scored_as_all_failures(
+        self, tmp_path, samples, data, capsys
+    ):
+        """L6: ``--label-field verdcit`` is absent in every row: one line naming the option, exit 2."""
+        path = tmp_path / "preds.jsonl"
+        write_jsonl(path, [{"meta": {"url": s.news_url}, "out": {"verdict": str(s.label)}} for s in samples])
+        common = [
+            "evaluate",
+            "--data",
+            data,
+            "--predictions",
+            path,
+            "--format",
+            "generic",
+            "--id-field",
+            "meta.url",
+        ]
+        code, err = run_cli(capsys, *common, "--label-field", "out.verdcit", "--out", tmp_path / "bad")
+        line = one_line(err)
+        assert (
+            code == 2
+            and "no row has the field --label-field 'out.verdcit'" in line
+            and "'meta', 'out'" in line
+        )
+        assert not (tmp_path / "bad").exists()
+        # a field present in some rows only: the others are failures, as before
+        rows = [{"meta": {"url": s.news_url}, **({"out": {"verdict": str(s.label)}} if i % 2 else {})}
+                for i, s in enumerate(samples)]  # fmt: skip
+        write_jsonl(path, rows)
+        code, err = run_cli(
+            capsys, *common, "--label-field", "out.verdict", "--out", tmp_path / "half", "--no-progress"
+        )
+        assert code == 0, err
+        assert json.loads((tmp_path / "half" / "metrics.json").read_text())["coverage"]["answered"] == 5
 
 
 OTHER = ROOT / "data" / "sample" / "released" / "rwpost_dev_other_labels.jsonl"

@@ -13,7 +13,7 @@ from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.ids import record_id
-from rwpost.io import decode_line, iter_lines, parse_json_line, read_json, read_text
+from rwpost.io import MAX_TEXT_BYTES, decode_line, iter_lines, parse_json_line, read_json, read_text
 from rwpost.labels import Label
 
 _LABELS = {label.value.lower(): label for label in Label}
@@ -81,17 +81,18 @@ class PredictionSet:
             self.failures.setdefault(rid, reason)
 
 
-def dotted(data: Any, path: str) -> Any:
-    """``data["a"]["b"]`` for ``a.b``; a key may itself hold dots (``validation_result.3-class_label``)."""
+def dotted(data: Any, path: str, missing: Any = None) -> Any:
+    """``data["a"]["b"]`` for ``a.b``; a key may itself hold dots (``validation_result.3-class_label``);
+    ``missing`` where there is no such field."""
     if isinstance(data, Mapping) and path in data:
         return data[path]
     head, sep, rest = path.partition(".")
     while sep:
         if isinstance(data, Mapping) and head in data:
-            return dotted(data[head], rest)
+            return dotted(data[head], rest, missing)
         more, sep, rest = rest.partition(".")
         head = f"{head}.{more}"
-    return data.get(head) if isinstance(data, Mapping) else None
+    return data.get(head, missing) if isinstance(data, Mapping) else missing
 
 
 def join_id(value: Any) -> str | None:
@@ -159,18 +160,27 @@ def iter_json_rows(path: Path) -> Iterable[tuple[int, Any, str | None]]:
 
 def iter_csv_rows(path: Path) -> Iterable[tuple[int, dict[str, Any], str | None]]:
     """``(line, row, problem)`` for each row of a CSV file with a header (BOM tolerated; the first row is
-    line 2); a row with more cells than the header is a problem. Text that is not UTF-8, or that the csv
-    module cannot read (a NUL byte, a field over its size limit), is a :class:`RecordError` naming the
-    line."""
-    reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
-    rows = enumerate(reader, start=2)
-    while True:
+    line 2); a row with more cells than the header, or with a field over the csv module's size limit
+    (128 KiB: one long justification), is a problem, set aside by the caller. Text that is not UTF-8, or
+    that the csv module cannot read (a NUL byte), is a :class:`RecordError` naming the line."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(MAX_TEXT_BYTES)  # read a long field whole (the file is bounded), then refuse it
+    try:
+        reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
         try:
-            number, row = next(rows)
-        except StopIteration:
-            return
+            rows = list(enumerate(reader, start=2))
         except csv.Error as exc:
             raise RecordError(f"not readable as CSV ({exc})", source=str(path), line=reader.line_num) from exc
+    finally:
+        csv.field_size_limit(limit)
+    for number, row in rows:
         extra = row.pop(None, None)  # type: ignore[call-overload]
-        problem = f"{path}:{number}: {len(extra)} cells more than the header" if extra else None
+        big = next((k for k, v in row.items() if isinstance(v, str) and len(v) > limit), None)
+        problem = (
+            f"{path}:{number}: {len(extra)} cells more than the header"
+            if extra
+            else f"{path}:{number}: field {big!r} longer than {limit} characters"
+            if big is not None
+            else None
+        )
         yield number, row, problem
