@@ -18,13 +18,15 @@ from pydantic import ValidationError
 from snopes_crawler.spiders.snopes import SnopesSpider
 
 from rwpost.dataset import read_samples
+from rwpost.errors import ConfigError
 from rwpost.io import folder_lock, write_jsonl
 from rwpost.labels import Label
 from rwpost.records import Evidence, Image
 from rwpost.sample.serve import SampleServer
+from rwpost.stages.base import load_params
 from tests.conftest import DENIRO, DEV, ROOT, one_line, run_cli, run_cli_out
 from tests.evaluate_helpers import SCRIPTED, TRUST_GOLD, image_bytes, make_sample, run_evaluate
-from tests.killing import child_env, cli_command
+from tests.killing import child_env, cli_command, stage_command
 
 
 @pytest.fixture
@@ -334,6 +336,26 @@ class TestHostile:
         )
         assert code == 0, err
         assert json.loads((tmp_path / "half" / "metrics.json").read_text())["coverage"]["answered"] == 5
+
+    def test_a_duplicate_key_in_params_yaml_is_refused_naming_the_key_and_lines(self, tmp_path):
+        """L8: YAML keeps the last of two equal keys silently; a stage refuses it before any work."""
+        text = (ROOT / "params.yaml").read_text(encoding="utf-8")
+        first = text.index("\n  bootstrap:") + 1
+        line = text[:first].count("\n") + 1
+        params = tmp_path / "params.yaml"
+        params.write_text(text[:first] + "  bootstrap: 5\n" + text[first:], encoding="utf-8")
+        with pytest.raises(
+            ConfigError, match=rf":{line + 1}: duplicate key 'bootstrap' \(also on line {line}\)"
+        ):
+            load_params(params)
+        done = subprocess.run(
+            stage_command("stats", params), cwd=ROOT, env=child_env(), capture_output=True, text=True
+        )
+        assert done.returncode == 2 and "duplicate key 'bootstrap'" in one_line(done.stderr)
+        # a YAML merge key may override what it merges: that is not a duplicate
+        merged = tmp_path / "merged.yaml"
+        merged.write_text("base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  x: 3\n", encoding="utf-8")
+        assert load_params(merged)["other"] == {"x": 3, "y": 2}
 
 
 OTHER = ROOT / "data" / "sample" / "released" / "rwpost_dev_other_labels.jsonl"
