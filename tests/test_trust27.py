@@ -477,3 +477,16 @@ class TestTypedOptions:
         for bad in ({"seed": -1}, {"evidence_seed": -1}, {"k": [10**20]}):
             with pytest.raises(ValidationError):
                 EvaluateSettings.model_validate(bad)
+
+
+@pytest.mark.cli_errors
+@pytest.mark.xfail(
+    strict=True,
+    reason="Rich's help cuts words at 80 columns (`rwpost.detector…`); the fix is one line outside this "
+    "branch: typer.Typer(..., rich_markup_mode=None) in rwpost/cli.py (click's plain help wraps whole words)",
+)
+def test_help_is_readable_at_80_columns(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, stdout, _ = run_cli_out(capsys, "evaluate", "--help")
+    assert code == 0 and "rwpost.detectors" in stdout and "…" not in stdout
+    assert all(len(line) <= 80 for line in stdout.splitlines())
