@@ -186,9 +186,9 @@ def evaluate(
     from rwpost.evaluate.task import GRID
     from rwpost.llm.config import detector_secrets_from_env  # rwpost.llm loads the OpenAI SDK (~0.5 s)
 
-    for name, value in (("--seed", seed), ("--evidence-seed", evidence_seed)):
+    for option, value in (("--seed", seed), ("--evidence-seed", evidence_seed)):
         if value is not None:
-            check_option(name, value, Seed)
+            check_option(option, value, Seed)
     for k in ks or []:
         check_option("--k", k, EvidenceK)
 
