@@ -446,6 +446,7 @@ TYPED_OPTIONS = [
         ["--detector", "majority", "--setting", "T+E", "--k", "99999999999999999999"],
         "--k: Input should be less",
     ),
+    (["--detector", "majority", "--setting", "T", "--k", "1"], "--k 1 needs a gold-evidence cell"),
 ]
 
 
