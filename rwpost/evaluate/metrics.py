@@ -465,12 +465,12 @@ def paired_repeats(
 
     coded = [(classes_of(a), classes_of(b)) for a, b in pairs]
 
-    def answered(side: int) -> dict[str, Any]:
-        per = [sum(p is not None for p in pair[side]) for pair in coded]
-        extra = {"answered_per_repeat": per} if n_pairs > 1 else {}
+    def answered(repeats: Sequence[Sequence[Label | None]]) -> dict[str, Any]:
+        per = [sum(predicted[i] is not None for i in keep) for predicted in repeats]
+        extra = {"answered_per_repeat": per} if len(repeats) > 1 else {}
         return {"answered": min(per), "total": len(keep), **extra}
 
-    out["coverage"] = {"a": answered(0), "b": answered(1)}
+    out["coverage"] = {"a": answered(repeats_a), "b": answered(repeats_b)}
     if failures == "exclude":
         both = [j for j in range(len(keep)) if all(a[j] is not None and b[j] is not None for a, b in coded)]
         gold_cls = [gold_cls[j] for j in both]
