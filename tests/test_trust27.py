@@ -302,6 +302,35 @@ class TestHostile:
         assert json.loads((out / "metrics.json").read_text())["coverage"]["answered"] == len(samples) - 1
         assert csv.field_size_limit() == 131072  # the csv module's limit is given back
 
+    def test_one_malformed_line_of_a_flat_file_is_a_bad_row_not_the_run(
+        self, tmp_path, samples, data, capsys
+    ):
+        """D13: as the other formats, a line that is not JSON is set aside (``--strict`` makes it fatal)."""
+        path = tmp_path / "preds.jsonl"
+        lines = [json.dumps({"id": s.id, "label": str(s.label)}) for s in samples]
+        path.write_text("\n".join([lines[0], '{"id": broken', *lines[1:]]) + "\n")
+        code, err = run_cli(
+            capsys, "evaluate", "--data", data, "--predictions", path, "--out", tmp_path / "run"
+        )
+        assert code == 0, err
+        report = json.loads((tmp_path / "run" / "input_report.json").read_text())
+        assert [row["line"] for row in report["bad_rows"]] == [2] and "not valid JSON" in report["bad_rows"][
+            0
+        ]["reason"]
+        assert json.loads((tmp_path / "run" / "metrics.json").read_text())["accuracy"] == 1.0
+        code, err = run_cli(
+            capsys,
+            "evaluate",
+            "--data",
+            data,
+            "--predictions",
+            path,
+            "--out",
+            tmp_path / "strict",
+            "--strict",
+        )
+        assert code == 1 and "1 bad rows" in one_line(err)
+
     def test_a_mistyped_label_field_is_refused_not_scored_as_all_failures(
         self, tmp_path, samples, data, capsys
     ):

@@ -20,10 +20,9 @@ from pydantic import BaseModel, ConfigDict
 
 from rwpost.errors import RecordError, RwpostError
 from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
-from rwpost.evaluate.formats.common import Row, iter_csv_rows, parse_label
+from rwpost.evaluate.formats.common import Row, iter_csv_rows, iter_json_rows, parse_label
 from rwpost.evaluate.task import EvalTask
 from rwpost.ids import record_id
-from rwpost.io import iter_jsonl
 from rwpost.labels import Label
 from rwpost.records import Sample
 
@@ -96,7 +95,7 @@ def read_prediction_rows(path: str | Path) -> tuple[list[Row], list[dict[str, An
     if Path(path).suffix.lower() == ".csv":
         items = list(iter_csv_rows(Path(path)))
     else:
-        items = [(line, data, None) for line, data in iter_jsonl(path)]
+        items = list(iter_json_rows(Path(path)))  # a line that is not JSON is a bad row, not the file
     rows, bad = [], []
     for line, data, problem in items:
         try:
