@@ -331,6 +331,17 @@ class TestHostile:
         )
         assert code == 1 and "1 bad rows" in one_line(err)
 
+    def test_an_unknown_news_url_is_reported_as_written(self, tmp_path, data, capsys):
+        """D13: the input report names an unknown row by the URL the user wrote, not only its hashed id."""
+        path = tmp_path / "preds.jsonl"
+        write_jsonl(path, [{"news_url": "https://www.snopes.com/fact-check/NOT-HERE/", "label": "True"}])
+        code, err = run_cli(
+            capsys, "evaluate", "--data", data, "--predictions", path, "--out", tmp_path / "run"
+        )
+        assert code == 0, err
+        [unknown] = json.loads((tmp_path / "run" / "input_report.json").read_text())["unknown_ids"]
+        assert unknown["news_url"] == "https://www.snopes.com/fact-check/NOT-HERE/" and unknown["line"] == 1
+
     def test_a_mistyped_label_field_is_refused_not_scored_as_all_failures(
         self, tmp_path, samples, data, capsys
     ):

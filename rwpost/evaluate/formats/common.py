@@ -35,6 +35,8 @@ class Row:
     probabilities: dict[Label, float] | None = None
     explanation: str | None = None
     evidence_urls: list[str] = field(default_factory=list)
+    news_url: str | None = None
+    """The article URL as the row wrote it, when its id was computed from it (named in the input report)."""
 
 
 @dataclass
