@@ -331,6 +331,32 @@ class TestHostile:
         )
         assert code == 1 and "1 bad rows" in one_line(err)
 
+    @pytest.mark.parametrize(
+        "label_map,problem",
+        [
+            ("1=True,0=Bogus", "'Bogus' is not a label"),
+            ("=True", "an empty spelling"),
+            ("a=b=c", "'b=c' is not"),
+        ],
+    )
+    def test_a_label_map_to_no_label_is_refused(self, label_map, problem, tmp_path, samples, data, capsys):
+        """L6: ``--label-map`` targets are RW-Post labels (or empty: no answer)."""
+        path = tmp_path / "preds.jsonl"
+        write_jsonl(path, [{"id": s.id, "verdict": 1} for s in samples])
+        args = [
+            "--predictions",
+            path,
+            "--format",
+            "generic",
+            "--label-field",
+            "verdict",
+            "--label-map",
+            label_map,
+        ]
+        code, err = run_cli(capsys, "evaluate", "--data", data, *args, "--out", tmp_path / "run")
+        assert code == 2 and problem in one_line(err) and "--label-map" in one_line(err)
+        assert not (tmp_path / "run").exists()
+
     def test_an_unknown_news_url_is_reported_as_written(self, tmp_path, data, capsys):
         """D13: the input report names an unknown row by the URL the user wrote, not only its hashed id."""
         path = tmp_path / "preds.jsonl"

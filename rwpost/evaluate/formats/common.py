@@ -119,9 +119,10 @@ def map_label(value: Any, label_map: Mapping[str, str | None] | None = None) -> 
 
 
 def parse_label_map(value: str | Path | Mapping[str, str] | None) -> dict[str, str] | None:
-    """A label map from a mapping, ``k=v,k2=v2``, or a JSON / ``k=v`` lines file."""
+    """A label map from a mapping, ``k=v,k2=v2``, or a JSON / ``k=v`` lines file; an empty spelling, or a
+    target that is neither an RW-Post label nor empty (no answer), is refused naming it."""
     if value is None or isinstance(value, Mapping):
-        return dict(value) if value else None
+        return _checked_label_map(dict(value), "--label-map") if value else None
     text = str(value)
     path = Path(text)
     where = "--label-map"
@@ -132,7 +133,7 @@ def parse_label_map(value: str | Path | Mapping[str, str] | None) -> dict[str, s
             data = read_json(path, text=text)
             if not isinstance(data, dict) or not all(isinstance(v, str | None) for v in data.values()):
                 raise RecordError("expected a JSON object of spelling -> label name", source=str(path))
-            return {str(k): v for k, v in data.items()}
+            return _checked_label_map({str(k): v for k, v in data.items()}, where)
         pairs: Iterable[str] = text.split("\n")
     else:
         pairs = text.split(",")
@@ -144,8 +145,21 @@ def parse_label_map(value: str | Path | Mapping[str, str] | None) -> dict[str, s
         if not sep:
             at = f"{where}:{number}" if path.is_file() else where
             raise ConfigError(f"{at}: expected spelling=Label, got {pair!r}")
-        out[key.strip()] = target.strip()
+        at = f"{where}:{number}" if path.is_file() else where
+        out.update(_checked_label_map({key.strip(): target.strip()}, at))
     return out
+
+
+def _checked_label_map(label_map: dict[str, Any], where: str) -> dict[str, Any]:
+    for key, target in label_map.items():
+        if not key.strip():
+            raise ConfigError(f"{where}: an empty spelling (before '=') for {target!r}")
+        if target not in (None, "") and parse_label(target) is None:
+            names = ", ".join(str(x) for x in Label)
+            raise ConfigError(
+                f"{where}: {key}={target!r}: {target!r} is not a label ({names}; empty: no answer)"
+            )
+    return label_map
 
 
 def iter_json_rows(path: Path) -> Iterable[tuple[int, Any, str | None]]:
