@@ -474,6 +474,11 @@ class TestCliErrors:
         assert code == 1 and "no records to import (all 1 set aside in" in one_line(err)
         assert (tmp_path / "b.rejects.jsonl").exists() and not (tmp_path / "b.parquet").exists()
 
+    def test_stats_refuses_an_existing_report_before_printing_anything(self, tmp_path, capsys):
+        assert run_cli(capsys, "stats", DEV, "--out", tmp_path / "s")[0] == 0
+        code, stdout, err = run_cli_out(capsys, "stats", DEV, "--out", tmp_path / "s")
+        assert code == 2 and "stats.json: already exists" in one_line(err) and stdout == ""
+
     def test_rejects_help_names_the_default_file(self, capsys, monkeypatch):
         monkeypatch.setenv("COLUMNS", "200")
         code, stdout, _ = run_cli_out(capsys, "import-released", "--help")
