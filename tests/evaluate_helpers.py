@@ -439,3 +439,72 @@ QUIET_OPTIONS = ["--no-progress", "--no-key-points", "--bootstrap", "20"]
 def evaluate_quietly(data, out, *args: str) -> int:
     """The exit code of ``rwpost evaluate`` on ``data`` into ``out`` (20 bootstrap resamples)."""
     return main(["evaluate", "--data", str(data), "--out", str(out), *QUIET_OPTIONS, *args])
+
+
+MMFAKEBENCH = [
+    {"image_path": "/real/bbc_test_50/BBC_0001.jpg", "text": "A real caption.", "fake_cls": "original",
+     "gt_answers": ["True"]},
+    {"image_path": "/fake/Newsclipings_person_test_50/n_0.jpeg", "text": "A mismatched caption.",
+     "fake_cls": "mismatch", "gt_answers": ["Fake"]},
+]  # fmt: skip
+"""Two MMFakeBench records in its released spelling, one real and one cross-modal distortion."""
+
+
+def mmfakebench_folder(tmp_path: Path, records: list, raw: str | None = None, split: str = "test") -> Path:
+    """A split folder in MMFakeBench's released layout: source/MMFakeBench_<split>.json and the images."""
+    root = tmp_path / f"MMFakeBench_{split}"
+    (root / "source").mkdir(parents=True)
+    for i, row in enumerate(r for r in records if isinstance(r, dict) and "image_path" in r):
+        path = root / str(row["image_path"]).lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(image_bytes((30 * i, 60, 90)))
+    text = raw if raw is not None else json.dumps(records, indent=4)
+    (root / "source" / f"MMFakeBench_{split}.json").write_text(text, encoding="utf-8")
+    return root
+
+
+def killing(base: type[Detector]) -> type[Detector]:
+    """``base`` that kills its own process (SIGKILL) once it has answered batch 2, before the runner can
+    write that answer, while the file its ``arm_file`` option names exists (removed first, so the resumed
+    run goes through). Bind it to a module name (``KillingX = killing(X)``) for ``--detector``."""
+
+    class Config(base.Config):
+        arm_file: str
+
+    def __init__(self, config) -> None:
+        base.__init__(self, config)
+        self.arm_file, self.batches = config.arm_file, 0
+
+    def predict(self, samples, task, ctx):
+        import os
+        import signal
+
+        out = base.predict(self, samples, task, ctx)
+        self.batches += 1
+        if self.batches == 2 and Path(self.arm_file).exists():
+            Path(self.arm_file).unlink()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return out
+
+    name = f"Killing{base.__name__}"
+    return type(name, (base,), {"Config": Config, "__init__": __init__, "predict": predict})
+
+
+def run_until_killed(run_spec, samples, out: Path) -> None:
+    """Run ``run_spec`` (a :func:`killing` detector, named ``module:Class``) on ``samples`` into ``out`` in
+    a child process, which must die by SIGKILL; the spec and samples travel pickled beside ``out``."""
+    import os
+    import pickle
+    import signal
+    import subprocess
+    import sys
+
+    pickled = out.parent / f"{out.name}.child.pickle"
+    pickled.write_bytes(pickle.dumps((run_spec, list(samples))))
+    script = (
+        "import pickle, sys\nfrom rwpost.evaluate import evaluate\n"
+        "spec, samples = pickle.load(open(sys.argv[1], 'rb'))\nevaluate(samples, spec, sys.argv[2])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script, str(pickled), str(out)], env=env, timeout=120)
+    assert done.returncode == -signal.SIGKILL, f"the child exited with {done.returncode}, not by SIGKILL"

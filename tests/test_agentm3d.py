@@ -7,11 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -29,7 +25,7 @@ from rwpost.llm import Price
 from rwpost.records import Image
 from rwpost.testing.llm import FakeLLMServer, Reply, message_text
 from rwpost.testing.search import SearchServer, wiki_page
-from tests.evaluate_helpers import image_bytes, make_sample, schema_of
+from tests.evaluate_helpers import image_bytes, killing, make_sample, run_until_killed, schema_of
 
 SECRET = "sk-agentm3d-secret-never-written"
 AGENT_OF = {"You are a textual": "text", "You are a visual": "image", "You are a cross-modal": "cross"}
@@ -231,24 +227,7 @@ def test_the_ledger_counts_calls_per_agent_and_tool(tmp_path):
             assert SECRET not in path.read_text()
 
 
-class KillingAgentM3D(AgentM3DDetector):
-    """AgentM3D that kills its own process (SIGKILL) once it has answered batch 2, before the runner can
-    write that answer, while ``arm_file`` exists (removed first)."""
-
-    class Config(AgentM3DDetector.Config):
-        arm_file: str
-
-    def __init__(self, config: Config) -> None:
-        super().__init__(config)
-        self.arm_file, self.batches = config.arm_file, 0
-
-    def predict(self, samples, task, ctx):
-        out = super().predict(samples, task, ctx)
-        self.batches += 1
-        if self.batches == 2 and Path(self.arm_file).exists():
-            Path(self.arm_file).unlink()
-            os.kill(os.getpid(), signal.SIGKILL)
-        return out
+KillingAgentM3D = killing(AgentM3DDetector)
 
 
 def test_a_killed_run_resumes_without_one_model_or_tool_call(tmp_path):
@@ -259,19 +238,8 @@ def test_a_killed_run_resumes_without_one_model_or_tool_call(tmp_path):
         run_spec = spec(
             llm, search, tmp_path, detector="tests.test_agentm3d:KillingAgentM3D", arm_file=str(arm)
         )
-        script = f"""
-import json, sys
-from rwpost.evaluate import RunSpec, evaluate
-from rwpost.labels import Label
-from tests.test_agentm3d import with_image
-spec = RunSpec(**json.loads(sys.argv[1]))
-evaluate([with_image(5, Label.TRUE), with_image(6, Label.TRUE)], spec, {str(tmp_path / "run")!r})
-"""
-        fields = {k: getattr(run_spec, k) for k in ("detector", "config", "secrets", "batch_size")}
-        fields["setting"] = str(run_spec.setting)
-        env = {**os.environ, "PYTHONPATH": os.getcwd()}
-        done = subprocess.run([sys.executable, "-c", script, json.dumps(fields)], env=env, timeout=120)
-        assert done.returncode == -signal.SIGKILL and not arm.exists()
+        run_until_killed(run_spec, samples, tmp_path / "run")
+        assert not arm.exists()
         assert len(read_predictions(tmp_path / "run" / "predictions.jsonl")) == 1
         asked, searched = llm.chat_requests, list(search.wiki_queries)
         assert asked > 0 and searched

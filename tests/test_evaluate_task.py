@@ -193,3 +193,62 @@ def test_cli_grid_runs_every_detector_and_cell_into_one_leaderboard(tmp_path, la
     assert sorted(r["setting"] for r in rows if r["detector"] == "majority") == sorted(
         ["T", "T+I", "T+E", "T+I+E", "T+E k=1", "T+I+E k=1"]
     )
+
+
+class TestAuthorsEvidenceSampler:
+    """Issue 24 §2: ``--evidence-sampler authors`` draws the authors' evidence-k subsets item for item."""
+
+    FIXTURE = Path(__file__).parent / "fixtures" / "authors_evidence_subsets.json"
+
+    def test_every_claim_and_k_matches_the_authors_own_draw(self):
+        from tests.evaluate_helpers import RELEASED_HEAD
+
+        expected = json.loads(self.FIXTURE.read_text())["subsets"]
+        samples = read_samples(RELEASED_HEAD)
+        assert len(samples) == len(expected) == 46
+        ours_agree = 0
+        for k in (1, 2, 3, 5):
+            task = EvalTask.of(Cell.parse(f"T+E k={k}"), samples, evidence_sampler="authors")
+            rwpost = EvalTask.of(Cell.parse(f"T+E k={k}"), samples)
+            for sample in samples:
+                drawn = [e.id for e in task.blind(sample).evidence]
+                assert drawn == expected[sample.news_url][str(k)], (sample.news_url, k)
+                ours_agree += k == 1 and sorted(e.id for e in rwpost.blind(sample).evidence) == drawn
+        assert ours_agree < 46 / 2  # the rwpost draw is another one: it agrees by chance only
+
+    def test_the_draw_follows_the_position_in_the_data(self):
+        from tests.evaluate_helpers import RELEASED_HEAD
+
+        samples = read_samples(RELEASED_HEAD)
+        cell = Cell.parse("T+E k=1")
+        moved = [samples[1], samples[0], *samples[2:]]
+        first = EvalTask.of(cell, samples, evidence_sampler="authors").blind(samples[0]).evidence
+        second = EvalTask.of(cell, moved, evidence_sampler="authors").blind(samples[0]).evidence
+        assert [e.id for e in first] != [e.id for e in second]  # claim_id is the position, as in their runner
+
+    def test_the_cli_run_records_the_draw_and_shows_the_authors_items(self, tmp_path, monkeypatch):
+        from tests.evaluate_helpers import released_head
+
+        data, _ = released_head(tmp_path, 4)
+        expected = json.loads(self.FIXTURE.read_text())["subsets"]
+        out = tmp_path / "run"
+        answer = {"label": "True", "confidence": 0.7, "explanation": "x", "evidence_urls": []}
+        with FakeLLMServer(lambda body: Reply.answer(answer)) as server:
+            monkeypatch.setenv("OPENAI_API_KEY", "sk-authors-sampler")
+            monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+            args = ["evaluate", "--data", str(data), "--detector", "vlm", "--model", "test-model"]
+            args += ["--setting", "T+E", "--k", "2", "--evidence-sampler", "authors", "--out", str(out)]
+            assert main([*args, "--bootstrap", "0", "--no-progress", "--no-key-points"]) == 0
+            texts = [message_text(r, "user") for r in server.requests if r.get("messages")]
+        run = json.loads((out / "vlm-TE_k2" / "run.json").read_text())
+        assert run["identity"]["evidence_draw"] == ["authors", 42]
+        full = json.loads((out / "vlm-TE" / "run.json").read_text())
+        assert "evidence_draw" not in full["identity"]
+        shown = {}  # claim -> the evidence ids its k=2 request showed, in order
+        for text in texts:
+            ids = [int(i) for i in re.findall(r"^\[(\d+)\] ", text.partition("Evidence items:")[2], re.M)]
+            claim = next(s.claim for s in read_samples(data) if s.claim in text)
+            if len(ids) <= 2:
+                shown[claim] = ids
+        for sample in read_samples(data):
+            assert shown[sample.claim] == expected[sample.news_url]["2"], sample.news_url  # order included

@@ -12,11 +12,13 @@ import pytest
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate import RunSpec, evaluate
+from rwpost.evaluate.detectors.factguard import FactGuardDetector
+from rwpost.evaluate.runner import read_predictions
 from rwpost.labels import Label
 from rwpost.llm import Price
 from rwpost.testing.llm import FakeLLMServer, Reply
 from rwpost.testing.search import SearchServer, result
-from tests.evaluate_helpers import make_sample, schema_of
+from tests.evaluate_helpers import killing, make_sample, run_until_killed, schema_of
 
 cv2 = pytest.importorskip("cv2")
 
@@ -161,7 +163,22 @@ def test_samples_without_a_video_are_refused_up_front(tmp_path):
         ):
             evaluate([make_sample(4, Label.TRUE)], spec(llm, search, tmp_path, videos, "T"), tmp_path / "run")
         assert llm.chat_requests == 0
-    assert not (tmp_path / "run" / "predictions.jsonl").exists()
+    assert not (tmp_path / "run").exists()  # refused before anything is written: no run.json either
+
+
+def test_the_video_refusal_is_one_line_naming_the_count_and_the_folder_option(tmp_path):
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    samples = [make_sample(n, Label.TRUE) for n in (11, 12, 13)]
+    write_video(videos / f"{samples[0].id}.mp4")
+    (tmp_path / "run").mkdir()
+    with FakeLLMServer(Turns()) as llm, SearchServer() as search:
+        with pytest.raises(ConfigError) as refused:
+            evaluate(samples, spec(llm, search, tmp_path, videos, "T"), tmp_path / "run")
+    message = str(refused.value)
+    assert "\n" not in message and "2 of 3 samples have no video file in " in message
+    assert "give --set video_dir=FOLDER" in message
+    assert list((tmp_path / "run").iterdir()) == []
 
 
 def test_a_rerun_answers_from_the_caches_without_a_model_or_search_call(tmp_path):
@@ -179,6 +196,37 @@ def test_a_rerun_answers_from_the_caches_without_a_model_or_search_call(tmp_path
     assert all(c["cached"] for c in row["calls"] if c["agent"] in ("turn1", "turn2", "tool:FactProbe"))
 
 
+KillingFactGuard = killing(FactGuardDetector)
+
+
+def test_a_killed_run_resumes_without_one_model_or_search_call(tmp_path):
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    samples = [make_sample(7, Label.FALSE), make_sample(8, Label.FALSE)]
+    for s in samples:
+        write_video(videos / f"{s.id}.mp4")
+    arm = tmp_path / "arm"
+    arm.write_text("kill")
+    found = [result("https://news.example.org/flood", "Flood in 2012", "The footage dates from 2012.")]
+    with FakeLLMServer(Turns()) as llm, SearchServer({"flood video 2020": found}) as search:
+        run_spec = spec(llm, search, tmp_path, videos, arm_file=str(arm))
+        run_spec.detector = "tests.test_factguard:KillingFactGuard"
+        run_until_killed(run_spec, samples, tmp_path / "run")
+        assert not arm.exists()
+        assert len(read_predictions(tmp_path / "run" / "predictions.jsonl")) == 1
+        asked, searched = llm.chat_requests, list(search.queries)
+        assert asked == 4 and searched == ["flood video 2020"]  # both samples answered, one search cached
+
+        metrics = evaluate(samples, run_spec, tmp_path / "run")
+        assert llm.chat_requests == asked  # zero model calls: the LLM cache answers both turns
+        assert search.queries == searched  # zero searches: the tool cache answers FactProbe
+    assert metrics["n_samples"] == 2 and metrics["accuracy"] == 1.0
+    rows = read_predictions(tmp_path / "run" / "predictions.jsonl")
+    resumed = [c for c in rows[(0, samples[1].id)]["calls"] if c["agent"]]
+    assert [c["agent"] for c in resumed] == ["turn1", "tool:FactProbe", "tool:ClipScout", "turn2"]
+    assert all(c["cached"] for c in resumed if c["agent"] != "tool:ClipScout")  # ClipScout is local
+
+
 def test_video_frames_are_bounded_and_times_clamped(tmp_path):
     from rwpost.evaluate.video import find_video, frame_times, probe
 
@@ -189,3 +237,75 @@ def test_video_frames_are_bounded_and_times_clamped(tmp_path):
     assert frame_times(video, 3.0, 1.0) == pytest.approx([0.5, 1.5, 2.5, 3.5])  # reversed: whole video
     assert find_video("s", None, tmp_path) == path
     assert find_video("x", "https://cdn/../../etc/passwd", tmp_path) is None
+
+
+# --- the local path: a tiny random vision-language model on CPU ----------------------------------------
+
+LOCAL_ANSWER = {"reasoning": "look closer", "label": "fake", "search_query": None}
+LOCAL_ANSWER |= {"clip": {"start_s": 1.0, "end_s": 3.0}}
+"""What the scripted tiny model writes for both turns: it satisfies both schemas; in the first turn the
+interval calls ClipScout (no search query), in the second the label answers."""
+
+
+def test_the_local_path_runs_both_turns_and_clipscout_on_cpu(tmp_path):
+    pytest.importorskip("transformers")
+    from tests.evaluate_helpers import build_tiny_vlm
+
+    build_tiny_vlm(tmp_path / "model", scripted=True, answer=LOCAL_ANSWER)
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    samples = [make_sample(21, Label.FALSE), make_sample(22, Label.TRUE)]
+    for s in samples:
+        write_video(videos / f"{s.id}.mp4")
+    options = {
+        "backend": "local",
+        "model": str(tmp_path / "model"),
+        "device": "cpu",
+        "max_new_tokens": 8,
+        "video_dir": str(videos),
+    }
+    run_spec = RunSpec("factguard", config=options, setting="T", n_resamples=10, batch_size=2)
+    metrics = evaluate(samples, run_spec, tmp_path / "run")
+    rows = {r["id"]: r for r in map(json.loads, (tmp_path / "run" / "predictions.jsonl").open())}
+    for s in samples:
+        row = rows[s.id]
+        assert row["label"] == "False", row["error"]
+        assert [c["agent"] for c in row["calls"]] == ["turn1", "tool:ClipScout", "turn2"]
+        assert row["explanation"].splitlines()[1] == "second turn after ClipScout: look closer"
+        assert all(c["tokens_in"] > 0 for c in row["calls"] if c["kind"] == "model")
+    assert metrics["accuracy"] == 0.5 and metrics["ledger"]["by_agent"]["tool:ClipScout"]["calls"] == 2
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["device"] == "cpu" and manifest["detector_config"]["backend"] == "local"
+    assert manifest["detector_config"]["model"] == str(tmp_path / "model")
+
+
+def test_each_turn_of_every_sample_is_one_local_batch(tmp_path):
+    """Straight through the detector: the turn-1 requests of both samples are one generation, the turn-2
+    requests (each with the ClipScout grid) another; each sample sent the overview and the grid."""
+    pytest.importorskip("transformers")
+    from rwpost.evaluate.contract import RunContext
+    from rwpost.evaluate.task import EvalTask
+    from tests.evaluate_helpers import build_tiny_vlm
+
+    build_tiny_vlm(tmp_path / "model", scripted=True, answer=LOCAL_ANSWER)
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    samples = [make_sample(23, Label.FALSE), make_sample(24, Label.FALSE)]
+    for s in samples:
+        write_video(videos / f"{s.id}.mp4")
+    detector = FactGuardDetector.build(
+        {"backend": "local", "model": str(tmp_path / "model"), "device": "cpu", "max_new_tokens": 8,
+         "video_dir": str(videos), "view": "native"}
+    )  # fmt: skip
+    task = EvalTask.of("T", samples)
+    ctx = RunContext(seed=1)
+    predictions = detector.predict([task.blind(s) for s in samples], task, ctx)
+    assert [p.label for p in predictions] == [Label.FALSE, Label.FALSE], [p.error for p in predictions]
+    assert ctx.images_sent == 4  # per sample: the overview in turn 1, the ClipScout grid in turn 2
+    report = detector.chat.report()
+    assert report["batches"] == 2 and report["device"] == "cpu"
+    for p in predictions:  # the two rows of a turn share their batch's time
+        turns = [c.latency_s for c in p.calls if c.agent in ("turn1", "turn2")]
+        assert len(turns) == 2
+    first = [next(c.latency_s for c in p.calls if c.agent == "turn1") for p in predictions]
+    assert first[0] == first[1]

@@ -91,6 +91,23 @@ def test_printed_text_is_redacted(monkeypatch, capsys):
     assert KEY not in out + err and "the key is ***" in out and "on stderr ***" in err
 
 
+def test_a_debug_traceback_is_redacted(tmp_path):
+    """``--debug`` once let Python print the traceback after the command line's redaction had ended, so
+    a key inside the error (here in a path) reached stderr verbatim; it now passes the same redaction."""
+    env = {**os.environ, "OPENAI_API_KEY": KEY}
+    missing = tmp_path / f"{KEY}.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "rwpost", "--debug", "stats", missing],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "Traceback (most recent call last)" in done.stderr
+    assert f"RecordError: {tmp_path}/***.jsonl: file not found" in done.stderr
+    assert not leaks(tmp_path, done.stdout, done.stderr)
+
+
 # --- evaluate and extract --------------------------------------------------------------------------
 
 

@@ -24,50 +24,13 @@ from rwpost.evaluate.search import make_backend
 from rwpost.evaluate.task import EvalTask
 from rwpost.labels import Label
 from rwpost.llm import Price
-from rwpost.records import Image
-from rwpost.testing.llm import FakeLLMServer, Reply, message_text
+from rwpost.testing.llm import FakeLLMServer, message_text
 from rwpost.testing.search import SearchServer, result, wiki_page
-from tests.evaluate_helpers import image_bytes, make_sample, news, schema_of
+from tests.evaluate_helpers import MMFAKEBENCH as MMFB
+from tests.evaluate_helpers import make_sample, mmfakebench_folder, news, schema_of
+from tests.t2agent_helpers import TASKS, Backbone, with_image
 
 SECRET = "sk-t2agent-secret-never-written"
-TASKS = {"Task 1": "text", "Task 2": "image", "Task 3": "match"}
-
-
-class Backbone:
-    """A scripted T2Agent backbone for the loopback LLM server.
-
-    ``steps[(subtask, last action)]`` are the candidates an expansion proposes below the node whose last
-    action is ``last action`` (``""``: the sub-task node); by default a sub-task finishes with its
-    supporting answer. ``st[action]`` is the trajectory score (1-10) of a path ending in ``action``,
-    ``sc[answer]`` the confidence score of an answer (both 5 unless given). Tools answer ``seen by <tool>``.
-    """
-
-    SUPPORT = {"text": "TEXT SUPPORT", "image": "IMAGE SUPPORT", "match": "MATCH"}
-
-    def __init__(self, weights=(0.5, 0.2, 0.3), steps=None, st=None, sc=None) -> None:
-        self.weights, self.steps, self.st, self.sc = list(weights), steps or {}, st or {}, sc or {}
-
-    def __call__(self, body) -> Reply:
-        schema, user, system = schema_of(body), message_text(body, "user"), message_text(body, "system")
-        actions = re.findall(r"^Action \d+: (.*)$", user, re.MULTILINE)
-        last = actions[-1] if actions else ""
-        if schema == "t2agent_init":
-            return Reply.answer({"probabilities": self.weights})
-        if schema == "t2agent_step":
-            subtask = TASKS[system.split(":")[0]]
-            default = [("Finish", self.SUPPORT[subtask])]
-            candidates = self.steps.get((subtask, last), default)
-            return Reply.answer(
-                {"candidates": [{"thought": f"try {t}", "tool": t, "input": i} for t, i in candidates]}
-            )
-        if schema == "t2agent_score" and system.startswith("Task: Analyze"):
-            return Reply.answer({"analysis": "ok", "score": self.st.get(last, 5)})
-        if schema == "t2agent_score":
-            answer = re.search(r"^Answer: (.*)$", user, re.MULTILINE).group(1)
-            return Reply.answer({"analysis": "ok", "score": self.sc.get(answer, 5)})
-        if schema == "t2agent_observation":
-            return Reply.answer({"observation": f"seen by {system.split()[4]}"})
-        return Reply(status=500, error=f"unscripted schema {schema}")
 
 
 def config(llm, search, tmp_path: Path, **extra) -> dict:
@@ -95,10 +58,6 @@ def spec(llm, search, tmp_path, setting="T+I+W", detector="t2agent", **extra) ->
         batch_size=1,
         prices={"test-model": Price(input_per_mtok=1.0, output_per_mtok=2.0)},
     )
-
-
-def with_image(n: int, label: Label, **fields):
-    return make_sample(n, label, image=Image(bytes=image_bytes((10 * n, 80, 120))), **fields)
 
 
 def steps_of(llm) -> list[str]:
@@ -283,7 +242,7 @@ def test_a_killed_run_resumes_without_one_model_or_tool_call(tmp_path):
 import json, sys
 from rwpost.evaluate import RunSpec, evaluate
 from rwpost.labels import Label
-from tests.test_t2agent import with_image
+from tests.t2agent_helpers import with_image
 spec = RunSpec(**json.loads(sys.argv[1]))
 evaluate([with_image(5, Label.FALSE), with_image(6, Label.FALSE)], spec, {str(tmp_path / "run")!r})
 """
@@ -412,27 +371,6 @@ def test_unknown_tools_and_challenging_labels_are_refused(tmp_path):
 
 
 # --- MMFakeBench -------------------------------------------------------------------------------------
-
-
-def mmfakebench_folder(tmp_path: Path, records: list, raw: str | None = None) -> Path:
-    """A split folder in the released layout: source/MMFakeBench_test.json and the image files."""
-    root = tmp_path / "MMFakeBench_test"
-    (root / "source").mkdir(parents=True)
-    for i, row in enumerate(r for r in records if isinstance(r, dict) and "image_path" in r):
-        path = root / str(row["image_path"]).lstrip("/")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(image_bytes((30 * i, 60, 90)))
-    text = raw if raw is not None else json.dumps(records, indent=4)
-    (root / "source" / "MMFakeBench_test.json").write_text(text, encoding="utf-8")
-    return root
-
-
-MMFB = [
-    {"image_path": "/real/bbc_test_50/BBC_0001.jpg", "text": "A real caption.", "fake_cls": "original",
-     "gt_answers": ["True"]},
-    {"image_path": "/fake/Newsclipings_person_test_50/n_0.jpeg", "text": "A mismatched caption.",
-     "fake_cls": "mismatch", "gt_answers": ["Fake"]},
-]  # fmt: skip
 
 
 def test_mmfakebench_reads_the_released_layout_with_both_views(tmp_path):

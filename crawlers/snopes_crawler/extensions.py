@@ -26,6 +26,7 @@ COUNTERS = (
     "skipped_stored",
     "refetch_updated",
     "refetch_failed",
+    "refetch_failed_images",
     "resumed_scheduled",
     "out_of_window",
     "over_max_articles",
@@ -42,6 +43,7 @@ COUNTERS = (
     "duplicates",
     "images_ok",
     "images_failed",
+    "images_retried",
     "retries",
     "retry_after_honoured",
 )

@@ -1,8 +1,10 @@
-"""Item pipelines: download an article's images, then validate and store the article record.
+"""Item pipelines: download an article's images and its direct video files, then validate and store the
+article record.
 
-Items are plain dicts from the spider (``kind`` = ``article`` or ``failure``). The image pipeline runs
-first so an article's line is written only once its images are on disk: a killed crawl never leaves a
-record that points at missing files.
+Items are plain dicts from the spider (``kind`` = ``article`` or ``failure``). The media pipelines run
+first so an article's line is written only once its images and videos are on disk: a killed crawl never
+leaves a record that points at missing files. Videos are only files a page embeds directly (``<video
+src=...mp4>`` or its ``<source>``); a platform's player (YouTube, TikTok, Facebook) is never downloaded.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from scrapy.pipelines.media import FileInfoOrError, MediaPipeline
 from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
+from rwpost.crawl import MAX_VIDEO_BYTES
 from rwpost.errors import RwpostError
 from rwpost.ids import record_id
 from rwpost.images import (
@@ -38,7 +41,8 @@ from rwpost.images import (
     write_once,
 )
 from rwpost.io import disk_full, sha256_hex
-from rwpost.records import CrawledArticle, ImageFile
+from rwpost.records import CrawledArticle, ImageFile, VideoFile
+from rwpost.snopes.links import VIDEO_EXTENSIONS, embed_url, link_kind, resolve_link
 from rwpost.urls import path_key
 from snopes_crawler.store import ArticleStore, article_record
 
@@ -83,6 +87,8 @@ class ArticleImagesPipeline(FilesPipeline):
     """
 
     MEDIA_NAME = "image"
+    FILE: type[ImageFile] | type[VideoFile] = ImageFile
+    """The record of one downloaded (or refused) file; ``item[MEDIA_NAME + "s"]`` gets one per URL."""
     LOG_FAILED_RESULTS = False  # every failure is stored, with its reason, in the article's record
     STORE_SCHEMES = {"": ContentAddressedStore, "file": ContentAddressedStore}
 
@@ -102,14 +108,22 @@ class ArticleImagesPipeline(FilesPipeline):
 
     def _count(self, error: str | None) -> None:
         """Count one distinct image URL (the parent caches each request's result for the crawl)."""
-        self.crawler.stats.inc_value("rwpost/images_failed" if error else "rwpost/images_ok")
+        kind = f"rwpost/{self.MEDIA_NAME}s"
+        self.crawler.stats.inc_value(f"{kind}_failed" if error else f"{kind}_ok")
+
+    def media_urls(self, item: dict[str, Any]) -> list[str]:
+        """The article's image URLs, as the page parser found them."""
+        return item["parsed"].get("image_urls") or []
+
+    def size_refusal(self) -> str:
+        return size_refusal(self.max_bytes)
 
     def _requests(self, item: dict[str, Any]) -> list[tuple[str, scrapy.Request | str]]:
-        """Each image URL of an article with its request, or the reason it cannot be one."""
+        """Each media URL of an article with its request, or the reason it cannot be one."""
         if item.get("kind") != "article" or not self.enabled:
             return []
         planned: list[tuple[str, scrapy.Request | str]] = []
-        for url in item["parsed"].get("image_urls") or []:
+        for url in self.media_urls(item):
             try:
                 request = scrapy.Request(
                     url,
@@ -134,7 +148,7 @@ class ArticleImagesPipeline(FilesPipeline):
         """Refuse a URL before any byte is fetched (scheme, private or loopback address); else download."""
         refusal = await asyncio.to_thread(address_refusal, request.url, allow_loopback=self.allow_loopback)
         if refusal:
-            return self._result(request, ImageFile(url=request.url, error=refusal))
+            return self._result(request, self.FILE(url=request.url, error=refusal))
         return None
 
     def media_failed(
@@ -145,7 +159,7 @@ class ArticleImagesPipeline(FilesPipeline):
         stop_when_disk_full(self.crawler, exc)
         message = f"{type(exc).__name__}: {exc}"
         if "max size" in message:
-            message = size_refusal(self.max_bytes)
+            message = self.size_refusal()
         self._count(message)
         raise ImageRefused(message, status="refused") from exc
 
@@ -180,8 +194,8 @@ class ArticleImagesPipeline(FilesPipeline):
         )
         return self._result(request, stored)
 
-    def _result(self, request: scrapy.Request, image: ImageFile) -> dict[str, Any]:
-        """Scrapy's FileInfo of one image URL, carrying the record that the article stores."""
+    def _result(self, request: scrapy.Request, image: ImageFile | VideoFile) -> dict[str, Any]:
+        """Scrapy's FileInfo of one media URL, carrying the record that the article stores."""
         self._count(image.error)
         status = "refused" if image.error else "downloaded"
         return {
@@ -210,25 +224,131 @@ class ArticleImagesPipeline(FilesPipeline):
     def item_completed(
         self, results: list[FileInfoOrError], item: Any, info: MediaPipeline.SpiderInfo
     ) -> Any:
-        """Put one ImageFile per image URL on the article, in the page's order."""
+        """Put one record per media URL on the article (``item["images"]``, ``item["videos"]``), in the
+        page's order."""
         if item.get("kind") != "article":
             return item
         downloads = iter(results)
-        images: list[ImageFile] = []
+        images: list[Any] = []
         for url, request in self._requests(item):
             if not isinstance(request, scrapy.Request):
                 if url not in self.unrequestable:
                     self.unrequestable.add(url)
                     self._count(request)
-                images.append(ImageFile(url=url, error=request))
+                images.append(self.FILE(url=url, error=request))
                 continue
             ok, value = next(downloads)
             if ok:
                 images.append(value["image"].model_copy(update={"url": url}))  # type: ignore[index]
             else:
-                images.append(ImageFile(url=url, error=str(value.value)))  # type: ignore[union-attr]
-        item["images"] = images
+                images.append(self.FILE(url=url, error=str(value.value)))  # type: ignore[union-attr]
+        item[f"{self.MEDIA_NAME}s"] = images
         return item
+
+
+VIDEO_FILE_EXTENSIONS = VIDEO_EXTENSIONS - {"m3u8", "gifv"}
+"""Extensions of a direct video file (a playlist or an image host's page is not one)."""
+
+VIDEOS_DIR = "videos"
+"""The crawl store's folder of videos, ``videos/<sha256>.<ext>``."""
+
+_VIDEO_SIGNATURES: tuple[tuple[int, bytes, str], ...] = (
+    (4, b"ftyp", "mp4"),  # MP4, MOV, M4V, 3GP
+    (0, b"\x1a\x45\xdf\xa3", "webm"),  # Matroska, WebM
+    (0, b"OggS", "ogv"),
+    (0, b"FLV", "flv"),
+    (0, b"\x00\x00\x01\xba", "mpg"),
+    (0, b"\x00\x00\x01\xb3", "mpg"),
+    (0, b"\x30\x26\xb2\x75", "wmv"),
+)
+
+
+def video_format(data: bytes) -> str | None:
+    """The container of a video file by its first bytes (``mp4``, ``webm``, ``avi``...); None if none."""
+    if data[:4] == b"RIFF" and data[8:12] == b"AVI ":
+        return "avi"
+    for offset, magic, name in _VIDEO_SIGNATURES:
+        if data[offset : offset + len(magic)] == magic:
+            return name
+    return None
+
+
+def direct_video_urls(body: bytes, base_url: str) -> list[str]:
+    """The video files a page embeds directly: each ``<video>``'s ``src`` or first ``<source>``, when it
+    names a video file (by extension, or a ``<source type="video/...">``), absolute, in page order."""
+    from bs4 import BeautifulSoup
+
+    if b"<video" not in body.lower():  # most pages: no parse at all
+        return []
+    soup = BeautifulSoup(body, "html.parser")
+    urls: list[str] = []
+    for node in soup.find_all("video"):
+        url = resolve_link(embed_url(node), base_url)
+        source = node.find("source")
+        typed = bool(source and str(source.get("type") or "").startswith("video/"))
+        extension = url.rsplit("?", 1)[0].rsplit(".", 1)[-1].lower() if url else ""
+        if url and link_kind(url) == "video" and extension in VIDEO_FILE_EXTENSIONS or url and typed:
+            urls.append(url)
+    return list(dict.fromkeys(urls))
+
+
+class ArticleVideosPipeline(ArticleImagesPipeline):
+    """The image pipeline for the direct video files a page embeds (:func:`direct_video_urls`): fetched
+    through the downloader, capped at ``RWPOST_MAX_VIDEO_BYTES``, checked to be a video container
+    (:func:`video_format`) and kept verbatim as ``videos/<sha256>.<ext>``; ``item["videos"]`` gets one
+    :class:`VideoFile` per URL, refused ones with their reason. ``RWPOST_DOWNLOAD_VIDEOS`` off skips it."""
+
+    MEDIA_NAME = "video"
+    FILE = VideoFile
+
+    def __init__(self, store_uri: str, *, crawler: scrapy.crawler.Crawler) -> None:
+        super().__init__(store_uri, crawler=crawler)
+        self.enabled = crawler.settings.getbool("RWPOST_DOWNLOAD_VIDEOS", True)
+        self.max_bytes = crawler.settings.getint("RWPOST_MAX_VIDEO_BYTES", MAX_VIDEO_BYTES)
+
+    def media_urls(self, item: dict[str, Any]) -> list[str]:
+        return direct_video_urls(item.get("body") or b"", item["fetched_url"])
+
+    def size_refusal(self) -> str:
+        return f"refused: larger than the video size cap ({self.max_bytes} bytes)"
+
+    async def media_downloaded(
+        self,
+        response: scrapy.http.Response,
+        request: scrapy.Request,
+        info: MediaPipeline.SpiderInfo,
+        *,
+        item: Any = None,
+    ) -> dict[str, Any]:
+        """Keep the bytes when they are a video container; else the reason."""
+        if response.status != 200:
+            return self._result(request, VideoFile(url=request.url, error=f"HTTP {response.status}"))
+        data = response.body
+        digest, container = sha256_hex(data), video_format(data)
+        if container is None:
+            error = "not a video: the bytes are no known video container"
+            return self._result(
+                request, VideoFile(url=request.url, sha256=digest, size_bytes=len(data), error=error)
+            )
+        path = self.file_path(request, response=response, info=info, item=item)
+        self.store.persist_file(path, BytesIO(data), info)
+        stored = VideoFile(url=request.url, sha256=digest, path=path, format=container, size_bytes=len(data))
+        return self._result(request, stored)
+
+    def file_path(
+        self,
+        request: scrapy.Request,
+        response: scrapy.http.Response | None = None,
+        info: MediaPipeline.SpiderInfo | None = None,
+        *,
+        item: Any = None,
+    ) -> str:
+        """``videos/<sha256>.<ext>``: the content address, so each distinct video is stored once."""
+        if response is None:
+            raise RwpostError(
+                f"{request.url}: a video's path is its content's hash, known only from the response"
+            )
+        return f"{VIDEOS_DIR}/{sha256_hex(response.body)}.{video_format(response.body) or 'bin'}"
 
 
 class StorePipeline:
@@ -291,4 +411,6 @@ class StorePipeline:
                 html=store.save_html(item["body"]),
                 images=item.get("images") or [],
             )
+            if item.get("videos"):
+                record = record.model_copy(update={"videos": item["videos"]})
         return store.origin.record(record)

@@ -56,6 +56,8 @@ def crawl_settings(config: CrawlConfig) -> Settings:
         "RWPOST_ALLOW_LOOPBACK": config.allow_loopback,
         "RWPOST_DOWNLOAD_IMAGES": config.download_images,
         "RWPOST_MAX_IMAGE_BYTES": config.max_image_bytes,
+        "RWPOST_DOWNLOAD_VIDEOS": config.download_videos,
+        "RWPOST_MAX_VIDEO_BYTES": config.max_video_bytes,
         "RWPOST_PROGRESS_INTERVAL": config.progress_interval,
     }
     if config.sitemap_hosts:

@@ -5,6 +5,7 @@ image limits); everything else is fixed here, read once at the edge (STYLE.md 4)
 """
 
 from rwpost import __version__
+from rwpost.crawl import MAX_VIDEO_BYTES
 from rwpost.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
 from rwpost.snopes.listing import SITEMAP_HOSTS
 
@@ -44,6 +45,7 @@ DOWNLOADER_MIDDLEWARES = {
 }
 ITEM_PIPELINES = {
     "snopes_crawler.pipelines.ArticleImagesPipeline": 300,
+    "snopes_crawler.pipelines.ArticleVideosPipeline": 350,
     "snopes_crawler.pipelines.StorePipeline": 800,
 }
 EXTENSIONS = {
@@ -58,6 +60,8 @@ RWPOST_DOWNLOAD_IMAGES = True
 RWPOST_ALLOW_LOOPBACK = False
 RWPOST_MAX_IMAGE_BYTES = MAX_IMAGE_BYTES
 RWPOST_MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
+RWPOST_DOWNLOAD_VIDEOS = True
+RWPOST_MAX_VIDEO_BYTES = MAX_VIDEO_BYTES
 RWPOST_PROGRESS_INTERVAL = 2.0
 # Hosts besides the start URL's that may serve the site's sitemaps (a --sitemaps run reads
 # media.snopes.com/sitemaps/sitemap-latest.xml, sitemap-news.xml and sitemap-articles-YYYY-MM.xml);

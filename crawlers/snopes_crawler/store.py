@@ -102,6 +102,10 @@ class SiteOrigin:
                     image.model_copy(update={"url": self.url(image.url), "error": self.text(image.error)})
                     for image in record.images
                 ],
+                "videos": [
+                    video.model_copy(update={"url": self.url(video.url), "error": self.text(video.error)})
+                    for video in record.videos
+                ],
                 "parse_error": self.text(record.parse_error),
             }
         )

@@ -69,7 +69,12 @@ def _stage_defaults(**given: Any) -> dict[str, Any]:
 
 
 def evaluate(
-    data: Path = typer.Option(..., "--data", help="Samples to score: released JSONL or a Parquet split."),
+    data: Path = typer.Option(
+        ...,
+        "--data",
+        help="Samples to score: released JSONL, a Parquet split, or a benchmark's folder as "
+        "NAME[/SPLIT]:FOLDER (mmfakebench:~/MMFakeBench_test).",
+    ),
     detector: list[str] = typer.Option(
         None,
         "--detector",
@@ -82,12 +87,15 @@ def evaluate(
     format: str = typer.Option(
         None,
         "--format",
-        help="flat | agentfact | agentfact-baselines | defame | generic (detected).",
+        help="flat | agentfact | agentfact-baselines | defame | generic | mmdagent | t2agent-port "
+        "(detected).",
     ),
     id_field: str = typer.Option(None, "--id-field", help="Generic format: the id or news_url field."),
     label_field: str = typer.Option(None, "--label-field", help="Generic format: the label's dotted path."),
     label_map: str = typer.Option(None, "--label-map", help="Spelling=Label,... or a file of them."),
-    id_map: Path = typer.Option(None, "--id-map", help="DEFAME: sample_index -> id or news_url (JSON/CSV)."),
+    id_map: Path = typer.Option(
+        None, "--id-map", help="DEFAME, MMD-Agent: sample_index -> id or news_url (JSON/CSV), or position."
+    ),
     setting: list[str] = typer.Option(
         None,
         "--setting",
@@ -100,6 +108,18 @@ def evaluate(
         "--k",
         min=1,
         help="Evidence-k ablation: k gold items per claim in each gold-evidence cell (needs one).",
+    ),
+    evidence_sampler: str = typer.Option(
+        None,
+        "--evidence-sampler",
+        help="Evidence-k draw: rwpost (per claim id) or authors (their baseline runner's, item for item, by "
+        "position in --data).",
+    ),
+    denominators: str = typer.Option(
+        None,
+        "--denominators",
+        help="ours: every labelled claim; authors: only claims whose image opens, in every cell (as their "
+        "loader does).",
     ),
     evidence_seed: int = typer.Option(
         None, "--evidence-seed", help="Seed of the evidence-k subsets (default 42)."
@@ -162,7 +182,34 @@ def evaluate(
         help="local | ray (each run a Ray task with a completion marker; pip install 'rwpost[ray]'). "
         "Slurm arrays: the evaluate stage with executor.name slurm.",
     ),
-    gpus: float = typer.Option(0, "--gpus", min=0, help="--executor ray: GPUs each run asks for."),
+    gpus: float = typer.Option(
+        0,
+        "--gpus",
+        min=0,
+        help="--executor ray: GPUs each run asks for; a local model's: each actor holding it (0: one per "
+        "actor where there are GPUs).",
+    ),
+    batch_api: bool = typer.Option(
+        False,
+        "--batch-api",
+        help="Ask API models (vlm) through the provider's Batch API first (about half price; resumable).",
+    ),
+    batch_poll_s: float = typer.Option(
+        None, "--batch-poll-s", min=0.001, help="Seconds between batch polls."
+    ),
+    select_tools: bool = typer.Option(
+        False,
+        "--select-tools",
+        help="--detector t2agent: choose its toolset on the labelled --data (paper Algorithm 2) and write "
+        "OUT/toolset.json; a later run loads it with --set toolset=OUT/toolset.json.",
+    ),
+    recipe: str = typer.Option(
+        None,
+        "--recipe",
+        help="A paper table's runs: rwpost-table3 | rwpost-table5 (or a recipe file): its detectors, cells "
+        "and failure policy, with the paper's figures beside ours in the leaderboard; --set/--model "
+        "substitute options in every row.",
+    ),
 ) -> None:
     """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md (with
     --plots, PNG figures) and a resumable log per run, and a leaderboard when there are several runs. Unset
@@ -178,7 +225,7 @@ def evaluate(
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local model folders only, never a download
     from rwpost.evaluate.contract import EvidenceK, Seed, check_option
-    from rwpost.evaluate.data import load_eval_data
+    from rwpost.evaluate.data import authors_denominators, load_eval_data
     from rwpost.evaluate.encoders import lazy_encoder
     from rwpost.evaluate.leaderboard import write_leaderboard
     from rwpost.evaluate.leakage import BlockList
@@ -196,6 +243,8 @@ def evaluate(
         settings=list(setting or []) + (list(GRID) if grid else []) or None,
         k=list(ks or []) or None,
         evidence_seed=evidence_seed,
+        evidence_sampler=evidence_sampler,
+        denominators=denominators,
         allow_missing_images=allow_missing_images,
         repeats=repeats,
         seed=seed,
@@ -204,6 +253,11 @@ def evaluate(
         key_points=key_points,
         failures=failures,
         plots=plots,
+        batch_api=batch_api or None,
+        batch_poll_s=batch_poll_s,
+    )
+    chosen = _recipe(
+        recipe, data, o, detector, predictions, given={"settings": setting or grid, "failures": failures}
     )
     config = _parse_sets(sets)
     if model is not None:
@@ -213,7 +267,9 @@ def evaluate(
     detectors = list(detector or [])
     each = {"repeats": o["repeats"], "batch_size": o["batch_size"]}
     entries: list[DetectorEntry] = []
-    if predictions is not None:
+    if chosen is not None:
+        entries = chosen.entries(config, **each)
+    elif predictions is not None:
         if detectors not in ([], ["predictions"]):
             raise ConfigError(
                 "--predictions scores a file: leave out --detector or give --detector predictions"
@@ -242,11 +298,30 @@ def evaluate(
         if not detectors:
             raise ConfigError("give --detector NAME or --predictions FILE")
         entries = [DetectorEntry(name=d, config=dict(config), **each) for d in detectors]
-    loaded = load_eval_data(data, train=train, train_fraction=train_fraction, seed=o["seed"])
+    from rwpost.sample.build import bundled  # data/sample/... reads the bundled sample from any folder
+
+    loaded = load_eval_data(
+        bundled(data), train=train and bundled(train), train_fraction=train_fraction, seed=o["seed"]
+    )
     if loaded.info.get("excluded_unlabelled"):
         console.print(
             f"[yellow]{loaded.info['excluded_unlabelled']} samples have no RW-Post label "
             "(excluded ratings such as satire) and are not scored[/]"
+        )
+    for option, value, allowed in (
+        ("--evidence-sampler", o["evidence_sampler"], ("rwpost", "authors")),
+        ("--denominators", o["denominators"], ("ours", "authors")),
+    ):
+        if value not in allowed:
+            raise ConfigError(f"{option} {value!r}: give {' or '.join(allowed)}")
+    if image_root is None:
+        image_root = loaded.media_root
+    if o["denominators"] == "authors":
+        loaded = authors_denominators(loaded, image_root)
+        left_out = loaded.info["left_out"]
+        console.print(
+            f"authors' denominators: {left_out} of {left_out + len(loaded.test)} "
+            "claims left out of every cell (no post image, or it does not open: their loader's rule)"
         )
     plan = plan_runs(
         entries,
@@ -263,8 +338,18 @@ def evaluate(
         allow_missing_images=o["allow_missing_images"],
         failures=o["failures"],
         evidence_seed=o["evidence_seed"],
+        evidence_sampler=o["evidence_sampler"],
         image_root=image_root,
+        batch_api=o["batch_api"],
+        batch_poll_s=o["batch_poll_s"],
     )
+    if select_tools:
+        from rwpost.evaluate.detectors.t2agent.selection import select_for_plan
+
+        path, chosen = select_for_plan(plan, loaded, out)
+        line = f"toolset {', '.join(chosen)} in {path}; load it with --set toolset={path}"
+        console.print(line, highlight=False, soft_wrap=True)
+        return
     from rwpost.executors import ExecutorParams, ShardStore
 
     if executor not in ("local", "ray"):
@@ -289,11 +374,39 @@ def evaluate(
     except KeyboardInterrupt as exc:
         console.print(interrupted_line("evaluate", exc, out), highlight=False, soft_wrap=True)
         raise typer.Exit(interrupted_exit(exc)) from None
-    if len(plan) > 1:
-        write_leaderboard([p.out for p in plan], out / "leaderboard", plot=o["plots"])
+    if len(plan) > 1 or chosen is not None:
+        write_leaderboard([p.out for p in plan], out / "leaderboard", plot=o["plots"], recipe=chosen)
         console.print(f"{len(plan)} runs; leaderboard in {out / 'leaderboard'}")
+    if chosen is not None and not as_json:
+        from rwpost.evaluate.recipes import beside_paper
+
+        console.print(
+            "\n".join(beside_paper([p.out for p in plan], chosen)[0]),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     if as_json:
         typer.echo(json.dumps(done[-1][1], indent=2, default=str))
+
+
+def _recipe(name: str | None, data: Path, o: dict[str, Any], detector, predictions, given) -> Any:
+    """The ``--recipe`` (None without one), its cells for ``data``'s dataset and its failure policy set in
+    ``o`` where the command line gives none."""
+    if name is None:
+        return None
+    from rwpost.evaluate.datasets import parse_data_spec
+    from rwpost.evaluate.recipes import RWPOST, load_recipe
+
+    if detector or predictions is not None:
+        raise ConfigError("--recipe names its detectors: leave out --detector and --predictions")
+    chosen = load_recipe(name)
+    spec = parse_data_spec(data)
+    if not given["settings"]:
+        o["settings"] = chosen.cells(spec.adapter.name if spec else RWPOST)
+    if given["failures"] is None:
+        o["failures"] = chosen.failures
+    return chosen
 
 
 def _summary(metrics: dict[str, Any], out: Path) -> None:
@@ -346,6 +459,9 @@ def leaderboard(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a leaderboard already in --out."),
+    recipe: str = typer.Option(
+        None, "--recipe", help="Print (and with --out write) a recipe's paper figures beside these runs."
+    ),
 ) -> None:
     """Aggregate evaluation runs into one table, best macro F1 first (repeated runs: by the mean).
 
@@ -360,7 +476,12 @@ def leaderboard(
 
     if out:  # never over a run's own files (its explanations.jsonl), nor an earlier leaderboard unasked
         check_outputs([out / name for name in LEADERBOARD_FILES], run_files(runs), overwrite=overwrite)
-    rows = write_leaderboard(runs, out) if out else rows_of(runs)
+    chosen = None
+    if recipe is not None:
+        from rwpost.evaluate.recipes import load_recipe
+
+        chosen = load_recipe(recipe)
+    rows = write_leaderboard(runs, out, recipe=chosen) if out else rows_of(runs)
     if as_json:
         typer.echo(json.dumps([r.dump() for r in rows], indent=2, default=str))
         return
@@ -385,6 +506,11 @@ def leaderboard(
     console.print("flagged: predictions that cite a blocked fact-check domain", highlight=False)
     for note in leaderboard_notes(rows):
         console.print(f"[yellow]{note}[/]")
+    if chosen is not None:
+        from rwpost.evaluate.recipes import beside_paper
+
+        text = "\n".join(beside_paper([r.run for r in rows], chosen)[0])
+        Console().print(text, highlight=False, markup=False, soft_wrap=True)
 
 
 def compare(

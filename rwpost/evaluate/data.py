@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from rwpost.dataset import read_samples
 from rwpost.errors import ConfigError
+from rwpost.evaluate.datasets import parse_data_spec
 from rwpost.evaluate.runner import refuse_duplicate_ids, split_train_test
 from rwpost.io import sha256_file
 from rwpost.records import Sample
@@ -20,11 +21,34 @@ class EvalData:
     test: list[Sample]
     train: list[Sample] | None
     info: dict[str, Any] = field(default_factory=dict)
+    media_root: Path | None = None
+    """Where the test samples' relative image and video paths are found, when the data says (a benchmark
+    folder); ``--image-root`` overrides it."""
 
 
 def _labelled(samples: list[Sample]) -> tuple[list[Sample], int]:
     kept = [s for s in samples if s.label is not None]
     return kept, len(samples) - len(kept)
+
+
+def _read(data: str | Path) -> tuple[list[Sample], dict[str, Any], Path | None]:
+    """Samples of a file, or of a benchmark named ``NAME[/SPLIT]:FOLDER``; what identifies them; their media
+    folder when the data names one."""
+    spec = parse_data_spec(data)
+    if spec is None:
+        samples, unlabelled = _labelled(read_samples(data))
+        info = {"path": str(data), "sha256": sha256_file(data), "excluded_unlabelled": unlabelled}
+        return samples, info, None
+    source = spec.source()
+    samples, unlabelled = _labelled(spec.samples())
+    info = {
+        "path": str(source),
+        "sha256": sha256_file(source),
+        "excluded_unlabelled": unlabelled,
+        "benchmark": spec.adapter.name,
+        "split": spec.split,
+    }
+    return samples, info, spec.media_root()
 
 
 def load_eval_data(
@@ -35,25 +59,20 @@ def load_eval_data(
     seed: int = 0,
     about: dict[str, Any] | None = None,
 ) -> EvalData:
-    """Read ``data`` (released JSONL, Sample JSONL or Parquet split); train from ``train`` or a seeded
+    """Read ``data`` (released JSONL, Sample JSONL, Parquet split, or a benchmark's folder as
+    ``NAME[/SPLIT]:FOLDER``, see :mod:`rwpost.evaluate.datasets`); train from ``train`` or a seeded
     ``train_fraction`` of ``data``. Samples with no RW-Post label (excluded ratings such as satire)
     cannot be scored: they are left out and counted in ``info``. ``about`` adds to ``info`` what the
     caller knows of the data (the version, subset and split of a published release)."""
     if train is not None and train_fraction is not None:
         raise ConfigError("give either --train or --train-fraction, not both")
-    samples, unlabelled = _labelled(read_samples(data))
+    samples, info, media_root = _read(data)
     refuse_duplicate_ids(samples, str(data))
-    info: dict[str, Any] = {"path": str(data), "sha256": sha256_file(data), "excluded_unlabelled": unlabelled}
     info.update(about or {})
     train_samples = None
     if train is not None:
-        train_samples, train_unlabelled = _labelled(read_samples(train))
+        train_samples, info["train"], _ = _read(train)
         refuse_duplicate_ids(train_samples, str(train))
-        info["train"] = {
-            "path": str(train),
-            "sha256": sha256_file(train),
-            "excluded_unlabelled": train_unlabelled,
-        }
         overlap = {s.id for s in samples} & {s.id for s in train_samples}
         if overlap:
             raise ConfigError(
@@ -67,4 +86,41 @@ def load_eval_data(
         info["train"] = {"split_of_data": how, "fraction": train_fraction}
     if not samples:
         raise ConfigError(f"{data}: no labelled samples to evaluate")
-    return EvalData(samples, train_samples, info)
+    return EvalData(samples, train_samples, info, media_root)
+
+
+Denominators = Literal["ours", "authors"]
+"""Which claims every cell is scored on: all labelled ones (``ours``), or only those the authors' loader
+keeps (``authors``: :func:`authors_denominators`)."""
+
+
+def _opens(sample: Sample, media_root: Path | None) -> bool:
+    from rwpost.evaluate.inputs import image_path
+    from rwpost.images import ImageRefused, open_image
+
+    if sample.image is None:
+        return False
+    source = sample.image.bytes or image_path(sample, media_root)
+    if not source or (isinstance(source, Path) and not source.is_file()):
+        return False
+    try:
+        open_image(source).close()
+    except ImageRefused:
+        return False
+    return True
+
+
+def authors_denominators(data: EvalData, media_root: Path | None) -> EvalData:
+    """The test samples the authors' loader keeps (``extract_data_from_GT_jsonl`` in ``dataload.py`` of
+    ``xudanni0927/AgentFact``): a claim whose post image is missing or does not open is left out of every
+    cell, text-only ones included, so their tables' denominators are reproduced. The count left out is
+    recorded (``denominators``, ``left_out``) beside the data."""
+    kept = [s for s in data.test if _opens(s, media_root)]
+    if not kept:
+        where = f" under {media_root}" if media_root else ""
+        raise ConfigError(
+            f"--denominators authors: none of the {len(data.test)} samples has an image that opens{where} "
+            "(give --image-root)"
+        )
+    info = {**data.info, "denominators": "authors", "left_out": len(data.test) - len(kept)}
+    return replace(data, test=kept, info=info)

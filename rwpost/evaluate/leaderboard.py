@@ -190,7 +190,13 @@ def leaderboard_notes(rows: Sequence[LeaderboardRow]) -> list[str]:
     return notes
 
 
-LEADERBOARD_FILES = ("leaderboard.json", "leaderboard.md", "cost_vs_f1.png", "explanations.jsonl")
+LEADERBOARD_FILES = (
+    "leaderboard.json",
+    "leaderboard.md",
+    "cost_vs_f1.png",
+    "explanations.jsonl",
+    "paper.json",
+)
 """What :func:`write_leaderboard` writes into its folder."""
 
 
@@ -200,14 +206,20 @@ def run_files(paths: Sequence[str | Path]) -> list[Path]:
 
 
 def write_leaderboard(
-    paths: Sequence[str | Path], out_dir: str | Path, *, explanations: bool = True, plot: bool = True
+    paths: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    explanations: bool = True,
+    plot: bool = True,
+    recipe: Any = None,
 ) -> list[LeaderboardRow]:
     """leaderboard.json, leaderboard.md, cost_vs_f1.png (with ``plot``, when some run cost anything) and the
-    merged paired explanations in ``out_dir``."""
+    merged paired explanations in ``out_dir``; with a ``recipe``, the paper's figures beside ours too
+    (:func:`paper_section`)."""
     out = Path(out_dir)
     rows = leaderboard(paths)
     write_json(out / "leaderboard.json", [r.dump() for r in rows])
-    write_text(out / "leaderboard.md", leaderboard_markdown(rows))
+    write_text(out / "leaderboard.md", leaderboard_markdown(rows) + paper_section(rows, recipe, out))
     if not (plot and cost_plot(rows, out / "cost_vs_f1.png")):  # none when nothing cost anything
         (out / "cost_vs_f1.png").unlink(missing_ok=True)  # an earlier board's figure would show other rows
     if explanations:
@@ -215,6 +227,20 @@ def write_leaderboard(
         runs = [[row for _, row in iter_jsonl(Path(run) / "explanations.jsonl")] for run in found]
         write_jsonl(out / "explanations.jsonl", merge_paired_explanations(runs, found))
     return rows
+
+
+def paper_section(rows: Sequence[LeaderboardRow], recipe: Any, out: Path) -> str:
+    """A recipe run's paper column: the recipe's figures beside these runs' scores, with the difference
+    and our interval (:func:`rwpost.evaluate.recipes.beside_paper`), as Markdown after the leaderboard and
+    as ``paper.json``; nothing without a recipe."""
+    (out / "paper.json").unlink(missing_ok=True)  # an earlier recipe's figures would not match these rows
+    if recipe is None:
+        return ""
+    from rwpost.evaluate.recipes import beside_paper
+
+    lines, records = beside_paper([r.run for r in rows], recipe)
+    write_json(out / "paper.json", records)
+    return "\n" + "\n".join(lines) + "\n"
 
 
 def _scored(run_dir: Path) -> dict[str, ScoredSample]:

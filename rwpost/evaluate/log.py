@@ -335,6 +335,11 @@ class DataRecord(LogPart):
     version: str | None = None
     subset: str | None = None
     split: str | None = None
+    benchmark: str | None = None
+    denominators: Literal["ours", "authors"] | None = None
+    """``authors``: only the claims the authors' loader keeps were scored; ``left_out`` the others."""
+    left_out: int | None = None
+    """A benchmark folder's name (``--data NAME[/SPLIT]:FOLDER``); ``path`` is then its annotation file."""
     samples: int
     ids_sha256: str
     content_sha256: str
@@ -414,6 +419,8 @@ class RunIdentity(LogPart):
     train_sha256: str | None = None
     blocked_domains_sha256: str | None = None
     code_version: str
+    evidence_draw: tuple[Literal["rwpost", "authors"], int] | None = None
+    """An evidence-k cell's draw: the sampler and its seed (absent in other cells)."""
 
 
 class RunRecord(LogFile):

@@ -147,7 +147,8 @@ def run_key(planned: PlannedRun, data: EvalData) -> str:
             "detector": spec.detector,
             "config": spec.config,
             "setting": str(spec.setting),
-            "scoring": [spec.seed, spec.repeats, spec.n_resamples, spec.failures, spec.evidence_seed],
+            "scoring": [spec.seed, spec.repeats, spec.n_resamples, spec.failures, spec.evidence_seed]
+            + ([spec.evidence_sampler] if spec.evidence_sampler != "rwpost" else []),
             "images": [spec.allow_missing_images, str(spec.image_root)],
             "prices": {k: v.model_dump() for k, v in (spec.prices or {}).items()},
             "blocked_domains": spec.blocklist.sha256,
@@ -206,7 +207,25 @@ def _shard_task(
     shard: str,
     held: Any,
 ) -> None:
-    evaluate_shard(by_id[shard], data, store, keys[shard], **options)
+    from rwpost.llm.held import holding_models
+
+    with holding_models(held if isinstance(held, dict) else None):  # the actor's loaded local models
+        evaluate_shard(by_id[shard], data, store, keys[shard], **options)
+
+
+def uses_local_model(spec: RunSpec) -> bool:
+    """Whether a run's detector runs a local model (``backend=local``, or a detector whose default it is,
+    ``local-vlm``): run by Ray as one actor per GPU holding the model, taking run after run."""
+    from rwpost.evaluate.registry import resolve_detector
+
+    backend = spec.config.get("backend")
+    if backend is None:
+        try:
+            field = resolve_detector(spec.detector).Config.model_fields.get("backend")
+        except Exception:  # an unknown detector or one without options: refused when the run builds it
+            return False
+        backend = field.default if field is not None else None
+    return backend == "local"
 
 
 def run_plan(
@@ -249,7 +268,13 @@ def run_plan(
     todo = list(keys) if overwrite else store.pending(keys)
     options["progress"] = progress and executor.name == "local"
     task = functools.partial(_shard_task, by_id, keys, data, store, options)
-    run_shards(executor, ShardTask(name=where or "evaluate", shards=todo, run=task, gpus=executor.gpus))
+    # runs of a local model go to actors that each hold the model (one per GPU, a CPU actor without);
+    # the other runs are plain tasks
+    local = [shard for shard in todo if uses_local_model(by_id[shard].spec)]
+    other = [shard for shard in todo if shard not in local]
+    name = where or "evaluate"
+    run_shards(executor, ShardTask(name=name, shards=other, run=task, gpus=executor.gpus))
+    run_shards(executor, ShardTask(name=name, shards=local, run=task, hold=dict, gpus=executor.gpus))
     store.require(keys, where or "evaluate")
     for planned in plan:
         metrics = read_json(planned.out / "metrics.json")

@@ -181,7 +181,13 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
         f"Detector `{metrics.detector}`, setting **{metrics.setting}**, "
         f"{metrics.n_samples} samples, seed {manifest.seed}, code {manifest.code_version}, "
         f"device {manifest.device}.",
-        f"Data: {data.path or '-'} (sha256 {(data.sha256 or '-')[:12]}).",
+        f"Data: {data.path or '-'} (sha256 {(data.sha256 or '-')[:12]})."
+        + (
+            f" Authors' denominators: {data.left_out} claims whose post image is missing or does not open "
+            f"are left out (their loader's rule); ours would score {data.samples + (data.left_out or 0)}."
+            if data.denominators == "authors"
+            else ""
+        ),
         *_training(manifest),
         f"Answered: {coverage_cell(metrics.coverage)}"
         + (" - below 100 %: read the scores with the failure policy below." if metrics.partial() else "."),

@@ -30,7 +30,7 @@ from rwpost.evaluate.log import RunManifest, RunRecord
 from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids_sha256, now
 from rwpost.evaluate.metrics import check_policy
 from rwpost.evaluate.registry import make_detector
-from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSource
+from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSampler, EvidenceSource
 from rwpost.io import (
     append_jsonl_rows,
     check_output,
@@ -105,8 +105,15 @@ class RunSpec:
     """Image cells: run anyway when images cannot be loaded (each such sample fails with a reason)."""
     evidence_seed: int = EVIDENCE_SEED
     """Seed of the evidence-k subsets (:func:`rwpost.evaluate.task.evidence_subset`)."""
+    evidence_sampler: EvidenceSampler = "rwpost"
+    """``authors``: their runner's draw by position (``task.authors_evidence_subset``)."""
     image_root: Path | None = None
     """Where the samples' relative image paths are found (released JSONL beside its image folder)."""
+    batch_api: bool = False
+    """Ask an API model's pending requests through the provider's Batch API first (about half price;
+    :mod:`rwpost.evaluate.batch`); the answers are the same, so not part of the run's identity."""
+    batch_poll_s: float = 30.0
+    """Seconds between polls of a batch."""
 
     def __post_init__(self) -> None:
         self.setting = Cell.parse(self.setting)
@@ -127,6 +134,7 @@ class RunSpec:
             samples,
             failures=self.failures,
             evidence_seed=self.evidence_seed,
+            evidence_sampler=self.evidence_sampler,
             subset=info.get("subset"),
             split=info.get("split"),
         )
@@ -459,6 +467,8 @@ def run_identity(
         "train_sha256": samples_sha256(train) if train else None,
         "blocked_domains_sha256": spec.blocklist.sha256,
         "code_version": code_version(),
+        # the evidence a k cell shows: which draw and its seed (absent elsewhere, so other runs keep theirs)
+        **({"evidence_draw": [spec.evidence_sampler, spec.evidence_seed]} if spec.setting.k else {}),
     }
 
 
@@ -496,12 +506,20 @@ def run(
     refuse_inputs_in(out, [i for i in inputs if isinstance(i, str | Path)])
     first_ctx = ctx = spec.context(0, progress=progress)
     first.prepare(first_ctx)  # a missing API key is refused before anything is written
-    resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
+    if spec.batch_api:
+        from rwpost.evaluate.batch import check_batchable
+
+        check_batchable(first)  # a multi-step detector is refused before anything is paid
     task = spec.task(samples, data_info)
+    # so are a cell the detector cannot run, unloadable images and samples it cannot read (no video)
+    allow = spec.allow_missing_images
+    images = check_cell(first, task.cell, samples, image_root=spec.image_root, allow_missing_images=allow)
+    input_report = first.check(samples)
+    resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     path = out / PREDICTIONS_FILE
     retried = retry_transport_failures(path)
     done = read_predictions(path)
-    all_predictions, input_report, configs, hashes, images = [], None, [], {}, None
+    all_predictions, configs, hashes = [], [], {}
     detector = first
     started = now()
     for repeat in range(spec.repeats):
@@ -509,12 +527,6 @@ def run(
             detector, ctx = make(spec.detector, spec.config), spec.context(repeat, progress=progress)
         configs.append(detector.config())
         hashes.update(detector.inputs().prompts)
-        if repeat == 0:
-            allow = spec.allow_missing_images
-            images = check_cell(
-                detector, task.cell, samples, image_root=spec.image_root, allow_missing_images=allow
-            )
-            input_report = detector.check(samples)
         if detector.capabilities.needs_training:
             if all((repeat, s.id) in done for s in samples):
                 pass  # every answer is on disk: no need to train again
@@ -526,6 +538,12 @@ def run(
             else:
                 seen = [task.blind(s, keep_label=True, blocklist=spec.blocklist) for s in train]
                 detector.fit(seen, task, ctx)
+        if spec.batch_api:
+            from rwpost.evaluate.batch import batch_prefill
+
+            pending = [s for s in samples if (repeat, s.id) not in done]
+            blind = [task.blind(s, blocklist=ctx.guard.blocklist) for s in pending]
+            batch_prefill(detector, blind, task, ctx, poll_s=spec.batch_poll_s)
         all_predictions.append(
             predict_all(detector, samples, task, ctx, path, batch_size=spec.batch_size, done=done)
         )

@@ -15,12 +15,12 @@ import os
 from pathlib import Path
 from typing import Any, Literal, Protocol, Self
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, model_validator
 
 from rwpost.dataset import split_file
 from rwpost.errors import ConfigError
 from rwpost.evaluate.contract import EvidenceK, Seed
-from rwpost.evaluate.data import EvalData, load_eval_data
+from rwpost.evaluate.data import Denominators, EvalData, authors_denominators, load_eval_data
 from rwpost.evaluate.encoders import lazy_encoder
 from rwpost.evaluate.leaderboard import write_leaderboard
 from rwpost.evaluate.leakage import BlockList
@@ -33,7 +33,7 @@ from rwpost.evaluate.plan import (
     run_plan,
     shard_id,
 )
-from rwpost.evaluate.task import EVIDENCE_SEED
+from rwpost.evaluate.task import EVIDENCE_SEED, EvidenceSampler
 from rwpost.executors import ExecutorParams, ShardStore, SlurmJob, write_slurm
 from rwpost.io import read_json, write_json
 from rwpost.llm.config import detector_secrets_from_env
@@ -83,6 +83,10 @@ class EvaluateSettings(BaseModel):
     k: list[EvidenceK] = Field(default_factory=list)
     """Evidence-k ablation: k gold items per claim in each evidence cell."""
     evidence_seed: Seed = EVIDENCE_SEED
+    evidence_sampler: EvidenceSampler = "rwpost"
+    """``authors``: the authors' baseline runner's evidence-k draw, item for item (by position)."""
+    denominators: Denominators = "ours"
+    """``authors``: score only the claims the authors' loader keeps (post image present and opening)."""
     allow_missing_images: bool = False
     plots: bool = False
     """Draw each run's PNG figures (report.md shows them) and the leaderboard's cost plot; off, the reports
@@ -93,7 +97,25 @@ class EvaluateSettings(BaseModel):
     """How failed answers are scored (named in every table): all samples, answered only, or a class."""
     detectors: list[DetectorParams] = Field(default_factory=list)
     prices: PriceTable | None = None
+    batch_api: bool = False
+    """Ask API models (the ``vlm`` detector) through the provider's Batch API first: about half price,
+    answers within 24 h; the batch id is kept beside the answer cache, so a killed run resumes the same
+    batch (:mod:`rwpost.evaluate.batch`). Multi-step detectors over an API model are refused."""
+    batch_poll_s: PositiveFloat = 30.0
+    """Seconds between polls of a batch."""
     executor: ExecutorParams = Field(default_factory=ExecutorParams)
+    recipe: str | dict[str, Any] | None = None
+    """A paper table's runs (``rwpost-table3``, or ``{name: ..., set: {model: ...}}``): its rows, cells and
+    failure policy replace ``detectors``, ``settings``, ``k`` and ``failures``
+    (:func:`rwpost.evaluate.recipes.stage_settings`); the leaderboard shows the paper's figures beside
+    ours."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_recipe(cls, data: Any) -> Any:
+        from rwpost.evaluate.recipes import stage_settings
+
+        return stage_settings(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
     def _one_entry_per_run_folder(self) -> Self:
@@ -114,11 +136,12 @@ class EvaluateSettings(BaseModel):
 
 def _data(settings: EvaluateSettings, dataset: Version, subset: str) -> EvalData:
     version_dir = dataset.version_dir
-    return load_eval_data(
+    data = load_eval_data(
         split_file(version_dir, subset, settings.test_split),
         train=split_file(version_dir, subset, settings.train_split),
         about={"version": dataset.version, "subset": subset, "split": settings.test_split},
     )
+    return authors_denominators(data, settings.image_root) if settings.denominators == "authors" else data
 
 
 def _plan(settings: EvaluateSettings, subset: str, blocklist: BlockList) -> list[PlannedRun]:
@@ -136,7 +159,10 @@ def _plan(settings: EvaluateSettings, subset: str, blocklist: BlockList) -> list
         allow_missing_images=settings.allow_missing_images,
         failures=settings.failures,
         evidence_seed=settings.evidence_seed,
+        evidence_sampler=settings.evidence_sampler,
         image_root=settings.image_root,
+        batch_api=settings.batch_api,
+        batch_poll_s=settings.batch_poll_s,
     )
 
 
@@ -174,6 +200,16 @@ def evaluate_all(settings: EvaluateSettings, dataset: Version, *, module: str) -
     return results
 
 
+def _recipe(settings: EvaluateSettings) -> Any:
+    """The ``recipe`` of the settings, loaded (None without one)."""
+    from rwpost.evaluate.recipes import RecipeChoice, load_recipe
+
+    choice = settings.recipe
+    if not choice:
+        return None
+    return load_recipe(choice if isinstance(choice, str) else RecipeChoice.model_validate(choice).name)
+
+
 def publish(settings: EvaluateSettings, results: list[Result]) -> dict[str, dict[str, Any]]:
     """Write the leaderboard over every run and the summary file; returns the summary (headline scores
     per subset and run)."""
@@ -187,7 +223,10 @@ def publish(settings: EvaluateSettings, results: list[Result]) -> dict[str, dict
         print(f"evaluate: {subset} {run_name}: macro F1 {metrics.get('macro_f1')}")
     if results:
         write_leaderboard(
-            [planned.out for _, planned, _ in results], settings.out / "leaderboard", plot=settings.plots
+            [planned.out for _, planned, _ in results],
+            settings.out / "leaderboard",
+            plot=settings.plots,
+            recipe=_recipe(settings),
         )
     write_json(settings.summary or Path(f"{settings.out}-summary.json"), summary)
     return summary

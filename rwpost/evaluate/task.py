@@ -12,11 +12,12 @@ failure policy and the evidence seed; the runner builds it once per run and hand
 
 from __future__ import annotations
 
+import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -27,6 +28,10 @@ from rwpost.records import Evidence, Sample
 
 EVIDENCE_SEED = 42
 """Seed of the evidence-k subsets (the authors' baseline script uses 42)."""
+
+EvidenceSampler = Literal["rwpost", "authors"]
+"""How evidence-k subsets are drawn: ``rwpost`` (:func:`evidence_subset`, per claim id, stable whatever the
+data's order) or ``authors`` (:func:`authors_evidence_subset`, their baseline runner's draw, per position)."""
 
 
 class EvidenceSource(StrEnum):
@@ -132,6 +137,20 @@ def evidence_subset(sample: Sample, k: int, seed: int = EVIDENCE_SEED) -> list[E
     return [items[i] for i in sorted(order[:k])]
 
 
+def authors_evidence_subset(sample: Sample, k: int, seed: int, claim_index: int) -> list[Evidence]:
+    """The authors' evidence-k draw, item for item (``sample_evidence`` in ``baseline_lvlms/
+    run_baseline_eval.py`` of ``xudanni0927/AgentFact`` at 08a29dc1, MIT): the items that have content (their
+    loader keeps no other), all of them when there are at most ``k``, else the first ``k`` of one shuffle
+    by ``random.Random(seed + claim_index)``, in the shuffled order. ``claim_index`` is the claim's position
+    in the data their loader kept (see ``--denominators authors``)."""
+    items = [e for e in sample.evidence if e.content]
+    if len(items) <= k:
+        return items
+    order = items[:]
+    random.Random(seed + claim_index).shuffle(order)
+    return order[:k]
+
+
 def task_labels(samples: Sequence[Sample]) -> tuple[Label, ...]:
     """The label space of the task the samples pose: the main set's 3 classes, the challenging set's 2,
     or all five for data mixing both."""
@@ -155,6 +174,7 @@ def blind(
     keep_label: bool = False,
     blocklist: Any = None,
     evidence_seed: int = EVIDENCE_SEED,
+    claim_index: int | None = None,
 ) -> Sample:
     """The sample as a detector may see it in ``cell``.
 
@@ -163,7 +183,8 @@ def blind(
     URL and the image link become opaque ids (:func:`opaque_url`), a post URL on a fact-check domain
     (``blocklist``, default the built-in fact-checkers) is dropped. Image and OCR stay only in image
     cells; gold evidence only in gold-evidence cells, as content only (no description, source or URL),
-    ``k`` items at most (:func:`evidence_subset`).
+    ``k`` items at most (:func:`evidence_subset`; the authors' draw, :func:`authors_evidence_subset`, when
+    the claim's position ``claim_index`` is given).
     """
     from rwpost.evaluate.leakage import FACT_CHECK_DOMAINS, BlockList
 
@@ -188,7 +209,12 @@ def blind(
     if cell.evidence is not EvidenceSource.GOLD:
         update["evidence"] = []
     else:
-        items = evidence_subset(sample, cell.k, evidence_seed) if cell.k is not None else sample.evidence
+        if cell.k is None:
+            items = list(sample.evidence)
+        elif claim_index is not None:
+            items = authors_evidence_subset(sample, cell.k, evidence_seed, claim_index)
+        else:
+            items = evidence_subset(sample, cell.k, evidence_seed)
         update["evidence"] = [
             e.model_copy(update={"description": None, "source": None, "url": None}) for e in items
         ]
@@ -207,10 +233,17 @@ class EvalTask:
     evidence_seed: int = EVIDENCE_SEED
     subset: str | None = None
     split: str | None = None
+    evidence_sampler: EvidenceSampler = "rwpost"
+    positions: Mapping[str, int] = field(default_factory=dict, compare=False, hash=False)
+    """Each evaluated sample's position in the data (by id), for the authors' evidence sampler; a sample
+    outside it (a training sample) is drawn by :func:`evidence_subset`."""
 
     @classmethod
     def of(cls, cell: Cell | str, samples: Sequence[Sample], **values: Any) -> EvalTask:
-        """The task of ``cell`` over ``samples``: their label space (:func:`task_labels`)."""
+        """The task of ``cell`` over ``samples``: their label space (:func:`task_labels`), and their
+        positions when the authors' evidence sampler draws by position."""
+        if values.get("evidence_sampler") == "authors":
+            values["positions"] = {s.id: i for i, s in enumerate(samples)}
         return cls(Cell.parse(cell), task_labels(samples), **values)
 
     @property
@@ -230,7 +263,12 @@ class EvalTask:
     def blind(self, sample: Sample, *, keep_label: bool = False, blocklist: Any = None) -> Sample:
         """The sample as the detector may see it in this task (:func:`blind`)."""
         return blind(
-            sample, self.cell, keep_label=keep_label, blocklist=blocklist, evidence_seed=self.evidence_seed
+            sample,
+            self.cell,
+            keep_label=keep_label,
+            blocklist=blocklist,
+            evidence_seed=self.evidence_seed,
+            claim_index=self.positions.get(sample.id) if self.evidence_sampler == "authors" else None,
         )
 
 
@@ -241,8 +279,10 @@ __all__ = [
     "GRID",
     "Cell",
     "EvalTask",
+    "EvidenceSampler",
     "EvidenceSource",
     "blind",
+    "authors_evidence_subset",
     "evidence_subset",
     "grid",
     "opaque_url",

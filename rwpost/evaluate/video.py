@@ -1,9 +1,11 @@
 """Video posts for the detectors that read them: where a sample's video file is, and its frames, bounded.
 
-A sample carries a video when the user gives a folder of video files (never downloaded here): a sample's
-file is ``<folder>/<sample id>.<ext>``, else the file named like the last path segment of its
-``video_link`` (a URL or a plain file name; dataset adapters put the file name there). Frames are decoded
-with OpenCV (``opencv-python-headless``) and bounded like images (:mod:`rwpost.images`): a file over
+A sample carries a video when the user gives a folder of video files (never downloaded here): the
+detector's ``video_dir`` option, else the run's media folder (a benchmark folder named by ``--data
+NAME:FOLDER``, or ``--image-root``). A sample's file is ``<folder>/<sample id>.<ext>``, else the file its
+``video_link`` names (:func:`find_video`: a relative path under the folder, the file a crawl store in the
+folder downloaded from that URL, or the last path segment of a URL). Frames are decoded with OpenCV
+(``opencv-python-headless``) and bounded like images (:mod:`rwpost.images`): a file over
 :data:`MAX_VIDEO_BYTES`, longer than :data:`MAX_DURATION_S`, larger than :data:`MAX_FRAME_PIXELS` per frame,
 or that does not decode is a :class:`VideoRefused` with the reason, which fails that one sample.
 
@@ -16,11 +18,14 @@ from __future__ import annotations
 import io
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from rwpost.errors import RwpostError
 from rwpost.images import MAX_IMAGE_PIXELS
+from rwpost.io import iter_jsonl
+from rwpost.urls import location_key
 
 VIDEO_SUFFIXES: tuple[str, ...] = (".mp4", ".webm", ".mkv", ".mov", ".avi", ".m4v")
 """File extensions looked for beside a sample id."""
@@ -57,19 +62,51 @@ class Video:
         return self.frames / self.fps if self.fps > 0 else 0.0
 
 
+@lru_cache(maxsize=8)
+def _crawled(articles: Path, mtime_ns: int) -> dict[str, str]:
+    """``location_key(url) -> path`` of every stored video of a crawl store's ``articles.jsonl``."""
+    found: dict[str, str] = {}
+    for _, row in iter_jsonl(articles, on_error=lambda exc, raw: None):  # a torn last line: skipped
+        for video in row.get("videos") or [] if isinstance(row, dict) else []:
+            if isinstance(video, dict) and video.get("path") and video.get("url"):
+                found.setdefault(location_key(str(video["url"])), str(video["path"]))
+    return found
+
+
+def crawled_video(video_link: str, folder: Path) -> str | None:
+    """The stored file of ``video_link`` when ``folder`` is a crawl store (``articles.jsonl`` lists its
+    ``videos/<sha256>.<ext>`` by URL), relative to ``folder``; None otherwise."""
+    articles = folder / "articles.jsonl"
+    if not articles.is_file():
+        return None
+    return _crawled(articles, articles.stat().st_mtime_ns).get(location_key(video_link))
+
+
 def find_video(sample_id: str, video_link: str | None, folder: str | Path | None) -> Path | None:
-    """The sample's video file in ``folder`` (by id, then by the link's file name); None if neither."""
+    """The sample's video file in ``folder``: ``<sample id>.<ext>``, else the ``video_link``'s path under
+    ``folder`` (a relative link, as benchmark adapters give), else the file a crawl store in ``folder``
+    downloaded from that URL, else the link's file name, else its stem with any of
+    :data:`VIDEO_SUFFIXES`; None if none is there (never a file outside ``folder``)."""
     if folder is None:
         return None
     root = Path(folder)
-    for suffix in VIDEO_SUFFIXES:
-        path = root / f"{sample_id}{suffix}"
-        if path.is_file():
-            return path
+    names = [f"{sample_id}{suffix}" for suffix in VIDEO_SUFFIXES]
     if video_link:
-        name = Path(unquote(urlsplit(video_link).path)).name
-        if name and (root / name).is_file() and (root / name).resolve().is_relative_to(root.resolve()):
-            return root / name
+        stored = crawled_video(video_link, root)
+        if stored:
+            names.append(stored)
+        parts = urlsplit(video_link)
+        path = unquote(parts.path)
+        if not parts.scheme and not parts.netloc and not path.startswith("/"):
+            names.append(path)
+        name = Path(path).name
+        if name:
+            names += [name, *(f"{Path(name).stem}{suffix}" for suffix in VIDEO_SUFFIXES)]
+    inside = root.resolve()
+    for name in names:
+        candidate = root / name
+        if candidate.is_file() and candidate.resolve().is_relative_to(inside):
+            return candidate
     return None
 
 
@@ -178,6 +215,7 @@ __all__ = [
     "VIDEO_SUFFIXES",
     "Video",
     "VideoRefused",
+    "crawled_video",
     "find_video",
     "frame_times",
     "frames",

@@ -42,10 +42,12 @@ class ExecutorParams(BaseModel):
     address: str | None = None
     """ray: a cluster's address (``auto``, ``ray://head:10001``); None: ``ray.init()`` on this machine."""
     gpus: NonNegativeFloat = 0
-    """GPUs of one model replica: ray runs a local model as one actor per ``gpus`` (evaluate: each run's
-    task asks for them); slurm asks ``--gpus-per-task``. 0: CPU only."""
+    """GPUs of one model replica: ray runs a local model as one actor per ``gpus`` (0: one GPU per actor
+    where the cluster has GPUs, else one CPU actor); other ray tasks ask for them; slurm asks
+    ``--gpus-per-task`` (0: none)."""
     actors: PositiveInt | None = None
-    """ray: model replicas (actors) for a local model; None: the cluster's GPUs / ``gpus`` (at least 1)."""
+    """ray: model replicas (actors) for a local model; None: the cluster's GPUs / ``gpus`` (1 when ``gpus``
+    is 0), at least 1."""
     work: Path | None = None
     """Shard folders, markers and Slurm scripts; None: ``<out>.shards`` beside the stage's output folder."""
     slurm: SlurmParams = Field(default_factory=SlurmParams)

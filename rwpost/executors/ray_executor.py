@@ -37,6 +37,12 @@ class ModelHolder:
         return _run(run, shard, self.held)
 
 
+def actor_gpus(asked: float, cluster: float) -> float:
+    """GPUs of one model replica (actor): those ``asked``; when none are asked, one where the cluster
+    has GPUs (so N GPUs run N replicas), else none (one CPU actor)."""
+    return asked or (1.0 if cluster >= 1 else 0.0)
+
+
 def _cause(exc: BaseException) -> str:
     """The shard's own error, on one line (a Ray task error wraps it)."""
     cause = getattr(exc, "cause", None) or exc
@@ -73,8 +79,9 @@ def _dispatch(ray: Any, task: ShardTask, actors: int | None) -> list[tuple[str, 
         remote = ray.remote(num_cpus=1, num_gpus=task.gpus)(_run).options(**options)
     else:
         gpus = ray.cluster_resources().get("GPU", 0)
-        count = actors or (max(1, int(gpus // task.gpus)) if task.gpus and gpus else 1)
-        holder = ray.remote(num_cpus=1, num_gpus=task.gpus)(ModelHolder)
+        each = actor_gpus(task.gpus, gpus)
+        count = actors or (max(1, int(gpus // each)) if each else 1)
+        holder = ray.remote(num_cpus=1, num_gpus=each)(ModelHolder)
         actor_options = {"runtime_env": options["runtime_env"]} if "runtime_env" in options else {}
         free = [holder.options(**actor_options).remote(task.hold) for _ in range(min(count, len(todo)))]
     failures: list[tuple[str, str]] = []

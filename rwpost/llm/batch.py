@@ -63,12 +63,23 @@ class BatchRunner:
         self.discount = discount
         self.max_requests = max_requests
         self.counts = {"batches": 0, "resumed": 0, "sent": 0, "answered": 0, "failed": 0, "invalid": 0}
+        self.answered_keys: set[str] = set()
+        """The cache keys this runner's batches answered (a caller prices those calls at the batch rate)."""
         self._sdk: openai.OpenAI | None = None
 
     def report(self) -> dict[str, Any]:
         """What the batches did: batches submitted and resumed, requests sent, answered (cached), failed
         (left to synchronous calls: error lines, expired, and ``invalid`` answers)."""
         return {**self.counts, "discount": self.discount}
+
+    def summary(self) -> str:
+        """One line of what the batches did (for a run's log)."""
+        c = self.counts
+        return (
+            f"batch API: {c['batches']} batches submitted, {c['resumed']} resumed, {c['sent']} requests "
+            f"sent, {c['answered']} answered at {self.discount:g}x the price, {c['failed']} left to "
+            "synchronous calls"
+        )
 
     def cached(self, request: LLMRequest) -> dict[str, Any] | None:
         """The cached answer of ``request`` (after :meth:`fill`), or None."""
@@ -206,5 +217,6 @@ class BatchRunner:
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
             )
+            self.answered_keys.add(row["custom_id"])
             answered += 1
         return answered

@@ -63,12 +63,12 @@ def settings_from_env(
         raise ConfigError(f"bad RWPOST_LLM_* setting in the environment: {exc}") from exc
 
 
-LLM_DETECTORS = frozenset({"vlm", "agentfact"})
+LLM_DETECTORS = frozenset({"vlm", "agentfact", "agentm3d", "factguard", "t2agent"})
 """Built-in detectors that call an OpenAI-compatible server (their key comes from the environment)."""
 
 
 def detector_secrets_from_env(detector: str, config: dict, environ: Mapping[str, str] | None = None) -> dict:
-    """Connection settings of an LLM-backed detector (``vlm``, ``agentfact``) from the environment.
+    """Connection settings of an LLM-backed detector (:data:`LLM_DETECTORS`) from the environment.
 
     Fills ``model`` and ``base_url`` into ``config`` where it leaves them unset and returns the secrets
     (the API key) to pass separately, so they never enter a run's recorded configuration.

@@ -14,6 +14,11 @@ its raw text and the reason, never dropped. Each result has its prompt and gener
 share of the batch's wall time. ``await complete()`` from many coroutines is batched too: requests that
 arrive together are generated together.
 
+``cache_path`` names the answer cache the API path uses (:class:`~rwpost.llm.cache.LLMCache`, keyed by
+:func:`~rwpost.llm.cache.cache_key` with the model folder as the model): a request whose answers are all
+stored is answered from it (``cached``, its tokens as first generated) and never generated again, and
+every valid generated answer is stored, so a resumed run repeats no generation.
+
 ``static_cache=True`` generates with a static KV cache (``cache_implementation="static"``), which
 ``transformers`` compiles with ``torch.compile`` (CUDA graphs) on a GPU; prompts are then padded to a
 multiple of ``pad_to_multiple_of`` so few shapes are compiled.
@@ -37,7 +42,7 @@ from typing import Any
 from rwpost.errors import ConfigError
 from rwpost.ids import stable_seed
 from rwpost.images import ImageRefused, open_image
-from rwpost.llm.cache import cache_key
+from rwpost.llm.cache import LLMCache, cache_key
 from rwpost.llm.chat import ChatResult, OnResult, sample_request
 from rwpost.llm.client import LLMClient, parse_answer
 from rwpost.llm.types import ImageInput, LLMRequest, Usage
@@ -223,7 +228,7 @@ class LocalChatModel:
 
     ``max_new_tokens`` bounds every answer (a request's smaller ``max_tokens`` wins); ``batch_size`` is
     the most requests generated together; ``seed`` fixes sampling (temperature above 0); ``vision``
-    refuses a folder that holds no image-text-to-text model.
+    refuses a folder that holds no image-text-to-text model; ``cache_path`` is the answer cache (None: none).
     """
 
     def __init__(
@@ -239,6 +244,7 @@ class LocalChatModel:
         attn_implementation: str | None = None,
         seed: int = 0,
         vision: bool = False,
+        cache_path: str | Path | None = None,
     ) -> None:
         self.model_path = str(Path(path).expanduser().resolve())
         self.name = Path(self.model_path).name
@@ -255,6 +261,7 @@ class LocalChatModel:
         self.batches = 0
         """Calls of the model's ``generate`` (each one batch of requests)."""
         self._batcher = Coalescer(self._generate_pending)
+        self.cache = LLMCache(cache_path) if cache_path else None
 
     def __repr__(self) -> str:
         return f"LocalChatModel({self.model_path!r}, device={self.device!r}, dtype={self.dtype_name!r})"
@@ -301,6 +308,13 @@ class LocalChatModel:
         out: list[list[ChatResult]] = [[] for _ in requests]
         groups: dict[tuple[bool, float, int], list[_Item]] = {}
         for i, request in enumerate(requests):
+            stored = self._stored(request, n)
+            if stored is not None:
+                out[i] = stored
+                for result in stored:
+                    if on_result is not None:
+                        on_result(result)
+                continue
             problem, pictures = None, []
             if request.images and not self.reads_images:
                 problem = f"the local model {self.name} reads no images"
@@ -410,6 +424,16 @@ class LocalChatModel:
         result.ok, result.data, result.raw, result.raw_responses = data is not None, data, text, [text]
         result.error = None if data is not None else f"invalid answer: {problem}"
         result.prompt_tokens, result.completion_tokens = tokens_in, tokens_out
+        if data is not None and self.cache is not None:
+            self.cache.put(
+                result.cache_key,
+                model=self.model_path,
+                request=sample_request(request, j),
+                answer=data,
+                raw=text,
+                prompt_tokens=tokens_in,
+                completion_tokens=tokens_out,
+            )
         usage = self.usage.setdefault(request.task, Usage())
         usage.prompt_tokens += tokens_in
         usage.completion_tokens += tokens_out
@@ -429,6 +453,32 @@ class LocalChatModel:
                 on_result(result)
             results.append(result)
         return results
+
+    def _stored(self, request: LLMRequest, n: int) -> list[ChatResult] | None:
+        """The ``n`` answers of ``request`` from the cache, or None unless every one is stored."""
+        if self.cache is None:
+            return None
+        keys = [cache_key(self.model_path, sample_request(request, j)) for j in range(n)]
+        hits = [hit for hit in map(self.cache.get, keys) if hit is not None]
+        if len(hits) < n:
+            return None
+        usage = self.usage.setdefault(request.task, Usage())
+        usage.requests += n
+        usage.cache_hits += n
+        return [
+            ChatResult(
+                key=request.key,
+                task=request.task,
+                cache_key=key,
+                ok=True,
+                data=hit.answer,
+                raw=hit.raw,
+                cached=True,
+                prompt_tokens=hit.prompt_tokens,
+                completion_tokens=hit.completion_tokens,
+            )
+            for key, hit in zip(keys, hits, strict=True)
+        ]
 
     def _result(self, request: LLMRequest, j: int, latency: float) -> ChatResult:
         self.usage.setdefault(request.task, Usage()).requests += 1

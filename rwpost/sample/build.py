@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,27 @@ from rwpost.sample.hostile import (
 from rwpost.sample.images import IMAGE_SIZES, draw_stand_in_image
 from rwpost.sample.records import SiteArticle, load_released_articles
 from rwpost.sample.render import PAGE_SIZE, paginate, render_article, render_listing, slugify
+
+SAMPLE_DIR = Path("data/sample")
+"""The bundled sample in a clone (what dvc.yaml and params.yaml name): ``site/`` and ``released/``."""
+
+
+def bundled(path: Path) -> Path:
+    """``path``, or the bundled copy of it when ``path`` is a ``data/sample/...`` default that this folder
+    lacks: the wheel's package data (``rwpost/sample/data/``, built from the repository's ``data/sample/``),
+    else the ``data/sample/`` of the clone this package runs from (an editable install used elsewhere)."""
+    path = Path(path)
+    if path.exists() or path.is_absolute() or not path.is_relative_to(SAMPLE_DIR):
+        return path
+    roots = (
+        Path(str(resources.files(__package__))) / "data",
+        Path(__file__).resolve().parents[2] / SAMPLE_DIR,
+    )
+    for root in roots:
+        if (root / path.relative_to(SAMPLE_DIR)).exists():
+            return root / path.relative_to(SAMPLE_DIR)
+    return path
+
 
 RELEASED_FILES: tuple[str, ...] = (
     "rwpost_dev_main.head.jsonl",
@@ -125,8 +147,9 @@ Serve it with `rwpost sample serve` (127.0.0.1 only).
 
 
 def build_site(released_dir: Path, out_dir: Path) -> dict[str, int]:
-    """Write the sample site (pages, images, listings, sitemap, robots, gold) under ``out_dir``."""
-    articles = load_released_articles(released_dir, RELEASED_FILES)
+    """Write the sample site (pages, images, listings, sitemap, robots, gold) under ``out_dir``, from the
+    released records in ``released_dir`` (:func:`bundled`: the default reads the bundled copy anywhere)."""
+    articles = load_released_articles(bundled(released_dir), RELEASED_FILES)
     for index, article in enumerate(articles):
         if article.image_link:
             article.image_size = IMAGE_SIZES[index % len(IMAGE_SIZES)]

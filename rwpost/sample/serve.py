@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from rwpost.errors import RwpostError
-from rwpost.sample.build import SITE_BASE_TOKEN, load_gold
+from rwpost.sample.build import SITE_BASE_TOKEN, bundled, load_gold
 from rwpost.sample.hostile import HOSTILE_HOST
 from rwpost.snopes.layouts import LAYOUT_2020S
 from rwpost.testing.server import LoopbackHandler, LoopbackServer
@@ -63,7 +63,7 @@ class SampleServer(LoopbackServer):
     def __init__(
         self, site_dir: Path, port: int = 0, synthetic: int = 0, huge_bytes: int = 6_000_000
     ) -> None:
-        self.site_dir = Path(site_dir)
+        self.site_dir = bundled(Path(site_dir))  # the default data/sample/site is found from any folder
         if not (self.site_dir / "robots.txt").exists():
             raise RwpostError(
                 f"{self.site_dir}: not a built sample site (no robots.txt; run rwpost sample build)"
@@ -183,5 +183,5 @@ class SampleServer(LoopbackServer):
 def serve_site(site_dir: Path, port: int = 8000, synthetic: int = 0) -> None:
     """Serve the sample site on 127.0.0.1 until interrupted."""
     server = SampleServer(site_dir, port=port, synthetic=synthetic)
-    print(f"serving {site_dir} on {server.base_url}/ (Ctrl-C to stop)", flush=True)
+    print(f"serving {server.site_dir} on {server.base_url}/ (Ctrl-C to stop)", flush=True)
     server.serve_forever()

@@ -2,8 +2,9 @@
 
 It stays thin (STYLE.md 3): callbacks hand HTML to the Snopes page model (``rwpost.snopes``) and yield
 items built from what it reads; images, validation and storage happen in the item pipelines. Discovery
-consults the store so a rerun fetches only what is new, what failed transiently (with ``retry_failed``)
-or what the sitemap says changed since it was stored (``lastmod`` newer than the stored ``date_modified``).
+consults the store so a rerun fetches only what is new, what failed transiently (with ``retry_failed``),
+a page whose images an outage failed (``images_retried``) or what the sitemap says changed since it was
+stored (``lastmod`` newer than the stored ``date_modified``).
 Every request is deduplicated here rather than by Scrapy's dupefilter, whose seen-file would survive
 a hard kill while the queued requests did not.
 """
@@ -25,6 +26,7 @@ from scrapy.utils.sitemap import Sitemap
 from twisted.python.failure import Failure
 
 from rwpost.crawl import parse_day
+from rwpost.images import transient_image_error
 from rwpost.records import CrawledArticle
 from rwpost.snopes.listing import (
     SITEMAP_BASE,
@@ -235,12 +237,16 @@ class SnopesSpider(scrapy.Spider):
             return
         stored = self.store.get_by_url(url)
         refetch: str | None = None  # the counter of why a stored page is fetched again
+        retried_images = 0  # its images an outage failed, fetched again with it
         if stored is not None:
             stamp = stored.date_modified or stored.date_published
+            retried_images = sum(transient_image_error(image.error) for image in stored.images)
             if lastmod is not None and stamp is not None and lastmod > _aware(stamp):
                 refetch = "refetch_updated"
             elif is_transport_failure(stored) or (self.retry_failed and stored.http_status in FAILED):
                 refetch = "refetch_failed"
+            elif retried_images:
+                refetch = "refetch_failed_images"
             else:
                 # Not marked as scheduled: the sitemap may still show a newer lastmod for it.
                 if key not in self.skipped:
@@ -261,6 +267,7 @@ class SnopesSpider(scrapy.Spider):
         self.count("found")
         if refetch:
             self.count(refetch)
+            self.count("images_retried", retried_images)
         yield scrapy.Request(
             url,
             callback=self.parse_article,

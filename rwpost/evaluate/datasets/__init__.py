@@ -1,4 +1,222 @@
 """Benchmarks other than RW-Post, read from folders the user has (never downloaded), as runner samples.
 
+A benchmark is named on the command line as ``--data NAME:FOLDER`` (its default split) or
+``--data NAME/SPLIT:FOLDER``, for example ``--data mmfakebench:~/MMFakeBench_test`` or
+``--data mmfakebench/val:~/MMFakeBench_val``. Each adapter registers one :class:`DatasetAdapter`
+in :data:`ADAPTERS`: how to find the split's annotation file, read it into samples (one-line errors naming
+file and line), and where the samples' relative image (or video) paths are found.
+
 - :mod:`.mmfakebench`: MMFakeBench (Liu et al., ICLR 2025), the benchmark T2Agent reports on.
+- :mod:`.newsclippings`: NewsCLIPpings (Luo et al., EMNLP 2021), out-of-context pairs (paper Table III).
+- :mod:`.mocheg`: Mocheg (Yao et al., SIGIR 2023), Snopes claims, text only as the paper ran it (Table III).
+- :mod:`.claimreview`: ClaimReview2024+ (Braun et al., DEFAME, ICML 2025), image-text claims (Table III).
+- :mod:`.fakesv`: FakeSV (Qi et al., AAAI 2023) and FakeTT (Bu et al., ACM MM 2024), and :mod:`.fakevv`:
+  FakeVV (Zhang et al., 2025), the short-video benchmarks FactGuard reports on (their video folders are the
+  media root: ``--detector factguard`` finds each sample's video there).
 """
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rwpost.errors import ConfigError, RecordError
+from rwpost.io import read_text
+from rwpost.records import Sample
+
+
+@dataclass(frozen=True)
+class DatasetAdapter:
+    """One benchmark's released layout, read from a folder the user has."""
+
+    name: str
+    about: str
+    """One line for ``--help`` and errors: the benchmark and its paper."""
+    splits: tuple[str, ...]
+    """The split names the layout has; the first is the default."""
+    source: Callable[[Path, str], Path]
+    """``(folder, split)`` -> the annotation file (hashed into the run's identity); ConfigError if absent."""
+    read: Callable[[Path, str], list[Sample]]
+    """``(folder, split)`` -> the split's samples."""
+    media_root: Callable[[Path, str], Path] = lambda folder, split: folder
+    """``(folder, split)`` -> the folder relative image and video paths are under."""
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """A parsed ``NAME[/SPLIT]:FOLDER``."""
+
+    adapter: DatasetAdapter
+    folder: Path
+    split: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.adapter.name}/{self.split}:{self.folder}"
+
+    def samples(self) -> list[Sample]:
+        return self.adapter.read(self.folder, self.split)
+
+    def source(self) -> Path:
+        return self.adapter.source(self.folder, self.split)
+
+    def media_root(self) -> Path:
+        return self.adapter.media_root(self.folder, self.split)
+
+
+def _mmfakebench() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import mmfakebench
+
+    return DatasetAdapter(
+        name="mmfakebench",
+        about="MMFakeBench (Liu et al., ICLR 2025): a split folder holding source/ and the images",
+        splits=("test", "val"),
+        source=mmfakebench.split_file,
+        read=mmfakebench.read_mmfakebench,
+    )
+
+
+def _newsclippings() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import newsclippings
+
+    return DatasetAdapter(
+        name="newsclippings",
+        about="NewsCLIPpings (Luo et al., EMNLP 2021): a folder holding news_clippings/data/ and "
+        "visual_news/origin/",
+        splits=("test", "val", "train"),
+        source=newsclippings.split_file,
+        read=newsclippings.read_newsclippings,
+        media_root=newsclippings.media_root,
+    )
+
+
+def _mocheg() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import mocheg
+
+    return DatasetAdapter(
+        name="mocheg",
+        about="Mocheg (Yao et al., SIGIR 2023): a folder holding train/, val/ and test/ with Corpus2.csv",
+        splits=("test", "val", "train"),
+        source=mocheg.split_file,
+        read=mocheg.read_mocheg,
+        media_root=mocheg.media_root,
+    )
+
+
+def _claimreview() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import claimreview
+
+    return DatasetAdapter(
+        name="claimreview",
+        about="ClaimReview2024+ (Braun et al., ICML 2025): the ClaimReview2024plus folder holding test.json",
+        splits=("test",),
+        source=claimreview.split_file,
+        read=claimreview.read_claimreview,
+    )
+
+
+def _fakesv() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import fakesv
+
+    return DatasetAdapter(
+        name="fakesv",
+        about="FakeSV (Qi et al., AAAI 2023): the release folder holding data_complete.json and videos/",
+        splits=fakesv.SPLITS,
+        **fakesv.adapter_parts(fakesv.FAKESV),
+    )
+
+
+def _fakett() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import fakesv
+
+    return DatasetAdapter(
+        name="fakett",
+        about="FakeTT (Bu et al., ACM MM 2024): the release folder holding data.json and video/",
+        splits=fakesv.SPLITS,
+        **fakesv.adapter_parts(fakesv.FAKETT),
+    )
+
+
+def _fakevv() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import fakevv
+
+    return DatasetAdapter(
+        name="fakevv",
+        about="FakeVV (Zhang et al., 2025): a folder holding the test set's JSON and videos/",
+        splits=fakevv.SPLITS,
+        **fakevv.adapter_parts(),
+    )
+
+
+ADAPTERS: dict[str, Callable[[], DatasetAdapter]] = {
+    "mmfakebench": _mmfakebench,
+    "newsclippings": _newsclippings,
+    "mocheg": _mocheg,
+    "claimreview": _claimreview,
+    "fakesv": _fakesv,
+    "fakett": _fakett,
+    "fakevv": _fakevv,
+}
+"""Benchmark name -> its adapter (built on first use, so naming one imports only its module)."""
+
+_SPEC = re.compile(r"^(?P<name>[a-z][a-z0-9_-]*)(?:/(?P<split>[A-Za-z0-9_-]+))?:(?P<folder>.+)$")
+
+
+def parse_data_spec(text: str | Path) -> DataSpec | None:
+    """``NAME[/SPLIT]:FOLDER`` as a :class:`DataSpec`; None when ``text`` is a plain path (no known name).
+
+    A name that looks like a benchmark but is not registered, an unknown split or a missing folder is a
+    one-line :class:`~rwpost.errors.ConfigError`.
+    """
+    match = _SPEC.match(str(text))
+    if match is None or (len(match["name"]) == 1 and not match["split"]):  # C:\... is a path
+        return None
+    name, folder = match["name"], Path(match["folder"]).expanduser()
+    if name not in ADAPTERS:
+        if Path(str(text)).exists():
+            return None
+        known = ", ".join(sorted(ADAPTERS))
+        raise ConfigError(f"--data {text}: no benchmark named {name!r} (known: {known})")
+    adapter = ADAPTERS[name]()
+    split = match["split"] or adapter.splits[0]
+    if split not in adapter.splits:
+        raise ConfigError(f"--data {text}: {name} has no split {split!r} (have: {', '.join(adapter.splits)})")
+    if not folder.is_dir():
+        raise ConfigError(f"--data {text}: {folder} is not a folder ({adapter.about})")
+    return DataSpec(adapter, folder, split)
+
+
+def json_records(path: Path, key: str | None = None) -> list[tuple[int, object]]:
+    """The elements of the JSON array in ``path`` (or of its top-level object's ``key``), each with the line
+    it starts on; a file that is not such an array is one :class:`~rwpost.errors.RecordError`."""
+    text = read_text(path)  # bytes that are not UTF-8: one error naming the file and line
+    start = len(text) - len(text.lstrip())
+    if key is not None:
+        found = re.compile(r'"' + re.escape(key) + r'"\s*:\s*\[').search(text, start)
+        if not text[start:].startswith("{") or found is None:
+            raise RecordError(f"expected a JSON object with a {key!r} array", source=str(path), line=1)
+        start = found.end() - 1
+    elif not text[start:].startswith("["):
+        raise RecordError("expected a JSON array of records", source=str(path), line=1)
+    decoder = json.JSONDecoder()
+    pos, out = start + 1, []
+    line, counted = 1, 0  # lines counted up to ``counted`` (incrementally: VisualNews has a million records)
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text):
+            raise RecordError("the array is not closed", source=str(path), line=text.count("\n") + 1)
+        if text[pos] == "]":
+            return out
+        line, counted = line + text.count("\n", counted, pos), pos
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"not JSON ({exc.msg})", source=str(path), line=exc.lineno) from None
+        out.append((line, value))
+
+
+__all__ = ["ADAPTERS", "DataSpec", "DatasetAdapter", "json_records", "parse_data_spec"]

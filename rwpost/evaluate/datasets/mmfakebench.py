@@ -22,12 +22,12 @@ unparsable answer is a class of its own (``X``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
+from rwpost.evaluate.datasets import json_records
 from rwpost.io import sha256_hex
 from rwpost.labels import Label
 from rwpost.records import Image, Provenance, Sample
@@ -54,29 +54,6 @@ def split_file(root: str | Path, split: str) -> Path:
             f"{path}: not found; give the MMFakeBench_{split} folder (it holds source/ and the images)"
         )
     return path
-
-
-def _records(path: Path) -> list[tuple[int, Any]]:
-    """The elements of the JSON array in ``path``, each with the line it starts on."""
-    text = path.read_text(encoding="utf-8")
-    decoder = json.JSONDecoder()
-    start = len(text) - len(text.lstrip())
-    if not text[start:].startswith("["):
-        raise RecordError("expected a JSON array of records", source=str(path), line=1)
-    pos, out = start + 1, []
-    while True:
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
-        if pos >= len(text):
-            raise RecordError("the array is not closed", source=str(path), line=text.count("\n") + 1)
-        if text[pos] == "]":
-            return out
-        line = text.count("\n", 0, pos) + 1
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"not JSON ({exc.msg})", source=str(path), line=exc.lineno) from None
-        out.append((line, value))
 
 
 def _sample(row: Any, path: Path, line: int, split: str) -> Sample:
@@ -115,7 +92,7 @@ def _sample(row: Any, path: Path, line: int, split: str) -> Sample:
 def read_mmfakebench(root: str | Path, split: str = "test") -> list[Sample]:
     """The split's records as samples (images under ``root``, the runner's ``image_root``)."""
     path = split_file(root, split)
-    return [_sample(row, path, line, split) for line, row in _records(path)]
+    return [_sample(row, path, line, split) for line, row in json_records(path)]
 
 
 def native_class(prediction: Any) -> str:
@@ -155,4 +132,10 @@ def mmfakebench_scores(gold: Sequence[str], predicted: Sequence[str]) -> dict[st
     }
 
 
-__all__ = ["CLASSES", "mmfakebench_scores", "native_class", "read_mmfakebench", "split_file"]
+__all__ = [
+    "CLASSES",
+    "mmfakebench_scores",
+    "native_class",
+    "read_mmfakebench",
+    "split_file",
+]

@@ -61,14 +61,14 @@ class ChatOptions(ModelOptions):
         seed: int = 0,
         vision: bool = False,
     ) -> ChatModel:
-        """The :class:`~rwpost.llm.chat.ChatModel` these options name. ``api``: the client with the run's
-        API key (refused without a key or a base URL), answers cached at ``cache_path``; ``local``: the
-        folder loaded (kept loaded between calls), sampling seeded by ``seed``, ``vision`` refusing a
-        model that reads no images."""
+        """The :class:`~rwpost.llm.chat.ChatModel` these options name, its answers cached at ``cache_path``
+        (either backend). ``api``: the client with the run's API key (refused without a key or a base
+        URL); ``local``: the folder loaded (kept loaded between calls), sampling seeded by ``seed``,
+        ``vision`` refusing a model that reads no images."""
         if self.backend == "local":
-            from rwpost.llm.local import LocalChatModel
+            from rwpost.llm.held import local_chat_model
 
-            return LocalChatModel(
+            return local_chat_model(  # held by a Ray actor: loaded once for every run it takes
                 self.llm.model,
                 device=self.device,
                 dtype=self.dtype,
@@ -79,6 +79,7 @@ class ChatOptions(ModelOptions):
                 attn_implementation=self.attn_implementation,
                 seed=seed,
                 vision=vision,
+                cache_path=cache_path,
             )
         from rwpost.llm import ApiChatModel, client_from
 

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import PositiveInt, model_validator
 
 from rwpost.errors import ConfigError
+from rwpost.evaluate.batch import batch_call
 from rwpost.evaluate.contract import (
     Call,
     Capabilities,
@@ -274,7 +275,10 @@ class VLMDetector(Detector):
             error = f"model answer rejected: {error.removeprefix('invalid answer: ')}"
         return Prediction(id=sample_id, calls=[call], error=error)
 
-    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
+    def _requests(
+        self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext
+    ) -> tuple[dict[str, Prediction], list[Any]]:
+        """The failed predictions of samples whose image cannot be read, and the requests of the rest."""
         refuse_open_web(self.name, task)
         out, requests = {}, []
         for s in samples:
@@ -284,14 +288,27 @@ class VLMDetector(Detector):
                 out[s.id] = missing
             else:
                 requests.append(self.request(s, task, image))
+        return out, requests
+
+    def batch_requests(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Any]:
+        """The requests :meth:`predict` sends for ``samples`` (``--batch-api`` answers them first)."""
+        return self._requests(samples, task, ctx)[1]
+
+    def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
+        out, requests = self._requests(samples, task, ctx)
         model = self.chat_model(ctx)
         began = time.perf_counter()
         results = model.run(requests) if requests else []
         share = (time.perf_counter() - began) / max(len(requests), 1)
         unread = sum(bool(r.error and r.error.startswith("image unreadable")) for r in results)
         ctx.sent_images(sum(bool(r.images) for r in requests) - unread)
+        batch = getattr(self, "batch", None)  # --batch-api: the calls its batch answered, at its rate
         for request, result in zip(requests, results, strict=True):
-            out[request.key] = self.prediction(request.key, result, task.label_names, share)
+            prediction = self.prediction(request.key, result, task.label_names, share)
+            if batch is not None and prediction.calls:
+                calls = [batch_call(c, result.cache_key, batch, ctx.prices) for c in prediction.calls]
+                prediction = prediction.model_copy(update={"calls": calls})
+            out[request.key] = prediction
         return [out[s.id] for s in samples]
 
 

@@ -3,7 +3,9 @@
 ``flat``: rwpost's own JSONL/CSV (read by ``rwpost.evaluate.formats.flat``); ``agentfact``:
 the AgentFact main workflow's output folders; ``agentfact-baselines``: its ``baseline_lvlms/results``
 folders (one set per model x setting x k); ``defame``: DEFAME's ``predictions.csv``; ``generic``: any
-JSONL/JSON/CSV with ``--id-field``, ``--label-field`` (dotted) and ``--label-map``.
+JSONL/JSON/CSV with ``--id-field``, ``--label-field`` (dotted) and ``--label-map``; ``mmdagent``:
+MMFakeBench's output files (MMD-Agent, standard prompt); ``t2agent-port``: the MIT T2Agent port's
+``details/<index>_<id>.json`` files.
 :func:`detect_format` guesses the format of a file or folder; :func:`read_sets` returns its
 :class:`PredictionSet` values.
 """
@@ -19,9 +21,12 @@ from rwpost.evaluate.formats.agentfact import looks_like_baselines, read_baselin
 from rwpost.evaluate.formats.common import PredictionSet, iter_json_rows, parse_label_map
 from rwpost.evaluate.formats.defame import read_defame
 from rwpost.evaluate.formats.generic import read_generic
+from rwpost.evaluate.formats.mmdagent import FILES as MMDAGENT_FILES
+from rwpost.evaluate.formats.mmdagent import is_mmdagent_file, read_mmdagent
+from rwpost.evaluate.formats.t2agent_port import detail_folders, read_t2agent_port
 from rwpost.io import read_text, sha256_file, sha256_hex
 
-FORMATS = ("flat", "agentfact", "agentfact-baselines", "defame", "generic")
+FORMATS = ("flat", "agentfact", "agentfact-baselines", "defame", "generic", "mmdagent", "t2agent-port")
 
 __all__ = ["FORMATS", "PredictionSet", "content_sha256", "detect_format", "parse_label_map", "read_sets"]
 
@@ -48,15 +53,26 @@ def detect_format(path: str | Path, *, generic: bool = False) -> str:
         if agentfact is not None:
             kind = "agentfact-baselines" if looks_like_baselines(source) else "agentfact"
             found[kind] = str(agentfact.relative_to(source))
+        mmdagent = next((p for p in source.rglob(MMDAGENT_FILES) if is_mmdagent_file(p)), None)
+        if mmdagent is not None:
+            found["mmdagent"] = str(mmdagent.relative_to(source))
+        port = detail_folders(source)
+        if port:
+            found["t2agent-port"] = str(port[0].relative_to(source))
         if len(found) > 1:  # reading one would silently ignore the other
             held = ", ".join(f"{kind} ({where})" for kind, where in found.items())
             raise ConfigError(f"{source}: holds predictions of {len(found)} formats: {held}; give --format")
         if not found:
-            raise ConfigError(f"{source}: no predictions.csv or output.jsonl below; give a file or --format")
+            raise ConfigError(
+                f"{source}: no predictions.csv, output.jsonl, {MMDAGENT_FILES} or details/ below; "
+                "give a file or --format"
+            )
         return next(iter(found))
     if source.suffix.lower() == ".csv":
         header = next(csv.reader(read_text(source).splitlines()[:1]), [])
         return "defame" if {"sample_index", "predicted"} <= set(header) else "flat"
+    if source.suffix.lower() == ".json" and is_mmdagent_file(source):
+        return "mmdagent"
     first = _first_object(source)
     if isinstance(first, dict) and "final_answer" in first:
         return "agentfact-baselines" if looks_like_baselines(source) else "agentfact"
@@ -83,6 +99,10 @@ def read_sets(
         sets = read_baselines(source.parent.parent if source.is_file() else source)
     elif chosen == "defame":
         sets = [read_defame(source, id_map)]
+    elif chosen == "mmdagent":
+        sets = read_mmdagent(source, id_map)
+    elif chosen == "t2agent-port":
+        sets = read_t2agent_port(source)
     elif chosen == "generic":
         sets = [
             read_generic(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import PositiveInt
@@ -45,12 +47,35 @@ def narrowed(schema_name: str, labels: list[str], nullable: bool) -> dict[str, A
     return {**schema, "properties": properties}
 
 
+@dataclass
+class Turns:
+    """One sample on its way through the two turns; ``answer`` is set once it is answered or failed."""
+
+    sample: Sample
+    case: Case
+    trace: Trace = field(default_factory=Trace)
+    video: Video | None = None
+    overview: ImageInput | None = None
+    first: dict[str, Any] = field(default_factory=dict)
+    query: str = ""
+    clip: dict[str, Any] | None = None
+    evidence: list[str] = field(default_factory=list)
+    images: list[ImageInput] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+    answer: Prediction | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.answer is None
+
+
 class FactGuardDetector(Detector):
     """FactGuard (Li et al., 2026) at inference: a first turn that answers or asks for evidence (a FactProbe
     query and/or a ClipScout interval), the tools, and a second turn that answers with the evidence. Any
     model of the model layer: the paper's RL-trained checkpoint as a local folder (``backend=local``), or a
     base model with tools (the paper's "Base (Qwen2.5-VL-7B+tool)" row). Every sample needs a video file in
-    ``video_dir`` (samples without one are refused up front); FactProbe searches in the open-web cells only.
+    ``video_dir`` or the run's media folder (samples without one are refused up front); FactProbe searches
+    in the open-web cells only.
     """
 
     name = "factguard"
@@ -58,7 +83,8 @@ class FactGuardDetector(Detector):
 
     class Config(ChatOptions):
         video_dir: str | None = None
-        """The folder of the samples' video files (``<sample id>.<ext>`` or the ``video_link`` file name)."""
+        """The folder of the samples' video files (``<sample id>.<ext>`` or the ``video_link`` file name);
+        unset, the run's media folder (a benchmark folder's videos, or ``--image-root``)."""
         cache_path: str | None = None
         tool_cache_path: str | None = None
         temperature: float = 0.0
@@ -73,6 +99,7 @@ class FactGuardDetector(Detector):
         super().__init__(config)
         o = self.options
         self.chat: Any = None
+        self.ctx: RunContext | None = None
         self.device = o.remote_device()
         if o.backend == "local":
             self.chat = o.chat_model({}, vision=True)
@@ -106,22 +133,28 @@ class FactGuardDetector(Detector):
             schemas={n: sha256_hex((LLM_SCHEMA_DIR / f"{n}.schema.json").read_bytes()) for n in schemas},
         )
 
+    def video_folder(self, ctx: RunContext | None) -> str | Path | None:
+        """``video_dir``, else the run's media folder (a benchmark's video folder, or ``--image-root``)."""
+        return self.options.video_dir or (ctx.image_root if ctx is not None else None)
+
     def check(self, samples: Sequence[Sample]) -> dict[str, Any] | None:
-        """Refuse samples without a video file up front (FactGuard reads videos only)."""
-        folder = self.options.video_dir
+        """Refuse samples without a video file (FactGuard reads videos only); the runner asks before it
+        writes anything, so a refused run leaves its folder as it was."""
+        folder = self.video_folder(self.ctx)
         missing = [s.id for s in samples if find_video(s.id, s.video_link, folder) is None]
         if missing:
-            where = f"in {folder}" if folder else "(no video_dir given)"
+            where = f"in {folder}" if folder else "(no video folder given)"
             raise ConfigError(
                 f"factguard reads videos: {len(missing)} of {len(samples)} samples have no video file "
-                f"{where} "
-                f"(e.g. {missing[0]}); give --set video_dir=FOLDER or evaluate video posts only"
+                f"{where} (e.g. {missing[0]}); give --set video_dir=FOLDER holding <sample id>.mp4 "
+                "or the video_link's file name per sample, or evaluate video posts only"
             )
-        return {"videos": len(samples), "video_dir": folder}
+        return {"videos": len(samples), "video_dir": str(folder) if folder else None}
 
     leakage_report = T2AgentDetector.leakage_report
 
     def prepare(self, ctx: RunContext) -> None:
+        self.ctx = ctx
         self.chat_model(ctx)
 
     def chat_model(self, ctx: RunContext) -> Any:
@@ -152,88 +185,106 @@ class FactGuardDetector(Detector):
             tools["FactProbe"] = FactProbe(FACTPROBE, backend, ctx.guard, o.results_per_query)
         path = o.tool_cache_path or o.cache_path
         toolbox = Toolbox(tools, SqliteStore(path) if path else None)
-        try:
-            answers = await asyncio.gather(*(self._one(asker, toolbox, s, task) for s in samples))
+        folder, labels = self.video_folder(ctx), verdicts(o.view)
+        states = [Turns(s, Case(s.id, news_text(s, task.cell), None, s.claim_time)) for s in samples]
+        try:  # phase by phase, so each turn of every sample meets the others in one local batch
+            await asyncio.gather(*(self._open(st, folder) for st in states))
+            await asyncio.gather(*(self._first(asker, toolbox, st, labels) for st in states if st.live))
+            await asyncio.gather(*(self._tools(toolbox, st) for st in states if st.live))
+            await asyncio.gather(*(self._second(asker, st, labels) for st in states if st.live))
         finally:
             await model.aclose()
             await toolbox.aclose()
-        ctx.sent_images(sum(trace.images_sent for _, trace in answers))
-        return [p for p, _ in answers]
+        ctx.sent_images(sum(st.trace.images_sent for st in states))
+        return [st.answer for st in states]
 
-    async def _one(
-        self, asker: Asker, toolbox: Toolbox, sample: Sample, task: EvalTask
-    ) -> tuple[Prediction, Trace]:
-        o, trace = self.options, Trace()
-        labels = verdicts(o.view)
+    @staticmethod
+    async def _guarded(st: Turns, step: Any) -> None:
+        """Run one phase of a sample; a refused video, a failed tool or an unusable answer fails it."""
         try:
-            video = await asyncio.to_thread(probe, find_video(sample.id, sample.video_link, o.video_dir))
-            overview = ImageInput(
+            await step
+        except (ToolFailed, ModelFailed, VideoRefused) as exc:
+            st.answer = Prediction(id=st.sample.id, calls=st.trace.calls, error=str(exc))
+
+    async def _open(self, st: Turns, folder: str | Path | None) -> None:
+        async def step() -> None:
+            st.video = await asyncio.to_thread(probe, find_video(st.sample.id, st.sample.video_link, folder))
+            video = st.video
+            st.overview = ImageInput(
                 await asyncio.to_thread(lambda: tile(frames(video, 0.0, video.duration_s, 4)))
             )
-        except VideoRefused as exc:
-            return Prediction(id=sample.id, error=str(exc)), trace
-        case = Case(sample.id, news_text(sample, task.cell), None, sample.claim_time)
-        try:
-            return await self._turns(asker, toolbox, case, video, overview, labels, trace), trace
-        except (ToolFailed, ModelFailed, VideoRefused) as exc:
-            return Prediction(id=sample.id, calls=trace.calls, error=str(exc)), trace
 
-    async def _turns(
-        self,
-        asker: Asker,
-        toolbox: Toolbox,
-        case: Case,
-        video: Video,
-        overview: ImageInput,
-        labels,
-        trace: Trace,
-    ) -> Prediction:
-        offered = [FACTPROBE.line()] if "FactProbe" in toolbox.tools else []
-        values = {"news": case.news, "duration": f"{video.duration_s:.1f}", "labels": ", ".join(labels)}
-        first = asker.request(
-            "factguard_turn1.v1",
-            case.key,
-            agent="turn1",
-            images=(overview,),
-            schema=narrowed("factguard_turn1", labels, nullable=True),
-            tools="\n".join([*offered, CLIPSCOUT]),
-            **values,
-        )
-        [result] = await asker.sample(first, 1, "turn1", trace)
-        if not result.ok or result.data is None:
-            raise ModelFailed(f"model answer rejected (turn1): {result.error}")
-        data = result.data
-        query = str(data.get("search_query") or "").strip() if offered else ""
-        clip = data.get("clip")
-        if not query and not clip:
-            if data.get("label") not in labels:
-                raise ModelFailed("model answer rejected (turn1): neither a label nor a tool call")
-            return self.prediction(case.key, data, "answered in the first turn", [], trace)
-        evidence, images, urls = [], [], []
-        if query:
-            observed = await toolbox.call("FactProbe", query, case, trace)
-            evidence.append(observed.text)
-            urls += observed.urls
-        if clip:  # ClipScout: at most once per sample
-            grid, line = await asyncio.to_thread(
-                clip_scout, video, float(clip["start_s"]), float(clip["end_s"]), trace
+        await self._guarded(st, step())
+
+    def _values(self, st: Turns, labels: list[str]) -> dict[str, str]:
+        return {"news": st.case.news, "duration": f"{st.video.duration_s:.1f}", "labels": ", ".join(labels)}
+
+    async def _first(self, asker: Asker, toolbox: Toolbox, st: Turns, labels: list[str]) -> None:
+        """Turn 1: a verdict, or the tools to call (a FactProbe query, a ClipScout interval)."""
+
+        async def step() -> None:
+            offered = [FACTPROBE.line()] if "FactProbe" in toolbox.tools else []
+            first = asker.request(
+                "factguard_turn1.v1",
+                st.case.key,
+                agent="turn1",
+                images=(st.overview,),
+                schema=narrowed("factguard_turn1", labels, nullable=True),
+                tools="\n".join([*offered, CLIPSCOUT]),
+                **self._values(st, labels),
             )
-            images.append(grid)
-            evidence.append(line)
-        answer = await asker.ask(
-            "factguard_turn2.v1",
-            case.key,
-            trace,
-            agent="turn2",
-            images=images,
-            reasoning=str(data.get("reasoning", "")),
-            evidence="\n\n".join(evidence),
-            **values,
-        )
-        if answer.get("label") not in labels:
-            raise ModelFailed(f"model answer rejected (turn2): label {answer.get('label')!r} not in {labels}")
-        tools = ", ".join(n for n, used in (("FactProbe", query), ("ClipScout", clip)) if used)
-        return self.prediction(case.key, answer, f"second turn after {tools}", urls, trace)
+            [result] = await asker.sample(first, 1, "turn1", st.trace)
+            if not result.ok or result.data is None:
+                raise ModelFailed(f"model answer rejected (turn1): {result.error}")
+            st.first = result.data
+            st.query = str(st.first.get("search_query") or "").strip() if offered else ""
+            st.clip = st.first.get("clip")
+            if not st.query and not st.clip:
+                if st.first.get("label") not in labels:
+                    raise ModelFailed("model answer rejected (turn1): neither a label nor a tool call")
+                st.answer = self.prediction(st.case.key, st.first, "answered in the first turn", [], st.trace)
+
+        await self._guarded(st, step())
+
+    async def _tools(self, toolbox: Toolbox, st: Turns) -> None:
+        async def step() -> None:
+            if st.query:
+                observed = await toolbox.call("FactProbe", st.query, st.case, st.trace)
+                st.evidence.append(observed.text)
+                st.urls += observed.urls
+            if st.clip:  # ClipScout: at most once per sample
+                clip = st.clip
+                grid, line = await asyncio.to_thread(
+                    clip_scout, st.video, float(clip["start_s"]), float(clip["end_s"]), st.trace
+                )
+                st.images.append(grid)
+                st.evidence.append(line)
+
+        await self._guarded(st, step())
+
+    async def _second(self, asker: Asker, st: Turns, labels: list[str]) -> None:
+        """Turn 2: the verdict with the tools' evidence."""
+
+        async def step() -> None:
+            answer = await asker.ask(
+                "factguard_turn2.v1",
+                st.case.key,
+                st.trace,
+                agent="turn2",
+                images=st.images,
+                reasoning=str(st.first.get("reasoning", "")),
+                evidence="\n\n".join(st.evidence),
+                **self._values(st, labels),
+            )
+            if answer.get("label") not in labels:
+                raise ModelFailed(
+                    f"model answer rejected (turn2): label {answer.get('label')!r} not in {labels}"
+                )
+            used = (("FactProbe", st.query), ("ClipScout", st.clip))
+            how = "second turn after " + ", ".join(n for n, called in used if called)
+            st.answer = self.prediction(st.case.key, answer, how, st.urls, st.trace)
+
+        await self._guarded(st, step())
 
     def prediction(
         self, sample_id: str, data: dict[str, Any], how: str, urls: list[str], trace: Trace

@@ -7,18 +7,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, fields
 from typing import Any, Literal
 
-from pydantic import Field, NonNegativeFloat, PositiveInt, field_validator
+from pydantic import Field, NonNegativeFloat, PositiveInt, field_validator, model_validator
 
-from rwpost.evaluate.contract import (
-    Capabilities,
-    Detector,
-    DetectorInputs,
-    ModelOptions,
-    Prediction,
-    RunContext,
-)
+from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
+from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.detectors.t2agent.agent import Result, run_case
 from rwpost.evaluate.detectors.t2agent.backbone import Backbone, prompt_hashes, schema_hashes
+from rwpost.evaluate.detectors.t2agent.selection import read_toolset
 from rwpost.evaluate.detectors.t2agent.tools import (
     CARDS,
     Case,
@@ -97,9 +92,10 @@ class T2AgentDetector(Detector):
     name = "t2agent"
     capabilities = Capabilities(retrieves=True, reads_images=True)
 
-    class Config(ModelOptions):
+    class Config(ChatOptions):
         cache_path: str | None = None
-        """The sqlite cache of model answers (and of tool results unless ``tool_cache_path``)."""
+        """The sqlite cache of model answers, API or local (and of tool results unless
+        ``tool_cache_path``)."""
         tool_cache_path: str | None = None
         temperature: float = 0.0
         max_tokens: PositiveInt | None = 800
@@ -117,6 +113,8 @@ class T2AgentDetector(Detector):
         """RW-Post view: Unproven when the winning probability of eq. 6 is at most this."""
         tools: list[str] | None = None
         """The toolset (action names: ``Wikipedia``, ``Google``, ``VQA``...); None: every tool."""
+        toolset: str | None = None
+        """A toolset file written by ``--select-tools``: its tools are ``tools`` (give one of the two)."""
         search: str = "serper"
         search_options: dict[str, Any] = {}
         wikipedia: str = "wikipedia"
@@ -135,11 +133,24 @@ class T2AgentDetector(Detector):
                 raise ValueError(f"unknown tools {unknown}; known: {', '.join(CARDS)}")
             return value
 
+        @model_validator(mode="after")
+        def _load_toolset(self) -> T2AgentDetector.Config:
+            if self.toolset is not None:
+                if self.tools is not None:
+                    raise ValueError("give tools or toolset (a file of them), not both")
+                self.tools = read_toolset(self.toolset)
+            return self
+
     def __init__(self, config: Config) -> None:
         super().__init__(config)
         o = self.options
         self.search_options = SearchOptions(**{f.name: getattr(o, f.name) for f in fields(SearchOptions)})
-        self.device = f"remote ({o.llm.base_url or 'api.openai.com'})"
+        if o.backend == "local":
+            from rwpost.llm.local import pick_device
+
+            self.device = pick_device(o.device)
+        else:
+            self.device = o.remote_device()
         self.results: dict[str, Result] = {}
         """The last search of each sample (tree, decision, ledger), by sample id."""
 
@@ -163,6 +174,7 @@ class T2AgentDetector(Detector):
         o = self.options
         return {
             "model": o.llm.model,
+            **({"backend": "local", "batch_size": o.batch_size} if o.backend == "local" else {}),
             "base_url": o.llm.base_url,
             "cache_path": o.cache_path,
             "temperature": o.temperature,
@@ -172,6 +184,7 @@ class T2AgentDetector(Detector):
             **asdict(self.search_options),
             "unproven_at_most": o.unproven_at_most,
             "tools": self.toolset(),
+            **({"toolset": o.toolset} if o.toolset else {}),
             "absent_tools": self.absent_tools(),
             "search": o.search,
             "search_options": o.search_options,
@@ -184,19 +197,34 @@ class T2AgentDetector(Detector):
         }
 
     def inputs(self) -> DetectorInputs:
-        return DetectorInputs(prompts=prompt_hashes(), schemas=schema_hashes())
+        toolset = (self.options.toolset,) if self.options.toolset else ()
+        return DetectorInputs(files=toolset, prompts=prompt_hashes(), schemas=schema_hashes())
 
     def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any]:
         return dropped_report(predictions, ctx.guard)
 
+    def notes(self, predictions: Sequence[Prediction], task: EvalTask, ctx: RunContext) -> list[str]:
+        """The RW-Post view marked as adapted, and each selected tool this configuration could not run."""
+        lines = []
+        if self.options.view == "rw-post":
+            lines.append(
+                f"Labels: {VIEWS['rw-post']}; the paper's T2Agent answers real / fake only, so this view "
+                "is adapted (Unproven when no sub-task is verified, or when the winning probability of eq. 6 "
+                f"is at most {self.options.unproven_at_most})."
+            )
+        lines += [f"Tool {name} absent: {why}." for name, why in self.absent_tools().items()]
+        return lines
+
     # --- prediction -----------------------------------------------------------------------------
 
-    def model(self, ctx: RunContext) -> Any:
-        """The backbone chat model over the project's client (with the run's API key)."""
-        from rwpost.llm import ApiChatModel, client_from
-
+    def model(self, ctx: RunContext, *, vision: bool = False) -> Any:
+        """The backbone chat model, answers cached at ``cache_path``: the project's client with the run's
+        API key, or (``backend=local``) the local model folder, refused unless it reads images when
+        ``vision``."""
         o = self.options
-        return ApiChatModel(client_from(o.connection(ctx.secrets), cache_path=o.cache_path))
+        if o.backend == "local":
+            return o.chat_model({}, cache_path=o.cache_path, seed=ctx.seed, vision=vision)
+        return o.chat_model(ctx.secrets, cache_path=o.cache_path)
 
     def toolbox(self, task: EvalTask, guard: LeakageGuard, backbone: Backbone) -> Toolbox:
         """The selected tools the task's cell allows (web tools only in open-web cells, image tools only
@@ -233,7 +261,8 @@ class T2AgentDetector(Detector):
 
     async def _predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         o = self.options
-        backbone = Backbone(self.model(ctx), temperature=o.temperature, max_tokens=o.max_tokens)
+        model = self.model(ctx, vision=task.cell.image)
+        backbone = Backbone(model, temperature=o.temperature, max_tokens=o.max_tokens)
         toolbox = self.toolbox(task, ctx.guard, backbone)
         cases, failed = cases_of(samples, task, ctx)
         try:

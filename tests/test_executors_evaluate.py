@@ -1,0 +1,124 @@
+"""Local-model evaluation on the executors: the runs of a local model go to actors that each hold the
+model (one per GPU; one CPU actor here), loaded once for every run they take, and give the local executor's
+outputs (timings aside) on a tiny random vision-language model built here."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rwpost.evaluate.data import EvalData
+from rwpost.evaluate.plan import DetectorEntry, plan_runs, run_plan, uses_local_model
+from rwpost.executors import ExecutorParams, ShardStore
+from rwpost.labels import Label
+from tests.evaluate_helpers import build_tiny_vlm, evidence, make_sample
+
+RAY_BUDGET_S = 180
+"""The Ray test's time bound (a local Ray, and torch and the model loaded in its actor, on 2 cores)."""
+TIMINGS = ("wall_s", "latency_s", "started", "finished", "mean_detector_wall_s_per_sample")
+"""Wall-clock fields: the only ones that may differ between executors."""
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("vlm") / "random"
+    build_tiny_vlm(folder, scripted=False)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def data() -> EvalData:
+    gold = [Label.TRUE, Label.FALSE, Label.FALSE, Label.UNPROVEN, Label.TRUE]
+    samples = [make_sample(i, g, evidence=evidence(2)) for i, g in enumerate(gold)]
+    return EvalData(test=samples, train=None, info={"subset": "main", "split": "test"})
+
+
+def plan(model: Path, out: Path) -> list:
+    entry = DetectorEntry(
+        name="local-vlm", config={"model": str(model), "batch_size": 2, "max_new_tokens": 8}, batch_size=3
+    )
+    return plan_runs([entry], ["T", "T+E"], out=out, n_resamples=10)
+
+
+def without_timings(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in TIMINGS}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def outputs(runs: list) -> dict[str, Any]:
+    """Every run's predictions, scored rows and metrics (timings left out) and its explanations file."""
+    found = {}
+    for planned in runs:
+        rows = {
+            name: [json.loads(x) for x in (planned.out / name).read_text().splitlines()]
+            for name in ("predictions.jsonl", "scored.jsonl")
+        }
+        metrics = json.loads((planned.out / "metrics.json").read_text())
+        found[planned.out.name] = without_timings({**rows, "metrics": metrics}) | {
+            "explanations.jsonl": (planned.out / "explanations.jsonl").read_bytes()
+        }
+    return found
+
+
+@pytest.fixture(scope="module")
+def local(model, data, tmp_path_factory) -> dict[str, Any]:
+    runs = plan(model, tmp_path_factory.mktemp("local") / "evaluate")
+    run_plan(runs, data, on_change="restart")
+    return outputs(runs)
+
+
+def count_loads(monkeypatch) -> list[str]:
+    from rwpost.llm import local
+
+    loads: list[str] = []
+    real = local.load_local_model
+
+    def counted(*args, **kwargs):
+        loads.append(str(args[0]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(local, "load_local_model", counted)
+    return loads
+
+
+def test_local_model_runs_are_recognised(model, tmp_path):
+    specs = [p.spec for p in plan(model, tmp_path)]
+    assert all(uses_local_model(s) for s in specs)
+    vlm = plan_runs([DetectorEntry(name="vlm")], ["T"], out=tmp_path)[0].spec
+    vlm_local = plan_runs([DetectorEntry(name="vlm", config={"backend": "local"})], ["T"], out=tmp_path)
+    assert not uses_local_model(vlm) and uses_local_model(vlm_local[0].spec)
+    assert not uses_local_model(plan_runs([DetectorEntry(name="majority")], ["T"], out=tmp_path)[0].spec)
+
+
+def test_sharded_local_runs_load_the_model_once_and_give_the_same_outputs(
+    model, data, local, tmp_path, monkeypatch
+):
+    loads = count_loads(monkeypatch)
+    runs = plan(model, tmp_path / "evaluate")
+    executor = ExecutorParams(name="local", shards=2)
+    run_plan(runs, data, executor=executor, store=ShardStore(tmp_path / "evaluate.shards"))
+    assert len(loads) == 1  # two runs (T, T+E), one model held for both
+    assert outputs(runs) == local
+
+
+@pytest.mark.slow
+def test_ray_actor_holds_the_model_and_gives_the_local_outputs(model, data, local, tmp_path):
+    ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'rwpost[ray]')")
+    began = time.monotonic()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        runs = plan(model, tmp_path / "evaluate")
+        store = ShardStore(tmp_path / "evaluate.shards")
+        run_plan(runs, data, executor=ExecutorParams(name="ray"), store=store)
+        assert outputs(runs) == local
+        assert len(list((tmp_path / "evaluate.shards" / "done").iterdir())) == 2
+    finally:
+        ray.shutdown()
+    assert time.monotonic() - began < RAY_BUDGET_S
