@@ -106,9 +106,6 @@ EVIDENCE_K_MAX = 1000
 EvidenceK = Annotated[int, Field(ge=1, le=EVIDENCE_K_MAX)]
 """Gold evidence items per claim in an evidence-k cell (1 to :data:`EVIDENCE_K_MAX`)."""
 
-Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-"""A time limit in seconds: above 0 and finite (a limit of 0 fails every call)."""
-
 _PROMPT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -375,7 +372,6 @@ __all__ = [
     "Prediction",
     "PromptName",
     "RunContext",
-    "Seconds",
     "Seed",
     "check_option",
 ]
