@@ -29,6 +29,8 @@ from rwpost.records import Evidence, Image, Provenance, Reject, Sample
 
 ReleasedFormat = Literal["flat", "demo"]
 _PATCH = "released"
+REPAIRED = "repaired_text"
+"""``Sample.extra`` key of the text repaired at import: each repaired field's path, its text as released."""
 _NONE_STRINGS = {"None", "none", "null", ""}
 _PARQUET_MAGIC = b"PAR1"
 """The first bytes of every Parquet file."""
@@ -142,6 +144,36 @@ def _sample_from_flat(obj: dict[str, Any], source: str) -> Sample:
     )
 
 
+# --- mis-decoded text ------------------------------------------------------------------------------
+
+
+def repair_text(sample: Sample) -> dict[str, str]:
+    """Repair mojibake in a sample's text fields in place (the release has UTF-8 read as Mac Roman, e.g. the
+    category "Risqu√© Business"); returns each repaired field's path and its text as released.
+
+    Only mis-decoded text is changed (ftfy's ``fix_encoding``: no quote, width or Unicode normalisation)."""
+    from ftfy import fix_encoding
+
+    repaired: dict[str, str] = {}
+
+    def fix(path: str, value: str | None) -> str | None:
+        if not value:
+            return value
+        fixed = fix_encoding(value)
+        if fixed != value:
+            repaired[path] = value
+        return fixed
+
+    for name in ("claim", "post_text", "category", "label_original", "reasoning_logic", "ocr"):
+        setattr(sample, name, fix(name, getattr(sample, name)))
+    if sample.key_points:
+        sample.key_points = [fix(f"key_points.{i}", k) or k for i, k in enumerate(sample.key_points)]
+    for i, item in enumerate(sample.evidence):
+        for name in ("description", "content", "source"):
+            setattr(item, name, fix(f"evidence.{i}.{name}", getattr(item, name)))
+    return repaired
+
+
 def to_flat(sample: Sample) -> dict[str, Any]:
     """A sample in the authors' flat released layout (the patch kept at import is applied)."""
     image = sample.image or Image()
@@ -154,8 +186,7 @@ def to_flat(sample: Sample) -> dict[str, Any]:
         "reasoning_logic": sample.reasoning_logic,
         "key_points": sample.key_points,
         "fact_checking_evidence": [
-            {"type": e.type, "content": e.content, "source": e.source, "url": e.url if e.url else "None"}
-            for e in sample.evidence
+            {"type": e.type, "content": e.content, "source": e.source, "url": e.url} for e in sample.evidence
         ],
         "claim_time": sample.claim_time.isoformat() if sample.claim_time else None,
         "OCR": sample.ocr,
@@ -269,7 +300,8 @@ def to_demo(sample: Sample) -> dict[str, Any]:
 
 
 def sample_from_released(obj: Any, source: str = "", line: int | None = None) -> Sample:
-    """Convert one released JSON object to a Sample; a malformed object raises :class:`RecordError`."""
+    """Convert one released JSON object to a Sample (mis-decoded text repaired, the repair kept in
+    ``extra["repaired_text"]``); a malformed object raises :class:`RecordError`."""
     if not isinstance(obj, dict):
         raise RecordError(f"expected a JSON object, found {type(obj).__name__}", source=source, line=line)
     for key in ("news_url", "claim", "label"):
@@ -293,6 +325,9 @@ def sample_from_released(obj: Any, source: str = "", line: int | None = None) ->
             record_id=record_id(obj["news_url"]),
         ) from exc
     sample.extra["released_format"] = fmt
+    repaired = repair_text(sample)
+    if repaired:  # the patch below keeps the released text too, so an export gives the release back
+        sample.extra[REPAIRED] = repaired
     regenerated = to_demo(sample) if fmt == "demo" else to_flat(sample)
     patch = make_patch(obj, regenerated)
     if patch is not None:

@@ -62,6 +62,9 @@ def compute_stats(samples: Iterable[Sample]) -> dict[str, Any]:
         per_category[s.category or "unknown"].append(len(s.evidence))
     evidence_counts = Counter(len(s.evidence) for s in rows)
     years = Counter(str(s.claim_time.year) if s.claim_time else "unknown" for s in rows)
+    by_subset: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in rows:
+        by_subset[s.subset or "unassigned"][str(s.label) if s.label else "excluded"] += 1
     return {
         "count": len(rows),
         "labels": _sorted_counts(labels),
@@ -78,6 +81,10 @@ def compute_stats(samples: Iterable[Sample]) -> dict[str, Any]:
         },
         "claim_years": dict(sorted(years.items())),
         "subsets": _sorted_counts(Counter(s.subset or "unassigned" for s in rows)),
+        "splits": _sorted_counts(
+            Counter(f"{s.subset or 'unassigned'}/{s.split or 'unassigned'}" for s in rows)
+        ),
+        "labels_by_subset": {subset: _sorted_counts(c) for subset, c in sorted(by_subset.items())},
     }
 
 
@@ -89,17 +96,24 @@ def render_markdown(stats: dict[str, Any], title: str) -> str:
         f"Samples: **{stats['count']}**, evidence items: **{stats['evidence_total']}**",
         "",
     ]
-    for key, heading in (
-        ("labels", "RW-Post label"),
-        ("ratings", "original rating"),
-        ("categories", "category"),
-        ("evidence_modalities", "evidence modality (items)"),
-        ("sample_modalities", "evidence mix (samples)"),
-        ("claim_years", "claim year"),
-        ("evidence_per_sample", "evidence items per sample"),
-        ("median_evidence_per_category", "median evidence items, by category"),
+    subsets = stats.get("labels_by_subset") or {}
+    if subsets:  # main and challenging have different labels: one column each, never pooled
+        labels = list(dict.fromkeys(label for counts in subsets.values() for label in counts))
+        rows = ([label, *(counts.get(label, 0) for counts in subsets.values())] for label in labels)
+        columns = ["count"] if list(subsets) == ["unassigned"] else list(subsets)
+        lines += [*markdown_table(["RW-Post label", *columns], rows, "l" + "r" * len(subsets)), ""]
+    if stats.get("splits"):
+        lines += [*markdown_table(["subset/split", "count"], stats["splits"].items(), "lr"), ""]
+    for key, heading, value in (
+        ("ratings", "original rating", "count"),
+        ("categories", "category", "count"),
+        ("evidence_modalities", "evidence modality (items)", "count"),
+        ("sample_modalities", "evidence mix (samples)", "count"),
+        ("claim_years", "claim year", "count"),
+        ("evidence_per_sample", "evidence items per sample", "samples"),
+        ("median_evidence_per_category", "category", "median evidence items"),
     ):
-        lines += [*markdown_table([heading, "count"], stats[key].items(), "lr"), ""]
+        lines += [*markdown_table([heading, value], stats[key].items(), "lr"), ""]
     return "\n".join(lines)
 
 
@@ -124,12 +138,16 @@ def plot_stats(stats: dict[str, Any], out_dir: Path) -> list[Path]:
 
     paths = []
     for name, title in PLOTS.items():
-        counts = stats[name]
-        fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * len(counts) + 2), 3.2))
-        ax.bar(list(counts), list(counts.values()), color="#3b6ea5")
-        ax.set_title(title)
-        ax.set_ylabel("count")
-        ax.tick_params(axis="x", labelrotation=60 if len(counts) > 5 else 0, labelsize=8)
+        # labels: one panel per subset (main and challenging have their own labels), never pooled
+        panels = stats.get("labels_by_subset") if name == "labels" else None
+        panels = panels or {"": stats[name]}
+        width = sum(max(2.5, 0.45 * len(c) + 1.5) for c in panels.values())
+        fig, axes = plt.subplots(1, len(panels), figsize=(max(4.0, width), 3.2), squeeze=False)
+        for ax, (subset, counts) in zip(axes[0], panels.items(), strict=True):
+            ax.bar(list(counts), list(counts.values()), color="#3b6ea5")
+            ax.set_title(f"{title}: {subset}" if subset else title)
+            ax.set_ylabel("count")
+            ax.tick_params(axis="x", labelrotation=60 if len(counts) > 5 else 0, labelsize=8)
         fig.tight_layout()
         path = out_dir / f"{name}.png"
         with atomic_path(path) as tmp:

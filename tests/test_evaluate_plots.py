@@ -59,6 +59,10 @@ def test_a_finished_run_resumed_with_plots_draws_them(data, tmp_path):
 
 def test_leaderboard_without_plot_leaves_no_stale_figure(data, tmp_path):
     _run(data, tmp_path / "runs" / "a")
+    metrics_path = tmp_path / "runs" / "a" / "metrics.json"
+    metrics = json.loads(metrics_path.read_text())  # a run that cost something: the figure is drawn
+    metrics["ledger"]["per_sample"]["cost_usd"] = 0.01
+    metrics_path.write_text(json.dumps(metrics))
     board = tmp_path / "board"
     write_leaderboard([tmp_path / "runs"], board)
     assert (board / "cost_vs_f1.png").exists()

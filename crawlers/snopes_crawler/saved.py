@@ -171,14 +171,18 @@ def import_saved_pages(
             shown = time.monotonic()
             on_progress({"files": counts["files"] - 1, "total": len(files), "stored_ok": counts["stored_ok"]})
         stand_in = f"https://{NO_URL_HOST}/{path.relative_to(folder).as_posix()}"
+        outside = not path.resolve().is_relative_to(folder.resolve())  # a symbolic link out of the folder
         try:
+            if outside:
+                raise UnreadableSavedPage("a symbolic link out of the folder: not followed")
             html = read_saved(path)
         except UnreadableSavedPage as exc:  # set aside with its reason, never dropped
             counts["unreadable"] += 1
             url = given.get(str(path.resolve()))
             article = SnopesArticle(url or stand_in, parse_error=str(exc))
             try:  # kept as found, to look at (not one that is too large to read)
-                body = read_bounded(path, MAX_PAGE_BYTES) if os.access(path, os.R_OK) else b""
+                readable = os.access(path, os.R_OK) and not outside
+                body = read_bounded(path, MAX_PAGE_BYTES) if readable else b""
             except TooLarge:
                 body = b""
         else:

@@ -90,29 +90,61 @@ def import_released(
     skip_bad: bool = typer.Option(
         False, "--skip-bad", help="Set malformed and duplicate lines aside instead of stopping."
     ),
-    rejects: Path = typer.Option(None, "--rejects", help="Rejects JSONL (default: <out>.rejects.jsonl)."),
+    rejects: Path = typer.Option(
+        None,
+        "--rejects",
+        help="Where --skip-bad writes the lines it sets aside (default: beside --out, named like it with "
+        ".rejects.jsonl for .parquet: dev.parquet -> dev.rejects.jsonl).",
+    ),
     overwrite: bool = OVERWRITE,
 ) -> None:
-    """Import the authors' released JSONL into our Parquet layout.
+    """Import the authors' released JSONL into our Parquet layout; mis-decoded text (mojibake such as
+    "Risqu√© Business") is repaired and the repair kept in each sample's extra.repaired_text.
 
     Example: rwpost import-released data/sample/released/rwpost_dev_main.head.jsonl --out dev.parquet
     """
     from rwpost.dataset import write_parquet
-    from rwpost.io import check_output, write_jsonl
-    from rwpost.rwpost_format import read_released
+    from rwpost.io import check_output, folder_lock, write_jsonl
+    from rwpost.rwpost_format import REPAIRED, read_released
 
     check_output(out, [path], overwrite=overwrite)
     target = rejects or out.with_suffix(".rejects.jsonl")
     if skip_bad:
         check_output(target, [path, out], overwrite=overwrite)
-    bad: list = [] if skip_bad else None  # type: ignore[assignment]
-    samples = read_released(path, rejects=bad)
-    count = write_parquet(out, samples)
+    # one import per output: a second one into the same --out is refused, not written over the first
+    with folder_lock(out.parent, f".{out.name}.lock", runs="imports"):
+        check_output(
+            out, [path], overwrite=overwrite
+        )  # again: an import that held the lock may have written it
+        bad: list = [] if skip_bad else None  # type: ignore[assignment]
+        samples = read_released(path, rejects=bad)
+        if skip_bad:  # written even when empty: an earlier import's rejects never pass for this one's
+            write_jsonl(target, bad)
+        if not samples:
+            aside = f" (all {len(bad)} set aside in {target})" if bad else ""
+            raise RwpostError(f"{path}: no records to import{aside}")
+        count = write_parquet(out, samples)
     console.print(f"wrote {count} samples to {out}")
-    if skip_bad:  # written even when empty: an earlier import's rejects never pass for this one's
-        write_jsonl(target, bad)
+    repaired = [s for s in samples if s.extra.get(REPAIRED)]
+    if repaired:
+        first = repaired[0]
+        field, before = next(iter(first.extra[REPAIRED].items()))
+        console.print(
+            f"repaired mis-decoded text in {len(repaired)} samples (kept in extra.{REPAIRED}), e.g. "
+            f"{first.id} {field}: {before!r} -> {_field_text(first, field)!r}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if bad:
         console.print(f"[yellow]set aside {len(bad)} malformed or duplicate lines in {target}[/]")
+
+
+def _field_text(sample: object, path: str) -> object:
+    """The value at a dotted path of a sample (``evidence.0.content``)."""
+    value = sample
+    for part in path.split("."):
+        value = value[int(part)] if part.isdigit() else getattr(value, part)  # type: ignore[index]
+    return value
 
 
 def export_released(

@@ -9,8 +9,8 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
+from rwpost.commands.tables import print_table
 from rwpost.errors import ConfigError, interrupted_exit, interrupted_line, sigterm_interrupts
 
 console = Console(stderr=True)
@@ -224,6 +224,7 @@ def evaluate(
     A local vision-language model: --detector local-vlm --model /path/to/Qwen2-VL-2B-Instruct.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local model folders only, never a download
+    from rwpost.evaluate.contract import EvidenceK, Seed, check_option
     from rwpost.evaluate.data import authors_denominators, load_eval_data
     from rwpost.evaluate.encoders import lazy_encoder
     from rwpost.evaluate.leaderboard import write_leaderboard
@@ -231,6 +232,12 @@ def evaluate(
     from rwpost.evaluate.plan import DetectorEntry, plan_runs, run_plan
     from rwpost.evaluate.task import GRID
     from rwpost.llm.config import detector_secrets_from_env  # rwpost.llm loads the OpenAI SDK (~0.5 s)
+
+    for option, value in (("--seed", seed), ("--evidence-seed", evidence_seed)):
+        if value is not None:
+            check_option(option, value, Seed)
+    for k in ks or []:
+        check_option("--k", k, EvidenceK)
 
     o = _stage_defaults(
         settings=list(setting or []) + (list(GRID) if grid else []) or None,
@@ -410,25 +417,21 @@ def _summary(metrics: dict[str, Any], out: Path) -> None:
 
     log = RunMetrics.model_validate(metrics)
     repeats = log.repeats
-    of = f", repeat 0 of {repeats.n}" if repeats else ""
-    table = Table(
-        "view",
-        "n",
-        "coverage",
-        *(METRIC_TITLES[k] for k in HEADLINE),
-        title=f"{log.system} (failures: {log.failures}{of})",
-    )
+    of = f", mean ± sd over {repeats.n} repeats" if repeats else ""
+    rows = []
     for name, view in log.views.items():
         if view.n:
-            cells = [_mean_sd(view.headline(), k, None) for k in HEADLINE]
-            table.add_row(name, str(view.n), coverage_cell(view.coverage), *cells)
-    Console().print(table)
+            spreads = repeats.views.get(name) if repeats else None
+            if spreads:
+                means = {k: s.mean for k, s in spreads.items()}
+                cells = [_mean_sd(means, k, {k: s.std for k, s in spreads.items()}) for k in HEADLINE]
+            else:
+                cells = [_mean_sd(view.headline(), k, None) for k in HEADLINE]
+            rows.append([name, str(view.n), coverage_cell(view.coverage), *cells])
+    headers = ["view", "n", "coverage", *(METRIC_TITLES[k] for k in HEADLINE)]
+    print_table(f"{log.system} (failures: {log.failures}{of})", headers, rows)
     if repeats:
-        sd = {k: s.std for k, s in repeats.headline.items()}
-        console.print(
-            f"mean ± sd over {repeats.n} repeats: "
-            + ", ".join(f"{METRIC_TITLES[k]} {_mean_sd(log.headline(), k, sd)}" for k in HEADLINE)
-        )
+        console.print(f"coverage and the report's details are of repeat 0 of {repeats.n}")
     if log.input_problems:
         console.print(
             f"[yellow]input problems: {log.input_problems} (details in {out / 'input_report.json'})[/]"
@@ -483,20 +486,9 @@ def leaderboard(
         typer.echo(json.dumps([r.dump() for r in rows], indent=2, default=str))
         return
     policies = ", ".join(sorted({r.failures for r in rows}))
-    table = Table(
-        "system",
-        "setting",
-        "view",
-        "n",
-        "coverage",
-        "repeats",
-        *(METRIC_TITLES[k] for k in HEADLINE),
-        "flagged",
-        "cost $",
-        title=f"leaderboard (failures: {policies}; repeated runs: mean ± sd)",
-    )
-    for r in rows:
-        table.add_row(
+    headers = ["system", "setting", "view", "n", "coverage", "repeats", *(METRIC_TITLES[k] for k in HEADLINE)]
+    cells = [
+        [
             r.system,
             r.setting,
             str(r.view),
@@ -506,8 +498,12 @@ def leaderboard(
             *(r.cell(k) for k in HEADLINE),
             str(r.flagged),
             "-" if r.cost_usd is None else f"{r.cost_usd:.4f}",
-        )
-    Console().print(table)
+        ]
+        for r in rows
+    ]
+    title = f"leaderboard (failures: {policies}; repeated runs: mean ± sd)"
+    print_table(title, [*headers, "flagged", "cost $"], cells)
+    console.print("flagged: predictions that cite a blocked fact-check domain", highlight=False)
     for note in leaderboard_notes(rows):
         console.print(f"[yellow]{note}[/]")
     if chosen is not None:
@@ -527,11 +523,15 @@ def compare(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file."),
 ) -> None:
     """Paired comparison of two runs on their shared ids: a paired bootstrap of every metric's
-    difference, and McNemar's test beside accuracy (the metric it tests).
+    difference, and McNemar's test beside accuracy (the metric it tests). Repeated runs are paired over
+    their repeats: mean ± sd, with the interval and p-value of the mean difference.
 
-    Example: rwpost compare reports/evaluate/embedding reports/evaluate/majority
+    Example: rwpost compare reports/evaluate/main/embedding-T reports/evaluate/main/majority-T
     """
+    from rwpost.evaluate.contract import Seed, check_option
     from rwpost.evaluate.leaderboard import compare_runs, run_files
+
+    check_option("--seed", seed, Seed)
     from rwpost.evaluate.log import METRIC_TITLES
     from rwpost.evaluate.metrics import HEADLINE
     from rwpost.io import check_output, write_json
@@ -543,32 +543,34 @@ def compare(
         write_json(out, result)
     for name, v in result["views"].items():
         cov = v["coverage"]
-        table = Table(
-            "metric",
-            "A",
-            "B",
-            "A-B [95% paired bootstrap CI]",
-            "test",
-            title=f"{name}: {run_a} vs {run_b}, n {v['n']} (scored {v['n_scored']}), coverage "
+        title = (
+            f"{name}: {run_a} vs {run_b}, n {v['n']} (scored {v['n_scored']}), coverage "
+            f"{'(fewest over repeats) ' if v.get('repeat_pairs') else ''}"
             f"A {cov['a']['answered']}/{cov['a']['total']} B {cov['b']['answered']}/{cov['b']['total']}, "
-            f"failures: {result['failures']}",
+            f"failures: {result['failures']}"
         )
+        table = []
+        reps_note = ""
         for key in HEADLINE:
             m = v["metrics"][key]
             ci = m["difference_ci95"]
-            diff = f"{m['difference']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
             reps = m.get("repeats")
-            if reps:
-                diff += f" (mean {reps['difference']['mean']:+.3f} ± {reps['difference']['std']:.3f})"
+            diff = f"{m['difference']:+.3f}" + (f" ± {reps['difference']['std']:.3f}" if reps else "")
+            diff += f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
+            mcnemar = m.get("mcnemar")
+            if mcnemar and mcnemar["p_value"] is None:
+                reps_note = f"McNemar {mcnemar['reason']}"
             test = (
-                f"McNemar p {m['mcnemar']['p_value']:.3g}"
-                if "mcnemar" in m
+                f"McNemar p {mcnemar['p_value']:.3g}"
+                if mcnemar and mcnemar["p_value"] is not None
                 else (f"bootstrap p {m['bootstrap_p']:.3g}" if m.get("bootstrap_p") is not None else "-")
             )
-            a = f"{m['a']:.3f}" + (f" ({reps['a']['mean']:.3f} ± {reps['a']['std']:.3f})" if reps else "")
-            b = f"{m['b']:.3f}" + (f" ({reps['b']['mean']:.3f} ± {reps['b']['std']:.3f})" if reps else "")
-            table.add_row(METRIC_TITLES[key], a, b, diff, test)
-        Console().print(table)
+            a = f"{m['a']:.3f}" + (f" ± {reps['a']['std']:.3f}" if reps else "")
+            b = f"{m['b']:.3f}" + (f" ± {reps['b']['std']:.3f}" if reps else "")
+            table.append([METRIC_TITLES[key], a, b, diff, test])
+        print_table(title, ["metric", "A", "B", "A-B [95% paired bootstrap CI]", "test"], table)
+        if reps_note:
+            console.print(reps_note, highlight=False, soft_wrap=True)
     console.print(
         f"shared ids {result['shared_ids']}, only in A {result['only_in_a']}, "
         f"only in B {result['only_in_b']}; "

@@ -124,6 +124,10 @@ def extract(
     from rwpost.llm import settings_from_env
 
     prices = None
+    if (price_in is None) != (price_out is None):
+        raise typer.BadParameter(
+            "give both --price-in and --price-out (a price of one side only is no price)"
+        )
     if price_in is not None and price_out is not None:
         priced = model or settings_from_env().model
         prices = {priced: {"input_per_mtok": price_in, "output_per_mtok": price_out}}
@@ -197,7 +201,7 @@ def _dry_run(params: extract_stage.Params, as_json: bool) -> None:
     extractor = make_extractor(
         backend,
         settings,
-        cache_path=params.cache,
+        cache_path=params.cache if Path(params.cache).is_file() else None,  # read a cache, never create one
         prices=price_table(params.prices),
         max_article_chars=params.max_article_chars,
     )
@@ -210,14 +214,22 @@ def _dry_run(params: extract_stage.Params, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(estimate, indent=2))
         return
-    _print_usage("dry run (estimate, nothing called)", estimate["tasks"], estimate["total"])
+    priced = estimate["priced"]
+    _print_usage("dry run (estimate, nothing called)", estimate["tasks"], estimate["total"], priced=priced)
+    if not priced:
+        console.print(
+            f"cost unpriced: no price for model {estimate['model']} (give --price-in and --price-out)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
-def _print_usage(title: str, tasks: dict, total: dict) -> None:
+def _print_usage(title: str, tasks: dict, total: dict, *, priced: bool = True) -> None:
     columns = [c for c in total if c != "cost_usd"] + ["cost_usd"]
     table = Table(*(["task"] + columns), title=title)
     for name, row in list(tasks.items()) + [("total", total)]:
-        table.add_row(name, *(str(row.get(c, "")) for c in columns))
+        cells = {**row, "cost_usd": row.get("cost_usd", "") if priced else "unpriced"}
+        table.add_row(name, *(str(cells.get(c, "")) for c in columns))
     console.print(table)
 
 

@@ -63,12 +63,23 @@ Register it under a name with an entry point (group ``rwpost.detectors``) or run
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate.inputs import image_input
@@ -79,6 +90,44 @@ from rwpost.records import Sample
 
 if TYPE_CHECKING:
     from rwpost.evaluate.task import EvalTask
+
+
+# --- option types every detector (and the run's own options) share ---------------------------------
+
+SEED_MAX = 2**31 - 1
+"""The largest seed: numpy and scikit-learn take 32-bit seeds, and repeat i of a run uses seed + i."""
+
+Seed = Annotated[int, Field(ge=0, le=SEED_MAX)]
+"""A seed (0 to :data:`SEED_MAX`)."""
+
+EVIDENCE_K_MAX = 1000
+"""The largest evidence-k: far above any claim's gold evidence count (a larger k would read as all of it)."""
+
+EvidenceK = Annotated[int, Field(ge=1, le=EVIDENCE_K_MAX)]
+"""Gold evidence items per claim in an evidence-k cell (1 to :data:`EVIDENCE_K_MAX`)."""
+
+_PROMPT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def _prompt_name(name: str) -> str:
+    if not _PROMPT_NAME.fullmatch(name) or ".." in name:
+        raise ValueError(
+            f"expected the name of a prompt in rwpost/prompts/ (e.g. detect_zero_shot.v2), not {name!r}"
+        )
+    return name
+
+
+PromptName = Annotated[str, AfterValidator(_prompt_name)]
+"""The name of a prompt file of ``rwpost/prompts/`` (without ``.md``); never a path out of that folder."""
+
+
+def check_option(name: str, value: Any, kind: Any) -> Any:
+    """``value`` of the option ``name`` (``--seed``) validated as ``kind`` (:data:`Seed`, :data:`EvidenceK`);
+    otherwise one :class:`ConfigError` naming the option, before anything is written."""
+    try:
+        return TypeAdapter(kind).validate_python(value)
+    except ValidationError as exc:
+        raise ConfigError(f"{name}: {exc.errors()[0]['msg']}, got {value}") from None
 
 
 class Call(BaseModel):
@@ -226,7 +275,8 @@ class Detector:
             config = cls.Config.model_validate(dict(options or {}))
         except ValidationError as exc:
             problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'options'}: {e['msg']}" for e in exc.errors()[:3]
+                f"{'.'.join(map(str, e['loc'])) or 'options'}: {e['msg'].removeprefix('Value error, ')}"
+                for e in exc.errors()[:3]
             )
             given = ", ".join(sorted(options or {})) or "none"  # names only: values may hold a key
             raise ConfigError(
@@ -291,18 +341,37 @@ class ModelOptions(BaseModel):
         given = dataclasses.asdict(nested) if isinstance(nested, LLMSettings) else dict(nested or {})
         return {**{k: v for k, v in data.items() if k not in names}, "llm": {**given, **flat}}
 
+    @field_validator("llm")
+    @classmethod
+    def _sensible_connection(cls, llm: LLMSettings) -> LLMSettings:
+        """Connection settings that can work: a time limit above 0, at least one request in flight and
+        no negative retry count (each refused naming its option)."""
+        if not (llm.timeout_s > 0 and math.isfinite(llm.timeout_s)):
+            raise ValueError(f"timeout_s must be a number of seconds above 0, got {llm.timeout_s}")
+        if llm.concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {llm.concurrency}")
+        if llm.max_retries < 0:
+            raise ValueError(f"max_retries must be 0 or more, got {llm.max_retries}")
+        return llm
+
     def connection(self, secrets: Mapping[str, Any]) -> LLMSettings:
         """The connection settings with the run's API key (from the secrets, never from the options)."""
         return dataclasses.replace(self.llm, api_key=secrets.get("api_key") or self.llm.api_key)
 
 
 __all__ = [
+    "EVIDENCE_K_MAX",
+    "SEED_MAX",
     "Call",
     "Capabilities",
     "Detector",
     "DetectorInputs",
+    "EvidenceK",
     "ModelOptions",
     "NoOptions",
     "Prediction",
+    "PromptName",
     "RunContext",
+    "Seed",
+    "check_option",
 ]

@@ -21,7 +21,7 @@ from rwpost.evaluate.log import (
     ScoredSample,
     read_log,
 )
-from rwpost.evaluate.metrics import HEADLINE, VIEWS, check_policy, paired_comparison, spread
+from rwpost.evaluate.metrics import HEADLINE, VIEWS, check_policy, paired_repeats, spread
 from rwpost.evaluate.plots import cost_plot
 from rwpost.evaluate.report import coverage_cell, policy_title
 from rwpost.io import iter_jsonl, validation_problem, write_json, write_jsonl, write_text
@@ -131,7 +131,8 @@ def leaderboard_markdown(rows: Sequence[LeaderboardRow]) -> str:
     policies = sorted({r.failures for r in rows})
     lines = [
         f"Scores {'; '.join(policy_title(p) for p in policies)}. "
-        "Coverage is answered/total; (!) marks a run below 100 %.",
+        "Coverage is answered/total; (!) marks a run below 100 %. Flagged: predictions that cite a blocked "
+        "fact-check domain.",
         "",
         *markdown_table(
             [
@@ -212,16 +213,15 @@ def write_leaderboard(
     plot: bool = True,
     recipe: Any = None,
 ) -> list[LeaderboardRow]:
-    """leaderboard.json, leaderboard.md, cost_vs_f1.png (with ``plot``) and the merged paired explanations
-    in ``out_dir``; with a ``recipe``, the paper's figures beside ours too (:func:`paper_section`)."""
+    """leaderboard.json, leaderboard.md, cost_vs_f1.png (with ``plot``, when some run cost anything) and the
+    merged paired explanations in ``out_dir``; with a ``recipe``, the paper's figures beside ours too
+    (:func:`paper_section`)."""
     out = Path(out_dir)
     rows = leaderboard(paths)
     write_json(out / "leaderboard.json", [r.dump() for r in rows])
     write_text(out / "leaderboard.md", leaderboard_markdown(rows) + paper_section(rows, recipe, out))
-    if plot:
-        cost_plot(rows, out / "cost_vs_f1.png")
-    else:  # an earlier board's figure would show other rows
-        (out / "cost_vs_f1.png").unlink(missing_ok=True)
+    if not (plot and cost_plot(rows, out / "cost_vs_f1.png")):  # none when nothing cost anything
+        (out / "cost_vs_f1.png").unlink(missing_ok=True)  # an earlier board's figure would show other rows
     if explanations:
         found = [r.run for r in rows if (Path(r.run) / "explanations.jsonl").exists()]
         runs = [[row for _, row in iter_jsonl(Path(run) / "explanations.jsonl")] for run in found]
@@ -276,9 +276,10 @@ def compare_runs(
     failures: str | None = None,
 ) -> dict[str, Any]:
     """Run A vs run B on their shared ids, in every view: a paired bootstrap of the difference of every
-    headline metric and McNemar's test beside accuracy. Repeated runs are compared repeat by repeat
-    (repeat i of A with repeat i of B, or with B's single run); each difference is reported per repeat
-    and as mean ± sd. ``failures`` defaults to run A's policy."""
+    headline metric and McNemar's test beside accuracy. Repeated runs are paired over the repeats
+    (repeat i of A with repeat i of B, or with B's single run): A, B, the difference, its interval and
+    p-value are of the mean over the pairs (McNemar's test, one answer per sample, is left out with the
+    reason); ``repeats`` holds every pair's values and their sd. ``failures`` defaults to run A's policy."""
     a, b = _scored(Path(run_a)), _scored(Path(run_b))
     policy = check_policy(failures) if failures else _policy(Path(run_a))
     shared = sorted(set(a) & set(b))
@@ -298,25 +299,26 @@ def compare_runs(
     pairs = max(len(reps_a), len(reps_b))
     views: dict[str, Any] = {}
     for name, view in VIEWS.items():
-        per_repeat = [
-            paired_comparison(
-                gold,
-                reps_a[min(r, len(reps_a) - 1)],
-                reps_b[min(r, len(reps_b) - 1)],
-                view,
-                n_resamples=n_resamples,
-                seed=seed,
-                failures=policy,
-            )
-            for r in range(pairs)
-        ]
-        result = per_repeat[0]
+        result = paired_repeats(
+            gold, reps_a, reps_b, view, n_resamples=n_resamples, seed=seed, failures=policy
+        )
         if not result.get("metrics"):
             continue
-        if pairs > 1:
+        if pairs > 1:  # every pair's own scores, beside the mean the interval is of
+            per_repeat = [
+                paired_repeats(
+                    gold,
+                    [reps_a[min(r, len(reps_a) - 1)]],
+                    [reps_b[min(r, len(reps_b) - 1)]],
+                    view,
+                    n_resamples=0,
+                    failures=policy,
+                )
+                for r in range(pairs)
+            ]
             for key, m in result["metrics"].items():
                 m["repeats"] = {
-                    part: spread([c["metrics"][key][part] for c in per_repeat])
+                    part: spread([c["metrics"][key][part] for c in per_repeat if c.get("metrics")])
                     for part in ("a", "b", "difference")
                 }
             result["repeat_pairs"] = pairs

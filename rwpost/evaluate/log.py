@@ -253,6 +253,8 @@ class Repeats(LogPart):
 
     n: int
     headline: dict[str, Spread] = {}
+    views: dict[str, dict[str, Spread]] = {}
+    """Every view's headline metrics over the repeats (views with samples)."""
     headline_is: str = "mean over repeats"
     details_of: str = "repeat 0 (views, per class, breakdowns)"
 
@@ -375,6 +377,7 @@ class ImagesRecord(LogPart):
     missing_ids: list[str] = []
     without_image: int = 0
     sent: int | None = None
+    """Images the detector sent to a model; None: the detector does not read images."""
 
 
 class RetrievalRecord(LogPart):

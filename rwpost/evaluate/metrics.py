@@ -418,6 +418,42 @@ def paired_comparison(
     run gets right and the other wrong; it tests accuracy only. Under ``exclude`` the samples both runs
     answered are compared.
     """
+    return paired_repeats(
+        gold, [predicted_a], [predicted_b], view, n_resamples=n_resamples, seed=seed, failures=failures
+    )
+
+
+MCNEMAR_OVER_REPEATS = (
+    "not computed: McNemar's test takes one answer per sample; repeated runs are tested with the paired "
+    "bootstrap over every repeat"
+)
+
+
+def paired_repeats(
+    gold: Sequence[Label | None],
+    repeats_a: Sequence[Sequence[Label | None]],
+    repeats_b: Sequence[Sequence[Label | None]],
+    view: View,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    failures: str = "wrong",
+) -> dict[str, Any]:
+    """:func:`paired_comparison` of repeated runs, paired over the repeats: repeat i of A with repeat i of B
+    (or with B's single run). A, B and the difference are means over the pairs; each bootstrap resample
+    draws samples once and averages the difference over every pair, so the interval and p-value are of
+    the mean difference. McNemar's test is for one answer per sample: with more than one pair it is
+    left out, with the reason. Under ``exclude`` the samples both runs answered in every pair are
+    compared. Runs with different repeat counts (both above one) are refused."""
+    if len(repeats_a) > 1 and len(repeats_b) > 1 and len(repeats_a) != len(repeats_b):
+        raise ConfigError(
+            f"run A has {len(repeats_a)} repeats and run B {len(repeats_b)}: repeats are paired one to one; "
+            "compare runs with the same number of repeats (or one with a single run)"
+        )
+    n_pairs = max(len(repeats_a), len(repeats_b))
+    pairs = [
+        (repeats_a[min(r, len(repeats_a) - 1)], repeats_b[min(r, len(repeats_b) - 1)]) for r in range(n_pairs)
+    ]
     keep = [i for i, g in enumerate(gold) if g is not None and Label(g) in view.gold]
     out: dict[str, Any] = {"view": view.name, "n": len(keep), "failures": check_policy(failures)}
     if not keep:
@@ -427,33 +463,45 @@ def paired_comparison(
     def classes_of(predicted: Sequence[Label | None]) -> list[str | None]:
         return [None if predicted[i] is None else view.view_class(predicted[i]) for i in keep]
 
-    pred_a, pred_b = classes_of(predicted_a), classes_of(predicted_b)
-    out["coverage"] = {
-        "a": {"answered": sum(p is not None for p in pred_a), "total": len(keep)},
-        "b": {"answered": sum(p is not None for p in pred_b), "total": len(keep)},
-    }
+    coded = [(classes_of(a), classes_of(b)) for a, b in pairs]
+
+    def answered(repeats: Sequence[Sequence[Label | None]]) -> dict[str, Any]:
+        per = [sum(predicted[i] is not None for i in keep) for predicted in repeats]
+        extra = {"answered_per_repeat": per} if len(repeats) > 1 else {}
+        return {"answered": min(per), "total": len(keep), **extra}
+
+    out["coverage"] = {"a": answered(repeats_a), "b": answered(repeats_b)}
     if failures == "exclude":
-        both = [j for j in range(len(keep)) if pred_a[j] is not None and pred_b[j] is not None]
-        gold_cls, pred_a, pred_b = ([x[j] for j in both] for x in (gold_cls, pred_a, pred_b))
+        both = [j for j in range(len(keep)) if all(a[j] is not None and b[j] is not None for a, b in coded)]
+        gold_cls = [gold_cls[j] for j in both]
+        coded = [([a[j] for j in both], [b[j] for j in both]) for a, b in coded]
     out["n_scored"] = len(gold_cls)
     if not gold_cls:
         return out
-    a = encode(gold_cls, pred_a, view.classes, failures)
-    b = encode(gold_cls, pred_b, view.classes, failures)
-    # both runs average over the same classes, so that a difference is of one metric
-    n_macro = max(len(a.macro_classes), len(b.macro_classes))
-    point_a, point_b = scores_from_counts(counts(a), n_macro), scores_from_counts(counts(b), n_macro)
+    encoded = [
+        (encode(gold_cls, a, view.classes, failures), encode(gold_cls, b, view.classes, failures))
+        for a, b in coded
+    ]
     idx = resample_indices(len(gold_cls), n_resamples, seed)
-    if idx is not None:
-        diff = {
-            k: v - scores_from_counts(counts(b, idx), n_macro)[k]
-            for k, v in scores_from_counts(counts(a, idx), n_macro).items()
-        }
+    point_a: dict[str, float] = dict.fromkeys(HEADLINE, 0.0)
+    point_b: dict[str, float] = dict.fromkeys(HEADLINE, 0.0)
+    diff: dict[str, np.ndarray] = {}
+    for a, b in encoded:
+        # both runs average over the same classes, so that a difference is of one metric
+        n_macro = max(len(a.macro_classes), len(b.macro_classes))
+        sa, sb = scores_from_counts(counts(a), n_macro), scores_from_counts(counts(b), n_macro)
+        for k in HEADLINE:
+            point_a[k] += float(sa[k][0]) / n_pairs
+            point_b[k] += float(sb[k][0]) / n_pairs
+        if idx is not None:
+            ra, rb = scores_from_counts(counts(a, idx), n_macro), scores_from_counts(counts(b, idx), n_macro)
+            for k in HEADLINE:
+                diff[k] = diff.get(k, 0.0) + (ra[k] - rb[k]) / n_pairs
     out["metrics"] = {
         k: {
-            "a": float(point_a[k][0]),
-            "b": float(point_b[k][0]),
-            "difference": float(point_a[k][0] - point_b[k][0]),
+            "a": point_a[k],
+            "b": point_b[k],
+            "difference": point_a[k] - point_b[k],
             "difference_ci95": list(percentile_interval(diff[k])) if idx is not None else None,
             "bootstrap_p": float(min(1.0, 2 * min((diff[k] <= 0).mean(), (diff[k] >= 0).mean())))
             if idx is not None
@@ -461,6 +509,10 @@ def paired_comparison(
         }
         for k in HEADLINE
     }
+    if n_pairs > 1:
+        out["metrics"]["accuracy"]["mcnemar"] = {"p_value": None, "reason": MCNEMAR_OVER_REPEATS}
+        return out
+    a, b = encoded[0]
     right_a, right_b = a.pred == a.true, b.pred == b.true
     only_a, only_b = int((right_a & ~right_b).sum()), int((~right_a & right_b).sum())
     out["metrics"]["accuracy"]["mcnemar"] = {

@@ -54,10 +54,14 @@ def confusion_plot(cm: ConfusionMatrix, path: Path, title: str) -> Path:
 
 
 def category_plot(groups: Mapping[str, GroupScores], path: Path, title: str) -> Path:
-    """Horizontal bars of macro F1 per category, with the sample count in the label."""
+    """Horizontal bars of macro F1 per category, with the sample count in the label; a one-sample
+    category gets no bar (its macro F1 is 1 or 0 by chance), only its label ``(n=1, no score)``."""
     names = sorted(groups, key=lambda g: groups[g].n)
     fig, ax = _pyplot().subplots(figsize=(7, 0.3 * len(names) + 1.5))
-    ax.barh([f"{g} (n={groups[g].n})" for g in names], [groups[g].macro_f1 for g in names])
+    ax.barh(
+        [f"{g} (n={groups[g].n}{', no score' if groups[g].n < 2 else ''})" for g in names],
+        [groups[g].macro_f1 if groups[g].n > 1 else 0.0 for g in names],
+    )
     ax.set_xlim(0, 1)
     ax.set_xlabel("macro F1")
     ax.set_title(title)
@@ -84,8 +88,11 @@ def reliability_plot(bins: Sequence[ReliabilityBin], path: Path, title: str) -> 
     return _save(fig, path)
 
 
-def cost_plot(rows: Sequence[Any], path: Path, metric: str = "macro_f1") -> Path:
-    """Cost per sample against a metric, one point per leaderboard row."""
+def cost_plot(rows: Sequence[Any], path: Path, metric: str = "macro_f1") -> Path | None:
+    """Cost per sample against a metric, one point per leaderboard row; None (nothing drawn) when no row
+    cost anything, where the figure would say nothing."""
+    if not any(row.cost_per_sample_usd for row in rows):
+        return None
     fig, ax = _pyplot().subplots(figsize=(6, 4.5))
     for row in rows:
         x, y = row.cost_per_sample_usd or 0.0, getattr(row, metric)
@@ -95,6 +102,7 @@ def cost_plot(rows: Sequence[Any], path: Path, metric: str = "macro_f1") -> Path
         ax.annotate(row.system, (x, y), fontsize=8, xytext=(3, 3), textcoords="offset points")
     costs = [row.cost_per_sample_usd or 0.0 for row in rows]
     ax.set_xlim(left=0.0, right=max(max(costs, default=0.0) * 1.15, 1e-4))
+    ax.set_ylim(0.0, 1.0)
     ax.set_xlabel("cost per sample (USD)")
     ax.set_ylabel(metric)
     ax.set_title(f"cost vs {metric}")

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from rwpost.evaluate.explanations import paired_explanations
-from rwpost.evaluate.log import METRIC_TITLES, Coverage, RunManifest, RunMetrics, ViewScores
+from rwpost.evaluate.log import METRIC_TITLES, Coverage, RunManifest, RunMetrics, TrainFile, ViewScores
 from rwpost.evaluate.metrics import FAILURE_POLICIES, HEADLINE
 from rwpost.evaluate.plots import category_plot, confusion_plot, reliability_plot
 from rwpost.evaluate.runner import RunResult, RunSpec
@@ -117,6 +117,21 @@ def _ci(view: ViewScores, key: str) -> str:
     return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and value is not None else _fmt(value)
 
 
+def _training(manifest: RunManifest) -> list[str]:
+    """The line naming a trained detector's training samples: where they came from and how many."""
+    if manifest.train is None:
+        return []
+    source = manifest.data.train or TrainFile()
+    if source.path:
+        where = f"{source.path} (sha256 {(source.sha256 or '-')[:12]})"
+    elif source.fraction is not None:
+        where = f"--train-fraction {source.fraction:g} of the data ({source.split_of_data})"
+    else:
+        where = "samples given in code"
+    unlabelled = f", {source.excluded_unlabelled} unlabelled left out" if source.excluded_unlabelled else ""
+    return [f"Trained on: {where}, {manifest.train.samples} samples{unlabelled}."]
+
+
 def coverage_cell(coverage: Coverage | None) -> str:
     """``answered/total``, marked ``(!)`` below 100 %."""
     if coverage is None:
@@ -173,6 +188,7 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
             if data.denominators == "authors"
             else ""
         ),
+        *_training(manifest),
         f"Answered: {coverage_cell(metrics.coverage)}"
         + (" - below 100 %: read the scores with the failure policy below." if metrics.partial() else "."),
     ]
@@ -229,12 +245,15 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
         ]
     images = manifest.images
     if images:
-        lines += [
-            "",
-            f"Images: {images.sent} sent of {images.expected} expected, {images.missing} missing"
-            + (f" ({', '.join(images.missing_ids[:10])})" if images.missing_ids else "")
-            + ".",
-        ]
+        missing = f"{images.missing} missing" + (
+            f" ({', '.join(images.missing_ids[:10])})" if images.missing_ids else ""
+        )
+        sent = (
+            f"not sent (the detector does not read images; {images.expected} expected, {missing})"
+            if images.sent is None
+            else f"{images.sent} sent of {images.expected} expected, {missing}"
+        )
+        lines += ["", f"Images: {sent}."]
     primary = metrics.primary()
     if primary is not None:
         lines += [
@@ -260,14 +279,24 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
                     ([label, *row] for label, row in zip(cm.labels, cm.matrix, strict=False)),
                 ),
             ]
-    lines += ["", "## Breakdowns", ""]
+    lines += [
+        "",
+        "## Breakdowns",
+        "",
+        "Difficulty is the number of gold evidence items (paper Fig. S1). A group of one sample has no "
+        "macro F1 (it would be 1 or 0 by chance).",
+        "",
+    ]
     for dimension, groups in metrics.breakdowns.items():
         lines += [
             f"**{dimension}**",
             "",
             *markdown_table(
                 ["group", "n", "accuracy", "macro F1"],
-                ([group, s.n, f"{s.accuracy:.3f}", f"{s.macro_f1:.3f}"] for group, s in groups.items()),
+                (
+                    [group, s.n, f"{s.accuracy:.3f}", f"{s.macro_f1:.3f}" if s.n > 1 else "- (n=1)"]
+                    for group, s in groups.items()
+                ),
             ),
             "",
         ]
@@ -302,9 +331,10 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
     explanations = metrics.explanations
     if explanations is not None:
         urls = explanations.evidence_urls
+        recall = _fmt(urls.macro_recall) if urls.samples_citing else "-"  # no sample cites: nothing to recall
         lines.append(
             f"- evidence URLs vs gold: macro precision {_fmt(urls.macro_precision)}, macro recall "
-            f"{_fmt(urls.macro_recall)} ({urls.samples_citing} samples cite URLs)"
+            f"{recall} ({urls.samples_citing} samples cite URLs)"
         )
         kp = explanations.key_points
         if kp:

@@ -581,7 +581,9 @@ def run(
         blocked_domain_list=spec.blocklist.describe(),
         leakage=first.leakage_report([p for preds in all_predictions for p in preds], first_ctx),
         notes=first.notes([p for preds in all_predictions for p in preds], task, first_ctx),
-        images=None if images is None else {**images, "sent": ctx.images_sent},
+        images=None
+        if images is None
+        else {**images, "sent": ctx.images_sent if detector.capabilities.reads_images else None},
         retrieval=retrieval_record(all_predictions) if task.cell.evidence is EvidenceSource.WEB else None,
         environment=environment(),
         started=started,

@@ -167,7 +167,7 @@ def scored_rows(
     ]
 
 
-def repeat_spread(runs: Sequence[RunScores]) -> dict[str, Spread]:
+def repeat_spread(runs: Sequence[Headline]) -> dict[str, Spread]:
     """Mean, sd and every value of the headline metrics over repeated runs of a stochastic detector."""
     values = [r.headline() for r in runs]
     return {
@@ -198,6 +198,11 @@ def combine_repeats(runs: Sequence[RunScores]) -> RunScores:
             "repeats": Repeats(
                 n=len(runs),
                 headline=spreads,
+                views={
+                    name: repeat_spread([r.views[name] for r in runs])
+                    for name, view in runs[0].views.items()
+                    if view.n
+                },
                 headline_is="mean over repeats",
                 details_of="repeat 0 (views, per class, breakdowns)",
             ),

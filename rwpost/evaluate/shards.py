@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat
 
 from rwpost.dataset import split_file
 from rwpost.errors import ConfigError
+from rwpost.evaluate.contract import EvidenceK, Seed
 from rwpost.evaluate.data import Denominators, EvalData, authors_denominators, load_eval_data
 from rwpost.evaluate.encoders import lazy_encoder
 from rwpost.evaluate.leaderboard import write_leaderboard
@@ -70,7 +71,7 @@ class EvaluateSettings(BaseModel):
     subsets: list[str] = Field(default_factory=lambda: ["main"], min_length=1)
     train_split: str = "dev"
     test_split: str = "test"
-    seed: int = 0
+    seed: Seed = 0
     bootstrap: NonNegativeInt = 1000
     """Resamples for the 95% confidence intervals."""
     key_points: bool = True
@@ -79,9 +80,9 @@ class EvaluateSettings(BaseModel):
     """More blocked domains, on top of the built-in fact-checkers and the packaged released list."""
     settings: list[str] = Field(default_factory=lambda: ["T+I"])
     """The grid's input cells for every detector that names none."""
-    k: list[int] = Field(default_factory=list)
+    k: list[EvidenceK] = Field(default_factory=list)
     """Evidence-k ablation: k gold items per claim in each evidence cell."""
-    evidence_seed: int = EVIDENCE_SEED
+    evidence_seed: Seed = EVIDENCE_SEED
     evidence_sampler: EvidenceSampler = "rwpost"
     """``authors``: the authors' baseline runner's evidence-k draw, item for item (by position)."""
     denominators: Denominators = "ours"

@@ -261,10 +261,40 @@ def write_funnel(path: Path, steps: list[FunnelStep]) -> None:
     write_json(path, [step.row() for step in steps])
 
 
+class _DuplicateKey(yaml.YAMLError):
+    def __init__(self, key: Any, line: int, first: int) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key, self.line, self.first = key, line, first
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last one silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # ``<<: *base`` may override: that is its point
+                continue
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                if key in seen:
+                    raise _DuplicateKey(key, line, seen[key])
+                seen[key] = line
+            except TypeError:  # an unhashable key: the base loader names it
+                pass
+        return super().construct_mapping(node, deep)
+
+
 def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
-    """The whole params file as a dict."""
+    """The whole params file as a dict; a key given twice in one mapping is refused (naming its lines)."""
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader) or {}  # noqa: S506
+    except _DuplicateKey as exc:
+        raise ConfigError(
+            f"{path}:{exc.line}: duplicate key {exc.key!r} (also on line {exc.first}); "
+            "YAML would keep the last silently: give it once"
+        ) from None
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: params file not found") from exc
     except OSError as exc:  # a folder, unreadable

@@ -165,13 +165,19 @@ class SnopesSpider(scrapy.Spider):
         yield self.sitemap_request(url)
 
     def on_site(self, url: str) -> bool:
-        """An article URL on the start URL's host (``www.`` or not): a sitemap lists no other site's pages."""
+        """An article URL on the start URL's host (``www.`` or not) and port (http and https on their default
+        ports count as one): a sitemap lists no other site's pages, nor another service on the same host."""
 
-        def bare(u: str) -> str:
-            host = (urlsplit(u).hostname or "").lower()
-            return host.removeprefix("www.")
+        def bare(u: str) -> tuple[str, int | None]:
+            parts = urlsplit(u)
+            try:
+                port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+            except ValueError:  # a port out of range: no site's
+                return "", None
+            return (parts.hostname or "").lower().removeprefix("www."), port
 
-        return bare(url) == bare(self.start_url)
+        (host, port), (site, site_port) = bare(url), bare(self.start_url)
+        return bool(host) and host == site and (port == site_port or {port, site_port} <= {80, 443})
 
     def sitemap_request(self, url: str) -> scrapy.Request:
         self.pages_seen.add(url)

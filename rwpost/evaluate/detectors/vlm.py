@@ -29,7 +29,15 @@ from pydantic import PositiveInt, model_validator
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate.batch import batch_call
-from rwpost.evaluate.contract import Call, Capabilities, Detector, DetectorInputs, Prediction, RunContext
+from rwpost.evaluate.contract import (
+    Call,
+    Capabilities,
+    Detector,
+    DetectorInputs,
+    Prediction,
+    PromptName,
+    RunContext,
+)
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
 from rwpost.labels import Label
@@ -157,7 +165,7 @@ class VLMDetector(Detector):
     capabilities = Capabilities(reads_images=True)
 
     class Config(ChatOptions):
-        prompt: str = DEFAULT_PROMPT
+        prompt: PromptName = DEFAULT_PROMPT
         cache_path: str | None = None
         """The sqlite answer cache; None: no cache."""
         temperature: float = 0.0

@@ -13,7 +13,7 @@ from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.ids import record_id
-from rwpost.io import decode_line, iter_lines, parse_json_line, read_json, read_text
+from rwpost.io import MAX_TEXT_BYTES, decode_line, iter_lines, parse_json_line, read_json, read_text
 from rwpost.labels import Label
 
 _LABELS = {label.value.lower(): label for label in Label}
@@ -35,6 +35,8 @@ class Row:
     probabilities: dict[Label, float] | None = None
     explanation: str | None = None
     evidence_urls: list[str] = field(default_factory=list)
+    news_url: str | None = None
+    """The article URL as the row wrote it, when its id was computed from it (named in the input report)."""
 
 
 @dataclass
@@ -81,17 +83,18 @@ class PredictionSet:
             self.failures.setdefault(rid, reason)
 
 
-def dotted(data: Any, path: str) -> Any:
-    """``data["a"]["b"]`` for ``a.b``; a key may itself hold dots (``validation_result.3-class_label``)."""
+def dotted(data: Any, path: str, missing: Any = None) -> Any:
+    """``data["a"]["b"]`` for ``a.b``; a key may itself hold dots (``validation_result.3-class_label``);
+    ``missing`` where there is no such field."""
     if isinstance(data, Mapping) and path in data:
         return data[path]
     head, sep, rest = path.partition(".")
     while sep:
         if isinstance(data, Mapping) and head in data:
-            return dotted(data[head], rest)
+            return dotted(data[head], rest, missing)
         more, sep, rest = rest.partition(".")
         head = f"{head}.{more}"
-    return data.get(head) if isinstance(data, Mapping) else None
+    return data.get(head, missing) if isinstance(data, Mapping) else missing
 
 
 def join_id(value: Any) -> str | None:
@@ -116,9 +119,10 @@ def map_label(value: Any, label_map: Mapping[str, str | None] | None = None) -> 
 
 
 def parse_label_map(value: str | Path | Mapping[str, str] | None) -> dict[str, str] | None:
-    """A label map from a mapping, ``k=v,k2=v2``, or a JSON / ``k=v`` lines file."""
+    """A label map from a mapping, ``k=v,k2=v2``, or a JSON / ``k=v`` lines file; an empty spelling, or a
+    target that is neither an RW-Post label nor empty (no answer), is refused naming it."""
     if value is None or isinstance(value, Mapping):
-        return dict(value) if value else None
+        return _checked_label_map(dict(value), "--label-map") if value else None
     text = str(value)
     path = Path(text)
     where = "--label-map"
@@ -129,7 +133,7 @@ def parse_label_map(value: str | Path | Mapping[str, str] | None) -> dict[str, s
             data = read_json(path, text=text)
             if not isinstance(data, dict) or not all(isinstance(v, str | None) for v in data.values()):
                 raise RecordError("expected a JSON object of spelling -> label name", source=str(path))
-            return {str(k): v for k, v in data.items()}
+            return _checked_label_map({str(k): v for k, v in data.items()}, where)
         pairs: Iterable[str] = text.split("\n")
     else:
         pairs = text.split(",")
@@ -141,8 +145,21 @@ def parse_label_map(value: str | Path | Mapping[str, str] | None) -> dict[str, s
         if not sep:
             at = f"{where}:{number}" if path.is_file() else where
             raise ConfigError(f"{at}: expected spelling=Label, got {pair!r}")
-        out[key.strip()] = target.strip()
+        at = f"{where}:{number}" if path.is_file() else where
+        out.update(_checked_label_map({key.strip(): target.strip()}, at))
     return out
+
+
+def _checked_label_map(label_map: dict[str, Any], where: str) -> dict[str, Any]:
+    for key, target in label_map.items():
+        if not key.strip():
+            raise ConfigError(f"{where}: an empty spelling (before '=') for {target!r}")
+        if target not in (None, "") and parse_label(target) is None:
+            names = ", ".join(str(x) for x in Label)
+            raise ConfigError(
+                f"{where}: {key}={target!r}: {target!r} is not a label ({names}; empty: no answer)"
+            )
+    return label_map
 
 
 def iter_json_rows(path: Path) -> Iterable[tuple[int, Any, str | None]]:
@@ -159,18 +176,27 @@ def iter_json_rows(path: Path) -> Iterable[tuple[int, Any, str | None]]:
 
 def iter_csv_rows(path: Path) -> Iterable[tuple[int, dict[str, Any], str | None]]:
     """``(line, row, problem)`` for each row of a CSV file with a header (BOM tolerated; the first row is
-    line 2); a row with more cells than the header is a problem. Text that is not UTF-8, or that the csv
-    module cannot read (a NUL byte, a field over its size limit), is a :class:`RecordError` naming the
-    line."""
-    reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
-    rows = enumerate(reader, start=2)
-    while True:
+    line 2); a row with more cells than the header, or with a field over the csv module's size limit
+    (128 KiB: one long justification), is a problem, set aside by the caller. Text that is not UTF-8, or
+    that the csv module cannot read (a NUL byte), is a :class:`RecordError` naming the line."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(MAX_TEXT_BYTES)  # read a long field whole (the file is bounded), then refuse it
+    try:
+        reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
         try:
-            number, row = next(rows)
-        except StopIteration:
-            return
+            rows = list(enumerate(reader, start=2))
         except csv.Error as exc:
             raise RecordError(f"not readable as CSV ({exc})", source=str(path), line=reader.line_num) from exc
+    finally:
+        csv.field_size_limit(limit)
+    for number, row in rows:
         extra = row.pop(None, None)  # type: ignore[call-overload]
-        problem = f"{path}:{number}: {len(extra)} cells more than the header" if extra else None
+        big = next((k for k, v in row.items() if isinstance(v, str) and len(v) > limit), None)
+        problem = (
+            f"{path}:{number}: {len(extra)} cells more than the header"
+            if extra
+            else f"{path}:{number}: field {big!r} longer than {limit} characters"
+            if big is not None
+            else None
+        )
         yield number, row, problem

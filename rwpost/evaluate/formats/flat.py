@@ -20,10 +20,9 @@ from pydantic import BaseModel, ConfigDict
 
 from rwpost.errors import RecordError, RwpostError
 from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
-from rwpost.evaluate.formats.common import Row, iter_csv_rows, parse_label
+from rwpost.evaluate.formats.common import Row, iter_csv_rows, iter_json_rows, parse_label
 from rwpost.evaluate.task import EvalTask
 from rwpost.ids import record_id
-from rwpost.io import iter_jsonl
 from rwpost.labels import Label
 from rwpost.records import Sample
 
@@ -72,8 +71,10 @@ def _probabilities(data: dict[str, Any], where: str) -> dict[Label, float] | Non
 def _row(data: dict[str, Any], line: int, source: str) -> Row:
     where = f"{source}:{line}"
     rid = (data.get("id") or "").strip() if isinstance(data.get("id"), str) else data.get("id")
+    news_url = None
     if not rid and data.get("news_url"):
-        rid = record_id(str(data["news_url"]))
+        news_url = str(data["news_url"])
+        rid = record_id(news_url)
     if not rid:
         raise ValueError(f"{where}: row has neither 'id' nor 'news_url'")
     explanation = data.get("explanation")
@@ -85,6 +86,7 @@ def _row(data: dict[str, Any], line: int, source: str) -> Row:
         probabilities=_probabilities(data, where),
         explanation=str(explanation) if explanation not in (None, "") else None,
         evidence_urls=_urls(data.get("evidence_urls"), where),
+        news_url=news_url,
     )
 
 
@@ -96,7 +98,7 @@ def read_prediction_rows(path: str | Path) -> tuple[list[Row], list[dict[str, An
     if Path(path).suffix.lower() == ".csv":
         items = list(iter_csv_rows(Path(path)))
     else:
-        items = [(line, data, None) for line, data in iter_jsonl(path)]
+        items = list(iter_json_rows(Path(path)))  # a line that is not JSON is a bad row, not the file
     rows, bad = [], []
     for line, data, problem in items:
         try:
@@ -233,7 +235,11 @@ class PredictionsFileDetector(Detector):
             "rows": len(self.rows) + len(self.bad_rows) + self.failure_rows,
             "failure_rows": self.failure_rows,
             "bad_rows": self.bad_rows,
-            "unknown_ids": [{"line": r.line, "id": r.id} for r in self.rows if r.id not in wanted],
+            "unknown_ids": [
+                {"line": r.line, "id": r.id, **({"news_url": r.news_url} if r.news_url else {})}
+                for r in self.rows
+                if r.id not in wanted
+            ],
             "missing_ids": sorted(wanted - set(lines) - set(self.failures)),
             "failures": [{"id": k, "reason": v} for k, v in sorted(self.failures.items()) if k in wanted],
             "duplicate_ids": duplicates,

@@ -45,6 +45,9 @@ def read_generic(
     if not source.is_file():
         raise ConfigError(f"predictions file not found: {source}")
     result = PredictionSet(name=source.stem, format="generic", source=str(source))
+    absent = object()
+    first: tuple[int, dict] | None = None  # the first row with an id, and whether any has the label field
+    labelled = False
     for line, data, problem in _objects(source):
         if problem or not isinstance(data, dict):
             result.bad_rows.append({"line": line, "reason": problem or f"{source}:{line}: not an object"})
@@ -53,12 +56,20 @@ def read_generic(
         if rid is None:
             result.bad_rows.append({"line": line, "reason": f"{source}:{line}: no {id_field!r}"})
             continue
-        raw = dotted(data, label_field)
-        if raw in (None, ""):
+        raw = dotted(data, label_field, absent)
+        first = first or (line, data)
+        labelled = labelled or raw is not absent
+        if raw is absent or raw in (None, ""):
             result.fail(rid, f"no {label_field!r} in {source}:{line}")
             continue
         explanation = dotted(data, explanation_field) if explanation_field else None
         result.add(
             Row(line=line, id=rid, raw_label=raw, label=map_label(raw, label_map), explanation=explanation)
+        )
+    if first is not None and not labelled:  # a mistyped --label-field: not "every answer failed"
+        line, data = first
+        keys = ", ".join(map(repr, list(data)[:8]))
+        raise ConfigError(
+            f"{source}: no row has the field --label-field {label_field!r} (line {line} has {keys})"
         )
     return result

@@ -106,7 +106,7 @@ class AgentFactDetector(Detector):
         subset_size: int = Options.subset_size
         stop_confidence: int = Options.stop_confidence
         first_stop_confidence: int | None = Options.first_stop_confidence
-        max_steps: int = Options.max_steps
+        max_steps: PositiveInt = Options.max_steps
         max_replans: int | None = Options.max_replans
         results_per_query: int = Options.results_per_query
         image_matches: int = Options.image_matches
