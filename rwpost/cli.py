@@ -40,6 +40,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's plain help: it wraps whole words at any width (Rich's boxes cut names at 80 columns and in logs)
+    rich_markup_mode=None,
 )
 err_console = Console(stderr=True)
 

@@ -552,11 +552,6 @@ class TestTypedOptions:
 
 
 @pytest.mark.cli_errors
-@pytest.mark.xfail(
-    strict=True,
-    reason="Rich's help cuts words at 80 columns (`rwpost.detector…`); the fix is one line outside this "
-    "branch: typer.Typer(..., rich_markup_mode=None) in rwpost/cli.py (click's plain help wraps whole words)",
-)
 def test_help_is_readable_at_80_columns(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     code, stdout, _ = run_cli_out(capsys, "evaluate", "--help")

@@ -79,7 +79,8 @@ def evaluate(
         None,
         "--detector",
         help="Detector name (majority, stratified, category-prior, embedding, vlm, local-vlm, agentfact, "
-        "predictions), an entry point of group rwpost.detectors, or module:Class (repeatable).",
+        "t2agent, agentm3d, factguard, predictions), an entry point of group rwpost.detectors, or "
+        "module:Class (repeatable).",
     ),
     predictions: Path = typer.Option(
         None, "--predictions", help="Score another system's output: a file or a folder (see --format)."
