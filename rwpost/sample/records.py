@@ -91,11 +91,17 @@ def layout_for_date(day: str | None, article_id: str) -> str:
 
 
 def _clean(value: Any) -> str | None:
-    """A released text field, or None for the release's empty markers ("None", "", null)."""
+    """A released text field, or None for the release's empty markers ("None", "", null); mojibake of the
+    release repaired as ``import-released`` repairs it (ftfy's ``fix_encoding``: "Risqu√© Business" is
+    shown as "Risqué Business", as Snopes shows it)."""
     if value is None:
         return None
     text = str(value).strip()
-    return None if text in ("", "None", "null") else text
+    if text in ("", "None", "null"):
+        return None
+    from ftfy import fix_encoding
+
+    return fix_encoding(text)
 
 
 def _page_path(news_url: str) -> str:
