@@ -114,6 +114,14 @@ class TestBenchmarkFolders:
         assert manifest["images"]["sent"] == 2
         metrics = json.loads((out / "metrics.json").read_text())
         assert metrics["coverage"]["answered"] == 2
+        # MMFakeBench's own scores (main_eval_only.py): both answered Fake; gold True and Fake; the first
+        # line of each explanation ("mismatch") is a native class, so the 4-class table is there too
+        own = metrics["benchmark_scores"]
+        assert own["binary"] == pytest.approx(
+            {"accuracy": 0.5, "precision": 0.25, "recall": 0.5, "f1": 1 / 3}
+        )
+        assert own["multiclass"]["accuracy"] == 0.5
+        assert "## mmfakebench's own metrics" in (out / "report.md").read_text()
 
     @pytest.mark.parametrize(
         ("spec", "problem"),

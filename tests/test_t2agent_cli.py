@@ -172,6 +172,17 @@ def test_one_t2agent_configuration_on_rw_post_and_mmfakebench_in_one_leaderboard
     assert all(r["cost_per_sample_usd"] > 0 and r["tokens_in"] > 0 for r in rows.values())
     board = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "scored on different sample sets" in board
+    assert rows["t2agent/mmfakebench"]["data"] == "mmfakebench/test"  # the table says which row is which
+    assert (
+        rows["t2agent/rw-post (adapted)"]["data"] == "sample.jsonl"
+        or rows["t2agent/rw-post (adapted)"]["data"]
+    )
+    assert "| system | data | setting |" in board and "| mmfakebench/test |" in board
+    own = json.loads((runs / "mmfakebench" / "metrics.json").read_text())["benchmark_scores"]
+    assert set(own) == {
+        "binary",
+        "multiclass",
+    }  # MMFakeBench's own main_eval_only.py scores, T2Agent's 4 classes
     rw_post = json.loads((runs / "rw-post" / "manifest.json").read_text())
     mmfakebench = json.loads((runs / "mmfakebench" / "manifest.json").read_text())
     assert mmfakebench["data"]["benchmark"] == "mmfakebench" and rw_post["data"].get("benchmark") is None

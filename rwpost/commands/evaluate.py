@@ -487,10 +487,13 @@ def leaderboard(
         typer.echo(json.dumps([r.dump() for r in rows], indent=2, default=str))
         return
     policies = ", ".join(sorted({r.failures for r in rows}))
-    headers = ["system", "setting", "view", "n", "coverage", "repeats", *(METRIC_TITLES[k] for k in HEADLINE)]
+    by_data = len({r.data for r in rows}) > 1
+    headers = ["system", *(["data"] if by_data else []), "setting", "view", "n", "coverage", "repeats"]
+    headers += [METRIC_TITLES[k] for k in HEADLINE]
     cells = [
         [
             r.system,
+            *([r.data or "-"] if by_data else []),
             r.setting,
             str(r.view),
             str(r.n),

@@ -73,6 +73,9 @@ class LeaderboardRow(LogPart):
     tokens_in: int | None = None
     tokens_out: int | None = None
     data_sha256: str | None = None
+    data: str | None = None
+    """What the run was scored on, in short: a benchmark and split, an RW-Post version's subset and split, or
+    the data file's name (a column of the table when the runs differ in it)."""
     code_version: str | None = None
 
     def cell(self, key: str) -> str:
@@ -115,8 +118,19 @@ def leaderboard_row(run_dir: Path) -> LeaderboardRow:
         tokens_in=metrics.ledger.tokens_in,
         tokens_out=metrics.ledger.tokens_out,
         data_sha256=manifest.data.ids_sha256 if manifest else None,
+        data=data_name(manifest) if manifest else None,
         code_version=manifest.code_version if manifest else None,
     )
+
+
+def data_name(manifest: RunManifest) -> str | None:
+    """A short name of a run's data (:attr:`LeaderboardRow.data`)."""
+    data = manifest.data
+    if data.benchmark:
+        return f"{data.benchmark}/{data.split}" if data.split else data.benchmark
+    if data.version:
+        return f"RW-Post {data.version} " + "/".join(x for x in (data.subset, data.split) if x)
+    return Path(data.path).name if data.path else None
 
 
 def leaderboard(paths: Sequence[str | Path], metric: str = "macro_f1") -> list[LeaderboardRow]:
@@ -129,6 +143,7 @@ def leaderboard_markdown(rows: Sequence[LeaderboardRow]) -> str:
     """The leaderboard as a Markdown table (repeated runs: mean ± sd, every repeat below); a note when
     the runs were scored on different data or under different failure policies."""
     policies = sorted({r.failures for r in rows})
+    by_data = len({r.data for r in rows}) > 1  # one leaderboard over several datasets: say which row is which
     lines = [
         f"Scores {'; '.join(policy_title(p) for p in policies)}. "
         "Coverage is answered/total; (!) marks a run below 100 %. Flagged: predictions that cite a blocked "
@@ -137,6 +152,7 @@ def leaderboard_markdown(rows: Sequence[LeaderboardRow]) -> str:
         *markdown_table(
             [
                 "system",
+                *(["data"] if by_data else []),
                 "setting",
                 "view",
                 "n",
@@ -149,6 +165,7 @@ def leaderboard_markdown(rows: Sequence[LeaderboardRow]) -> str:
             (
                 [
                     r.system,
+                    *([r.data or "-"] if by_data else []),
                     r.setting,
                     r.view,
                     r.n,

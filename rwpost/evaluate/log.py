@@ -285,6 +285,8 @@ class RunMetrics(LogFile, RunScores):
     setting: str
     input_problems: dict[str, int] | None = None
     """Problem counts of a predictions file's input report (``input_report.json``)."""
+    benchmark_scores: dict[str, dict[str, float]] | None = None
+    """Another benchmark's own metrics as its evaluation script computes them (of repeat 0), by table."""
 
     def primary(self) -> ViewScores | None:
         """The view the headline comes from."""

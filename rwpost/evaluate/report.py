@@ -33,6 +33,15 @@ from rwpost.markdown import markdown_table
 from rwpost.records import Sample
 
 
+def benchmark_scores(name: str | None) -> Any:
+    """The ``own_scores`` of the benchmark a run was scored on (None for RW-Post, or when it has none)."""
+    if name is None:
+        return None
+    from rwpost.evaluate.datasets import ADAPTERS
+
+    return ADAPTERS[name]().own_scores if name in ADAPTERS else None
+
+
 def write_reports(
     samples: Sequence[Sample],
     spec: RunSpec,
@@ -68,6 +77,9 @@ def write_reports(
         metrics.input_problems = result.input_report.get("problems", {})
         write_json(out / "input_report.json", result.input_report)
     first = result.predictions[0]
+    own = benchmark_scores(result.manifest.data.benchmark)
+    if own is not None:
+        metrics.benchmark_scores = own(samples, first, metrics.dump()) or None
     written = metrics.dump()
     write_json(out / "metrics.json", written)
     write_json(out / "manifest.json", result.manifest.dump())
@@ -194,6 +206,22 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
     ]
     if manifest.notes:
         lines += ["", "## Notes", "", *(f"- **{note}**" for note in manifest.notes)]
+    if metrics.benchmark_scores:
+        keys = list(dict.fromkeys(k for table in metrics.benchmark_scores.values() for k in table))
+        lines += [
+            "",
+            f"## {data.benchmark}'s own metrics" + (" (repeat 0)" if repeats else ""),
+            "",
+            "As the benchmark's evaluation script computes them, beside this toolkit's views below.",
+            "",
+            *markdown_table(
+                ["", *keys],
+                (
+                    [name, *(f"{table[k]:.3f}" if k in table else "-" for k in keys)]
+                    for name, table in metrics.benchmark_scores.items()
+                ),
+            ),
+        ]
     if manifest.retrieval is not None and manifest.retrieval.never_worked:
         lines += [
             "",

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.io import read_text
@@ -43,6 +44,11 @@ class DatasetAdapter:
     """``(folder, split)`` -> the split's samples."""
     media_root: Callable[[Path, str], Path] = lambda folder, split: folder
     """``(folder, split)`` -> the folder relative image and video paths are under."""
+    own_scores: (
+        Callable[[Sequence[Sample], Sequence[Any], dict[str, Any]], dict[str, dict[str, float]]] | None
+    ) = None
+    """``(samples, predictions, metrics.json)`` -> the benchmark's own metrics, as its evaluation script
+    computes them (one table of metric -> value per name); ``metrics.json`` and ``report.md`` show them."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,7 @@ def _mmfakebench() -> DatasetAdapter:
         splits=("test", "val"),
         source=mmfakebench.split_file,
         read=mmfakebench.read_mmfakebench,
+        own_scores=mmfakebench.own_scores,
     )
 
 
@@ -126,6 +133,7 @@ def _fakesv() -> DatasetAdapter:
         about="FakeSV (Qi et al., AAAI 2023): the release folder holding data_complete.json and videos/",
         splits=fakesv.SPLITS,
         **fakesv.adapter_parts(fakesv.FAKESV),
+        own_scores=fakesv.own_scores,
     )
 
 
@@ -137,6 +145,7 @@ def _fakett() -> DatasetAdapter:
         about="FakeTT (Bu et al., ACM MM 2024): the release folder holding data.json and video/",
         splits=fakesv.SPLITS,
         **fakesv.adapter_parts(fakesv.FAKETT),
+        own_scores=fakesv.own_scores,
     )
 
 

@@ -239,6 +239,11 @@ def paper_scores(metrics: Mapping[str, Any]) -> dict[str, float]:
     }
 
 
+def own_scores(samples: Any, predictions: Any, metrics: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """The registry's ``own_scores``: :func:`paper_scores` (FactGuard's Table 1 columns)."""
+    return {"FactGuard Table 1 (fake class)": paper_scores(metrics)} if metrics.get("primary_view") else {}
+
+
 def adapter_parts(layout: Layout) -> dict[str, Callable[..., Any]]:
     """The registry callables of a FakeSV-like layout: the annotation file, the reader, the video folder."""
     return {
@@ -256,6 +261,7 @@ __all__ = [
     "Layout",
     "adapter_parts",
     "annotation_file",
+    "own_scores",
     "paper_scores",
     "published",
     "read_fakesv",

@@ -132,9 +132,28 @@ def mmfakebench_scores(gold: Sequence[str], predicted: Sequence[str]) -> dict[st
     }
 
 
+def own_scores(
+    samples: Sequence[Sample], predictions: Sequence[Any], metrics: Any = None
+) -> dict[str, dict[str, float]]:
+    """The registry's ``own_scores``: ``main_eval_only.py``'s binary scores of the predicted labels (True ->
+    ``True``, False -> ``Fake``, anything else unparsed), and its 4-class scores when the detector answered in
+    the native classes (T2Agent's explanation names one; :func:`native_class`)."""
+    gold = [s.extra.get("fake_cls") or UNPARSED for s in samples]
+    binary = {c: "True" if c == "original" else "Fake" for c in CLASSES} | {UNPARSED: UNPARSED}
+    said = {Label.TRUE: "True", Label.FALSE: "Fake"}
+    out = {
+        "binary": _scores([binary[g] for g in gold], [said.get(p.label, UNPARSED) for p in predictions], 2)
+    }
+    native = [native_class(p) for p in predictions]
+    if any(n != UNPARSED for n in native):
+        out["multiclass"] = _scores(gold, native, 4)
+    return out
+
+
 __all__ = [
     "CLASSES",
     "mmfakebench_scores",
+    "own_scores",
     "native_class",
     "read_mmfakebench",
     "split_file",
