@@ -298,3 +298,17 @@ class TestHostile:
         assert code == 0 and len(rejects.read_text().splitlines()) == 1
         code, _, _ = run_cli_out(capsys, "import-released", DEV, "--out", out, "--skip-bad", "--overwrite")
         assert code == 0 and rejects.read_text() == ""
+
+
+def test_the_readme_examples_read_the_bundled_sample_from_any_folder(tmp_path, monkeypatch, capsys):
+    """``data/sample/...`` paths that the current folder lacks are the bundled sample (issue 27)."""
+    from rwpost.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    released = "data/sample/released/rwpost_dev_main.head.jsonl"
+    assert main(["stats", released]) == 0
+    assert main(["import-released", released, "--out", "dev.parquet"]) == 0
+    assert (tmp_path / "dev.parquet").is_file() and not (tmp_path / "data").exists()
+    capsys.readouterr()
+    assert main(["stats", "data/sample/released/absent.jsonl"]) == 1  # a missing file is still an error
+    assert "data/sample/released/absent.jsonl: file not found" in capsys.readouterr().err

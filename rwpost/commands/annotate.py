@@ -20,6 +20,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rwpost.commands import bundled_sample
 from rwpost.errors import ConfigError
 
 console = Console()
@@ -158,7 +159,9 @@ def serve(
 @annotate_app.command("push")
 @_talks_to_server
 def push(
-    records: Path = typer.Argument(..., help="JSONL of Sample records or released RW-Post records."),
+    records: Path = typer.Argument(
+        ..., help="JSONL of Sample records or released RW-Post records.", callback=bundled_sample
+    ),
     annotators: str = typer.Option(
         "", "--annotators", help="Comma-separated e-mails to sign up as annotators."
     ),

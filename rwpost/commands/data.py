@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rwpost.commands import bundled_sample
 from rwpost.errors import ConfigError, RwpostError
 
 console = Console()
@@ -42,7 +43,9 @@ def _samples_of(path: Path):  # noqa: ANN202
 
 
 def stats(
-    path: Path = typer.Argument(..., help="Released JSONL, Parquet split, or a dataset version folder."),
+    path: Path = typer.Argument(
+        ..., help="Released JSONL, Parquet split, or a dataset version folder.", callback=bundled_sample
+    ),
     json_out: Path = typer.Option(None, "--json", help="Also write the statistics JSON here."),
     out: Path = typer.Option(None, "--out", help="Folder for stats.json, stats.md and PNG plots."),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write PNG plots (with --out)."),
@@ -85,7 +88,9 @@ def stats(
 
 
 def import_released(
-    path: Path = typer.Argument(..., help="A released RW-Post JSONL file (flat or demo format)."),
+    path: Path = typer.Argument(
+        ..., help="A released RW-Post JSONL file (flat or demo format).", callback=bundled_sample
+    ),
     out: Path = typer.Option(..., "--out", help="Parquet file to write."),
     skip_bad: bool = typer.Option(
         False, "--skip-bad", help="Set malformed and duplicate lines aside instead of stopping."

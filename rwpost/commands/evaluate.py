@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from rwpost.commands import bundled_sample
 from rwpost.commands.tables import print_table
 from rwpost.errors import ConfigError, interrupted_exit, interrupted_line, sigterm_interrupts
 
@@ -74,6 +75,7 @@ def evaluate(
         "--data",
         help="Samples to score: released JSONL, a Parquet split, or a benchmark's folder as "
         "NAME[/SPLIT]:FOLDER (mmfakebench:~/MMFakeBench_test).",
+        callback=bundled_sample,
     ),
     detector: list[str] = typer.Option(
         None,
@@ -131,7 +133,9 @@ def evaluate(
     image_root: Path = typer.Option(
         None, "--image-root", help="Folder of the samples' relative image paths (released JSONL)."
     ),
-    train: Path = typer.Option(None, "--train", help="Labelled training samples (e.g. the dev split)."),
+    train: Path = typer.Option(
+        None, "--train", help="Labelled training samples (e.g. the dev split).", callback=bundled_sample
+    ),
     train_fraction: float = typer.Option(
         None, "--train-fraction", help="Train on this seeded part of --data."
     ),
@@ -299,11 +303,7 @@ def evaluate(
         if not detectors:
             raise ConfigError("give --detector NAME or --predictions FILE")
         entries = [DetectorEntry(name=d, config=dict(config), **each) for d in detectors]
-    from rwpost.sample.build import bundled  # data/sample/... reads the bundled sample from any folder
-
-    loaded = load_eval_data(
-        bundled(data), train=train and bundled(train), train_fraction=train_fraction, seed=o["seed"]
-    )
+    loaded = load_eval_data(data, train=train, train_fraction=train_fraction, seed=o["seed"])
     if loaded.info.get("excluded_unlabelled"):
         console.print(
             f"[yellow]{loaded.info['excluded_unlabelled']} samples have no RW-Post label "
