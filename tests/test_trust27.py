@@ -518,6 +518,27 @@ TYPED_OPTIONS = [
         "--k: Input should be less",
     ),
     (["--detector", "majority", "--setting", "T", "--k", "1"], "--k 1 needs a gold-evidence cell"),
+    (["--detector", "agentfact", "--set", "min_pool=-1"], "min_pool: Input should be greater than 0"),
+    (["--detector", "agentfact", "--set", "subset_size=0"], "subset_size: Input should be greater than 0"),
+    (["--detector", "agentfact", "--set", "max_replans=-1"], "max_replans: Input should be greater than or"),
+    (
+        ["--detector", "agentfact", "--set", "results_per_query=-3"],
+        "results_per_query: Input should be greater",
+    ),
+    (
+        ["--detector", "agentfact", "--set", "stop_confidence=9"],
+        "stop_confidence: Input should be less than or",
+    ),
+    (
+        ["--detector", "agentfact", "--set", "temperature=5"],
+        "temperature: Input should be less than or equal",
+    ),
+    (["--detector", "vlm", "--set", "temperature=-1"], "temperature: Input should be greater than or equal"),
+    (
+        ["--detector", "vlm", "--set", "backend=local", "--set", "static_cache=maybe"],
+        "static_cache: Input should",
+    ),
+    (["--detector", "vlm", "--set", "backend=local", "--set", "device=meta"], "device: String should match"),
 ]
 
 

@@ -120,6 +120,9 @@ def _prompt_name(name: str) -> str:
 PromptName = Annotated[str, AfterValidator(_prompt_name)]
 """The name of a prompt file of ``rwpost/prompts/`` (without ``.md``); never a path out of that folder."""
 
+Temperature = Annotated[float, Field(ge=0, le=2)]
+"""A sampling temperature, 0 to 2 as OpenAI-compatible servers take it."""
+
 
 def check_option(name: str, value: Any, kind: Any) -> Any:
     """``value`` of the option ``name`` (``--seed``) validated as ``kind`` (:data:`Seed`, :data:`EvidenceK`);
@@ -373,5 +376,6 @@ __all__ = [
     "PromptName",
     "RunContext",
     "Seed",
+    "Temperature",
     "check_option",
 ]

@@ -12,9 +12,9 @@ batched, bf16 on CUDA, float32 on CPU) with the local options below. A detector 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import PositiveInt, model_validator
+from pydantic import Field, PositiveInt, model_validator
 
 from rwpost.evaluate.contract import ModelOptions
 from rwpost.llm.chat import ChatModel
@@ -32,8 +32,8 @@ class ChatOptions(ModelOptions):
 
     backend: Literal["api", "local"] = "api"
     """``api``: the server of ``llm``; ``local``: ``model`` is a local model folder."""
-    device: str | None = None
-    """None: ``cuda`` when torch sees a GPU, else ``cpu``."""
+    device: Annotated[str, Field(pattern=r"^(cpu|mps|cuda(:\d+)?)$")] | None = None
+    """None: ``cuda`` when torch sees a GPU, else ``cpu``; else ``cpu``, ``mps``, ``cuda`` or ``cuda:N``."""
     dtype: str | None = None
     """None: bfloat16 on CUDA, float32 elsewhere."""
     batch_size: PositiveInt = 16

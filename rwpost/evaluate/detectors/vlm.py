@@ -37,6 +37,7 @@ from rwpost.evaluate.contract import (
     Prediction,
     PromptName,
     RunContext,
+    Temperature,
 )
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
@@ -168,7 +169,7 @@ class VLMDetector(Detector):
         prompt: PromptName = DEFAULT_PROMPT
         cache_path: str | None = None
         """The sqlite answer cache; None: no cache."""
-        temperature: float = 0.0
+        temperature: Temperature = 0.0
         max_tokens: PositiveInt | None = 600
         max_new_tokens: PositiveInt = 384
         """The longest answer of a local model (``max_tokens`` is the API's)."""

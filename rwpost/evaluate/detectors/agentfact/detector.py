@@ -7,11 +7,18 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, fields
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import PositiveInt, field_validator, model_validator
+from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 
-from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
+from rwpost.evaluate.contract import (
+    Capabilities,
+    Detector,
+    DetectorInputs,
+    Prediction,
+    RunContext,
+    Temperature,
+)
 from rwpost.evaluate.detectors.agentfact.agents import Agents, as_label, as_score, prompt_hashes
 from rwpost.evaluate.detectors.agentfact.authors import AuthorsWorkflow
 from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
@@ -22,6 +29,9 @@ from rwpost.evaluate.task import EvalTask, EvidenceSource
 from rwpost.labels import Label
 from rwpost.llm.chat import ChatModel
 from rwpost.records import Sample
+
+Confidence = Annotated[int, Field(ge=1, le=5)]
+"""A confidence level on the prompts' 1-5 scale."""
 
 _POINT_IDS = re.compile(r"\b([TGI]\d+)\b")
 
@@ -95,27 +105,27 @@ class AgentFactDetector(Detector):
         cache_path: str | None = None
         search_cache_path: str | None = None
         """None: ``cache_path``."""
-        temperature: float | None = 0.0
+        temperature: Temperature | None = 0.0
         """None: the server's default (not sent)."""
         max_tokens: PositiveInt | None = 1200
         search: str = "serper"
         search_options: dict[str, Any] = {}
         image_search: str | None = None
         image_search_options: dict[str, Any] = {}
-        min_pool: int = Options.min_pool
-        subset_size: int = Options.subset_size
-        stop_confidence: int = Options.stop_confidence
-        first_stop_confidence: int | None = Options.first_stop_confidence
+        min_pool: PositiveInt = Options.min_pool
+        subset_size: PositiveInt = Options.subset_size
+        stop_confidence: Confidence = Options.stop_confidence
+        first_stop_confidence: Confidence | None = Options.first_stop_confidence
         max_steps: PositiveInt = Options.max_steps
-        max_replans: int | None = Options.max_replans
-        results_per_query: int = Options.results_per_query
-        image_matches: int = Options.image_matches
+        max_replans: NonNegativeInt | None = Options.max_replans
+        results_per_query: PositiveInt = Options.results_per_query
+        image_matches: NonNegativeInt = Options.image_matches
         drop_factcheck_sources: bool = Options.drop_factcheck_sources
-        date_cut_days: int = Options.date_cut_days
+        date_cut_days: NonNegativeInt = Options.date_cut_days
         scrape_pages: bool = Options.scrape_pages
         page_chars: PositiveInt = Options.page_chars
         max_summaries_per_query: PositiveInt | None = Options.max_summaries_per_query
-        summarise_temperature: float | None = Options.summarise_temperature
+        summarise_temperature: Temperature | None = Options.summarise_temperature
         claim_date_input: bool = Options.claim_date_input
         ocr_input: bool = Options.ocr_input
         exclude_unsupported: bool = Options.exclude_unsupported
