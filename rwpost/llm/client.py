@@ -200,17 +200,7 @@ class LLMClient:
             hit = self.cache.get(key)
             if hit is not None:
                 usage.cache_hits += 1
-                return LLMResult(
-                    key=request.key,
-                    task=request.task,
-                    cache_key=key,
-                    ok=True,
-                    data=hit.answer,
-                    raw=hit.raw,
-                    cached=True,
-                    prompt_tokens=hit.prompt_tokens,
-                    completion_tokens=hit.completion_tokens,
-                )
+                return LLMResult.from_cache(request, key, hit)
         result = LLMResult(key=request.key, task=request.task, cache_key=key, ok=False)
         problem = ""
         for _ in range(self.invalid_retries + 1):

@@ -465,20 +465,7 @@ class LocalChatModel:
         usage = self.usage.setdefault(request.task, Usage())
         usage.requests += n
         usage.cache_hits += n
-        return [
-            ChatResult(
-                key=request.key,
-                task=request.task,
-                cache_key=key,
-                ok=True,
-                data=hit.answer,
-                raw=hit.raw,
-                cached=True,
-                prompt_tokens=hit.prompt_tokens,
-                completion_tokens=hit.completion_tokens,
-            )
-            for key, hit in zip(keys, hits, strict=True)
-        ]
+        return [ChatResult.from_cache(request, key, hit) for key, hit in zip(keys, hits, strict=True)]
 
     def _result(self, request: LLMRequest, j: int, latency: float) -> ChatResult:
         self.usage.setdefault(request.task, Usage()).requests += 1

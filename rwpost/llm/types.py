@@ -7,9 +7,12 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, NonNegativeFloat
+
+if TYPE_CHECKING:
+    from rwpost.llm.cache import CachedAnswer
 
 
 @dataclass(frozen=True)
@@ -115,3 +118,18 @@ class LLMResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     raw_responses: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_cache(cls, request: LLMRequest, cache_key: str, hit: CachedAnswer) -> Self:
+        """The answer stored under ``cache_key``, with the tokens it cost when it was first bought."""
+        return cls(
+            key=request.key,
+            task=request.task,
+            cache_key=cache_key,
+            ok=True,
+            data=hit.answer,
+            raw=hit.raw,
+            cached=True,
+            prompt_tokens=hit.prompt_tokens,
+            completion_tokens=hit.completion_tokens,
+        )
