@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from rwpost.cache import SqliteStore
 from rwpost.io import sha256_hex
-from rwpost.llm.types import LLMRequest
+from rwpost.llm.types import CachedAnswer, LLMRequest
 
 NAMESPACE = "llm"
 """The store namespace of LLM answers."""
@@ -35,16 +34,6 @@ def cache_key(model: str, request: LLMRequest) -> str:
     }
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return sha256_hex(text)
-
-
-@dataclass(frozen=True)
-class CachedAnswer:
-    """A stored validated answer with the tokens it cost when it was first bought."""
-
-    answer: dict[str, Any]
-    raw: str
-    prompt_tokens: int
-    completion_tokens: int
 
 
 class LLMCache:

@@ -7,12 +7,9 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, NonNegativeFloat
-
-if TYPE_CHECKING:
-    from rwpost.llm.cache import CachedAnswer
 
 
 @dataclass(frozen=True)
@@ -100,6 +97,16 @@ class Price(BaseModel):
 
 PriceTable = dict[str, Price]
 """Prices by model or tool name; passed in by the caller (from params or ``--prices``), never built in."""
+
+
+@dataclass(frozen=True)
+class CachedAnswer:
+    """A stored validated answer with the tokens it cost when it was first bought."""
+
+    answer: dict[str, Any]
+    raw: str
+    prompt_tokens: int
+    completion_tokens: int
 
 
 @dataclass
