@@ -508,3 +508,17 @@ def run_until_killed(run_spec, samples, out: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", script, str(pickled), str(out)], env=env, timeout=120)
     assert done.returncode == -signal.SIGKILL, f"the child exited with {done.returncode}, not by SIGKILL"
+
+
+def evaluate_vlm_scripted(monkeypatch, data: str, out: Path, answer: dict, *cells: str) -> list[dict]:
+    """``rwpost evaluate --data DATA --detector vlm`` in ``cells`` against the loopback LLM server, which
+    gives every request ``answer``; it must exit 0. Returns the requests the server received."""
+    from rwpost.testing.llm import FakeLLMServer
+
+    with FakeLLMServer(lambda body: Reply.answer(answer)) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted-vlm")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        args = ["evaluate", "--data", data, "--detector", "vlm", "--model", "test-model", "--out", str(out)]
+        args += [x for cell in cells for x in ("--setting", cell)]
+        assert main([*args, "--bootstrap", "0", "--no-progress", "--no-key-points"]) == 0
+        return list(server.requests)

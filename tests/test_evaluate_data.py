@@ -16,6 +16,7 @@ from tests.evaluate_helpers import (
     TRUST_GOLD,
     TRUST_OPTIONS,
     evaluate_quietly,
+    evaluate_vlm_scripted,
     make_sample,
     mmfakebench_folder,
 )
@@ -86,27 +87,18 @@ class TestBenchmarkFolders:
     """``--data NAME[/SPLIT]:FOLDER`` reads another benchmark's released layout (rwpost.evaluate.datasets)."""
 
     def test_a_benchmark_folder_is_scored_with_its_images_sent(self, tmp_path, monkeypatch):
-        from rwpost.testing.llm import FakeLLMServer, Reply
-
         root = mmfakebench_folder(tmp_path, MMFAKEBENCH)
         out = tmp_path / "run"
         answer = {"label": "False", "confidence": 0.7, "explanation": "mismatch", "evidence_urls": []}
-        with FakeLLMServer(lambda body: Reply.answer(answer)) as server:
-            monkeypatch.setenv("OPENAI_API_KEY", "sk-benchmark-folder")
-            monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-            args = ["evaluate", "--data", f"mmfakebench:{root}", "--detector", "vlm", "--model", "test-model"]
-            args += ["--setting", "T+I", "--out", str(out), "--bootstrap", "0", "--no-progress"]
-            args += ["--no-key-points"]
-            code = main(args)
-            assert code == 0
-            images = [
-                part
-                for request in server.requests
-                for message in request.get("messages", [])
-                if isinstance(message.get("content"), list)
-                for part in message["content"]
-                if part.get("type") == "image_url"
-            ]
+        requests = evaluate_vlm_scripted(monkeypatch, f"mmfakebench:{root}", out, answer, "T+I")
+        images = [
+            part
+            for request in requests
+            for message in request.get("messages", [])
+            if isinstance(message.get("content"), list)
+            for part in message["content"]
+            if part.get("type") == "image_url"
+        ]
         assert len(images) == 2  # each sample's image found under the split folder, no --image-root given
         manifest = json.loads((out / "manifest.json").read_text())
         assert manifest["data"]["benchmark"] == "mmfakebench" and manifest["data"]["split"] == "test"

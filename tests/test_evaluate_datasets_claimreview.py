@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from rwpost.cli import main
 from rwpost.errors import RecordError
 from rwpost.evaluate.datasets.claimreview import read_claimreview
 from rwpost.evaluate.task import blind
 from rwpost.labels import Label
 from tests.benchmark_folders import CLAIMREVIEW, claimreview_folder
+from tests.evaluate_helpers import evaluate_vlm_scripted
 
 
 def test_records_become_samples_with_three_classes_and_misleading_outside_them(tmp_path):
@@ -54,18 +54,11 @@ def test_a_broken_record_is_one_line_naming_file_line_and_field(tmp_path, record
 
 
 def test_evaluate_scores_the_three_class_view_and_sends_the_images(tmp_path, monkeypatch):
-    from rwpost.testing.llm import FakeLLMServer, Reply
-
     root = claimreview_folder(tmp_path, CLAIMREVIEW)
     out = tmp_path / "run"
     answer = {"label": "False", "confidence": 0.7, "explanation": "no", "evidence_urls": []}
-    with FakeLLMServer(lambda body: Reply.answer(answer)) as server:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-claimreview")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        args = ["evaluate", "--data", f"claimreview:{root}", "--detector", "vlm", "--model", "test-model"]
-        assert main([*args, "--setting", "T+I", "--out", str(out), "--bootstrap", "0", "--no-progress",
-                     "--no-key-points"]) == 0  # fmt: skip
-        images = sum("image_url" in json.dumps(r) for r in server.requests)
+    requests = evaluate_vlm_scripted(monkeypatch, f"claimreview:{root}", out, answer, "T+I")
+    images = sum("image_url" in json.dumps(r) for r in requests)
     assert images == 3  # the text-only claim has none
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["views"]["main"]["n"] == 3  # misleading is outside Table III's classes

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from rwpost.cli import main
 from rwpost.errors import RecordError
 from rwpost.evaluate.datasets.mocheg import read_mocheg
 from rwpost.evaluate.task import blind
 from rwpost.labels import Label
 from tests.benchmark_folders import MOCHEG, MOCHEG_HEADER, mocheg_folder
+from tests.evaluate_helpers import evaluate_vlm_scripted
 
 
 def test_rows_of_a_claim_become_one_sample_with_its_evidence_paragraphs(tmp_path):
@@ -71,18 +71,12 @@ def test_a_broken_row_is_one_line_naming_file_line_and_column(tmp_path, rows, he
 
 
 def test_evaluate_shows_the_gold_paragraphs_only_in_the_evidence_cell(tmp_path, monkeypatch):
-    from rwpost.testing.llm import FakeLLMServer, Reply
-
     root = mocheg_folder(tmp_path, MOCHEG)
     out = tmp_path / "runs"
     answer = {"label": "Unproven", "confidence": 0.7, "explanation": "unclear", "evidence_urls": []}
-    with FakeLLMServer(lambda body: Reply.answer(answer)) as server:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-mocheg")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        args = ["evaluate", "--data", f"mocheg:{root}", "--detector", "vlm", "--model", "test-model"]
-        assert main([*args, "--setting", "T", "--setting", "T+E", "--out", str(out), "--bootstrap", "0",
-                     "--no-progress", "--no-key-points"]) == 0  # fmt: skip
-        shown = [json.dumps(r) for r in server.requests]
+    shown = [
+        json.dumps(r) for r in evaluate_vlm_scripted(monkeypatch, f"mocheg:{root}", out, answer, "T", "T+E")
+    ]
     assert len(shown) == 6 and sum("Rainbow grasshoppers" in r for r in shown) == 1
     metrics = json.loads(next(out.rglob("metrics.json")).read_text())
     assert metrics["views"]["main"]["n"] == 3

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from rwpost.cli import main
 from rwpost.errors import RecordError
 from rwpost.evaluate.datasets.newsclippings import read_newsclippings
 from rwpost.evaluate.task import blind
 from rwpost.labels import Label
 from tests.benchmark_folders import NEWSCLIPPINGS, newsclippings_folder
+from tests.evaluate_helpers import evaluate_vlm_scripted
 
 
 def test_pairs_become_samples_with_binary_labels_and_the_caption_and_image_of_two_records(tmp_path):
@@ -68,18 +68,11 @@ def test_a_broken_annotation_is_one_line_naming_file_line_and_field(tmp_path, an
 
 
 def test_evaluate_scores_the_binary_view_with_the_visual_news_images_sent(tmp_path, monkeypatch):
-    from rwpost.testing.llm import FakeLLMServer, Reply
-
     root = newsclippings_folder(tmp_path, NEWSCLIPPINGS)
     out = tmp_path / "run"
     answer = {"label": "False", "confidence": 0.7, "explanation": "another event", "evidence_urls": []}
-    with FakeLLMServer(lambda body: Reply.answer(answer)) as server:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-newsclippings")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        args = ["evaluate", "--data", f"newsclippings:{root}", "--detector", "vlm", "--model", "test-model"]
-        assert main([*args, "--setting", "T+I", "--out", str(out), "--bootstrap", "0", "--no-progress",
-                     "--no-key-points"]) == 0  # fmt: skip
-        images = sum("image_url" in json.dumps(r) for r in server.requests)
+    requests = evaluate_vlm_scripted(monkeypatch, f"newsclippings:{root}", out, answer, "T+I")
+    images = sum("image_url" in json.dumps(r) for r in requests)
     assert images == 2
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["data"]["benchmark"] == "newsclippings"
