@@ -41,7 +41,8 @@ class SentenceEncoder:
     is tokenised once, the token matrix is sorted by length and moved to the device in one copy, each
     batch is a slice cut to its longest row, and pooling, normalising and unsorting happen on the
     device, so the loop does no Python work per text. Half precision on CUDA (pooling in float32),
-    float32 on CPU. Any other module layout goes through ``SentenceTransformer.encode``.
+    float32 on CPU. Any other module layout goes through ``SentenceTransformer.encode``. Making one
+    resolves the folder, device and precision only; the model is loaded by the first text encoded.
     """
 
     def __init__(
@@ -54,31 +55,50 @@ class SentenceEncoder:
         path = Path(model_path) if model_path else default_model_path()
         if not (path / "modules.json").exists() and not (path / "config.json").exists():
             raise ConfigError(f"embedding model folder {path} has no modules.json or config.json")
-        from sentence_transformers import SentenceTransformer
-
-        from rwpost.llm.local import pick_device  # imports the LLM client: only when a model is built
+        from rwpost.llm.local import pick_device  # imports the LLM client: only when an encoder is made
 
         self.path = path
         self.device = pick_device(device)
         self.batch_size = batch_size
         self.precision = pick_precision(self.device, precision)
-        self.model = SentenceTransformer(str(path), device=self.device, local_files_only=True)
         self.name = path.name if path.name != "model" else path.parent.name
-        self.fast = self._mean_pooled_transformer()
-        if self.fast is not None and self.precision != "float32":
-            import torch
+        self._loaded: tuple[Any, Any] | None = None
 
-            self.fast.to(getattr(torch, self.precision))
+    def _load(self) -> tuple[Any, Any]:
+        """The SentenceTransformer and its fast module (None: any other layout), loaded on first use: a
+        run whose every answer is on disk never imports sentence-transformers (seconds)."""
+        if self._loaded is None:
+            from sentence_transformers import SentenceTransformer
 
-    def _mean_pooled_transformer(self) -> Any:
+            model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+            fast = self._mean_pooled_transformer(model)
+            if fast is not None and self.precision != "float32":
+                import torch
+
+                fast.to(getattr(torch, self.precision))
+            self._loaded = (model, fast)
+        return self._loaded
+
+    @property
+    def model(self) -> Any:
+        """The SentenceTransformer (loaded on first use)."""
+        return self._load()[0]
+
+    @property
+    def fast(self) -> Any:
+        """The Hugging Face module of a mean-pooled transformer, run directly; None for other layouts."""
+        return self._load()[1]
+
+    @staticmethod
+    def _mean_pooled_transformer(model: Any) -> Any:
         """The Hugging Face module under a Transformer -> mean Pooling (-> Normalize) model, else None."""
-        kinds = [type(m).__name__ for m in self.model]
+        kinds = [type(m).__name__ for m in model]
         if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in ([], ["Normalize"]):
             return None
-        pooling = self.model[1].get_config_dict()
+        pooling = model[1].get_config_dict()
         if pooling.get("pooling_mode") != "mean" or not pooling.get("include_prompt", True):
             return None
-        return getattr(self.model[0], "auto_model", None)
+        return getattr(model[0], "auto_model", None)
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         if self.fast is None:
