@@ -113,6 +113,7 @@ def test_other_layouts_are_left_to_sentence_transformers(tmp_path):
             "modules.json",
             [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.CLIPModel"}],
         ),
+        ("config.json", {"model_type": "t5", "is_encoder_decoder": True}),
     ]:
         folder = tmp_path / name.replace("/", "_")
         shutil.copytree(shipped, folder, ignore=shutil.ignore_patterns("*.safetensors"))

@@ -61,15 +61,20 @@ def _read(path: Path) -> Any:
 
 def mean_pooled_layout(path: Path) -> int | None:
     """The maximum length of a Transformer -> mean Pooling (-> Normalize) folder (the shipped MiniLM's
-    layout) whose transformer sits at the top and reads plain text (no lower-casing or other module
-    options), from its files alone; None for any other layout (then sentence-transformers loads it)."""
+    layout) whose encoder-only transformer sits at the top and reads plain text (no lower-casing or other
+    module options), from its files alone; None for any other layout (then sentence-transformers loads it)."""
     modules = _read(path / "modules.json")
     if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
         return None
     kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
     if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in ([], ["Normalize"]):
         return None
-    if modules[0].get("path") not in ("", "."):
+    config = _read(path / "config.json")  # an encoder-decoder's encoder is a class of its own (T5)
+    if (
+        modules[0].get("path") not in ("", ".")
+        or not isinstance(config, dict)
+        or config.get("is_encoder_decoder")
+    ):
         return None
     options = _read(path / "sentence_bert_config.json")
     if not isinstance(options, dict) or set(options) - {"max_seq_length", "do_lower_case"}:
