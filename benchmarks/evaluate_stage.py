@@ -6,8 +6,8 @@ Each round runs the stage (``python -m pipelines.evaluate --params ...``, each t
 ``evaluate:`` section) in a fresh process from the baseline commit's tree (``git archive`` into a temporary
 folder) and from this one, alternating which goes first: a cold run into an empty folder (``make demo`` on a
 fresh clone), then a rerun over it (``dvc repro -f -s evaluate`` after ``make demo``: every run resumes from
-the answers on disk). Every run's metrics.json must be the same in both trees, the measured latencies (and the
-format version) aside; the benchmark fails otherwise.
+the answers on disk). Every score of the baseline's metrics.json must be the same in this tree (keys this tree adds,
+new reports, are listed; measured latencies and the format version aside); the benchmark fails otherwise.
 
 The data is the sample's published version (``make demo`` builds ``data/rwpost/<version>``); without it, a
 main subset built here from the released head records (``data/sample/released``, every 4th record of the
@@ -116,6 +116,22 @@ def metrics_of(out: Path) -> dict[str, Any]:
     }
 
 
+def kept(base: Any, now: Any) -> bool:
+    """Whether every value of ``base`` is in ``now`` unchanged (keys ``now`` adds, new reports, are not
+    scores the baseline had)."""
+    if isinstance(base, dict) and isinstance(now, dict):
+        return all(k in now and kept(v, now[k]) for k, v in base.items())
+    return base == now
+
+
+def added_keys(base: Any, now: Any, path: str = "") -> list[str]:
+    """The dotted keys ``now`` has and ``base`` lacks."""
+    if not isinstance(base, dict) or not isinstance(now, dict):
+        return []
+    out = [f"{path}{k}" for k in now if k not in base]
+    return out + [x for k in now if k in base for x in added_keys(base[k], now[k], f"{path}{k}.")]
+
+
 def summary(seconds: list[float]) -> dict[str, float]:
     return {"min_s": min(seconds), "median_s": statistics.median(seconds), "runs_s": seconds}
 
@@ -155,11 +171,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:  # this tree stands for its own baseline
         times["baseline"], metrics["baseline"] = times["current"], metrics["current"]
     runs = len(metrics["current"])
-    same = runs > 0 and metrics["baseline"] == metrics["current"]
+    added = sorted(
+        {
+            key
+            for run, now in metrics["current"].items()
+            for key in added_keys(metrics["baseline"].get(run), now)
+        }
+    )
+    same = runs > 0 and all(
+        kept(metrics["baseline"].get(run), now) for run, now in metrics["current"].items()
+    )
     result: dict[str, Any] = {
         "baseline": args.baseline,
         "runs": runs,
         "metrics_identical": same,
+        "metrics_keys_added": added,
         "load_before": before,
         "loads": loads,
         "load_after": load(),
@@ -175,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{rerun['ratio_min']:.2f}x (median {rerun['ratio_median']:.2f}x) of {args.baseline}'s "
         f"{rerun['baseline']['min_s']:.1f} s measured in this run (target <= 0.33); cold "
         f"{cold['current']['min_s']:.1f} s = {cold['ratio_min']:.2f}x; metrics of {runs} runs "
-        f"{'identical' if same else 'DIFFER'}",
+        f"{'identical' if same else 'DIFFER'}" + (f" (keys added: {', '.join(added)})" if added else ""),
         before,
     )
     save(RESULTS / "evaluate_stage.json", result, args.smoke)
