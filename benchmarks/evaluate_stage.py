@@ -7,7 +7,7 @@ Each round runs the stage (``python -m pipelines.evaluate --params ...``, each t
 folder) and from this one, alternating which goes first: a cold run into an empty folder (``make demo`` on a
 fresh clone), then a rerun over it (``dvc repro -f -s evaluate`` after ``make demo``: every run resumes from
 the answers on disk). Every score of the baseline's metrics.json must be the same in this tree (keys this
-tree adds, new reports, are listed; measured latencies and the format version aside); else the benchmark fails.
+tree adds, new reports, are listed; measured latencies and the format version aside); else it fails.
 
 The data is the sample's published version (``make demo`` builds ``data/rwpost/<version>``); without it, a
 main subset built here from the released head records (``data/sample/released``, every 4th record of the
