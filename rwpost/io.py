@@ -116,6 +116,20 @@ def _busy(folder: Path, path: Path, fd: int, doing: str, runs: str) -> FolderBus
 
 
 @contextmanager
+def csv_field_limit(limit: int) -> Iterator[int]:
+    """Let the csv module read fields of up to ``limit`` characters inside the block, then give the
+    process-wide limit back (the csv module keeps one for the whole process); yields the limit it had."""
+    import csv
+
+    before = csv.field_size_limit()
+    csv.field_size_limit(limit)
+    try:
+        yield before
+    finally:
+        csv.field_size_limit(before)
+
+
+@contextmanager
 def folder_lock(
     folder: str | os.PathLike[str], name: str, *, doing: str = "written", runs: str = "runs"
 ) -> Iterator[Path]:

@@ -3,6 +3,7 @@ evidence, text only as the paper ran it, one-line errors, and ``rwpost evaluate 
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
@@ -17,7 +18,11 @@ from tests.evaluate_helpers import evaluate_vlm_scripted
 
 def test_rows_of_a_claim_become_one_sample_with_its_evidence_paragraphs(tmp_path):
     root = mocheg_folder(tmp_path, MOCHEG)
+    limit = csv.field_size_limit()
     samples = read_mocheg(root)
+    assert (
+        csv.field_size_limit() == limit
+    )  # the process-wide csv limit is given back (other readers rely on it)
     assert [s.id for s in samples] == ["mocheg-test-1", "mocheg-test-2", "mocheg-test-3"]
     assert [s.label for s in samples] == [Label.UNPROVEN, Label.TRUE, Label.FALSE]
     first = samples[0]

@@ -64,7 +64,10 @@ def test_the_built_in_fact_checkers_are_the_default_wherever_the_command_runs(tm
     assert described["count"] == 37
     assert described["count"] == len(BlockList().domains) and len(described["sha256"]) == 64
     assert BlockList().blocked_domain("https://boards.4chan.org/pol/") is None
-    assert "evaluate/*.txt" in (ROOT / "pyproject.toml").read_text()  # package data (the authors' lists)
+    # package data: the wheel ships every file of rwpost/ (hatchling's packages), the authors' lists included;
+    # tests/e2e/test_wheel_install.py evaluates from the installed wheel with this default list
+    assert 'packages = ["rwpost"' in (ROOT / "pyproject.toml").read_text()
+    assert all((ROOT / "rwpost" / "evaluate" / name).is_file() for name in ("authors_scrape_failures.txt",))
 
 
 def test_the_guard_drops_blocked_domains_and_results_after_the_claim_time_saying_why():

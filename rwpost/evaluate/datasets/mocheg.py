@@ -26,9 +26,11 @@ context is not provided" (section V-C2). The ``images/`` folder holds the fact-c
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 from rwpost.errors import ConfigError, RecordError
+from rwpost.io import csv_field_limit, read_text
 from rwpost.labels import Label
 from rwpost.records import Evidence, Provenance, Sample
 
@@ -53,10 +55,14 @@ def split_file(root: str | Path, split: str = "test") -> Path:
     raise ConfigError(f"{root / split / 'Corpus2.csv'}: not found; give the Mocheg folder holding {split}/")
 
 
-def _rows(path: Path):
+def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
     """``(line, row)`` for each CSV record, the line it starts on (quoted fields span lines)."""
-    csv.field_size_limit(max(csv.field_size_limit(), 1 << 28))  # linked documents run long
-    with path.open(encoding="utf-8", newline="") as handle:
+    with csv_field_limit(1 << 28):  # linked documents run long; the process's limit is given back after
+        return list(_read_rows(path))
+
+
+def _read_rows(path: Path):
+    with io.StringIO(read_text(path), newline="") as handle:  # not UTF-8: one error naming file and line
         reader = csv.reader(handle)
         try:
             header = next(reader)

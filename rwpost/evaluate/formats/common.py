@@ -13,7 +13,15 @@ from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.ids import record_id
-from rwpost.io import MAX_TEXT_BYTES, decode_line, iter_lines, parse_json_line, read_json, read_text
+from rwpost.io import (
+    MAX_TEXT_BYTES,
+    csv_field_limit,
+    decode_line,
+    iter_lines,
+    parse_json_line,
+    read_json,
+    read_text,
+)
 from rwpost.labels import Label
 
 _LABELS = {label.value.lower(): label for label in Label}
@@ -179,16 +187,12 @@ def iter_csv_rows(path: Path) -> Iterable[tuple[int, dict[str, Any], str | None]
     line 2); a row with more cells than the header, or with a field over the csv module's size limit
     (128 KiB: one long justification), is a problem, set aside by the caller. Text that is not UTF-8, or
     that the csv module cannot read (a NUL byte), is a :class:`RecordError` naming the line."""
-    limit = csv.field_size_limit()
-    csv.field_size_limit(MAX_TEXT_BYTES)  # read a long field whole (the file is bounded), then refuse it
-    try:
+    with csv_field_limit(MAX_TEXT_BYTES) as limit:  # read a long field whole (the file is bounded), refuse it
         reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
         try:
             rows = list(enumerate(reader, start=2))
         except csv.Error as exc:
             raise RecordError(f"not readable as CSV ({exc})", source=str(path), line=reader.line_num) from exc
-    finally:
-        csv.field_size_limit(limit)
     for number, row in rows:
         extra = row.pop(None, None)  # type: ignore[call-overload]
         big = next((k for k, v in row.items() if isinstance(v, str) and len(v) > limit), None)
