@@ -16,7 +16,7 @@ from rwpost.errors import RwpostError
 from rwpost.executors import ExecutorParams, ShardStore, ShardTask, run_shards, shard_keys
 from rwpost.extract import shards
 from rwpost.stages import extract as stage
-from tests.test_shards import outputs, params, plain_run, write_tagged_sample
+from tests.shard_helpers import outputs, params, plain_run, write_tagged_sample
 
 RAY_BUDGET_S = 120
 """The Ray tests' time bound (starting a local Ray takes about 10 s on 2 cores)."""
