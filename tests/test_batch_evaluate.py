@@ -21,7 +21,7 @@ from rwpost.labels import Label
 from rwpost.llm import Price
 from rwpost.testing.llm import FakeLLMServer, Reply
 from tests.evaluate_helpers import evidence, make_sample
-from tests.test_evaluate_vlm import SECRET, responder
+from tests.vlm_helpers import SECRET, responder
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLD = [Label.TRUE, Label.FALSE, Label.FALSE, Label.UNPROVEN, Label.TRUE, Label.FALSE]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 
 import pytest
 from PIL import Image as PILImage
@@ -13,34 +12,17 @@ from rwpost.evaluate import RunSpec, evaluate
 from rwpost.labels import Label
 from rwpost.llm import Price
 from rwpost.records import Image
-from rwpost.testing.llm import FakeLLMServer, Reply, message_text
+from rwpost.testing.llm import FakeLLMServer, message_text
 from tests.evaluate_helpers import evidence, make_sample
+from tests.vlm_helpers import SECRET, responder
 
 GOLD = [Label.TRUE, Label.FALSE, Label.FALSE, Label.UNPROVEN, Label.TRUE, Label.FALSE]
-SECRET = "sk-test-secret-never-written"
 
 
 def _png() -> bytes:
     buf = io.BytesIO()
     PILImage.new("RGB", (8, 8), (200, 10, 10)).save(buf, "PNG")
     return buf.getvalue()
-
-
-def responder(body):
-    """Answers True for even claim numbers, False for odd ones; claim 5 gets an invalid answer."""
-    user = message_text(body, "user")
-    number = int(re.search(r"Generated claim number (\d+)", user).group(1))
-    if number == 5:
-        return Reply.text("this is not JSON")
-    label = "True" if number % 2 == 0 else "False"
-    return Reply.answer(
-        {
-            "label": label,
-            "confidence": 0.75,
-            "explanation": f"The post {number} is {label}.",
-            "evidence_urls": ["https://example.org/e1"] if "Evidence items" in user else [],
-        }
-    )
 
 
 @pytest.fixture

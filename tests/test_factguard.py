@@ -16,48 +16,12 @@ from rwpost.evaluate.detectors.factguard import FactGuardDetector
 from rwpost.evaluate.runner import read_predictions
 from rwpost.labels import Label
 from rwpost.llm import Price
-from rwpost.testing.llm import FakeLLMServer, Reply
+from rwpost.testing.llm import FakeLLMServer
 from rwpost.testing.search import SearchServer, result
-from tests.evaluate_helpers import killing, make_sample, run_until_killed, schema_of
+from tests.evaluate_helpers import killing, make_sample, run_until_killed
+from tests.video_helpers import Turns, color, write_video
 
 cv2 = pytest.importorskip("cv2")
-
-FPS, SECONDS = 10, 4
-
-
-def color(index: int) -> tuple[int, int, int]:
-    """The RGB colour of frame ``index`` of a test video (red falls, blue rises with time)."""
-    return (255 - 6 * index, 0, 6 * index)
-
-
-def write_video(path: Path) -> Path:
-    """A 4 s, 10 fps, 32 x 24 video whose frame i is one colour (:func:`color`)."""
-    import numpy as np
-
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), float(FPS), (32, 24))
-    for i in range(FPS * SECONDS):
-        r, g, b = color(i)
-        writer.write(np.full((24, 32, 3), (b, g, r), np.uint8))
-    writer.release()
-    return path
-
-
-class Turns:
-    """Scripted FactGuard turns: the first asks for ``query`` and ``clip`` (or answers ``first``), the second
-    answers ``label``."""
-
-    def __init__(self, query="flood video 2020", clip=(1.0, 3.0), label="fake", first=None):
-        self.query, self.clip, self.label, self.first = query, clip, label, first
-
-    def __call__(self, body) -> Reply:
-        if schema_of(body) == "factguard_turn1":
-            if self.first:
-                return Reply.answer({"reasoning": "clear", "label": self.first})
-            clip = {"start_s": self.clip[0], "end_s": self.clip[1]} if self.clip else None
-            return Reply.answer(
-                {"reasoning": "unsure", "label": None, "search_query": self.query, "clip": clip}
-            )
-        return Reply.answer({"reasoning": "the footage is older", "label": self.label})
 
 
 def spec(llm, search, tmp_path, videos: Path, setting="T+W", **extra) -> RunSpec:

@@ -186,7 +186,7 @@ def test_factguard_on_a_fakesv_folder_from_the_command_line(tmp_path, monkeypatc
     pytest.importorskip("cv2")
     from rwpost.testing.llm import FakeLLMServer
     from rwpost.testing.search import SearchServer
-    from tests.test_factguard import Turns, write_video
+    from tests.video_helpers import Turns, write_video
 
     root = tmp_path / "FakeSV"
     write_lines(root / "data_complete.json", fakesv_rows())
