@@ -93,28 +93,36 @@ def mean_pooled_layout(path: Path) -> int | None:
 
 @dataclass
 class _Loaded:
-    """A loaded encoder: the tokenizer call, the tokenizer, its maximum length, the Hugging Face module run
-    directly (``fast``, for a mean-pooled transformer) and the SentenceTransformer (None when loaded
-    without it), which encodes any other layout."""
+    """A loaded encoder: the tokenizer call (padded, truncated tensors), the token count per text, the
+    maximum length, the module that maps a batch to its last hidden state (``fast``, for a mean-pooled
+    transformer, run directly) and its width, and the SentenceTransformer (None when loaded without it),
+    which encodes any other layout."""
 
     tokenize: Callable[[list[str]], Any]
-    tokenizer: Any
+    count: Callable[[list[str]], list[int]]
     max_length: int
     fast: Any = None
+    hidden_size: int = 0
     model: Any = None
+
+    def hidden(self, batch: dict[str, Any]) -> Any:
+        out = self.fast(**batch)
+        return getattr(out, "last_hidden_state", out)  # a transformers module returns a ModelOutput
 
 
 class SentenceEncoder:
     """A local sentence-transformers model: texts -> L2-normalised embeddings, in batches.
 
-    A transformer + mean pooling (+ normalise) model, as the shipped MiniLM, is loaded with plain
-    ``transformers`` (the tokenizer and model sentence-transformers would load, without importing it) and
-    run directly: every text is tokenised once, the token matrix is sorted by length and moved to the
-    device in one copy, each batch is a slice cut to its longest row, and pooling, normalising and
-    unsorting happen on the device, so the loop does no Python work per text. Half precision on CUDA
-    (pooling in float32), float32 on CPU. Any other module layout goes through
-    ``SentenceTransformer.encode``. Making one resolves the folder, device and precision only; the model is
-    loaded by the first text encoded (a run whose every answer is on disk loads none).
+    A transformer + mean pooling (+ normalise) model, as the shipped MiniLM, is loaded without
+    sentence-transformers and run directly: a plain BERT in torch alone (:mod:`rwpost.evaluate.bert`, the
+    same bits as transformers' module, without its seconds of imports), any other transformer with
+    ``transformers`` (the tokenizer and model sentence-transformers would load). Every text is tokenised
+    once, the token matrix is sorted by length and moved to the device in one copy, each batch is a slice
+    cut to its longest row, and pooling, normalising and unsorting happen on the device, so the loop does
+    no Python work per text. Half precision on CUDA (pooling in float32), float32 on CPU. Any other module
+    layout goes through ``SentenceTransformer.encode``. Making one resolves the folder, device and
+    precision only; the model is loaded by the first text encoded (a run whose every answer is on disk
+    loads none).
     """
 
     def __init__(
@@ -137,15 +145,43 @@ class SentenceEncoder:
     def _load(self) -> _Loaded:
         if self._loaded is None:
             max_length = mean_pooled_layout(self.path)
-            loaded = (
-                self._load_sentence_transformer() if max_length is None else self._load_direct(max_length)
-            )
+            if max_length is None:
+                loaded = self._load_sentence_transformer()
+            else:
+                from rwpost.evaluate.bert import plain_bert
+
+                config = plain_bert(self.path)
+                loaded = (
+                    self._load_direct(max_length) if config is None else self._load_plain(max_length, config)
+                )
             if loaded.fast is not None and self.precision != "float32":
                 import torch
 
                 loaded.fast.to(getattr(torch, self.precision))
             self._loaded = loaded
         return self._loaded
+
+    def _load_plain(self, max_length: int, config: dict[str, Any]) -> _Loaded:
+        """A :func:`rwpost.evaluate.bert.plain_bert` folder: torch and ``tokenizers`` alone."""
+        import torch
+
+        from rwpost.evaluate.bert import Bert, tokenizer
+
+        tok = tokenizer(self.path, max_length)
+        model = Bert(self.path, config).to(self.device)
+
+        def tokenize(texts: list[str]) -> dict[str, Any]:
+            encodings = tok.encode_batch(texts)
+            return {
+                "input_ids": torch.tensor([e.ids for e in encodings]),
+                "token_type_ids": torch.tensor([e.type_ids for e in encodings]),
+                "attention_mask": torch.tensor([e.attention_mask for e in encodings]),
+            }
+
+        def count(texts: list[str]) -> list[int]:
+            return [sum(e.attention_mask) for e in tok.encode_batch(texts)]
+
+        return _Loaded(tokenize, count, max_length, fast=model, hidden_size=model.hidden_size)
 
     def _load_direct(self, max_length: int) -> _Loaded:
         """The tokenizer and model as sentence-transformers loads them (``use_cache`` off, eval mode)."""
@@ -159,7 +195,13 @@ class SentenceEncoder:
         def tokenize(texts: list[str]) -> Any:
             return tokenizer(texts, padding=True, truncation="longest_first", return_tensors="pt")
 
-        return _Loaded(tokenize, tokenizer, max_length, fast=model)
+        return _Loaded(
+            tokenize,
+            _counter(tokenizer, max_length),
+            max_length,
+            fast=model,
+            hidden_size=model.config.hidden_size,
+        )
 
     def _load_sentence_transformer(self) -> _Loaded:
         from sentence_transformers import SentenceTransformer
@@ -167,7 +209,9 @@ class SentenceEncoder:
         model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
         tokenize = getattr(model, "preprocess", None) or model.tokenize  # (tokenize before v6)
         fast = self._mean_pooled_transformer(model)
-        return _Loaded(tokenize, model.tokenizer, model.max_seq_length, fast=fast, model=model)
+        width = fast.config.hidden_size if fast is not None else 0
+        counter = _counter(model.tokenizer, model.max_seq_length)
+        return _Loaded(tokenize, counter, model.max_seq_length, fast=fast, hidden_size=width, model=model)
 
     @staticmethod
     def _mean_pooled_transformer(model: Any) -> Any:
@@ -201,9 +245,8 @@ class SentenceEncoder:
         import torch
 
         loaded = self._load()
-        fast = loaded.fast
         if not texts:
-            return np.zeros((0, fast.config.hidden_size), dtype=np.float32)
+            return np.zeros((0, loaded.hidden_size), dtype=np.float32)
         features = loaded.tokenize(list(texts))  # once: padded to the longest text, truncated as encode does
         mask = features["attention_mask"]
         lengths = mask.sum(dim=1)
@@ -216,12 +259,11 @@ class SentenceEncoder:
             (start, min(start + self.batch_size, len(texts)), sorted_lengths[start])
             for start in range(0, len(texts), self.batch_size)
         ]
-        dimension = fast.config.hidden_size
-        out = torch.empty((len(texts), dimension), dtype=torch.float32, device=device)
+        out = torch.empty((len(texts), loaded.hidden_size), dtype=torch.float32, device=device)
         with torch.inference_mode():
             for start, end, width in spans:
                 batch = {k: v[start:end, :width] for k, v in sorted_inputs.items()}
-                hidden = fast(**batch).last_hidden_state.float()
+                hidden = loaded.hidden(batch).float()
                 weights = batch["attention_mask"].unsqueeze(-1).float()
                 pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
                 out[start:end] = torch.nn.functional.normalize(pooled, p=2, dim=1)
@@ -231,9 +273,17 @@ class SentenceEncoder:
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         """Tokens per text as the model sees them (truncated to its maximum length)."""
-        loaded = self._load()
-        ids = loaded.tokenizer(texts, add_special_tokens=True, truncation=True, max_length=loaded.max_length)
+        return self._load().count(texts)
+
+
+def _counter(tokenizer: Any, max_length: int) -> Callable[[list[str]], list[int]]:
+    """Tokens per text by a transformers tokenizer, truncated to ``max_length``."""
+
+    def count(texts: list[str]) -> list[int]:
+        ids = tokenizer(texts, add_special_tokens=True, truncation=True, max_length=max_length)
         return [len(x) for x in ids["input_ids"]]
+
+    return count
 
 
 @lru_cache(maxsize=4)
