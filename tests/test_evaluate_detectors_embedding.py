@@ -156,6 +156,8 @@ def test_other_transformers_are_loaded_with_transformers(tmp_path):
         {"position_embedding_type": "relative_key"},
         {"dtype": "float16"},
         {"_attn_implementation": "eager"},
+        {"num_attention_heads": 5},
+        {"hidden_size": None},
     ]:
         folder = tmp_path / "-".join(change)
         shutil.copytree(shipped, folder, ignore=shutil.ignore_patterns("*.safetensors"))

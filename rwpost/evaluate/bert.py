@@ -9,12 +9,13 @@ Read from a model folder's config.json, model.safetensors and tokenizer.json (to
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch.nn import functional as F
+
+from rwpost.evaluate.encoders import read_config
 
 PLAIN = {
     "model_type": "bert",
@@ -24,21 +25,15 @@ PLAIN = {
     "hidden_act": "gelu",
     "chunk_size_feed_forward": 0,
 }
-"""The config values (BertConfig's defaults when absent) whose forward pass :class:`Bert` repeats."""
-
-
-def _read(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+"""The config values whose forward pass :class:`Bert` repeats (absent: BertConfig's defaults, but for the
+model type and activation, which must be named)."""
 
 
 def plain_bert(path: Path) -> dict[str, Any] | None:
     """The config of a float32 encoder-only BERT with absolute positions and GELU, as transformers would
     run it with SDPA attention, with a tokenizer.json and a named padding token; None for anything else."""
-    config = _read(path / "config.json")
-    tokenizer = _read(path / "tokenizer_config.json")
+    config = read_config(path / "config.json")
+    tokenizer = read_config(path / "tokenizer_config.json")
     if not isinstance(config, dict) or not isinstance(tokenizer, dict):
         return None
     defaults = {"position_embedding_type": "absolute", "is_decoder": False, "add_cross_attention": False}
@@ -48,9 +43,12 @@ def plain_bert(path: Path) -> dict[str, Any] | None:
         return None
     if config.get("_attn_implementation") or config.get("attn_implementation"):
         return None
-    if config["hidden_size"] % config["num_attention_heads"] or not isinstance(
-        tokenizer.get("pad_token"), str
-    ):
+    sizes = [config.get(k) for k in ("hidden_size", "num_attention_heads", "num_hidden_layers")]
+    if not all(isinstance(n, int) and n > 0 for n in sizes) or sizes[0] % sizes[1]:
+        return None
+    if not isinstance(config.get("max_position_embeddings", 512), int):
+        return None
+    if not isinstance(tokenizer.get("pad_token"), str):
         return None
     if not (path / "model.safetensors").is_file() or not (path / "tokenizer.json").is_file():
         return None
@@ -75,7 +73,7 @@ class Bert:
             for k, v in weights.items()
             if k.startswith(prefix) and v.is_floating_point()  # not the saved position_ids buffer
         }
-        self.position_ids = torch.arange(config["max_position_embeddings"]).expand((1, -1))
+        self.position_ids = torch.arange(config.get("max_position_embeddings", 512)).expand((1, -1))
 
     def to(self, target: str | torch.dtype) -> Bert:
         """Moved to a device, or its weights cast to a float dtype (as ``nn.Module.to``)."""
@@ -135,7 +133,7 @@ def tokenizer(path: Path, max_length: int) -> Any:
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(path / "tokenizer.json"))
-    pad = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8"))["pad_token"]
+    pad = read_config(path / "tokenizer_config.json")["pad_token"]  # a str: plain_bert checked it
     tok.enable_truncation(max_length=max_length, strategy="longest_first", direction="right")
     tok.enable_padding(direction="right", pad_id=tok.token_to_id(pad), pad_type_id=0, pad_token=pad)
     return tok

@@ -52,7 +52,8 @@ def pick_precision(device: str, precision: str | None = None) -> str:
     return chosen
 
 
-def _read(path: Path) -> Any:
+def read_config(path: Path) -> Any:
+    """A model folder's JSON file, None when missing or malformed (then the folder is another layout)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -63,25 +64,25 @@ def mean_pooled_layout(path: Path) -> int | None:
     """The maximum length of a Transformer -> mean Pooling (-> Normalize) folder (the shipped MiniLM's
     layout) whose encoder-only transformer sits at the top and reads plain text (no lower-casing or other
     module options), from its files alone; None for any other layout (then sentence-transformers loads it)."""
-    modules = _read(path / "modules.json")
+    modules = read_config(path / "modules.json")
     if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
         return None
     kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
     if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in ([], ["Normalize"]):
         return None
-    config = _read(path / "config.json")  # an encoder-decoder's encoder is a class of its own (T5)
+    config = read_config(path / "config.json")  # an encoder-decoder's encoder is a class of its own (T5)
     if (
         modules[0].get("path") not in ("", ".")
         or not isinstance(config, dict)
         or config.get("is_encoder_decoder")
     ):
         return None
-    options = _read(path / "sentence_bert_config.json")
+    options = read_config(path / "sentence_bert_config.json")
     if not isinstance(options, dict) or set(options) - {"max_seq_length", "do_lower_case"}:
         return None
     if options.get("do_lower_case") or not isinstance(options.get("max_seq_length"), int):
         return None
-    pooling = _read(path / str(modules[1].get("path", "")) / "config.json")
+    pooling = read_config(path / str(modules[1].get("path", "")) / "config.json")
     if not isinstance(pooling, dict) or not pooling.get("include_prompt", True):
         return None
     modes = sorted(k for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True)
