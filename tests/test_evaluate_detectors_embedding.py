@@ -143,8 +143,7 @@ def test_other_transformers_are_loaded_with_transformers(tmp_path):
     import json
     import shutil
 
-    from rwpost.evaluate.bert import plain_bert
-    from rwpost.evaluate.encoders import default_model_path
+    from rwpost.evaluate.encoders import default_model_path, plain_bert
 
     shipped = default_model_path()
     assert plain_bert(shipped)["model_type"] == "bert"

@@ -4,7 +4,8 @@ transformers (about 2.5 s of a cold evaluate stage on two cores).
 
 Read from a model folder's config.json, model.safetensors and tokenizer.json (tokenised by the
 ``tokenizers`` library that transformers' fast tokenizer wraps, with the same truncation and padding);
-:func:`plain_bert` says whether a folder is such a model (else the encoder loads it with transformers).
+:func:`rwpost.evaluate.encoders.plain_bert` says whether a folder is such a model (else the encoder loads
+it with transformers).
 """
 
 from __future__ import annotations
@@ -15,48 +16,10 @@ from typing import Any
 import torch
 from torch.nn import functional as F
 
-from rwpost.evaluate.encoders import read_config
-
-PLAIN = {
-    "model_type": "bert",
-    "is_decoder": False,
-    "add_cross_attention": False,
-    "position_embedding_type": "absolute",
-    "hidden_act": "gelu",
-    "chunk_size_feed_forward": 0,
-}
-"""The config values whose forward pass :class:`Bert` repeats (absent: BertConfig's defaults, but for the
-model type and activation, which must be named)."""
-
-
-def plain_bert(path: Path) -> dict[str, Any] | None:
-    """The config of a float32 encoder-only BERT with absolute positions and GELU, as transformers would
-    run it with SDPA attention, with a tokenizer.json and a named padding token; None for anything else."""
-    config = read_config(path / "config.json")
-    tokenizer = read_config(path / "tokenizer_config.json")
-    if not isinstance(config, dict) or not isinstance(tokenizer, dict):
-        return None
-    defaults = {"position_embedding_type": "absolute", "is_decoder": False, "add_cross_attention": False}
-    if any(config.get(k, defaults.get(k, 0)) != v for k, v in PLAIN.items()):
-        return None
-    if config.get("dtype", config.get("torch_dtype", "float32")) != "float32":
-        return None
-    if config.get("_attn_implementation") or config.get("attn_implementation"):
-        return None
-    sizes = [config.get(k) for k in ("hidden_size", "num_attention_heads", "num_hidden_layers")]
-    if not all(isinstance(n, int) and n > 0 for n in sizes) or sizes[0] % sizes[1]:
-        return None
-    if not isinstance(config.get("max_position_embeddings", 512), int):
-        return None
-    if not isinstance(tokenizer.get("pad_token"), str):
-        return None
-    if not (path / "model.safetensors").is_file() or not (path / "tokenizer.json").is_file():
-        return None
-    return config
-
 
 class Bert:
-    """The encoder of a :func:`plain_bert` folder (the pooler is left out: nothing reads it)."""
+    """The encoder of a :func:`rwpost.evaluate.encoders.plain_bert` folder (without the pooler: nothing
+    reads it)."""
 
     def __init__(self, path: Path, config: dict[str, Any]):
         from safetensors.torch import load_file
@@ -127,13 +90,13 @@ class Bert:
         return x
 
 
-def tokenizer(path: Path, max_length: int) -> Any:
-    """The folder's tokenizer.json, truncating to ``max_length`` and padding to the longest text (on the
-    right) as transformers' fast tokenizer does with ``padding=True, truncation="longest_first"``."""
+def tokenizer(path: Path, max_length: int, pad: str) -> Any:
+    """The folder's tokenizer.json, truncating to ``max_length`` and padding to the longest text with the
+    ``pad`` token (on the right), as transformers' fast tokenizer does with ``padding=True,
+    truncation="longest_first"``."""
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(path / "tokenizer.json"))
-    pad = read_config(path / "tokenizer_config.json")["pad_token"]  # a str: plain_bert checked it
     tok.enable_truncation(max_length=max_length, strategy="longest_first", direction="right")
     tok.enable_padding(direction="right", pad_id=tok.token_to_id(pad), pad_type_id=0, pad_token=pad)
     return tok

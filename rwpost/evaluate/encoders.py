@@ -92,6 +92,44 @@ def mean_pooled_layout(path: Path) -> int | None:
     return options["max_seq_length"]
 
 
+PLAIN = {
+    "model_type": "bert",
+    "is_decoder": False,
+    "add_cross_attention": False,
+    "position_embedding_type": "absolute",
+    "hidden_act": "gelu",
+    "chunk_size_feed_forward": 0,
+}
+"""The config values whose forward pass :class:`rwpost.evaluate.bert.Bert` repeats (absent: BertConfig's
+defaults, but for the model type and activation, which must be named)."""
+
+
+def plain_bert(path: Path) -> dict[str, Any] | None:
+    """The config of a float32 encoder-only BERT with absolute positions and GELU, as transformers would
+    run it with SDPA attention, with a tokenizer.json and a named padding token; None for anything else."""
+    config = read_config(path / "config.json")
+    tokenizer = read_config(path / "tokenizer_config.json")
+    if not isinstance(config, dict) or not isinstance(tokenizer, dict):
+        return None
+    defaults = {"position_embedding_type": "absolute", "is_decoder": False, "add_cross_attention": False}
+    if any(config.get(k, defaults.get(k, 0)) != v for k, v in PLAIN.items()):
+        return None
+    if config.get("dtype", config.get("torch_dtype", "float32")) != "float32":
+        return None
+    if config.get("_attn_implementation") or config.get("attn_implementation"):
+        return None
+    sizes = [config.get(k) for k in ("hidden_size", "num_attention_heads", "num_hidden_layers")]
+    if not all(isinstance(n, int) and n > 0 for n in sizes) or sizes[0] % sizes[1]:
+        return None
+    if not isinstance(config.get("max_position_embeddings", 512), int):
+        return None
+    if not isinstance(tokenizer.get("pad_token"), str):
+        return None
+    if not (path / "model.safetensors").is_file() or not (path / "tokenizer.json").is_file():
+        return None
+    return config
+
+
 @dataclass
 class _Loaded:
     """A loaded encoder: the tokenizer call (padded, truncated tensors), the token count per text, the
@@ -149,8 +187,6 @@ class SentenceEncoder:
             if max_length is None:
                 loaded = self._load_sentence_transformer()
             else:
-                from rwpost.evaluate.bert import plain_bert
-
                 config = plain_bert(self.path)
                 loaded = (
                     self._load_direct(max_length) if config is None else self._load_plain(max_length, config)
@@ -163,12 +199,12 @@ class SentenceEncoder:
         return self._loaded
 
     def _load_plain(self, max_length: int, config: dict[str, Any]) -> _Loaded:
-        """A :func:`rwpost.evaluate.bert.plain_bert` folder: torch and ``tokenizers`` alone."""
+        """A :func:`plain_bert` folder: torch and ``tokenizers`` alone."""
         import torch
 
         from rwpost.evaluate.bert import Bert, tokenizer
 
-        tok = tokenizer(self.path, max_length)
+        tok = tokenizer(self.path, max_length, read_config(self.path / "tokenizer_config.json")["pad_token"])
         model = Bert(self.path, config).to(self.device)
 
         def tokenize(texts: list[str]) -> dict[str, Any]:
@@ -313,5 +349,7 @@ __all__ = [
     "lazy_encoder",
     "mean_pooled_layout",
     "pick_precision",
+    "plain_bert",
+    "read_config",
     "shared_encoder",
 ]
