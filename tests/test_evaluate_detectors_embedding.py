@@ -85,8 +85,8 @@ def test_half_precision_embeddings_stay_within_1e_2_cosine_of_float32(reference,
 
 
 def test_loaded_without_sentence_transformers_the_same_bits(encoder):
-    """The shipped model, loaded with plain transformers (no sentence-transformers import), gives the very
-    embeddings and token counts it gives loaded by sentence-transformers."""
+    """The shipped model, loaded without sentence-transformers (in plain torch), gives the very embeddings
+    and token counts it gives loaded by sentence-transformers."""
     from rwpost.evaluate.detectors.embedding import SentenceEncoder
 
     texts = _texts(37)
@@ -96,6 +96,77 @@ def test_loaded_without_sentence_transformers_the_same_bits(encoder):
     assert encoder._load().model is None and via_st.fast is not None
     assert np.array_equal(encoder(texts), via_st(texts))
     assert encoder.count_tokens(texts) == via_st.count_tokens(texts)
+
+
+UNUSUAL = [
+    "Café naïve résumé ÀÉÎ",
+    "中文字符 日本語 한국어",
+    "emoji 😀🔥 \u200b zero width \t tab\nnewline",
+    "[CLS] [SEP] [MASK] [PAD] literal tokens",
+    "https://example.com/a?b=c&d=e",
+    "x" * 3000,
+]
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 8, 64])
+def test_the_plain_torch_bert_gives_the_transformers_bits(encoder, batch_size):
+    """The shipped MiniLM run by :mod:`rwpost.evaluate.bert` (torch and tokenizers alone, no transformers
+    import) gives the very embeddings, token tensors and counts of transformers' BertModel, padded or not."""
+    from rwpost.evaluate.bert import Bert
+    from rwpost.evaluate.detectors.embedding import SentenceEncoder
+
+    via_hf = SentenceEncoder(device="cpu", batch_size=batch_size)
+    via_hf._loaded = via_hf._load_direct(256)
+    encoder.batch_size = batch_size
+    assert isinstance(encoder.fast, Bert) and not isinstance(via_hf.fast, Bert)
+    for texts in (_texts(37) + UNUSUAL, ["same length"] * 3, UNUSUAL[-1:]):
+        assert np.array_equal(encoder(texts), via_hf(texts))
+        assert encoder.count_tokens(texts) == via_hf.count_tokens(texts)
+        ours, theirs = encoder._load().tokenize(texts), via_hf._load().tokenize(texts)
+        assert all(torch.equal(ours[k], theirs[k]) for k in ("input_ids", "attention_mask", "token_type_ids"))
+
+
+@on_cpu_and_cuda("bfloat16")
+def test_the_plain_torch_bert_in_half_precision_gives_the_transformers_bits(device, precision):
+    from rwpost.evaluate.detectors.embedding import SentenceEncoder
+
+    ours = SentenceEncoder(device=device, precision=precision, batch_size=8)
+    via_hf = SentenceEncoder(device=device, precision=precision, batch_size=8)
+    via_hf._loaded = via_hf._load_direct(256)
+    via_hf._loaded.fast.to(getattr(torch, via_hf.precision))
+    texts = _texts(20) + UNUSUAL
+    assert np.array_equal(ours(texts), via_hf(texts))
+
+
+def test_other_transformers_are_loaded_with_transformers(tmp_path):
+    """Only a float32 encoder-only BERT with absolute positions and GELU is run without transformers."""
+    import json
+    import shutil
+
+    from rwpost.evaluate.encoders import default_model_path, plain_bert
+
+    shipped = default_model_path()
+    assert plain_bert(shipped)["model_type"] == "bert"
+    config = json.loads((shipped / "config.json").read_text(encoding="utf-8"))
+    for change in [
+        {"model_type": "roberta"},
+        {"is_decoder": True},
+        {"hidden_act": "gelu_new"},
+        {"position_embedding_type": "relative_key"},
+        {"dtype": "float16"},
+        {"_attn_implementation": "eager"},
+        {"num_attention_heads": 5},
+        {"hidden_size": None},
+    ]:
+        folder = tmp_path / "-".join(change)
+        shutil.copytree(shipped, folder, ignore=shutil.ignore_patterns("*.safetensors"))
+        (folder / "model.safetensors").symlink_to(shipped / "model.safetensors")
+        (folder / "config.json").write_text(json.dumps({**config, **change}), encoding="utf-8")
+        assert plain_bert(folder) is None, change
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    assert plain_bert(folder) is not None
+    (folder / "tokenizer.json").unlink()
+    assert plain_bert(folder) is None
 
 
 def test_other_layouts_are_left_to_sentence_transformers(tmp_path):

@@ -52,7 +52,8 @@ def pick_precision(device: str, precision: str | None = None) -> str:
     return chosen
 
 
-def _read(path: Path) -> Any:
+def read_config(path: Path) -> Any:
+    """A model folder's JSON file, None when missing or malformed (then the folder is another layout)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -63,25 +64,25 @@ def mean_pooled_layout(path: Path) -> int | None:
     """The maximum length of a Transformer -> mean Pooling (-> Normalize) folder (the shipped MiniLM's
     layout) whose encoder-only transformer sits at the top and reads plain text (no lower-casing or other
     module options), from its files alone; None for any other layout (then sentence-transformers loads it)."""
-    modules = _read(path / "modules.json")
+    modules = read_config(path / "modules.json")
     if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
         return None
     kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
     if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in ([], ["Normalize"]):
         return None
-    config = _read(path / "config.json")  # an encoder-decoder's encoder is a class of its own (T5)
+    config = read_config(path / "config.json")  # an encoder-decoder's encoder is a class of its own (T5)
     if (
         modules[0].get("path") not in ("", ".")
         or not isinstance(config, dict)
         or config.get("is_encoder_decoder")
     ):
         return None
-    options = _read(path / "sentence_bert_config.json")
+    options = read_config(path / "sentence_bert_config.json")
     if not isinstance(options, dict) or set(options) - {"max_seq_length", "do_lower_case"}:
         return None
     if options.get("do_lower_case") or not isinstance(options.get("max_seq_length"), int):
         return None
-    pooling = _read(path / str(modules[1].get("path", "")) / "config.json")
+    pooling = read_config(path / str(modules[1].get("path", "")) / "config.json")
     if not isinstance(pooling, dict) or not pooling.get("include_prompt", True):
         return None
     modes = sorted(k for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True)
@@ -91,30 +92,76 @@ def mean_pooled_layout(path: Path) -> int | None:
     return options["max_seq_length"]
 
 
+PLAIN = {
+    "model_type": "bert",
+    "is_decoder": False,
+    "add_cross_attention": False,
+    "position_embedding_type": "absolute",
+    "hidden_act": "gelu",
+    "chunk_size_feed_forward": 0,
+}
+"""The config values whose forward pass :class:`rwpost.evaluate.bert.Bert` repeats (absent: BertConfig's
+defaults, but for the model type and activation, which must be named)."""
+
+
+def plain_bert(path: Path) -> dict[str, Any] | None:
+    """The config of a float32 encoder-only BERT with absolute positions and GELU, as transformers would
+    run it with SDPA attention, with a tokenizer.json and a named padding token; None for anything else."""
+    config = read_config(path / "config.json")
+    tokenizer = read_config(path / "tokenizer_config.json")
+    if not isinstance(config, dict) or not isinstance(tokenizer, dict):
+        return None
+    defaults = {"position_embedding_type": "absolute", "is_decoder": False, "add_cross_attention": False}
+    if any(config.get(k, defaults.get(k, 0)) != v for k, v in PLAIN.items()):
+        return None
+    if config.get("dtype", config.get("torch_dtype", "float32")) != "float32":
+        return None
+    if config.get("_attn_implementation") or config.get("attn_implementation"):
+        return None
+    sizes = [config.get(k) for k in ("hidden_size", "num_attention_heads", "num_hidden_layers")]
+    if not all(isinstance(n, int) and n > 0 for n in sizes) or sizes[0] % sizes[1]:
+        return None
+    if not isinstance(config.get("max_position_embeddings", 512), int):
+        return None
+    if not isinstance(tokenizer.get("pad_token"), str):
+        return None
+    if not (path / "model.safetensors").is_file() or not (path / "tokenizer.json").is_file():
+        return None
+    return config
+
+
 @dataclass
 class _Loaded:
-    """A loaded encoder: the tokenizer call, the tokenizer, its maximum length, the Hugging Face module run
-    directly (``fast``, for a mean-pooled transformer) and the SentenceTransformer (None when loaded
-    without it), which encodes any other layout."""
+    """A loaded encoder: the tokenizer call (padded, truncated tensors), the token count per text, the
+    maximum length, the module that maps a batch to its last hidden state (``fast``, for a mean-pooled
+    transformer, run directly) and its width, and the SentenceTransformer (None when loaded without it),
+    which encodes any other layout."""
 
     tokenize: Callable[[list[str]], Any]
-    tokenizer: Any
+    count: Callable[[list[str]], list[int]]
     max_length: int
     fast: Any = None
+    hidden_size: int = 0
     model: Any = None
+
+    def hidden(self, batch: dict[str, Any]) -> Any:
+        out = self.fast(**batch)
+        return getattr(out, "last_hidden_state", out)  # a transformers module returns a ModelOutput
 
 
 class SentenceEncoder:
     """A local sentence-transformers model: texts -> L2-normalised embeddings, in batches.
 
-    A transformer + mean pooling (+ normalise) model, as the shipped MiniLM, is loaded with plain
-    ``transformers`` (the tokenizer and model sentence-transformers would load, without importing it) and
-    run directly: every text is tokenised once, the token matrix is sorted by length and moved to the
-    device in one copy, each batch is a slice cut to its longest row, and pooling, normalising and
-    unsorting happen on the device, so the loop does no Python work per text. Half precision on CUDA
-    (pooling in float32), float32 on CPU. Any other module layout goes through
-    ``SentenceTransformer.encode``. Making one resolves the folder, device and precision only; the model is
-    loaded by the first text encoded (a run whose every answer is on disk loads none).
+    A transformer + mean pooling (+ normalise) model, as the shipped MiniLM, is loaded without
+    sentence-transformers and run directly: a plain BERT in torch alone (:mod:`rwpost.evaluate.bert`, the
+    same bits as transformers' module, without its seconds of imports), any other transformer with
+    ``transformers`` (the tokenizer and model sentence-transformers would load). Every text is tokenised
+    once, the token matrix is sorted by length and moved to the device in one copy, each batch is a slice
+    cut to its longest row, and pooling, normalising and unsorting happen on the device, so the loop does
+    no Python work per text. Half precision on CUDA (pooling in float32), float32 on CPU. Any other module
+    layout goes through ``SentenceTransformer.encode``. Making one resolves the folder, device and
+    precision only; the model is loaded by the first text encoded (a run whose every answer is on disk
+    loads none).
     """
 
     def __init__(
@@ -137,15 +184,41 @@ class SentenceEncoder:
     def _load(self) -> _Loaded:
         if self._loaded is None:
             max_length = mean_pooled_layout(self.path)
-            loaded = (
-                self._load_sentence_transformer() if max_length is None else self._load_direct(max_length)
-            )
+            if max_length is None:
+                loaded = self._load_sentence_transformer()
+            else:
+                config = plain_bert(self.path)
+                loaded = (
+                    self._load_direct(max_length) if config is None else self._load_plain(max_length, config)
+                )
             if loaded.fast is not None and self.precision != "float32":
                 import torch
 
                 loaded.fast.to(getattr(torch, self.precision))
             self._loaded = loaded
         return self._loaded
+
+    def _load_plain(self, max_length: int, config: dict[str, Any]) -> _Loaded:
+        """A :func:`plain_bert` folder: torch and ``tokenizers`` alone."""
+        import torch
+
+        from rwpost.evaluate.bert import Bert, tokenizer
+
+        tok = tokenizer(self.path, max_length, read_config(self.path / "tokenizer_config.json")["pad_token"])
+        model = Bert(self.path, config).to(self.device)
+
+        def tokenize(texts: list[str]) -> dict[str, Any]:
+            encodings = tok.encode_batch(texts)
+            return {
+                "input_ids": torch.tensor([e.ids for e in encodings]),
+                "token_type_ids": torch.tensor([e.type_ids for e in encodings]),
+                "attention_mask": torch.tensor([e.attention_mask for e in encodings]),
+            }
+
+        def count(texts: list[str]) -> list[int]:
+            return [sum(e.attention_mask) for e in tok.encode_batch(texts)]
+
+        return _Loaded(tokenize, count, max_length, fast=model, hidden_size=model.hidden_size)
 
     def _load_direct(self, max_length: int) -> _Loaded:
         """The tokenizer and model as sentence-transformers loads them (``use_cache`` off, eval mode)."""
@@ -159,7 +232,13 @@ class SentenceEncoder:
         def tokenize(texts: list[str]) -> Any:
             return tokenizer(texts, padding=True, truncation="longest_first", return_tensors="pt")
 
-        return _Loaded(tokenize, tokenizer, max_length, fast=model)
+        return _Loaded(
+            tokenize,
+            _counter(tokenizer, max_length),
+            max_length,
+            fast=model,
+            hidden_size=model.config.hidden_size,
+        )
 
     def _load_sentence_transformer(self) -> _Loaded:
         from sentence_transformers import SentenceTransformer
@@ -167,7 +246,9 @@ class SentenceEncoder:
         model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
         tokenize = getattr(model, "preprocess", None) or model.tokenize  # (tokenize before v6)
         fast = self._mean_pooled_transformer(model)
-        return _Loaded(tokenize, model.tokenizer, model.max_seq_length, fast=fast, model=model)
+        width = fast.config.hidden_size if fast is not None else 0
+        counter = _counter(model.tokenizer, model.max_seq_length)
+        return _Loaded(tokenize, counter, model.max_seq_length, fast=fast, hidden_size=width, model=model)
 
     @staticmethod
     def _mean_pooled_transformer(model: Any) -> Any:
@@ -201,9 +282,8 @@ class SentenceEncoder:
         import torch
 
         loaded = self._load()
-        fast = loaded.fast
         if not texts:
-            return np.zeros((0, fast.config.hidden_size), dtype=np.float32)
+            return np.zeros((0, loaded.hidden_size), dtype=np.float32)
         features = loaded.tokenize(list(texts))  # once: padded to the longest text, truncated as encode does
         mask = features["attention_mask"]
         lengths = mask.sum(dim=1)
@@ -216,12 +296,11 @@ class SentenceEncoder:
             (start, min(start + self.batch_size, len(texts)), sorted_lengths[start])
             for start in range(0, len(texts), self.batch_size)
         ]
-        dimension = fast.config.hidden_size
-        out = torch.empty((len(texts), dimension), dtype=torch.float32, device=device)
+        out = torch.empty((len(texts), loaded.hidden_size), dtype=torch.float32, device=device)
         with torch.inference_mode():
             for start, end, width in spans:
                 batch = {k: v[start:end, :width] for k, v in sorted_inputs.items()}
-                hidden = fast(**batch).last_hidden_state.float()
+                hidden = loaded.hidden(batch).float()
                 weights = batch["attention_mask"].unsqueeze(-1).float()
                 pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
                 out[start:end] = torch.nn.functional.normalize(pooled, p=2, dim=1)
@@ -231,9 +310,17 @@ class SentenceEncoder:
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         """Tokens per text as the model sees them (truncated to its maximum length)."""
-        loaded = self._load()
-        ids = loaded.tokenizer(texts, add_special_tokens=True, truncation=True, max_length=loaded.max_length)
+        return self._load().count(texts)
+
+
+def _counter(tokenizer: Any, max_length: int) -> Callable[[list[str]], list[int]]:
+    """Tokens per text by a transformers tokenizer, truncated to ``max_length``."""
+
+    def count(texts: list[str]) -> list[int]:
+        ids = tokenizer(texts, add_special_tokens=True, truncation=True, max_length=max_length)
         return [len(x) for x in ids["input_ids"]]
+
+    return count
 
 
 @lru_cache(maxsize=4)
@@ -262,5 +349,7 @@ __all__ = [
     "lazy_encoder",
     "mean_pooled_layout",
     "pick_precision",
+    "plain_bert",
+    "read_config",
     "shared_encoder",
 ]

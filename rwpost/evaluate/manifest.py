@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import subprocess
@@ -14,8 +15,10 @@ import rwpost
 from rwpost.io import sha256_hex
 
 
+@functools.cache
 def code_version() -> str:
-    """``git describe --always --dirty --tags`` of the rwpost checkout, else the package version."""
+    """``git describe --always --dirty --tags`` of the rwpost checkout, else the package version: once a
+    process (the code it runs was imported at its start; a stage asks for every run)."""
     root = Path(rwpost.__file__).resolve().parents[1]
     try:
         out = subprocess.run(

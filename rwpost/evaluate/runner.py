@@ -40,7 +40,6 @@ from rwpost.io import (
     sha256_hex,
     write_json,
 )
-from rwpost.llm.client import is_transport_failure
 from rwpost.llm.types import PriceTable
 from rwpost.records import Sample
 from rwpost.secrets import register_config
@@ -219,8 +218,11 @@ def _outage_failed(row: Any) -> bool:
     while every search failed."""
     if not isinstance(row, dict):
         return False
-    if row.get("label") is None and is_transport_failure(row.get("error")):
-        return True
+    if row.get("label") is None and row.get("error"):
+        from rwpost.llm.client import is_transport_failure  # imports openai: only for a failed answer
+
+        if is_transport_failure(row["error"]):
+            return True
     return without_retrieval([c for c in row.get("calls") or [] if isinstance(c, dict)])
 
 

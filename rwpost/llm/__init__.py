@@ -47,20 +47,53 @@ Callers that should work with an API or a local model write against :class:`Chat
 (:mod:`rwpost.llm.local`) runs a Hugging Face model folder in-process with ``transformers``.
 """
 
-from rwpost.llm.cache import CachedAnswer, LLMCache, cache_key
-from rwpost.llm.chat import ApiChatModel, ChatModel, ChatResult
-from rwpost.llm.client import (
-    LLMAccessError,
-    LLMCallError,
-    LLMClient,
-    client_from,
-    estimate_tokens,
-    parse_answer,
-)
-from rwpost.llm.config import LLMSettings, settings_from_env
-from rwpost.llm.local import LocalChatModel
-from rwpost.llm.schemas import load_llm_schema
-from rwpost.llm.types import ImageInput, LLMRequest, LLMResult, Price, PriceTable, Usage
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rwpost.llm.cache import CachedAnswer, LLMCache, cache_key
+    from rwpost.llm.chat import ApiChatModel, ChatModel, ChatResult
+    from rwpost.llm.client import (
+        LLMAccessError,
+        LLMCallError,
+        LLMClient,
+        client_from,
+        estimate_tokens,
+        parse_answer,
+    )
+    from rwpost.llm.config import LLMSettings, settings_from_env
+    from rwpost.llm.local import LocalChatModel
+    from rwpost.llm.schemas import load_llm_schema
+    from rwpost.llm.types import ImageInput, LLMRequest, LLMResult, Price, PriceTable, Usage
+
+_HOMES = {
+    "rwpost.llm.cache": ("CachedAnswer", "LLMCache", "cache_key"),
+    "rwpost.llm.chat": ("ApiChatModel", "ChatModel", "ChatResult"),
+    "rwpost.llm.client": (
+        "LLMAccessError",
+        "LLMCallError",
+        "LLMClient",
+        "client_from",
+        "estimate_tokens",
+        "parse_answer",
+    ),
+    "rwpost.llm.config": ("LLMSettings", "settings_from_env"),
+    "rwpost.llm.local": ("LocalChatModel",),
+    "rwpost.llm.schemas": ("load_llm_schema",),
+    "rwpost.llm.types": ("ImageInput", "LLMRequest", "LLMResult", "Price", "PriceTable", "Usage"),
+}
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """The package's names are imported on first use (PEP 562): a caller of the light modules (config,
+    types) does not pay for the client's ``openai`` import (0.4 s)."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_HOME[name]), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ApiChatModel",
