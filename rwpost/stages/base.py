@@ -321,13 +321,43 @@ INTERRUPTED = 130
 """Exit status of a stage stopped by SIGINT or SIGTERM (as the CLI's)."""
 
 
-def stage_main(stage: ModuleType) -> None:
+def stage_main(stage: ModuleType, *, fast_exit: bool = False) -> None:
     """``python -m pipelines.<stage> [--params FILE]``; an rwpost error is one line and an exit code.
 
     SIGTERM (what ``dvc``, ``timeout`` and schedulers send) stops the stage as Ctrl-C does: the file being
     written is discarded (every write is atomic: the earlier complete file stays) and the stage says so
     in one line; the default SIGTERM would kill it mid-write and leave the temporary file in its outputs.
+
+    ``fast_exit``: once the stage has ended (its outputs written, or its one-line error printed), leave
+    without the interpreter's teardown, which frees torch, scikit-learn and every other module one by one
+    (0.7 s of a 6 s cold evaluate stage). Exit handlers run and the streams are flushed first, and the
+    exit status is the stage's; with another non-daemon thread still running it leaves the ordinary way.
     """
+    try:
+        _stage_main(stage)
+    except SystemExit as exc:
+        if not fast_exit or (exc.code is not None and not isinstance(exc.code, int)):
+            raise
+        _leave(exc.code or 0)
+    if fast_exit:
+        _leave(0)
+
+
+def _leave(status: int) -> None:
+    """Exit now with ``status``, after the exit handlers and a flush, unless other threads still run."""
+    import atexit
+    import os
+    import threading
+
+    if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
+        sys.exit(status)
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def _stage_main(stage: ModuleType) -> None:
     parser = argparse.ArgumentParser(description=(stage.__doc__ or "").splitlines()[0])
     parser.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
     args = parser.parse_args()
