@@ -25,12 +25,19 @@ cascade) plus the planner's and critiques' short calls. On CPU the default is th
 from __future__ import annotations
 
 import os
-import platform
 import sys
 from types import SimpleNamespace
 
 from benchmarks import RESULTS, arguments, goal, load, save
-from benchmarks.local_vlm import _best, hardware_floors, make_inputs, parameter_counts, prefill_flops
+from benchmarks.local_vlm import (
+    Machine,
+    _best,
+    build,
+    make_inputs,
+    parameter_counts,
+    prefill_flops,
+    run_batches,
+)
 
 
 def qwen3_vl_config(smoke: bool):
@@ -85,16 +92,6 @@ def gemma2_reward_config(smoke: bool):
         }
         shape |= {"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256}
     return Gemma2Config(**shape, num_labels=1, pad_token_id=0, max_position_embeddings=8192)
-
-
-def build(config_class_model, config, device: str, dtype):
-    """A randomly initialised model built directly on ``device`` in ``dtype``, in eval mode."""
-    import torch
-
-    torch.manual_seed(0)
-    with torch.device(device):
-        model = config_class_model._from_config(config, dtype=dtype)
-    return model.eval()
 
 
 def flop_view(config) -> SimpleNamespace:
@@ -186,43 +183,30 @@ def main(argv: list[str] | None = None) -> None:
     if args.smoke:
         args.batches, args.repeats = args.batches or "1,2", 1
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
     from transformers import Gemma2ForSequenceClassification, Qwen3VLForConditionalGeneration
 
     before = load()
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    smoke = args.smoke or device == "cpu"
-    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    shapes = ("smoke (tiny models)", "Qwen3-VL-4B + Gemma2-2B reward shapes")
+    machine = Machine.measure(args.smoke, args.matmul, tuple(f"{shape}, N={args.n}" for shape in shapes))
+    device, dtype, smoke = machine.device, machine.dtype, machine.smoke
     args.prompt_tokens = args.prompt_tokens or (32 if smoke else 400)
     args.image = args.image or (64 if smoke else 448)
     args.new_tokens = args.new_tokens or (8 if smoke else 160)
-    matmul = args.matmul or (512 if smoke else 8192)
     batches = [int(x) for x in (args.batches or ("1,2" if smoke else "1,4,16,32")).split(",")]
-    name = torch.cuda.get_device_name(0) if device == "cuda" else (platform.processor() or platform.machine())
-    shape = "smoke (tiny models)" if smoke else "Qwen3-VL-4B + Gemma2-2B reward shapes"
-    print(f"device: {device} ({name}), {dtype}, {shape}, N={args.n}")
-    floors = hardware_floors(device, dtype, matmul, 64 if smoke else 1024)
-    print(
-        f"floors: matmul {floors['matmul_flops_per_s'] / 1e12:.2f} TFLOP/s ({matmul}^3), "
-        f"copy {floors['copy_bytes_per_s'] / 1e9:.1f} GB/s"
-    )
     config = qwen3_vl_config(smoke)
     backbone = build(Qwen3VLForConditionalGeneration, config, device, dtype)
     reward = build(Gemma2ForSequenceClassification, gemma2_reward_config(smoke), device, dtype)
     counts = parameter_counts(backbone)
     reward_params = sum(p.numel() for p in reward.parameters()) - reward.model.embed_tokens.weight.numel()
     print(f"backbone parameters: {counts}; reward model without embeddings: {reward_params}")
-    rows = []
-    for batch in batches:
-        try:
-            row = run_case(
-                backbone, reward, config, counts, reward_params, floors, batch, args, device, dtype
-            )
-        except torch.OutOfMemoryError as exc:
-            print(f"batch {batch}: out of memory ({str(exc).splitlines()[0]})")
-            torch.cuda.empty_cache()
-            continue
-        rows.append(row)
+
+    def case(batch: int) -> dict:
+        return run_case(
+            backbone, reward, config, counts, reward_params, machine.floors, batch, args, device, dtype
+        )
+
+    rows = run_batches(batches, case)
+    for row in rows:
         decode = (
             "decode lost in timing noise"
             if row["decode_ms_per_step"] is None
@@ -230,27 +214,22 @@ def main(argv: list[str] | None = None) -> None:
             f"{100 * row['decode_share_of_floor']:5.1f}% of floor ({row['decode_floor_ms_per_step']:.2f} ms)"
         )
         print(
-            f"batch {batch:3d} x N={args.n}: {row['samples_per_s']:7.2f} samples/s per stage | prefill "
+            f"batch {row['batch']:3d} x N={args.n}: {row['samples_per_s']:7.2f} samples/s per stage | "
+            "prefill "
             f"{100 * row['prefill_share_of_matmul']:5.1f}% of matmul | {decode} | reward "
             f"{row['reward_s']:.3f} s ({100 * row['reward_share_of_stage']:.1f}% of the stage, "
             f"{100 * row['reward_share_of_matmul']:.1f}% of matmul)"
         )
-    result = {
-        "device": device,
-        "gpu": name if device == "cuda" else None,
-        "smoke": smoke,
-        "dtype": str(dtype),
-        "torch": torch.__version__,
-        "backbone": "Qwen3VLForConditionalGeneration, Qwen3-VL-4B-Instruct shape" if not smoke else "tiny",
-        "reward_model": "Gemma2ForSequenceClassification, Gemma-2-2B shape" if not smoke else "tiny",
-        "floors": floors,
-        "parameters": counts,
-        "reward_parameters_without_embeddings": reward_params,
-        "options": vars(args),
-        "rows": rows,
-        "load_before": before,
-        "load_after": load(),
-    }
+    result = machine.result(
+        backbone="Qwen3VLForConditionalGeneration, Qwen3-VL-4B-Instruct shape" if not smoke else "tiny",
+        reward_model="Gemma2ForSequenceClassification, Gemma-2-2B shape" if not smoke else "tiny",
+        parameters=counts,
+        reward_parameters_without_embeddings=reward_params,
+        options=vars(args),
+        rows=rows,
+        load_before=before,
+        load_after=load(),
+    )
     timed = [r for r in rows if r["decode_ms_per_step"] is not None]
     if timed:
         top = max(timed, key=lambda r: r["batch"])

@@ -27,6 +27,8 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from benchmarks import RESULTS, arguments, goal, load, save
 
@@ -75,14 +77,22 @@ def qwen2_vl_config(smoke: bool):
     )
 
 
-def build_model(config, device: str, dtype):
-    """The model, randomly initialised directly on ``device`` in ``dtype``, in eval mode."""
+def build(model_class, config, device: str, dtype):
+    """A ``model_class`` model randomly initialised (seed 0) directly on ``device`` in ``dtype``, in eval
+    mode."""
     import torch
-    from transformers import Qwen2VLForConditionalGeneration
 
     torch.manual_seed(0)
     with torch.device(device):
-        model = Qwen2VLForConditionalGeneration._from_config(config, dtype=dtype)
+        model = model_class._from_config(config, dtype=dtype)
+    return model.eval()
+
+
+def build_model(config, device: str, dtype):
+    """The Qwen2-VL model, randomly initialised, with the real model's padding and end tokens."""
+    from transformers import Qwen2VLForConditionalGeneration
+
+    model = build(Qwen2VLForConditionalGeneration, config, device, dtype)
     model.generation_config.pad_token_id = 151643
     model.generation_config.eos_token_id = 151645
     return model.eval()
@@ -170,6 +180,69 @@ def hardware_floors(device: str, dtype, matmul: int, copy_mib: int) -> dict[str,
     return {"matmul_flops_per_s": 2 * matmul**3 / seconds, "copy_bytes_per_s": 2 * source.numel() / copy_s}
 
 
+@dataclass
+class Machine:
+    """Where a GPU benchmark runs: CUDA when there is one (bfloat16), else the CPU (float32), whether it
+    runs small (``--smoke``, or on CPU), and the floors measured on it in this run."""
+
+    device: str
+    dtype: object
+    smoke: bool
+    name: str
+    floors: dict[str, float]
+
+    @classmethod
+    def measure(cls, smoke: bool, matmul: int | None, shapes: tuple[str, str]) -> Machine:
+        """The machine, printed with what runs on it (``shapes``: when small, when not) and its floors
+        measured now: a ``matmul`` cube (default 8192, smoke 512) and a copy of 1 GiB (smoke 64 MiB)."""
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        smoke = smoke or device == "cpu"
+        dtype = torch.bfloat16 if device == "cuda" else torch.float32
+        name = (
+            torch.cuda.get_device_name(0)
+            if device == "cuda"
+            else (platform.processor() or platform.machine())
+        )
+        print(f"device: {device} ({name}), {dtype}, {shapes[0] if smoke else shapes[1]}")
+        matmul = matmul or (512 if smoke else 8192)
+        floors = hardware_floors(device, dtype, matmul, 64 if smoke else 1024)
+        print(
+            f"floors: matmul {floors['matmul_flops_per_s'] / 1e12:.2f} TFLOP/s ({matmul}^3), "
+            f"copy {floors['copy_bytes_per_s'] / 1e9:.1f} GB/s"
+        )
+        return cls(device, dtype, smoke, name, floors)
+
+    def result(self, **fields: object) -> dict:
+        """A results file's fields: the machine's, then ``fields``."""
+        import torch
+
+        return {
+            "device": self.device,
+            "gpu": self.name if self.device == "cuda" else None,
+            "smoke": self.smoke,
+            "dtype": str(self.dtype),
+            "torch": torch.__version__,
+            "floors": self.floors,
+            **fields,
+        }
+
+
+def run_batches(batches: list[int], run: Callable[[int], dict], label: str = "") -> list[dict]:
+    """``run(batch)`` for each batch size; one that runs out of GPU memory is reported and skipped."""
+    import torch
+
+    rows = []
+    for batch in batches:
+        try:
+            rows.append(run(batch))
+        except torch.OutOfMemoryError as exc:
+            print(f"{label}batch {batch}: out of memory ({str(exc).splitlines()[0]})")
+            torch.cuda.empty_cache()
+    return rows
+
+
 def run_case(model, config, counts, floors, batch: int, variant: str, args, device: str, dtype) -> dict:
     import torch
 
@@ -227,25 +300,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.smoke:  # asked for (not the CPU default): one batch size, one timed run
         args.batches, args.repeats = args.batches or "1", 1
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-
     before = load()
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    smoke = args.smoke or device == "cpu"
-    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    machine = Machine.measure(args.smoke, args.matmul, ("smoke (tiny model)", "Qwen2-VL-2B shape"))
+    device, dtype, smoke = machine.device, machine.dtype, machine.smoke
     args.prompt_tokens = args.prompt_tokens or (32 if smoke else 400)
     args.image = args.image or (56 if smoke else 448)
     args.new_tokens = args.new_tokens or (8 if smoke else 128)
-    matmul = args.matmul or (512 if smoke else 8192)
     batches = [int(x) for x in (args.batches or ("1,2,4" if smoke else "1,2,4,8,16,32,64")).split(",")]
     variants = [x.strip() for x in args.variants.split(",") if x.strip()]
-    name = torch.cuda.get_device_name(0) if device == "cuda" else (platform.processor() or platform.machine())
-    print(f"device: {device} ({name}), {dtype}, {'smoke (tiny model)' if smoke else 'Qwen2-VL-2B shape'}")
-    floors = hardware_floors(device, dtype, matmul, 64 if smoke else 1024)
-    print(
-        f"floors: matmul {floors['matmul_flops_per_s'] / 1e12:.2f} TFLOP/s ({matmul}^3), "
-        f"copy {floors['copy_bytes_per_s'] / 1e9:.1f} GB/s"
-    )
     config = qwen2_vl_config(smoke)
     model = build_model(config, device, dtype)
     counts = parameter_counts(model)
@@ -253,13 +315,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"parameters: {counts}; language-model weights read per decode step {weights_gb:.2f} GB")
     rows = []
     for variant in variants:
-        for batch in batches:
-            try:
-                row = run_case(model, config, counts, floors, batch, variant, args, device, dtype)
-            except torch.OutOfMemoryError as exc:
-                print(f"{variant} batch {batch}: out of memory ({str(exc).splitlines()[0]})")
-                torch.cuda.empty_cache()
-                continue
+
+        def case(batch: int, variant: str = variant) -> dict:
+            return run_case(model, config, counts, machine.floors, batch, variant, args, device, dtype)
+
+        for row in run_batches(batches, case, f"{variant} "):
             rows.append(row)
             decode = (
                 "decode lost in timing noise"
@@ -269,23 +329,13 @@ def main(argv: list[str] | None = None) -> None:
                 f"of floor ({row['decode_floor_ms_per_step']:.2f} ms)"
             )
             print(
-                f"{variant:7s} batch {batch:3d}: {row['samples_per_s']:8.2f} samples/s | prefill "
+                f"{variant:7s} batch {row['batch']:3d}: {row['samples_per_s']:8.2f} samples/s | prefill "
                 f"{row['prefill_tokens_per_s']:10.0f} tok/s = {100 * row['prefill_share_of_matmul']:5.1f}% "
                 f"of matmul | {decode}"
             )
-    result = {
-        "device": device,
-        "gpu": name if device == "cuda" else None,
-        "smoke": smoke,
-        "dtype": str(dtype),
-        "torch": torch.__version__,
-        "floors": floors,
-        "parameters": counts,
-        "options": vars(args),
-        "rows": rows,
-        "load_before": before,
-        "load_after": load(),
-    }
+    result = machine.result(
+        parameters=counts, options=vars(args), rows=rows, load_before=before, load_after=load()
+    )
     timed = [r for r in rows if r["decode_ms_per_step"] is not None]
     if timed:
         top = max(timed, key=lambda r: r["batch"])
