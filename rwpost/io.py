@@ -42,10 +42,7 @@ def _same_file(a: Path, b: Path) -> bool:
             return os.path.samefile(a, b)
     except OSError:
         pass
-    try:
-        return a.resolve() == b.resolve()
-    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13): compare as given
-        return a.absolute() == b.absolute()
+    return _resolved(a) == _resolved(b)
 
 
 def check_output(
@@ -63,6 +60,27 @@ def check_output(
     if (target.exists() or target.is_symlink()) and not overwrite:
         raise ConfigError(f"{target}: already exists (pass --overwrite to replace it)")
     return target
+
+
+def overlap(out: str | os.PathLike[str], given: str | os.PathLike[str]) -> str | None:
+    """How an output path meets an input path: ``"is also"`` (the same file, symlinks and hard links
+    included), ``"is inside"`` (under the input, a folder), ``"holds"`` (the input is under it), or None."""
+    mine, theirs = Path(out), Path(given)
+    if _same_file(mine, theirs):
+        return "is also"
+    mine, theirs = _resolved(mine), _resolved(theirs)
+    if mine.is_relative_to(theirs):
+        return "is inside"
+    if theirs.is_relative_to(mine):
+        return "holds"
+    return None
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13): compare as given
+        return path.absolute()
 
 
 def check_outputs(

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from rwpost.io import check_output, sort_jsonl_by_id
+from rwpost.io import check_output, overlap, sort_jsonl_by_id
 
 
 @pytest.mark.overwrite
@@ -23,6 +23,20 @@ class TestOverwrite:
             with pytest.raises(Exception, match="is also an input"):
                 check_output(tmp_path / alias, [source], overwrite=True)
         assert check_output(tmp_path / "new.jsonl", [source]) == tmp_path / "new.jsonl"
+
+    def test_overlap_names_how_an_output_meets_an_input_links_included(self, tmp_path):
+        # the one answer both the stages' params and the evaluate runner refuse an output by
+        data = tmp_path / "data"
+        (data / "split").mkdir(parents=True)
+        (tmp_path / "alias").symlink_to(data)
+        (data / "a.jsonl").write_text("{}\n", encoding="utf-8")
+        os.link(data / "a.jsonl", tmp_path / "hard.jsonl")
+        assert overlap(tmp_path / "hard.jsonl", data / "a.jsonl") == "is also"
+        assert overlap(tmp_path / "alias", data) == "is also"
+        assert overlap(tmp_path / "alias" / "split" / "out.json", data) == "is inside"
+        assert overlap(tmp_path, data / "a.jsonl") == "holds"
+        assert overlap(tmp_path / "other", data) is None
+        assert overlap(tmp_path / "datas", data) is None  # a name that merely begins alike
 
 
 def test_sort_jsonl_by_id_keeps_lines_byte_for_byte_and_later_duplicates_last(tmp_path):

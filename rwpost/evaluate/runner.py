@@ -37,6 +37,7 @@ from rwpost.io import (
     drop_jsonl_rows,
     drop_torn_tail,
     iter_jsonl,
+    overlap,
     sha256_hex,
     write_json,
 )
@@ -396,7 +397,7 @@ def refuse_inputs_in(out_dir: Path, inputs: Sequence[str | Path]) -> None:
     for name in RUN_OUTPUTS:
         check_output(out_dir / name, given, overwrite=True)
     for folder in (g for g in given if g.is_dir()):
-        if out_dir.resolve().is_relative_to(folder.resolve()):
+        if overlap(out_dir, folder) in ("is also", "is inside"):
             raise ConfigError(f"{out_dir}: is inside the input folder {folder}; write the run elsewhere")
 
 

@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rwpost.errors import ConfigError, Interrupted, RwpostError, signal_name, sigterm_interrupts
-from rwpost.io import check_output, validation_problem, write_json
+from rwpost.io import overlap, validation_problem, write_json
 from rwpost.records import FunnelStep
 from rwpost.secrets import redacting_streams
 
@@ -86,7 +86,7 @@ class StageParams(BaseModel):
         inputs = {**self.paths_read(), "the params file": params_file, "rwpost's code": PACKAGE}
         for key, out in self.paths_written().items():
             for name, given in inputs.items():
-                if given is not None and (how := _overlap(out, given)):
+                if given is not None and (how := overlap(out, given)):
                     raise ConfigError(
                         f"{source}: {key}: {out} {how} an input of this stage ({name}: {given}); "
                         "write the output elsewhere"
@@ -129,30 +129,6 @@ class StageParams(BaseModel):
 
 PACKAGE = Path(__file__).resolve().parents[1]
 """rwpost's own folder: no stage writes into it (``stats.out: rwpost`` put PNGs among the modules)."""
-
-
-def _overlap(out: Path, given: Path) -> str | None:
-    """How an output path meets an input path: the same file (links included, :func:`rwpost.io.
-    check_output`), inside it, or holding it; None when apart."""
-    try:
-        check_output(out, [given], overwrite=True)
-    except ConfigError:
-        return "is also"
-    mine, theirs = _resolved(out), _resolved(given)
-    if mine == theirs:
-        return "is also"
-    if mine.is_relative_to(theirs):
-        return "is inside"
-    if theirs.is_relative_to(mine):
-        return "holds"
-    return None
-
-
-def _resolved(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):  # a symlink loop: compare as given
-        return path.absolute()
 
 
 DVC_BLIND_KEYS = ("size", "nfiles")
