@@ -380,13 +380,8 @@ def predictions_by_id(run: Path) -> dict[str, Any]:
 @pytest.mark.kill
 @pytest.mark.slow
 class TestKill:
-    """Kill tests (issue 16) of extract, filter and evaluate: each stage, run as a user or ``dvc repro`` runs
-    it (a subprocess), is SIGKILLed at seeded random moments within one uninterrupted run's duration, then
-    rerun to its end. Its outputs equal the uninterrupted run's, no record is duplicated or missing, and the
-    resume asks the loopback LLM server only what the killed run had not got an answer to (what it had is
-    cached).
-
-    CI runs 3 points per stage; ``RWPOST_KILL_POINTS=20`` runs the full set (tests/killing.py)."""
+    """The kill pass (issue 16, tests/killing.py) on the evaluate runner: SIGKILLed at seeded moments, rerun
+    to the uninterrupted run's outputs, asking the LLM server only what the killed run had not got."""
 
     def test_evaluate_killed_at_random_moments_resumes_to_the_uninterrupted_run(self, tmp_path):
         # relative --out and cache: every point's run has the same identity as the uninterrupted one

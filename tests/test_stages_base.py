@@ -139,14 +139,8 @@ class TestCliErrors:
 
 @pytest.mark.hostile
 class TestHostile:
-    """A hostile user and a demanding researcher on the pipeline side: params.yaml values that cannot mean
-    what was intended are one line naming the key before any work; a stage stopped by SIGTERM or Ctrl-C leaves
-    only complete files and its rerun finishes; ``rwpost.load`` refuses a damaged split in one line naming the
-    file instead of a pyarrow traceback or a silently short table.
-
-    Every input is built from the authors' released records in data/sample/released/ and real Parquet files
-    written by rwpost's own publish step; the stages run as DVC runs them (``python -m pipelines.<stage>``).
-    """
+    """The hostile pass (tests/README.md) on every stage (params.yaml, signals): inputs from the authors'
+    released records and real Parquet, the stages run as DVC runs them."""
 
     @pytest.mark.parametrize(
         ("section", "values", "key"),

@@ -11,14 +11,8 @@ from tests.conftest import params_with
 
 @pytest.mark.hostile
 class TestHostile:
-    """A hostile user and a demanding researcher on the pipeline side: params.yaml values that cannot mean
-    what was intended are one line naming the key before any work; a stage stopped by SIGTERM or Ctrl-C leaves
-    only complete files and its rerun finishes; ``rwpost.load`` refuses a damaged split in one line naming the
-    file instead of a pyarrow traceback or a silently short table.
-
-    Every input is built from the authors' released records in data/sample/released/ and real Parquet files
-    written by rwpost's own publish step; the stages run as DVC runs them (``python -m pipelines.<stage>``).
-    """
+    """The hostile pass (tests/README.md) on the crawl stage: inputs from the authors' released records and
+    real Parquet, the stages run as DVC runs them."""
 
     def test_a_date_window_that_ends_before_it_starts_is_refused(self):
         with pytest.raises(

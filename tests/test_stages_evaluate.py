@@ -81,14 +81,8 @@ def test_stage_scores_each_detector_and_setting_and_writes_a_leaderboard(tmp_pat
 
 @pytest.mark.hostile
 class TestHostile:
-    """A hostile user and a demanding researcher on the pipeline side: params.yaml values that cannot mean
-    what was intended are one line naming the key before any work; a stage stopped by SIGTERM or Ctrl-C leaves
-    only complete files and its rerun finishes; ``rwpost.load`` refuses a damaged split in one line naming the
-    file instead of a pyarrow traceback or a silently short table.
-
-    Every input is built from the authors' released records in data/sample/released/ and real Parquet files
-    written by rwpost's own publish step; the stages run as DVC runs them (``python -m pipelines.<stage>``).
-    """
+    """The hostile pass (tests/README.md) on the evaluate stage: inputs from the authors' released records and
+    real Parquet, the stages run as DVC runs them."""
 
     @pytest.mark.parametrize(
         ("values", "message"),

@@ -175,14 +175,8 @@ def test_dvc_stage_reads_paths_and_thresholds_from_params(tmp_path: Path) -> Non
 
 @pytest.mark.hostile
 class TestHostile:
-    """A hostile user and a demanding researcher on the pipeline side: params.yaml values that cannot mean
-    what was intended are one line naming the key before any work; a stage stopped by SIGTERM or Ctrl-C leaves
-    only complete files and its rerun finishes; ``rwpost.load`` refuses a damaged split in one line naming the
-    file instead of a pyarrow traceback or a silently short table.
-
-    Every input is built from the authors' released records in data/sample/released/ and real Parquet files
-    written by rwpost's own publish step; the stages run as DVC runs them (``python -m pipelines.<stage>``).
-    """
+    """The hostile pass (tests/README.md) on the filter stage: inputs from the authors' released records and
+    real Parquet, the stages run as DVC runs them."""
 
     @pytest.mark.parametrize(
         ("section", "value", "key"),
@@ -229,13 +223,8 @@ def judge(body: dict[str, Any]) -> Reply:
 @pytest.mark.kill
 @pytest.mark.slow
 class TestKill:
-    """Kill tests (issue 16) of extract, filter and evaluate: each stage, run as a user or ``dvc repro`` runs
-    it (a subprocess), is SIGKILLed at seeded random moments within one uninterrupted run's duration, then
-    rerun to its end. Its outputs equal the uninterrupted run's, no record is duplicated or missing, and the
-    resume asks the loopback LLM server only what the killed run had not got an answer to (what it had is
-    cached).
-
-    CI runs 3 points per stage; ``RWPOST_KILL_POINTS=20`` runs the full set (tests/killing.py)."""
+    """The kill pass (issue 16, tests/killing.py) on the filter stage: SIGKILLed at seeded moments, rerun to
+    the uninterrupted run's outputs, asking the LLM server only what the killed run had not got."""
 
     def test_filter_killed_at_random_moments_resumes_to_the_uninterrupted_outputs(
         self, tmp_path, sample_pipeline

@@ -51,14 +51,8 @@ def _files(root: Path) -> dict[str, bytes]:
 
 @pytest.mark.hostile
 class TestHostile:
-    """A hostile user and a demanding researcher on the pipeline side: params.yaml values that cannot mean
-    what was intended are one line naming the key before any work; a stage stopped by SIGTERM or Ctrl-C leaves
-    only complete files and its rerun finishes; ``rwpost.load`` refuses a damaged split in one line naming the
-    file instead of a pyarrow traceback or a silently short table.
-
-    Every input is built from the authors' released records in data/sample/released/ and real Parquet files
-    written by rwpost's own publish step; the stages run as DVC runs them (``python -m pipelines.<stage>``).
-    """
+    """The hostile pass (tests/README.md) on the split stage: inputs from the authors' released records and
+    real Parquet, the stages run as DVC runs them."""
 
     @pytest.fixture
     def heavy_input(self, tmp_path) -> Path:
