@@ -125,7 +125,6 @@ _PARAGRAPHS = etree.XPath(
     smart_strings=False,
 )
 """The body's paragraphs and quotes, in document order; not those of the claim and rating box or of ads."""
-_HREFS = etree.XPath("descendant::a/@href", smart_strings=False)
 
 
 def body_text_and_links(
@@ -137,17 +136,23 @@ def body_text_and_links(
         return None, []
     paragraphs: list[str] = []
     links: list[str] = []
+    seen_texts: set[str] = set()
+    seen_links: set[str] = set()
     skipped = boilerplate_nodes(body) if skipped is None else skipped
     for node in _PARAGRAPHS(body):
-        if _in_boilerplate(node, skipped):
+        if skipped and _in_boilerplate(node, skipped):
             continue
         text = all_text(node)
-        if text and text not in paragraphs:
+        if text and text not in seen_texts:
+            seen_texts.add(text)
             paragraphs.append(text)
-        for href in _HREFS(node):
-            absolute = join_url(url, href.strip())
-            if absolute not in links:
-                links.append(absolute)
+        for anchor in node.iterdescendants("a"):
+            href = anchor.get("href")
+            if href is not None:
+                absolute = join_url(url, href.strip())
+                if absolute not in seen_links:
+                    seen_links.add(absolute)
+                    links.append(absolute)
     return ("\n\n".join(paragraphs) or None), links
 
 

@@ -122,42 +122,50 @@ _NAMES = etree.XPath(
     smart_strings=False,
 )
 _XML_SPACE = re.compile(r"[^ \t\r\n]+")
+_Query = tuple[etree.XPath, etree.XPath]
 
 
 class _Probed(threading.local):
-    """Per thread, the last tree probed and the class names, ids and itemprops it has (one page meets many
-    queries in a row)."""
+    """Per thread, the last tree probed, the class names, ids and itemprops it has, and the query each CSS
+    group comes to on it (one page meets many queries in a row)."""
 
-    last: tuple[Node | None, set[str]] = (None, set())
+    last: tuple[Node | None, set[str], dict[str, _Query | None]] = (None, set(), {})
 
 
 _PROBED = _Probed()
+_UNPROBED: dict[str, _Query] = {}
+"""The compiled query of each CSS group none of whose selectors names a class, id or itemprop."""
 
 
-def _page_names(root: Node) -> set[str]:
-    """The class names, ids and itemprops of the page ``root`` is in (a tree is only ever pruned, so what
-    it had stays a superset of what it has)."""
+def _query(root: Node, css: str) -> _Query | None:
+    """The compiled query of the selectors of ``css`` that may match in ``root``'s page, None when none
+    may: a selector needing a class name, id or itemprop the page lacks is left out (the cheap probe that
+    spares most of the layouts' queries on a page of another layout). The probe is made once per page and
+    what it leaves of each group is kept with it (a tree is only ever pruned, so what it had stays a
+    superset of what it has)."""
+    query = _UNPROBED.get(css)
+    if query is not None:
+        return query
     probed = _PROBED.last
     if root is not probed[0]:
         top = root
         while (parent := top.getparent()) is not None:
             top = parent
         if top is not probed[0]:
-            values = _NAMES(top)
-            probed = _PROBED.last = (top, {*values, *_XML_SPACE.findall(" ".join(values))})
-    return probed[1]
-
-
-def _query(root: Node, css: str) -> tuple[etree.XPath, etree.XPath] | None:
-    """The compiled query of the selectors of ``css`` that may match in ``root``'s page, None when none
-    may: a selector needing a class name, id or itemprop the page lacks is left out (the cheap probe that
-    spares most of the layouts' queries on a page of another layout)."""
+            found = _NAMES(top)
+            probed = _PROBED.last = (top, {*found, *_XML_SPACE.findall(" ".join(found))}, {})
+    try:
+        return probed[2][css]
+    except KeyError:
+        pass
     group = _group(css)
     if all(not needed for needed, _path in group):
-        return _compiled(tuple(path for _needed, path in group))
-    names = _page_names(root)
+        query = _UNPROBED[css] = _compiled(tuple(path for _needed, path in group))
+        return query
+    names = probed[1]
     paths = tuple(path for needed, path in group if needed <= names)
-    return _compiled(paths) if paths else None
+    query = probed[2][css] = _compiled(paths) if paths else None
+    return query
 
 
 def select_one(root: Node, css: str) -> Node | None:
