@@ -110,11 +110,24 @@ def _names(tree: object) -> set[str]:
     return found
 
 
+_Query = tuple[etree.XPath, etree.XPath]
+
+
 @cache
-def _compiled(paths: tuple[str, ...]) -> tuple[etree.XPath, etree.XPath]:
+def _compiled(paths: tuple[str, ...]) -> _Query:
     """XPath paths as one union, compiled once: the matches in document order, and their own text nodes."""
     path = " | ".join(paths)
     return etree.XPath(path, smart_strings=False), etree.XPath(f"({path})/text()", smart_strings=False)
+
+
+@cache
+def _plan(css: str) -> tuple[_Query | None, tuple[tuple[frozenset[str], str], ...]]:
+    """The compiled query of ``css`` when none of its selectors needs a name (no probe to make), and its
+    selectors (:func:`_group`)."""
+    group = _group(css)
+    if any(needed for needed, _path in group):
+        return None, group
+    return _compiled(tuple(path for _needed, path in group)), group
 
 
 _NAMES = etree.XPath(
@@ -122,30 +135,21 @@ _NAMES = etree.XPath(
     smart_strings=False,
 )
 _XML_SPACE = re.compile(r"[^ \t\r\n]+")
-_Query = tuple[etree.XPath, etree.XPath]
 
 
 class _Probed(threading.local):
-    """Per thread, the last tree probed, the class names, ids and itemprops it has, and the query each CSS
-    group comes to on it (one page meets many queries in a row)."""
+    """Per thread, the last tree probed and the class names, ids and itemprops it has (one page meets many
+    queries in a row)."""
 
-    last: tuple[Node | None, set[str], dict[str, _Query | None]] = (None, set(), {})
+    last: tuple[Node | None, set[str]] = (None, set())
 
 
 _PROBED = _Probed()
-_UNPROBED: dict[str, _Query] = {}
-"""The compiled query of each CSS group none of whose selectors names a class, id or itemprop."""
 
 
-def _query(root: Node, css: str) -> _Query | None:
-    """The compiled query of the selectors of ``css`` that may match in ``root``'s page, None when none
-    may: a selector needing a class name, id or itemprop the page lacks is left out (the cheap probe that
-    spares most of the layouts' queries on a page of another layout). The probe is made once per page and
-    what it leaves of each group is kept with it (a tree is only ever pruned, so what it had stays a
-    superset of what it has)."""
-    query = _UNPROBED.get(css)
-    if query is not None:
-        return query
+def _page_names(root: Node) -> set[str]:
+    """The class names, ids and itemprops of the page ``root`` is in (a tree is only ever pruned, so what
+    it had stays a superset of what it has)."""
     probed = _PROBED.last
     if root is not probed[0]:
         top = root
@@ -153,19 +157,20 @@ def _query(root: Node, css: str) -> _Query | None:
             top = parent
         if top is not probed[0]:
             found = _NAMES(top)
-            probed = _PROBED.last = (top, {*found, *_XML_SPACE.findall(" ".join(found))}, {})
-    try:
-        return probed[2][css]
-    except KeyError:
-        pass
-    group = _group(css)
-    if all(not needed for needed, _path in group):
-        query = _UNPROBED[css] = _compiled(tuple(path for _needed, path in group))
-        return query
-    names = probed[1]
-    paths = tuple(path for needed, path in group if needed <= names)
-    query = probed[2][css] = _compiled(paths) if paths else None
-    return query
+            probed = _PROBED.last = (top, {*found, *_XML_SPACE.findall(" ".join(found))})
+    return probed[1]
+
+
+def _query(root: Node, css: str) -> _Query | None:
+    """The compiled query of the selectors of ``css`` that may match in ``root``'s page, None when none
+    may: a selector needing a class name, id or itemprop the page lacks is left out (the cheap probe that
+    spares most of the layouts' queries on a page of another layout)."""
+    fixed, group = _plan(css)
+    if fixed is not None:
+        return fixed
+    names = _page_names(root)
+    paths = tuple([path for needed, path in group if needed <= names])
+    return _compiled(paths) if paths else None
 
 
 def select_one(root: Node, css: str) -> Node | None:
@@ -176,27 +181,28 @@ def select_one(root: Node, css: str) -> Node | None:
 
 def values(root: Node, query: str) -> list[str]:
     """What a ``css``, ``css::text`` or ``css::attr(name)`` query finds (elements as their text)."""
-    css, ending = _split(query)
+    css, ending, attr = _split(query)
     if ending is None:
         return [all_text(node) or "" for node in select(root, css)]
-    attr = ending.group(2)
     if attr is not None:
-        name = attr.strip()
-        return [value for node in select(root, css) if (value := node.get(name)) is not None]
-    query = _query(root, css)
-    return query[1](root) if query else []
+        return [value for node in select(root, css) if (value := node.get(attr)) is not None]
+    found = _query(root, css)
+    return found[1](root) if found else []
 
 
 @cache
-def _split(query: str) -> tuple[str, re.Match[str] | None]:
-    """CSS and ending of a query; a group (``a::text, b::text``) shares one ending."""
+def _split(query: str) -> tuple[str, str | None, str | None]:
+    """CSS, ending and attribute name (of a ``::attr(name)`` ending) of a query; a group (``a::text,
+    b::text``) shares one ending."""
     parts = [part.strip() for part in query.split(",")]
     endings = [_ENDING.search(part) for part in parts]
     if endings[0] is None or any(e is None or e.group() != endings[0].group() for e in endings):
         if any(endings):
             raise RwpostError(f"selector group with mixed endings: {query!r}")
-        return query, None
-    return ", ".join(part[: e.start()] for part, e in zip(parts, endings, strict=True)), endings[0]
+        return query, None, None
+    css = ", ".join(part[: e.start()] for part, e in zip(parts, endings, strict=True))
+    attr = endings[0].group(2)
+    return css, endings[0].group(), attr.strip() if attr is not None else None
 
 
 def first(root: Node, *queries: str) -> str | None:
