@@ -85,14 +85,17 @@ def select(root: Node, css: str) -> list[Node]:
 
 
 @cache
-def _group(css: str) -> tuple[tuple[frozenset[str], str], ...]:
+def _group(css: str) -> tuple[tuple[frozenset[str], str, str], ...]:
     """Per selector of a group: the class names, ids and ``itemprop`` values its matches need somewhere in
-    the page, and its XPath from a context element."""
-    to_xpath = _TRANSLATOR.selector_to_xpath
-    return tuple(
-        (frozenset(_names(selector.parsed_tree)), to_xpath(selector, "descendant-or-self::"))
-        for selector in parse(css)
-    )
+    the page, and its XPath from a context element as element test and condition (every combinator is a
+    condition, :class:`_ScopedTranslator`)."""
+    found = []
+    for selector in parse(css):
+        expr = _TRANSLATOR.xpath(selector.parsed_tree)
+        if expr.path or "position()" in expr.condition or "last()" in expr.condition:
+            raise RwpostError(f"selector {selector.canonical()!r} of {css!r} is not a condition on one element")
+        found.append((frozenset(_names(selector.parsed_tree)), expr.element, expr.condition))
+    return tuple(found)
 
 
 def _names(tree: object) -> set[str]:
@@ -114,27 +117,35 @@ _Query = tuple[etree.XPath, etree.XPath]
 
 
 @cache
-def _compiled(paths: tuple[str, ...]) -> _Query:
-    """XPath paths as one union, compiled once: the matches in document order, and their own text nodes."""
-    path = " | ".join(paths)
+def _compiled(steps: tuple[tuple[str, str], ...]) -> _Query:
+    """Selectors (element test, condition) as one query, compiled once: the matches in document order, and
+    their own text nodes. Selectors of one element test share one pass over the tree (``div[a or b]``
+    finds what ``div[a] | div[b]`` finds, each step of a union being a pass of its own)."""
+    conditions: dict[str, list[str]] = {}
+    for element, condition in steps:
+        conditions.setdefault(element, []).append(condition)
+    path = " | ".join(
+        f"descendant-or-self::{element}" if not all(conds) else f"descendant-or-self::{element}[{conds[0]}]"
+        if len(conds) == 1 else f"descendant-or-self::{element}[" + " or ".join(f"({c})" for c in conds) + "]"
+        for element, conds in conditions.items()
+    )
     return etree.XPath(path, smart_strings=False), etree.XPath(f"({path})/text()", smart_strings=False)
 
 
 @cache
-def _plan(css: str) -> tuple[_Query | None, tuple[tuple[frozenset[str], str], ...]]:
+def _plan(css: str) -> tuple[_Query | None, tuple[tuple[frozenset[str], str, str], ...]]:
     """The compiled query of ``css`` when none of its selectors needs a name (no probe to make), and its
     selectors (:func:`_group`)."""
     group = _group(css)
-    if any(needed for needed, _path in group):
+    if any(needed for needed, _element, _condition in group):
         return None, group
-    return _compiled(tuple(path for _needed, path in group)), group
+    return _compiled(tuple((element, condition) for _needed, element, condition in group)), group
 
 
 _NAMES = etree.XPath(
     "descendant-or-self::*/@class | descendant-or-self::*/@id | descendant-or-self::*/@itemprop",
     smart_strings=False,
 )
-_XML_SPACE = re.compile(r"[^ \t\r\n]+")
 
 
 class _Probed(threading.local):
@@ -156,8 +167,9 @@ def _page_names(root: Node) -> set[str]:
         while (parent := top.getparent()) is not None:
             top = parent
         if top is not probed[0]:
-            found = _NAMES(top)
-            probed = _PROBED.last = (top, {*found, *_XML_SPACE.findall(" ".join(found))})
+            # every name a selector needs is one word (no whitespace of any kind): the words of the
+            # values are enough, and str.split may only cut more finely than XML's whitespace
+            probed = _PROBED.last = (top, set(" ".join(_NAMES(top)).split()))
     return probed[1]
 
 
@@ -169,8 +181,8 @@ def _query(root: Node, css: str) -> _Query | None:
     if fixed is not None:
         return fixed
     names = _page_names(root)
-    paths = tuple([path for needed, path in group if needed <= names])
-    return _compiled(paths) if paths else None
+    steps = tuple([(element, condition) for needed, element, condition in group if needed <= names])
+    return _compiled(steps) if steps else None
 
 
 def select_one(root: Node, css: str) -> Node | None:
@@ -223,6 +235,8 @@ def first_raw(root: Node, query: str) -> str | None:
 
 def all_text(node: Node) -> str | None:
     """Every text node under ``node`` joined by spaces and cleaned."""
+    if not len(node):  # no children: its only text node is its text
+        return clean_text(node.text)
     return clean_text(" ".join(_TEXT_NODES(node)))
 
 
