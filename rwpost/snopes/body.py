@@ -118,13 +118,36 @@ def _in_boilerplate(node: Node, skipped: set[Node]) -> bool:
     return bool(skipped) and (node in skipped or any(parent in skipped for parent in node.iterancestors()))
 
 
-_PARAGRAPHS = etree.XPath(
-    "descendant::p[not(ancestor::section[@id = 'fact_check_rating_container'])"
-    " and not(ancestor::div[contains(@class, 'ad-unit') or contains(@class, 'snopesad')])]"
-    " | descendant::blockquote[not(ancestor::div[contains(@class, 'snopesad')])]",
+_RATING_BOX_AND_ADS = etree.XPath(
+    "descendant::section[@id = 'fact_check_rating_container']"
+    " | descendant::div[contains(@class, 'ad-unit') or contains(@class, 'snopesad')]",
     smart_strings=False,
 )
-"""The body's paragraphs and quotes, in document order; not those of the claim and rating box or of ads."""
+
+
+def _paragraphs(body: Node, skipped: set[Node]) -> list[Node]:
+    """The body's paragraphs and quotes, in document order; not those of the claim and rating box
+    (``section#fact_check_rating_container``: no paragraphs), of ads (a ``div`` whose class has
+    ``ad-unit``: no paragraphs; ``snopesad``: neither) or of the boilerplate ``skipped``."""
+    tags: tuple[str, ...] = ("p", "blockquote")
+    for outer in (body, *body.iterancestors()):  # what holds the body holds all of them
+        if outer.tag == "div":
+            names = outer.get("class") or ""
+            if "snopesad" in names:
+                return []
+            if "ad-unit" in names:
+                tags = ("blockquote",)
+        elif outer.tag == "section" and outer.get("id") == "fact_check_rating_container":
+            tags = ("blockquote",)
+    left_out: set[Node] = set()
+    for box in _RATING_BOX_AND_ADS(body):
+        if box.tag == "div" and "snopesad" in (box.get("class") or ""):
+            left_out.update(box.iterdescendants("p", "blockquote"))
+        else:
+            left_out.update(box.iterdescendants("p"))
+    for node in skipped:
+        left_out.update(node.iter("p", "blockquote"))
+    return [node for node in body.iterdescendants(*tags) if node not in left_out]
 
 
 def body_text_and_links(
@@ -139,9 +162,7 @@ def body_text_and_links(
     seen_texts: set[str] = set()
     seen_links: set[str] = set()
     skipped = boilerplate_nodes(body) if skipped is None else skipped
-    for node in _PARAGRAPHS(body):
-        if skipped and _in_boilerplate(node, skipped):
-            continue
+    for node in _paragraphs(body, skipped):
         text = all_text(node)
         if text and text not in seen_texts:
             seen_texts.add(text)
