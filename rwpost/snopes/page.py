@@ -23,12 +23,12 @@ from rwpost.snopes.links import has_plain_host, is_plain_url, join_url
 from rwpost.snopes.select import (
     Node,
     all_text,
+    any_match,
     as_tree,
     classes,
     clean_text,
     first,
     select,
-    select_one,
     values,
 )
 
@@ -154,7 +154,7 @@ def parse_date(value: str | None) -> datetime | None:
 def detect_layout(page: Node, objects: list[dict[str, Any]]) -> str:
     """Which Snopes layout the page uses (markup first; JSON-LD alone is its own case)."""
     for layout in LAYOUTS:
-        if select_one(page, layout.markers) is not None:
+        if any_match(page, layout.markers):
             return layout.name
     if _of_type(objects, "ClaimReview"):
         return LAYOUT_JSONLD

@@ -93,7 +93,7 @@ def _group(css: str) -> tuple[tuple[frozenset[str], str, str], ...]:
     for selector in parse(css):
         expr = _TRANSLATOR.xpath(selector.parsed_tree)
         if expr.path or "position()" in expr.condition or "last()" in expr.condition:
-            raise RwpostError(f"selector {selector.canonical()!r} of {css!r} is not a condition on one element")
+            raise RwpostError(f"selector {selector.canonical()!r} of {css!r}: not a condition on one element")
         found.append((frozenset(_names(selector.parsed_tree)), expr.element, expr.condition))
     return tuple(found)
 
@@ -124,12 +124,16 @@ def _compiled(steps: tuple[tuple[str, str], ...]) -> _Query:
     conditions: dict[str, list[str]] = {}
     for element, condition in steps:
         conditions.setdefault(element, []).append(condition)
-    path = " | ".join(
-        f"descendant-or-self::{element}" if not all(conds) else f"descendant-or-self::{element}[{conds[0]}]"
-        if len(conds) == 1 else f"descendant-or-self::{element}[" + " or ".join(f"({c})" for c in conds) + "]"
-        for element, conds in conditions.items()
-    )
+    path = " | ".join(_step(element, conds) for element, conds in conditions.items())
     return etree.XPath(path, smart_strings=False), etree.XPath(f"({path})/text()", smart_strings=False)
+
+
+def _step(element: str, conditions: list[str]) -> str:
+    if not all(conditions):  # a selector of the bare element: every one matches
+        return f"descendant-or-self::{element}"
+    if len(conditions) == 1:
+        return f"descendant-or-self::{element}[{conditions[0]}]"
+    return f"descendant-or-self::{element}[" + " or ".join(f"({c})" for c in conditions) + "]"
 
 
 @cache
@@ -183,6 +187,25 @@ def _query(root: Node, css: str) -> _Query | None:
     names = _page_names(root)
     steps = tuple([(element, condition) for needed, element, condition in group if needed <= names])
     return _compiled(steps) if steps else None
+
+
+def any_match(root: Node, css: str) -> bool:
+    """Whether :func:`select` finds anything: the selectors of the group one by one, those that test the
+    element's name (a pass over fewer elements) first, until one finds something."""
+    names: set[str] | None = None
+    for needed, element, condition in _by_cost(css):
+        if needed:
+            names = _page_names(root) if names is None else names
+            if not needed <= names:
+                continue
+        if _compiled(((element, condition),))[0](root):
+            return True
+    return False
+
+
+@cache
+def _by_cost(css: str) -> tuple[tuple[frozenset[str], str, str], ...]:
+    return tuple(sorted(_group(css), key=lambda selector: selector[1] == "*"))
 
 
 def select_one(root: Node, css: str) -> Node | None:
