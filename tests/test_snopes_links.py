@@ -93,7 +93,8 @@ def test_join_url_is_urljoin(href):
 
 
 @pytest.mark.parametrize(
-    "base", ["https://www.snopes.com/a/b", "http://h?q=1", "https://u@h:80/x#f", "http://[::1]/x", "ftp://h/x"]
+    "base",
+    ["https://www.snopes.com/a/b", "http://h?q=1", "https://u@h:80/x#f", "http://[::1]/x", "ftp://h/x"],
 )
 @pytest.mark.parametrize(
     "href", ["/uploads/a.jpg", "/a/", "/a//b", "/a/./b", "/a/../b", "/.x", "/a;b", "/a?", "/a#", "/a b", "/"]
