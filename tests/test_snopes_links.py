@@ -90,3 +90,14 @@ def test_link_kind_by_extension_and_known_hosts(url, kind):
 def test_join_url_is_urljoin(href):
     base = "https://www.snopes.com/fact-check/some-claim/"
     assert join_url(base, href) == urljoin(base, href)
+
+
+@pytest.mark.parametrize(
+    "base",
+    ["https://www.snopes.com/a/b", "http://h?q=1", "https://u@h:80/x#f", "http://[::1]/x", "ftp://h/x"],
+)
+@pytest.mark.parametrize(
+    "href", ["/uploads/a.jpg", "/a/", "/a//b", "/a/./b", "/a/../b", "/.x", "/a;b", "/a?", "/a#", "/a b", "/"]
+)
+def test_join_url_of_a_path_from_the_root_is_urljoin(base, href):
+    assert join_url(base, href) == urljoin(base, href)

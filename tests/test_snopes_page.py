@@ -12,7 +12,7 @@ from rwpost.ids import record_id
 from rwpost.sample.build import load_gold
 from rwpost.snopes.layouts import LAYOUT_2018_LATE, LAYOUT_2018_MICRODATA
 from rwpost.snopes.links import canonical_image_url
-from rwpost.snopes.page import SnopesArticle, read_article
+from rwpost.snopes.page import SnopesArticle, page_url_problem, read_article
 from rwpost.snopes.select import parse_html
 from rwpost.tagged import tag_html
 from tests.conftest import EARLY, FIXTURES, LATE, LATE_URL, NOT_TEXT, ROOT
@@ -185,3 +185,19 @@ def test_published_time_is_zone_correct():
     )
     page = read_article(html, "https://www.snopes.com/fact-check/robert-de-niro-trump-oscars/")
     assert page.date_published == datetime(2025, 3, 3, 19, 28, 26, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("https://www.snopes.com/fact-check/x/?a=1#b", None),
+        ("HTTPS://u@H:8080/x", None),
+        ("http://h:99999/", "not a URL (Port out of range 0-65535)"),
+        ("https://h:x/", "not a URL (Port could not be cast to integer value as 'x')"),
+        ("http://[::1/x", "not a URL (Invalid IPv6 URL)"),
+        ("ftp://h/x", "not an http(s) URL"),
+        ("https:///x", "no host"),
+    ],
+)
+def test_a_page_url_needs_http_a_host_and_a_good_port(url, problem):
+    assert page_url_problem(url) == problem

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from rwpost.snopes.select import all_text, drop_tree, first, first_raw, parse_html, select, text_of, values
+from rwpost.snopes.select import (
+    all_text,
+    any_match,
+    drop_tree,
+    first,
+    first_raw,
+    parse_html,
+    select,
+    text_of,
+    values,
+)
 
 
 def test_text_queries_give_own_text_nodes_in_document_order():
@@ -55,3 +65,17 @@ def test_content_text_leaves_out_scripts_and_styles_and_a_drop_keeps_the_text_af
     assert all_text(div) == "a x() b p{} c d"  # every text node, as the crawl record reads them
     drop_tree(select(page, "i")[0])
     assert text_of(div) == "a b  d"
+
+
+def test_a_group_finds_what_its_selectors_find_and_any_match_says_whether_it_finds_anything():
+    page = parse_html(
+        '<div class="a"><p class="x">1</p></div><section id="s"><p>2</p></section><p class="y">3</p>'
+        '<span itemprop="n">4</span>'
+    )
+    assert values(page, "div.a p::text, p.y::text, section#s p::text") == ["1", "2", "3"]  # document order
+    assert values(page, "p.x::text, p.y::text, p.z::text") == ["1", "3"]  # one pass over p for all three
+    assert values(page, "p::text, p.y::text") == ["1", "2", "3"]
+    assert any_match(page, "[itemprop=n], p.y") and any_match(page, "#s")
+    assert not any_match(page, "p.z, [itemprop=m], div#s")
+    body = select(page, "section")[0]
+    assert any_match(body, "div.a ~ section p") and not any_match(body, "div.a p")

@@ -118,14 +118,36 @@ def _in_boilerplate(node: Node, skipped: set[Node]) -> bool:
     return bool(skipped) and (node in skipped or any(parent in skipped for parent in node.iterancestors()))
 
 
-_PARAGRAPHS = etree.XPath(
-    "descendant::p[not(ancestor::section[@id = 'fact_check_rating_container'])"
-    " and not(ancestor::div[contains(@class, 'ad-unit') or contains(@class, 'snopesad')])]"
-    " | descendant::blockquote[not(ancestor::div[contains(@class, 'snopesad')])]",
+_RATING_BOX_AND_ADS = etree.XPath(
+    "descendant::section[@id = 'fact_check_rating_container']"
+    " | descendant::div[contains(@class, 'ad-unit') or contains(@class, 'snopesad')]",
     smart_strings=False,
 )
-"""The body's paragraphs and quotes, in document order; not those of the claim and rating box or of ads."""
-_HREFS = etree.XPath("descendant::a/@href", smart_strings=False)
+
+
+def _paragraphs(body: Node, skipped: set[Node]) -> list[Node]:
+    """The body's paragraphs and quotes, in document order; not those of the claim and rating box
+    (``section#fact_check_rating_container``: no paragraphs), of ads (a ``div`` whose class has
+    ``ad-unit``: no paragraphs; ``snopesad``: neither) or of the boilerplate ``skipped``."""
+    tags: tuple[str, ...] = ("p", "blockquote")
+    for outer in (body, *body.iterancestors()):  # what holds the body holds all of them
+        if outer.tag == "div":
+            names = outer.get("class") or ""
+            if "snopesad" in names:
+                return []
+            if "ad-unit" in names:
+                tags = ("blockquote",)
+        elif outer.tag == "section" and outer.get("id") == "fact_check_rating_container":
+            tags = ("blockquote",)
+    left_out: set[Node] = set()
+    for box in _RATING_BOX_AND_ADS(body):
+        if box.tag == "div" and "snopesad" in (box.get("class") or ""):
+            left_out.update(box.iterdescendants("p", "blockquote"))
+        else:
+            left_out.update(box.iterdescendants("p"))
+    for node in skipped:
+        left_out.update(node.iter("p", "blockquote"))
+    return [node for node in body.iterdescendants(*tags) if node not in left_out]
 
 
 def body_text_and_links(
@@ -137,17 +159,21 @@ def body_text_and_links(
         return None, []
     paragraphs: list[str] = []
     links: list[str] = []
+    seen_texts: set[str] = set()
+    seen_links: set[str] = set()
     skipped = boilerplate_nodes(body) if skipped is None else skipped
-    for node in _PARAGRAPHS(body):
-        if _in_boilerplate(node, skipped):
-            continue
+    for node in _paragraphs(body, skipped):
         text = all_text(node)
-        if text and text not in paragraphs:
+        if text and text not in seen_texts:
+            seen_texts.add(text)
             paragraphs.append(text)
-        for href in _HREFS(node):
-            absolute = join_url(url, href.strip())
-            if absolute not in links:
-                links.append(absolute)
+        for anchor in node.iterdescendants("a"):
+            href = anchor.get("href")
+            if href is not None:
+                absolute = join_url(url, href.strip())
+                if absolute not in seen_links:
+                    seen_links.add(absolute)
+                    links.append(absolute)
     return ("\n\n".join(paragraphs) or None), links
 
 

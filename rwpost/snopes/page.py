@@ -19,15 +19,16 @@ from lxml import etree
 
 from rwpost.snopes.body import article_images, body_text_and_links, boilerplate_nodes, crawl_body
 from rwpost.snopes.layouts import BY_NAME, LAYOUT_JSONLD, LAYOUT_UNKNOWN, LAYOUTS
+from rwpost.snopes.links import has_plain_host, is_plain_url, join_url
 from rwpost.snopes.select import (
     Node,
     all_text,
+    any_match,
     as_tree,
     classes,
     clean_text,
     first,
     select,
-    select_one,
     values,
 )
 
@@ -49,6 +50,8 @@ _NOT_A_CATEGORY = ("home", "fact check", "fact checks")
 def page_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a page's address (its record's id is computed from it), or None: it must be
     an http(s) URL with a host and a port that is a number below 65536."""
+    if has_plain_host(url):
+        return None
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 (raises on a port that is no number or too large)
@@ -65,7 +68,7 @@ def _canonical(url: str, canonical: str) -> tuple[str, str | None]:
     """The page's canonical URL and, when its canonical link cannot be one, the page's own URL instead
     and why (a bad port or a ``javascript:`` link must not lose the page)."""
     try:
-        joined = urljoin(url, canonical)
+        joined = join_url(url, canonical) if is_plain_url(url) else urljoin(url, canonical)
     except ValueError as exc:
         joined, problem = canonical, f"not a URL ({exc})"
     else:
@@ -151,7 +154,7 @@ def parse_date(value: str | None) -> datetime | None:
 def detect_layout(page: Node, objects: list[dict[str, Any]]) -> str:
     """Which Snopes layout the page uses (markup first; JSON-LD alone is its own case)."""
     for layout in LAYOUTS:
-        if select_one(page, layout.markers) is not None:
+        if any_match(page, layout.markers):
             return layout.name
     if _of_type(objects, "ClaimReview"):
         return LAYOUT_JSONLD

@@ -85,14 +85,17 @@ def select(root: Node, css: str) -> list[Node]:
 
 
 @cache
-def _group(css: str) -> tuple[tuple[frozenset[str], str], ...]:
+def _group(css: str) -> tuple[tuple[frozenset[str], str, str], ...]:
     """Per selector of a group: the class names, ids and ``itemprop`` values its matches need somewhere in
-    the page, and its XPath from a context element."""
-    to_xpath = _TRANSLATOR.selector_to_xpath
-    return tuple(
-        (frozenset(_names(selector.parsed_tree)), to_xpath(selector, "descendant-or-self::"))
-        for selector in parse(css)
-    )
+    the page, and its XPath from a context element as element test and condition (every combinator is a
+    condition, :class:`_ScopedTranslator`)."""
+    found = []
+    for selector in parse(css):
+        expr = _TRANSLATOR.xpath(selector.parsed_tree)
+        if expr.path or "position()" in expr.condition or "last()" in expr.condition:
+            raise RwpostError(f"selector {selector.canonical()!r} of {css!r}: not a condition on one element")
+        found.append((frozenset(_names(selector.parsed_tree)), expr.element, expr.condition))
+    return tuple(found)
 
 
 def _names(tree: object) -> set[str]:
@@ -110,18 +113,43 @@ def _names(tree: object) -> set[str]:
     return found
 
 
+_Query = tuple[etree.XPath, etree.XPath]
+
+
 @cache
-def _compiled(paths: tuple[str, ...]) -> tuple[etree.XPath, etree.XPath]:
-    """XPath paths as one union, compiled once: the matches in document order, and their own text nodes."""
-    path = " | ".join(paths)
+def _compiled(steps: tuple[tuple[str, str], ...]) -> _Query:
+    """Selectors (element test, condition) as one query, compiled once: the matches in document order, and
+    their own text nodes. Selectors of one element test share one pass over the tree (``div[a or b]``
+    finds what ``div[a] | div[b]`` finds, each step of a union being a pass of its own)."""
+    conditions: dict[str, list[str]] = {}
+    for element, condition in steps:
+        conditions.setdefault(element, []).append(condition)
+    path = " | ".join(_step(element, conds) for element, conds in conditions.items())
     return etree.XPath(path, smart_strings=False), etree.XPath(f"({path})/text()", smart_strings=False)
+
+
+def _step(element: str, conditions: list[str]) -> str:
+    if not all(conditions):  # a selector of the bare element: every one matches
+        return f"descendant-or-self::{element}"
+    if len(conditions) == 1:
+        return f"descendant-or-self::{element}[{conditions[0]}]"
+    return f"descendant-or-self::{element}[" + " or ".join(f"({c})" for c in conditions) + "]"
+
+
+@cache
+def _plan(css: str) -> tuple[_Query | None, tuple[tuple[frozenset[str], str, str], ...]]:
+    """The compiled query of ``css`` when none of its selectors needs a name (no probe to make), and its
+    selectors (:func:`_group`)."""
+    group = _group(css)
+    if any(needed for needed, _element, _condition in group):
+        return None, group
+    return _compiled(tuple((element, condition) for _needed, element, condition in group)), group
 
 
 _NAMES = etree.XPath(
     "descendant-or-self::*/@class | descendant-or-self::*/@id | descendant-or-self::*/@itemprop",
     smart_strings=False,
 )
-_XML_SPACE = re.compile(r"[^ \t\r\n]+")
 
 
 class _Probed(threading.local):
@@ -143,21 +171,41 @@ def _page_names(root: Node) -> set[str]:
         while (parent := top.getparent()) is not None:
             top = parent
         if top is not probed[0]:
-            values = _NAMES(top)
-            probed = _PROBED.last = (top, {*values, *_XML_SPACE.findall(" ".join(values))})
+            # every name a selector needs is one word (no whitespace of any kind): the words of the
+            # values are enough, and str.split may only cut more finely than XML's whitespace
+            probed = _PROBED.last = (top, set(" ".join(_NAMES(top)).split()))
     return probed[1]
 
 
-def _query(root: Node, css: str) -> tuple[etree.XPath, etree.XPath] | None:
+def _query(root: Node, css: str) -> _Query | None:
     """The compiled query of the selectors of ``css`` that may match in ``root``'s page, None when none
     may: a selector needing a class name, id or itemprop the page lacks is left out (the cheap probe that
     spares most of the layouts' queries on a page of another layout)."""
-    group = _group(css)
-    if all(not needed for needed, _path in group):
-        return _compiled(tuple(path for _needed, path in group))
+    fixed, group = _plan(css)
+    if fixed is not None:
+        return fixed
     names = _page_names(root)
-    paths = tuple(path for needed, path in group if needed <= names)
-    return _compiled(paths) if paths else None
+    steps = tuple([(element, condition) for needed, element, condition in group if needed <= names])
+    return _compiled(steps) if steps else None
+
+
+def any_match(root: Node, css: str) -> bool:
+    """Whether :func:`select` finds anything: the selectors of the group one by one, those that test the
+    element's name (a pass over fewer elements) first, until one finds something."""
+    names: set[str] | None = None
+    for needed, element, condition in _by_cost(css):
+        if needed:
+            names = _page_names(root) if names is None else names
+            if not needed <= names:
+                continue
+        if _compiled(((element, condition),))[0](root):
+            return True
+    return False
+
+
+@cache
+def _by_cost(css: str) -> tuple[tuple[frozenset[str], str, str], ...]:
+    return tuple(sorted(_group(css), key=lambda selector: selector[1] == "*"))
 
 
 def select_one(root: Node, css: str) -> Node | None:
@@ -168,27 +216,28 @@ def select_one(root: Node, css: str) -> Node | None:
 
 def values(root: Node, query: str) -> list[str]:
     """What a ``css``, ``css::text`` or ``css::attr(name)`` query finds (elements as their text)."""
-    css, ending = _split(query)
+    css, ending, attr = _split(query)
     if ending is None:
         return [all_text(node) or "" for node in select(root, css)]
-    attr = ending.group(2)
     if attr is not None:
-        name = attr.strip()
-        return [value for node in select(root, css) if (value := node.get(name)) is not None]
-    query = _query(root, css)
-    return query[1](root) if query else []
+        return [value for node in select(root, css) if (value := node.get(attr)) is not None]
+    found = _query(root, css)
+    return found[1](root) if found else []
 
 
 @cache
-def _split(query: str) -> tuple[str, re.Match[str] | None]:
-    """CSS and ending of a query; a group (``a::text, b::text``) shares one ending."""
+def _split(query: str) -> tuple[str, str | None, str | None]:
+    """CSS, ending and attribute name (of a ``::attr(name)`` ending) of a query; a group (``a::text,
+    b::text``) shares one ending."""
     parts = [part.strip() for part in query.split(",")]
     endings = [_ENDING.search(part) for part in parts]
     if endings[0] is None or any(e is None or e.group() != endings[0].group() for e in endings):
         if any(endings):
             raise RwpostError(f"selector group with mixed endings: {query!r}")
-        return query, None
-    return ", ".join(part[: e.start()] for part, e in zip(parts, endings, strict=True)), endings[0]
+        return query, None, None
+    css = ", ".join(part[: e.start()] for part, e in zip(parts, endings, strict=True))
+    attr = endings[0].group(2)
+    return css, endings[0].group(), attr.strip() if attr is not None else None
 
 
 def first(root: Node, *queries: str) -> str | None:
@@ -209,6 +258,8 @@ def first_raw(root: Node, query: str) -> str | None:
 
 def all_text(node: Node) -> str | None:
     """Every text node under ``node`` joined by spaces and cleaned."""
+    if not len(node):  # no children: its only text node is its text
+        return clean_text(node.text)
     return clean_text(" ".join(_TEXT_NODES(node)))
 
 
