@@ -98,33 +98,9 @@ _PLAIN_ABSOLUTE = re.compile(
 or fragment, or other characters it would rewrite)."""
 
 
-_PLAIN_ROOT_PATH = re.compile(r"(?:/[!$%&'()*+,\-0-9:=@A-Z_a-z~][!$%&'()*+,\-.0-9:=@A-Z_a-z~]*)+/?")
-"""A path from the site's root that ``urljoin`` puts after the base's host unchanged (no empty or dot
-segments, parameters, query or fragment)."""
-_SCHEME_AND_HOST = re.compile(r"https?://[^/?#]+")
-_PLAIN_HOST = re.compile(r"https?://[!$%&'()*+,\-.0-9=A-Z_a-z~]+(?:[/?#]|$)")
-"""The start of a URL whose host has no port, user or brackets."""
-
-
-def is_plain_url(url: str) -> bool:
-    """An absolute http(s) URL that ``urljoin`` returns unchanged and ``urlsplit`` reads without error."""
-    return _PLAIN_ABSOLUTE.fullmatch(url) is not None
-
-
-def has_plain_host(url: str) -> bool:
-    """A plain URL (:func:`is_plain_url`) whose host has no port, user or brackets: ``urlsplit`` gives it a
-    host and no port."""
-    return _PLAIN_ABSOLUTE.fullmatch(url) is not None and _PLAIN_HOST.match(url) is not None
-
-
 def join_url(base: str, url: str) -> str:
-    """``urljoin(base, url)``, without its cost for an absolute URL it would return unchanged or a plain
-    path from the root of a plain base (:func:`is_plain_url`)."""
-    if _PLAIN_ABSOLUTE.fullmatch(url):
-        return url
-    if url[:1] == "/" and _PLAIN_ROOT_PATH.fullmatch(url) and _PLAIN_ABSOLUTE.fullmatch(base):
-        return _SCHEME_AND_HOST.match(base).group() + url  # type: ignore[union-attr]
-    return urljoin(base, url)
+    """``urljoin(base, url)``, without its cost for an absolute URL it would return unchanged."""
+    return url if _PLAIN_ABSOLUTE.fullmatch(url) else urljoin(base, url)
 
 
 def resolve_link(url: str | None, base_url: str | None) -> str | None:

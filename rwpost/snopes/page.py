@@ -19,7 +19,6 @@ from lxml import etree
 
 from rwpost.snopes.body import article_images, body_text_and_links, boilerplate_nodes, crawl_body
 from rwpost.snopes.layouts import BY_NAME, LAYOUT_JSONLD, LAYOUT_UNKNOWN, LAYOUTS
-from rwpost.snopes.links import has_plain_host, is_plain_url, join_url
 from rwpost.snopes.select import (
     Node,
     all_text,
@@ -50,8 +49,6 @@ _NOT_A_CATEGORY = ("home", "fact check", "fact checks")
 def page_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a page's address (its record's id is computed from it), or None: it must be
     an http(s) URL with a host and a port that is a number below 65536."""
-    if has_plain_host(url):
-        return None
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 (raises on a port that is no number or too large)
@@ -68,7 +65,7 @@ def _canonical(url: str, canonical: str) -> tuple[str, str | None]:
     """The page's canonical URL and, when its canonical link cannot be one, the page's own URL instead
     and why (a bad port or a ``javascript:`` link must not lose the page)."""
     try:
-        joined = join_url(url, canonical) if is_plain_url(url) else urljoin(url, canonical)
+        joined = urljoin(url, canonical)
     except ValueError as exc:
         joined, problem = canonical, f"not a URL ({exc})"
     else:
