@@ -10,11 +10,15 @@ it with transformers).
 
 from __future__ import annotations
 
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch.nn import functional as F
+
+from rwpost.errors import ConfigError
 
 
 class Bert:
@@ -90,13 +94,39 @@ class Bert:
         return x
 
 
-def tokenizer(path: Path, max_length: int, pad: str) -> Any:
-    """The folder's tokenizer.json, truncating to ``max_length`` and padding to the longest text with the
-    ``pad`` token (on the right), as transformers' fast tokenizer does with ``padding=True,
-    truncation="longest_first"``."""
-    from tokenizers import Tokenizer
+class BertTokenizer:
+    """The folder's tokenizer.json as transformers' fast tokenizer runs it with ``padding=True,
+    truncation="longest_first"``: truncated to ``max_length``, padded on the right to the longest text with
+    the ``pad`` token (type 0, mask 0). The padding is done in numpy from the unpadded ids: a padded batch
+    turned into tensors from Python lists costs more than a GPU's forward pass over it."""
 
-    tok = Tokenizer.from_file(str(path / "tokenizer.json"))
-    tok.enable_truncation(max_length=max_length, strategy="longest_first", direction="right")
-    tok.enable_padding(direction="right", pad_id=tok.token_to_id(pad), pad_type_id=0, pad_token=pad)
-    return tok
+    def __init__(self, path: Path, max_length: int, pad: str):
+        from tokenizers import Tokenizer
+
+        self._tok = Tokenizer.from_file(str(path / "tokenizer.json"))
+        self._tok.enable_truncation(max_length=max_length, strategy="longest_first", direction="right")
+        self._tok.no_padding()  # a tokenizer.json may pad (the shipped MiniLM's pads to 128): padded below
+        pad_id = self._tok.token_to_id(pad)
+        if pad_id is None:
+            raise ConfigError(f"{path / 'tokenizer.json'}: no padding token {pad!r} in its vocabulary")
+        self.pad_id: int = pad_id
+
+    def lengths(self, texts: list[str]) -> list[int]:
+        """Tokens per text, truncated."""
+        return [len(e.ids) for e in self._tok.encode_batch(texts)]
+
+    def __call__(self, texts: list[str]) -> dict[str, torch.Tensor]:
+        """``input_ids``, ``token_type_ids`` and ``attention_mask`` of ``texts``, padded."""
+        encodings = self._tok.encode_batch(texts)
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+        mask = np.arange(lengths.max(initial=0)) < lengths[:, None]
+        total = int(lengths.sum())
+        ids = np.full(mask.shape, self.pad_id, dtype=np.int64)
+        ids[mask] = np.fromiter(chain.from_iterable(e.ids for e in encodings), np.int64, total)
+        types = np.zeros(mask.shape, dtype=np.int64)
+        types[mask] = np.fromiter(chain.from_iterable(e.type_ids for e in encodings), np.int64, total)
+        return {
+            "input_ids": torch.from_numpy(ids),
+            "token_type_ids": torch.from_numpy(types),
+            "attention_mask": torch.from_numpy(mask.astype(np.int64)),
+        }

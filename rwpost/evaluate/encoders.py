@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -201,37 +200,12 @@ class SentenceEncoder:
 
     def _load_plain(self, max_length: int, config: dict[str, Any]) -> _Loaded:
         """A :func:`plain_bert` folder: torch and ``tokenizers`` alone."""
-        import torch
-
-        from rwpost.evaluate.bert import Bert, tokenizer
+        from rwpost.evaluate.bert import Bert, BertTokenizer
 
         pad = read_config(self.path / "tokenizer_config.json")["pad_token"]
-        tok = tokenizer(self.path, max_length, pad)
-        pad_id = tok.padding["pad_id"]
-        tok.no_padding()  # padded below in numpy: a padded batch as Python lists costs more than the GPU
+        tokenize = BertTokenizer(self.path, max_length, pad)
         model = Bert(self.path, config).to(self.device)
-
-        def tokenize(texts: list[str]) -> dict[str, Any]:
-            """As the padding tokenizer's ``input_ids``, ``token_type_ids`` and ``attention_mask``: padded
-            on the right to the longest text with the pad token, type 0 and mask 0."""
-            encodings = tok.encode_batch(texts)
-            lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
-            mask = np.arange(lengths.max(initial=0)) < lengths[:, None]
-            total = int(lengths.sum())
-            ids = np.full(mask.shape, pad_id, dtype=np.int64)
-            ids[mask] = np.fromiter(chain.from_iterable(e.ids for e in encodings), np.int64, total)
-            types = np.zeros(mask.shape, dtype=np.int64)
-            types[mask] = np.fromiter(chain.from_iterable(e.type_ids for e in encodings), np.int64, total)
-            return {
-                "input_ids": torch.from_numpy(ids),
-                "token_type_ids": torch.from_numpy(types),
-                "attention_mask": torch.from_numpy(mask.astype(np.int64)),
-            }
-
-        def count(texts: list[str]) -> list[int]:
-            return [len(e.ids) for e in tok.encode_batch(texts)]
-
-        return _Loaded(tokenize, count, max_length, fast=model, hidden_size=model.hidden_size)
+        return _Loaded(tokenize, tokenize.lengths, max_length, fast=model, hidden_size=model.hidden_size)
 
     def _load_direct(self, max_length: int) -> _Loaded:
         """The tokenizer and model as sentence-transformers loads them (``use_cache`` off, eval mode)."""
