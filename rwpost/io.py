@@ -13,8 +13,9 @@ import gzip
 import hashlib
 import json
 import os
+import signal
 import stat
-import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -210,24 +211,66 @@ def _write_error(target: Path, exc: OSError) -> RwpostError:
 
 
 @contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM (where Python handles them, in the main thread) until the block ends,
+    then act on one that came: the few steps that create or remove a temporary file are never cut
+    between the file existing and the path being known, nor between the cleanup's start and its end."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Python runs signal handlers in the main thread only: nothing can interrupt this one
+        return
+    caught: list[int] = []
+    previous = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(signum)
+        if callable(handler):  # SIG_DFL / SIG_IGN: the process dies (or ignores it) without Python
+            previous[signum] = handler
+            signal.signal(signum, lambda got, _frame: caught.append(got))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if caught:
+            previous[caught[0]](caught[0], None)
+
+
+def _temp_name(target: Path) -> Path:
+    """A new temporary file's path beside ``target``: hidden, named after it and this process."""
+    return target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+
+
+@contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path`` in one rename."""
+    """Yield a temporary path beside ``path``; on success it replaces ``path`` in one rename.
+
+    The temporary file cannot outlive the block, whatever stops it: its path is chosen before the file
+    is created, and a SIGINT or SIGTERM (a ``KeyboardInterrupt``, :func:`rwpost.errors.sigterm_interrupts`)
+    waits while the file is created and while it is removed, so no signal lands between the two."""
     target = Path(path)
     if target.is_dir():
         raise ConfigError(f"{target}: is a directory, expected a file path")
+    tmp_path: Path | None = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        os.close(fd)
-    except OSError as exc:
-        raise _write_error(target, exc) from exc
-    tmp_path = Path(tmp)
-    try:
-        os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600 files; outputs get the usual mode
+        with _signals_deferred():
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                for _attempt in range(100):
+                    tmp_path = _temp_name(target)
+                    try:  # mkstemp's flags and mode: only this process can open it until it is renamed
+                        fd = os.open(tmp_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+                        break
+                    except FileExistsError:
+                        continue
+                else:
+                    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(tmp_path))
+                os.close(fd)
+            except OSError as exc:
+                raise _write_error(target, exc) from exc
+        os.chmod(tmp_path, 0o666 & ~_umask())  # outputs get the usual mode
         try:
             yield tmp_path
         except OSError as exc:
-            if exc.filename not in (None, tmp, str(tmp_path)):
+            if exc.filename not in (None, str(tmp_path)):
                 raise  # not about the file being written
             raise _write_error(target, exc) from exc
         try:
@@ -235,8 +278,12 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         except OSError as exc:
             raise _write_error(target, exc) from exc
     finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+        with _signals_deferred():
+            if tmp_path is not None:
+                try:
+                    os.unlink(tmp_path)
+                except FileNotFoundError:
+                    pass  # renamed into place, or never created
 
 
 @contextmanager

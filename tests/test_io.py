@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
-from rwpost.io import check_output, overlap, sort_jsonl_by_id
+from rwpost.errors import sigterm_interrupts
+from rwpost.io import check_output, overlap, sort_jsonl_by_id, write_jsonl, write_text
 
 
 @pytest.mark.overwrite
@@ -48,3 +50,43 @@ def test_sort_jsonl_by_id_keeps_lines_byte_for_byte_and_later_duplicates_last(tm
     torn.write_bytes(b'{"id": "b"}\n{"id": "a"')  # a write cut short: left for the reader to report
     sort_jsonl_by_id(torn)
     assert torn.read_bytes() == b'{"id": "b"}\n{"id": "a"'
+
+
+class TestSignals:
+    """A SIGTERM or Ctrl-C never leaves a writer's temporary file behind (issue 39 §1: under load a
+    ``.dev.parquet.XXXX.tmp`` survived the split stage's SIGTERM). The signal is a real one, raised at
+    the instant that lost the file: just after it was created, and while a first stop's cleanup runs."""
+
+    def test_a_sigterm_the_instant_the_temporary_file_exists_leaves_no_file(self, tmp_path, monkeypatch):
+        real_open = os.open
+
+        def open_then_signal(path, flags, *args, **kwargs):
+            fd = real_open(path, flags, *args, **kwargs)
+            if str(path).endswith(".tmp"):
+                signal.raise_signal(signal.SIGTERM)  # before: it landed inside mkstemp, path unknown
+            return fd
+
+        monkeypatch.setattr(os, "open", open_then_signal)
+        with sigterm_interrupts(), pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+            write_text(tmp_path / "out.json", "{}\n")
+        assert list(tmp_path.iterdir()) == []
+
+    def test_a_second_signal_during_the_cleanup_does_not_stop_it(self, tmp_path, monkeypatch):
+        real_unlink = os.unlink
+
+        def signal_then_unlink(path, *args, **kwargs):
+            if str(path).endswith(".tmp"):
+                signal.raise_signal(signal.SIGTERM)  # before: it stopped the cleanup before the unlink
+            return real_unlink(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "unlink", signal_then_unlink)
+        (tmp_path / "out.json").write_text("old\n", encoding="utf-8")
+
+        def rows():
+            yield {"id": "new"}
+            raise KeyboardInterrupt("SIGINT")  # the first stop, mid-write
+
+        with sigterm_interrupts(), pytest.raises(KeyboardInterrupt):
+            write_jsonl(tmp_path / "out.json", rows())
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+        assert (tmp_path / "out.json").read_text(encoding="utf-8") == "old\n"
