@@ -19,7 +19,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import importlib.util
-import ipaddress
 import json
 import os
 import signal
@@ -33,7 +32,6 @@ from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Self
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
@@ -41,6 +39,7 @@ from pydantic_core import PydanticCustomError
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.images import MAX_IMAGE_BYTES
 from rwpost.snopes.listing import SITEMAP_HOSTS
+from rwpost.urls import ip_host, url_host, url_parts
 
 NO_BOUND = ("", "any", "none", "null")
 
@@ -147,20 +146,18 @@ class CrawlStopped(RwpostError):
 
 def is_loopback_url(url: str) -> bool:
     """True when ``url``'s host is a loopback address or ``localhost``."""
-    host = urlsplit(url).hostname or ""
+    host = url_host(url)
     if host == "localhost":
         return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    address = ip_host(host)
+    return address is not None and address.is_loopback
 
 
 def check_config(config: CrawlConfig) -> None:
     """Check a crawl's start URL and sitemaps before starting anything; raises :class:`ConfigError` naming
     the option."""
     start_url = config.start_url or ""
-    parts = urlsplit(start_url)
+    parts = url_parts(start_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"--start-url: expected an http(s) URL, got {config.start_url!r}")
     if is_loopback_url(start_url) and not config.allow_loopback:
@@ -175,7 +172,7 @@ def check_config(config: CrawlConfig) -> None:
     named = [("sitemap-url", u) for u in config.sitemap_urls or []]
     named += [("sitemap-base", config.sitemap_base)] if config.sitemap_base else []
     for option, url in named:
-        where = urlsplit(url)
+        where = url_parts(url)
         if where.scheme not in ("http", "https") or not where.hostname:
             raise ConfigError(f"--{option}: expected an http(s) URL, got {url!r}")
         if where.hostname.lower() not in allowed:
@@ -222,7 +219,7 @@ def crawl_env(crawlers_dir: Path | None) -> dict[str, str]:
 
 def check_reachable(url: str, timeout: float) -> None:
     """Fail fast, before Scrapy starts, when the start URL's host does not accept connections."""
-    parts = urlsplit(url)
+    parts = url_parts(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
         with socket.create_connection((parts.hostname, port), timeout=timeout):

@@ -10,7 +10,6 @@ within :data:`MAX_IMAGE_PIXELS`. A kept image is stored once under its content a
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import socket
 import time
@@ -20,7 +19,6 @@ from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
 from types import TracebackType
-from urllib.parse import urlsplit
 
 import httpx
 from PIL import Image, UnidentifiedImageError
@@ -29,6 +27,7 @@ from PIL import ImageFile as PilImageFile
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import sha256_hex, write_bytes
 from rwpost.records import ImageFile
+from rwpost.urls import ip_host, origin, split_url
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 """Largest image response kept (10 MiB): news photos are well under 2 MB, so a larger body is a video,
@@ -76,22 +75,25 @@ class ImageInfo:
 
 def address_refusal(url: str, *, allow_loopback: bool, resolve: bool = True) -> str | None:
     """Why ``url`` must not be fetched, or None when it may (checks scheme and resolved addresses)."""
-    parts = urlsplit(url)
+    parts = split_url(url)
+    if parts is None:
+        return "refused: not a URL"
     if parts.scheme not in ("http", "https"):
         return f"refused: not an http(s) URL (scheme {parts.scheme or 'none'!r})"
     host = parts.hostname
     if not host:
         return "refused: URL has no host"
-    try:
-        addresses = [ipaddress.ip_address(host)]
-    except ValueError:
+    literal = ip_host(host)
+    if literal is not None:
+        addresses = [literal]
+    else:
         if not resolve:
             return None
         try:
             infos = socket.getaddrinfo(host, parts.port or 443, proto=socket.IPPROTO_TCP)
         except OSError as exc:
             return f"refused: cannot resolve host {host!r} ({exc})"
-        addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
+        addresses = [a for a in (ip_host(str(info[4][0])) for info in infos) if a is not None]
     for address in addresses:
         if address.is_loopback:
             if not allow_loopback:
@@ -192,8 +194,7 @@ def write_once(target: str | Path, data: bytes) -> None:
 
 
 def _host_key(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
+    return origin(url)
 
 
 class ImageFetcher:

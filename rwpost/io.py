@@ -220,12 +220,12 @@ def _signals_deferred() -> Iterator[None]:
         return
     caught: list[int] = []
     previous = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        handler = signal.getsignal(signum)
-        if callable(handler):  # SIG_DFL / SIG_IGN: the process dies (or ignores it) without Python
-            previous[signum] = handler
-            signal.signal(signum, lambda got, _frame: caught.append(got))
     try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(signum)
+            if callable(handler):  # SIG_DFL / SIG_IGN: the process dies (or ignores it) without Python
+                previous[signum] = handler
+                signal.signal(signum, lambda got, _frame: caught.append(got))
         yield
     finally:
         for signum, handler in previous.items():

@@ -11,12 +11,11 @@ import builtins
 from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rwpost.labels import Label
-from rwpost.urls import location_key
+from rwpost.urls import location_key, url_parts
 
 SCHEMA_VERSION = "1.0"
 """Version of every record schema below; bump it when a field changes meaning or type."""
@@ -100,13 +99,13 @@ class CrawledArticle(Record):
         matches an image by URL, ignoring scheme, query and fragment, or by the same path on that host.
         """
         wanted = location_key(link)
-        fetched_host = urlsplit(self.fetched_url or self.url).netloc.lower()
-        canonical_host = urlsplit(self.url).netloc.lower()
+        fetched_host = url_parts(self.fetched_url or self.url).netloc.lower()
+        canonical_host = url_parts(self.url).netloc.lower()
         for image in self.images:
             key = location_key(image.url)
             if key == wanted:
                 return image
-            parts = urlsplit(image.url)
+            parts = url_parts(image.url)
             if (
                 parts.netloc.lower() == fetched_host
                 and location_key(f"//{canonical_host}{parts.path}") == wanted

@@ -22,12 +22,12 @@ import shutil
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 
 from rwpost.crawl import CrawlConfig
+from rwpost.urls import origin
 from snopes_crawler.settings import USER_AGENT as DEFAULT_USER_AGENT
 from snopes_crawler.spiders.snopes import SnopesSpider
 from snopes_crawler.store import JOB_DIR, REPORT_FILE, StoreBusy, store_lock
@@ -106,8 +106,7 @@ def prepare_jobdir(out_dir: Path, resume: bool, start_url: str) -> str | None:
 
 
 def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
+    return origin(url).lower()
 
 
 EXIT_BUSY = 75

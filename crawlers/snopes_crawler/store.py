@@ -25,14 +25,13 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from rwpost.errors import RwpostError
 from rwpost.ids import record_id
 from rwpost.images import IMAGES_DIR
 from rwpost.io import FolderBusy, append_jsonl, folder_lock, sha256_hex, write_bytes, write_jsonl
 from rwpost.records import CrawledArticle, ImageFile
-from rwpost.urls import path_key
+from rwpost.urls import origin, path_key
 
 logger = logging.getLogger(__name__)
 
@@ -112,8 +111,7 @@ class SiteOrigin:
 
 
 def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
+    return origin(url)
 
 
 def article_record(

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from rwpost.errors import ConfigError
 from rwpost.io import sha256_hex
+from rwpost.urls import split_url, unwrapped_urls, url_host
 
 FACT_CHECK_DOMAINS: frozenset[str] = frozenset(
     {
@@ -109,10 +109,15 @@ FACT_CHECK_SUBSTRINGS: tuple[str, ...] = tuple(
 
 
 def normalize_domain(text: str) -> str:
-    """Lower-case host without ``www.`` and port, from a domain or a URL."""
+    """Lower-case host without ``www.`` and port, from a domain or a URL (``""`` for text that is not
+    one, :func:`rwpost.urls.split_url`)."""
     value = text.strip().lower()
-    host = urlsplit(value if "://" in value else f"//{value}").hostname or ""
+    host = url_host(value if "://" in value else f"//{value}")
     return host[4:] if host.startswith("www.") else host
+
+
+MALFORMED = "malformed-url"
+"""The reason a search result whose URL is not a URL (:func:`rwpost.urls.split_url`) is dropped."""
 
 
 def load_blocked_domains(path: str | Path) -> frozenset[str]:
@@ -150,16 +155,22 @@ class BlockList:
         return {"count": len(self.domains), "sha256": self.sha256, "source": self.source}
 
     def blocked_domain(self, url: str) -> str | None:
-        """The blocked domain ``url`` belongs to (or the host, if a blocked substring matched), or None."""
-        host = normalize_domain(url)
-        parts = host.split(".")
-        for i in range(len(parts) - 1):
-            candidate = ".".join(parts[i:])
-            if candidate in self.domains:
-                return candidate
+        """The blocked domain ``url`` belongs to (or the host, if a blocked substring matched), or None.
+        A redirect wrapper's target counts as the URL itself (:func:`rwpost.urls.unwrapped_urls`: Bing's
+        base64 ``ck/a?u=``, ``?url=``, ``?q=``)."""
+        urls = unwrapped_urls(url)
+        for inner in urls:  # the page a wrapper leads to names its domain, before the wrapper's host
+            parts = normalize_domain(inner).split(".")
+            for i in range(len(parts) - 1):
+                candidate = ".".join(parts[i:])
+                if candidate in self.domains:
+                    return candidate
         lowered = url.lower()
         if any(sub in lowered for sub in self.substrings):
-            return host or lowered
+            return normalize_domain(url) or lowered
+        for inner in urls[1:]:
+            if any(sub in inner.lower() for sub in self.substrings):
+                return normalize_domain(inner) or inner.lower()
         return None
 
 
@@ -175,7 +186,8 @@ class SearchResult:
 
 @dataclass(frozen=True)
 class Dropped:
-    """A search result the guard withheld, and why: ``blocked:<domain>`` or ``after-claim-time``."""
+    """A search result the guard withheld, and why: ``blocked:<domain>``, ``after-claim-time`` or
+    :data:`MALFORMED` (its URL is not one)."""
 
     result: SearchResult
     reason: str
@@ -203,6 +215,9 @@ class LeakageGuard:
         kept and counted."""
         kept, dropped, undated = [], [], 0
         for result in results:
+            if split_url(result.url.strip()) is None:  # http://[1]/x: set aside, never a crash
+                dropped.append(Dropped(result, MALFORMED))
+                continue
             domain = self.blocklist.blocked_domain(result.url)
             if domain:
                 dropped.append(Dropped(result, f"blocked:{domain}"))

@@ -20,12 +20,12 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from rwpost.errors import RwpostError
 from rwpost.images import MAX_IMAGE_PIXELS
 from rwpost.io import iter_jsonl
-from rwpost.urls import location_key
+from rwpost.urls import location_key, url_parts
 
 VIDEO_SUFFIXES: tuple[str, ...] = (".mp4", ".webm", ".mkv", ".mov", ".avi", ".m4v")
 """File extensions looked for beside a sample id."""
@@ -95,7 +95,7 @@ def find_video(sample_id: str, video_link: str | None, folder: str | Path | None
         stored = crawled_video(video_link, root)
         if stored:
             names.append(stored)
-        parts = urlsplit(video_link)
+        parts = url_parts(video_link)
         path = unquote(parts.path)
         if not parts.scheme and not parts.netloc and not path.startswith("/"):
             names.append(path)

@@ -25,13 +25,12 @@ hand-labelled real pages; see ``tests/test_extract_offline.py``):
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
 from rwpost.errors import RecordError
 from rwpost.records import Evidence, Extraction, Link, Post, Provenance, TaggedArticle
 from rwpost.snopes.links import ARCHIVE_HOSTS, link_identity
 from rwpost.tagged import TAG_RE, sentence_spans, strip_tags
-from rwpost.urls import evidence_key
+from rwpost.urls import evidence_key, url_host, url_parts
 
 PROMPT_VERSION = "offline-rules-v3"
 
@@ -97,7 +96,7 @@ _SNOPES_PAGES = re.compile(r"^/(?!uploads/|tachyon/|wp-content/|\d{4}/\d{2}/[^/]
 
 
 def _host(url: str) -> str:
-    host = (urlsplit(url).hostname or "").lower()
+    host = url_host(url)
     return host[4:] if host.startswith("www.") else host
 
 
@@ -131,7 +130,7 @@ def _is_lead_image(paragraph: str, links: dict[int, Link]) -> bool:
 
 def is_snopes_page(url: str) -> bool:
     """A Snopes page (article, tag, author, rating, category), not a file Snopes hosts."""
-    return _on(url, ("snopes.com",)) and bool(_SNOPES_PAGES.match(urlsplit(url).path or "/"))
+    return _on(url, ("snopes.com",)) and bool(_SNOPES_PAGES.match(url_parts(url).path or "/"))
 
 
 def is_never_evidence(url: str) -> bool:
@@ -139,13 +138,13 @@ def is_never_evidence(url: str) -> bool:
     ``t.co`` picture link, social profiles without a post."""
     if is_snopes_page(url):
         return True
-    host, path = _host(url), urlsplit(url).path or "/"
+    host, path = _host(url), url_parts(url).path or "/"
     if host in ("t.co", "bit.ly", "ads.example.com") or _NOT_A_POST_PATH.match(path):
         return True
     if _on(url, ("twitter.com", "x.com")) and "/status" not in path:
         return True  # a profile, a hashtag or a list, not a post
     segments = [s for s in path.split("/") if s]
-    if _on(url, (*SOCIAL_HOSTS, "flickr.com")) and not _on(url, ("youtu.be",)) and not urlsplit(url).query:
+    if _on(url, (*SOCIAL_HOSTS, "flickr.com")) and not _on(url, ("youtu.be",)) and not url_parts(url).query:
         return len(segments) - (segments[:1] == ["photos"]) <= 1  # a user's profile, not a post
     return False
 

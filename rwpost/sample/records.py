@@ -9,16 +9,15 @@ images) is generated elsewhere in :mod:`rwpost.sample` and labelled as such.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from rwpost.errors import RecordError, RwpostError
 from rwpost.ids import record_id, stable_seed
 from rwpost.snopes.layouts import LAYOUT_2018_LATE, LAYOUT_2018_MICRODATA, LAYOUT_2020S, LAYOUT_WORDPRESS
+from rwpost.urls import path_key
 
 _RATING_WORDS = {
     "FALSE": "False",
@@ -106,9 +105,7 @@ def _clean(value: Any) -> str | None:
 
 def _page_path(news_url: str) -> str:
     """Local path of a released article: the news URL's path, cleaned of the release's stray quotes."""
-    path = urlsplit(news_url.strip().strip('"')).path.replace('"', "")
-    path = re.sub(r"/{2,}", "/", path)
-    return path if path.endswith("/") else path + "/"
+    return path_key(news_url)
 
 
 def _headline(claim: str, rating: str) -> str:

@@ -18,11 +18,11 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import date
 from typing import TypeVar
-from urllib.parse import urlsplit
 
 from rwpost.ids import stable_seed
 from rwpost.sample.records import SiteArticle
 from rwpost.snopes.layouts import LAYOUT_2018_LATE, LAYOUT_2018_MICRODATA, LAYOUT_2020S, LAYOUT_WORDPRESS
+from rwpost.urls import url_host
 
 T = TypeVar("T")
 
@@ -116,7 +116,7 @@ _PLATFORMS = (
 
 
 def _platform(url: str) -> str | None:
-    host = (urlsplit(url).hostname or "").lower()
+    host = url_host(url)
     for domain, name in _PLATFORMS:
         if domain in host:
             return name
@@ -176,7 +176,7 @@ def _origin_parts(article: SiteArticle) -> list[str]:
             article,
             "origin-web",
             (
-                f"In {when}, an article published by the website {_a(link, urlsplit(link).hostname or link)} "
+                f"In {when}, an article published by the website {_a(link, url_host(link) or link)} "
                 f"claimed that {_e(claim)}.",
                 f"A story that {_e(claim)} was shared widely in {when} after a web site "
                 f"{_a(link, 'published')} it.",
@@ -223,7 +223,7 @@ def _evidence_part(
     content = content.strip()
     if not url:
         return f"<p>{_e(content)}</p>"
-    name = source or (urlsplit(url).hostname or "the source")
+    name = source or url_host(url) or "the source"
     body = _lower_first(content)
     templates = (
         f"According to {_a(url, name)}, {_e(body)}.",

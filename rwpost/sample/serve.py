@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 import threading
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from rwpost.errors import RwpostError
 from rwpost.sample.build import SITE_BASE_TOKEN, bundled, load_gold
 from rwpost.sample.hostile import HOSTILE_HOST
 from rwpost.snopes.layouts import LAYOUT_2020S
 from rwpost.testing.server import LoopbackHandler, LoopbackServer
+from rwpost.urls import url_host, url_parts
 
 SITEMAP_HOST = "localhost"
 """The host name (of the same loopback server) that serves ``sitemaps/``: the sample's media.snopes.com."""
@@ -41,8 +42,8 @@ class _SiteHandler(LoopbackHandler):
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         server: SampleServer = self.owner
-        path = urlsplit(self.path).path
-        host = urlsplit("//" + self.headers.get("Host", "")).hostname or ""
+        path = url_parts(self.path).path
+        host = url_host("//" + self.headers.get("Host", ""))
         status, headers, body = server.respond(path, host)
         with server._lock:
             server.requests.append(("GET", path, status))

@@ -11,10 +11,11 @@ import re
 from collections.abc import Mapping
 from html import unescape
 from typing import Any
-from urllib.parse import parse_qs, unquote, urljoin, urlsplit
+from urllib.parse import parse_qs, unquote, urljoin
 
 from rwpost.records import LinkKind
 from rwpost.snopes.select import Node, classes
+from rwpost.urls import url_host, url_parts
 
 IMAGE_EXTENSIONS = frozenset("jpg jpeg png gif webp bmp tif tiff svg avif heic jfif".split())
 VIDEO_EXTENSIONS = frozenset("mp4 m4v mov webm mkv avi wmv flv mpeg mpg m3u8 3gp ogv gifv".split())
@@ -32,7 +33,7 @@ _SKIP_SCHEMES = ("mailto:", "javascript:", "tel:", "sms:", "data:", "about:")
 
 
 def _host(url: str) -> str:
-    host = (urlsplit(url).hostname or "").lower()
+    host = url_host(url)
     return host[4:] if host.startswith("www.") else host
 
 
@@ -54,7 +55,7 @@ def link_kind(url: str) -> LinkKind:
     in a query (``media-proxy.snopes.com/width/600?url=...png``, ``pbs.twimg.com/...?format=jpg``)
     are images.
     """
-    parts = urlsplit(url)
+    parts = url_parts(url)
     host = _host(url)
     path = parts.path or ""
     if _host_is(host, ARCHIVE_HOSTS):
@@ -79,7 +80,7 @@ def link_kind(url: str) -> LinkKind:
     query = parse_qs(parts.query)
     for key in ("url", "src", "u"):
         for inner in query.get(key, []):
-            inner_ext = _extension(urlsplit(inner).path)
+            inner_ext = _extension(url_parts(inner).path)
             if inner_ext in IMAGE_EXTENSIONS:
                 return "image"
             if inner_ext in VIDEO_EXTENSIONS:
@@ -193,7 +194,7 @@ def canonical_image_url(url: str) -> str:
     ``mediaproxy.snopes.com/width/N/<url>`` and ``media-proxy.snopes.com/width/N?url=<url>`` (2022+)
     all become ``https://www.snopes.com/uploads/Y/M/f``, the form of the released records.
     """
-    parts = urlsplit(url)
+    parts = url_parts(url)
     host = (parts.hostname or "").lower()
     path = parts.path or ""
     if host in _PROXY_HOSTS:
@@ -214,7 +215,7 @@ def canonical_image_url(url: str) -> str:
 
 def tweet_id(url: str) -> str | None:
     """The status id of an X/Twitter post URL (``x.com/u/status/N``, ``twitter.com/i/status/N``)."""
-    parts = urlsplit(url)
+    parts = url_parts(url)
     host = (parts.hostname or "").lower()
     host = host[4:] if host.startswith("www.") else host
     if host not in _TWITTER_HOSTS:

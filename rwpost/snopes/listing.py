@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from rwpost.snopes.page import parse_date
 from rwpost.snopes.select import Node, as_tree, classes, first, first_raw, select, values
+from rwpost.urls import url_parts
 
 ARTICLE_PATH = re.compile(
     r"^/(?:fact-check/(?!category/|page/|rating/|tag/)[^/?#]+"
@@ -58,7 +59,7 @@ class Listing:
 
 def is_article_url(url: str) -> bool:
     """True for fact-check article URLs (not listings, categories, ratings or tags)."""
-    return bool(ARTICLE_PATH.match(re.sub(r"/{2,}", "/", urlsplit(url).path)))
+    return bool(ARTICLE_PATH.match(re.sub(r"/{2,}", "/", url_parts(url).path)))
 
 
 def _card(link: Node) -> Node:
@@ -108,7 +109,7 @@ def read_listing(html: str | Node, url: str) -> Listing:
 
 def _category_url(url: str) -> str:
     """A live-site ``/category/<Name>`` link as its one page ``/category/<name>/`` (older forms as given)."""
-    parts = urlsplit(url)
+    parts = url_parts(url)
     if not parts.path.startswith("/category/"):
         return url
     path = parts.path.lower().rstrip("/") + "/"

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 from zoneinfo import ZoneInfo
 
 from lxml import etree
@@ -30,6 +30,7 @@ from rwpost.snopes.select import (
     select,
     values,
 )
+from rwpost.urls import split_url, url_problem
 
 CANONICAL = ('link[rel="canonical"]::attr(href)', 'meta[property="og:url"]::attr(href)')
 TITLE = ('meta[property="og:title"]::attr(content)',)
@@ -49,11 +50,9 @@ _NOT_A_CATEGORY = ("home", "fact check", "fact checks")
 def page_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a page's address (its record's id is computed from it), or None: it must be
     an http(s) URL with a host and a port that is a number below 65536."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 (raises on a port that is no number or too large)
-    except ValueError as exc:
-        return f"not a URL ({exc})"
+    parts = split_url(url)
+    if parts is None:
+        return f"not a URL ({url_problem(url)})"
     if parts.scheme.lower() not in ("http", "https"):
         return "not an http(s) URL"
     if not parts.hostname:

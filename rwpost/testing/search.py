@@ -21,9 +21,10 @@ import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from rwpost.testing.server import LoopbackHandler, LoopbackServer
+from rwpost.urls import url_parts
 
 TextScript = Mapping[str, Sequence[dict[str, Any]]] | Callable[[str], Sequence[dict[str, Any]]]
 PageScript = Sequence[dict[str, Any]] | Callable[[bytes], Sequence[dict[str, Any]]]
@@ -97,7 +98,7 @@ class _SearchHandler(LoopbackHandler):
             self._json(404, {"error": f"no route {route}"})
 
     def _wiki(self, server: SearchServer) -> None:
-        query = (parse_qs(urlsplit(self.path).query).get("gsrsearch") or [""])[0]
+        query = (parse_qs(url_parts(self.path).query).get("gsrsearch") or [""])[0]
         with server._lock:
             server.wiki_queries.append(query)
             failing = server.failures > 0

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin, urlunsplit
 
 import scrapy
 from scrapy.exceptions import IgnoreRequest
@@ -36,7 +36,7 @@ from rwpost.snopes.listing import (
     sitemaps_of_robots,
 )
 from rwpost.snopes.page import SnopesArticle, parse_date, read_article
-from rwpost.urls import path_key
+from rwpost.urls import path_key, split_url, url_host, url_parts
 from snopes_crawler.store import ArticleStore, SiteOrigin
 
 REDIRECT_LOOP = "redirect loop"
@@ -55,7 +55,7 @@ def is_transport_failure(record: CrawledArticle) -> bool:
 
 def article_request_url(url: str) -> str:
     """Article URLs without query, fragment or doubled slashes (listings write ``.com//fact-check``)."""
-    parts = urlsplit(url)
+    parts = url_parts(url)
     return urlunsplit((parts.scheme, parts.netloc, re.sub(r"/{2,}", "/", parts.path), "", ""))
 
 
@@ -149,8 +149,8 @@ class SnopesSpider(scrapy.Spider):
 
     def sitemap_host_allowed(self, url: str) -> bool:
         """A sitemap on the start URL's host or on one of ``RWPOST_SITEMAP_HOSTS``."""
-        host = (urlsplit(url).hostname or "").lower()
-        allowed = {(urlsplit(self.start_url).hostname or "").lower()}
+        host = url_host(url)
+        allowed = {url_host(self.start_url)}
         allowed |= {h.lower() for h in self.crawler.settings.getlist("RWPOST_SITEMAP_HOSTS")}
         return host in allowed
 
@@ -169,11 +169,10 @@ class SnopesSpider(scrapy.Spider):
         ports count as one): a sitemap lists no other site's pages, nor another service on the same host."""
 
         def bare(u: str) -> tuple[str, int | None]:
-            parts = urlsplit(u)
-            try:
-                port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-            except ValueError:  # a port out of range: no site's
+            parts = split_url(u)
+            if parts is None:  # a port out of range, a bracketed name: no site's
                 return "", None
+            port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
             return (parts.hostname or "").lower().removeprefix("www."), port
 
         (host, port), (site, site_port) = bare(url), bare(self.start_url)
@@ -314,7 +313,7 @@ class SnopesSpider(scrapy.Spider):
         status = 0
         if failure.check(IgnoreRequest) and "max redirections" in str(failure.value):
             chain = " -> ".join(
-                urlsplit(u).path for u in [*request.meta.get("redirect_urls", []), request.url]
+                url_parts(u).path for u in [*request.meta.get("redirect_urls", []), request.url]
             )
             reason = f"{REDIRECT_LOOP}: {failure.getErrorMessage()} ({chain})"
         elif failure.check(HttpError):

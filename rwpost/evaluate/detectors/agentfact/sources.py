@@ -22,9 +22,9 @@ import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from rwpost.errors import ConfigError
+from rwpost.urls import url_parts
 
 LISTS = Path(__file__).resolve().parents[2]
 UNSUPPORTED_LIST = LISTS / "authors_unsupported_domains.txt"
@@ -61,7 +61,7 @@ def read_list(path: Path) -> frozenset[str]:
 
 def _last_two_labels(url: str) -> str:
     """The authors' ``get_domain``: the last two labels of the host (``m.facebook.com`` -> facebook.com)."""
-    netloc = urlsplit(url).netloc.lower()
+    netloc = url_parts(url).netloc.lower()
     return ".".join(netloc.split(".")[-2:])
 
 
@@ -88,10 +88,10 @@ class SourceFilter:
             if url in UNSCRAPABLE_URLS:
                 return "unscrapable"
         if self.scrape_failures:
-            host = urlsplit(url).netloc.lower()
+            host = url_parts(url).netloc.lower()
             if host in read_list(SCRAPE_FAILURE_LIST):
                 return f"scrape-failure:{host}"
-            extension = os.path.splitext(urlsplit(url).path)[1].lower()
+            extension = os.path.splitext(url_parts(url).path)[1].lower()
             if extension in FILE_TYPES:
                 return f"file-type:{extension}"
         return None
