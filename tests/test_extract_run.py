@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from rwpost.errors import ConfigError
 from rwpost.extract import LLMExtractor, OfflineExtractor
 from rwpost.extract.run import extract_tagged
 from rwpost.extract.scripted import scripted_reply
 from rwpost.io import iter_jsonl, write_jsonl
-from rwpost.llm import LLMCache
+from rwpost.llm import LLMCache, LLMClient
 from rwpost.testing.llm import FakeLLMServer, Reply
 from tests.extract_helpers import answers as _answers
 from tests.extract_helpers import make_client, sample_articles
@@ -65,3 +68,27 @@ def test_invalid_answers_set_the_record_aside_with_raw_responses(tmp_path, de_ni
     assert reject["id"] == de_niro.id and reject["stage"] == "extract"
     assert reject["data"]["task"] == "rationale"
     assert reject["data"]["raw_responses"] == ["I think the claim is false."] * 3
+
+
+def test_a_folder_of_another_backend_model_or_prompt_is_not_resumed(tmp_path):
+    # issue 39 M3: offline into a folder of LLM extractions skipped all of them and rewrote summary.json
+    # as offline while every record said llm
+    articles = sample_articles(3)
+    tagged = tmp_path / "tagged.jsonl"
+    write_jsonl(tagged, articles)
+    out = tmp_path / "out"
+    with FakeLLMServer(scripted_reply) as server:
+        extract_tagged(tagged, out, LLMExtractor(make_client(server)))
+        before = {p.name: p.read_bytes() for p in out.iterdir()}
+        with pytest.raises(ConfigError, match=r"holds the extractions of another run \(3 by backend llm, "):
+            extract_tagged(tagged, out, OfflineExtractor())
+        other_model = LLMClient(model="another-model", base_url=server.base_url, api_key="k")
+        with pytest.raises(ConfigError, match="model another-model"):
+            extract_tagged(tagged, out, LLMExtractor(other_model))
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing written
+        again = extract_tagged(tagged, out, LLMExtractor(make_client(server)))  # the same run resumes
+    assert again["counts"]["skipped"] == 3
+    offline = tmp_path / "offline"
+    extract_tagged(tagged, offline, OfflineExtractor())
+    with pytest.raises(ConfigError, match="this run is backend llm"):
+        extract_tagged(tagged, offline, LLMExtractor(make_client(server)))

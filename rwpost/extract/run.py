@@ -32,7 +32,7 @@ from rwpost.io import (
 from rwpost.llm import LLMSettings, LocalChatModel, PriceTable, client_from
 from rwpost.llm.batch import BatchRunner
 from rwpost.llm.client import is_transport_failure
-from rwpost.records import Extraction, Reject, TaggedArticle
+from rwpost.records import Extraction, Provenance, Reject, TaggedArticle
 
 LOCK_FILE = ".extract.lock"
 """The output folder's lock, held while a run extracts into it."""
@@ -84,6 +84,40 @@ def retry_transport_failures(rejects_path: Path) -> int:
     )
 
 
+def _made_by(provenance: Any) -> str:
+    """``backend llm, model m, prompt v`` of a record's provenance (a dict or a :class:`Provenance`)."""
+    get = provenance.get if isinstance(provenance, dict) else lambda key: getattr(provenance, key, None)
+    return f"backend {get('backend')}, model {get('model') or '-'}, prompt {get('prompt_version') or '-'}"
+
+
+def check_resume(out_dir: Path, provenance: Provenance) -> None:
+    """Refuse to resume into ``out_dir`` when what it holds was extracted by another backend, model or
+    prompt version than ``provenance`` (as ``evaluate`` refuses a folder of a different run): a resume
+    would skip those records and then label the whole folder as this run's. Nothing is written."""
+    mine = _made_by(provenance)
+    theirs: Counter[str] = Counter()
+    path = out_dir / "extractions.jsonl"
+    if path.exists():
+        for _, row in iter_jsonl(path, on_error=lambda _error, _raw: None):
+            if isinstance(row, dict) and isinstance(row.get("provenance"), dict):
+                theirs[_made_by(row["provenance"])] += 1
+    summary = out_dir / "summary.json"
+    if not theirs and summary.is_file():  # every record set aside: the summary says who made them
+        held = read_json(summary)
+        if isinstance(held, dict) and (held.get("backend"), held.get("prompt_version")) != (
+            provenance.backend,
+            provenance.prompt_version,
+        ):
+            theirs[f"backend {held.get('backend')}, prompt {held.get('prompt_version') or '-'}"] += 1
+    others = {made: n for made, n in theirs.items() if made != mine}
+    if others:
+        held_text = "; ".join(f"{n} by {made}" for made, n in sorted(others.items()))
+        raise ConfigError(
+            f"{out_dir} holds the extractions of another run ({held_text}); this run is {mine}: "
+            f"give another --out (extract.out), or remove {out_dir} to extract again"
+        )
+
+
 def _reject_key(row: Any) -> tuple[Any, ...]:
     """What makes one set-aside input line the same line in two runs."""
     if not isinstance(row, dict):
@@ -127,6 +161,7 @@ def _extract_locked(
     batch: BatchRunner | None,
 ) -> dict[str, Any]:
     out_path, rejects_path = out_dir / "extractions.jsonl", out_dir / "rejects.jsonl"
+    check_resume(out_dir, extractor.provenance())
     retried = retry_transport_failures(rejects_path)
     if retry_rejects and rejects_path.exists():
         rejected = {row.get("id") for _, row in iter_jsonl(rejects_path) if isinstance(row, dict)}

@@ -30,7 +30,13 @@ from rwpost.executors import (
     shard_of,
     write_slurm,
 )
-from rwpost.extract.run import OUTPUT_FILES, extract_tagged, make_extractor, merge_outputs
+from rwpost.extract.run import (
+    OUTPUT_FILES,
+    check_resume,
+    extract_tagged,
+    make_extractor,
+    merge_outputs,
+)
 from rwpost.llm import Price, PriceTable, settings_from_env
 from rwpost.llm.batch import BatchRunner
 
@@ -100,6 +106,8 @@ def extract_all(
     """Extract into ``out``; returns its bill (``cost.json``), or the Slurm job written (``module``: the one
     whose ``run_shard`` and ``merge`` its tasks call). ``progress`` is told of each article done (local)."""
     if settings.executor.sharded:
+        if settings.backend != "local":  # a local model is loaded by its shards only; each checks its own
+            check_resume(settings.out, extractor_of(settings).provenance())
         return run_sharded(settings, module=module, progress=progress)
     extractor = extractor_of(settings)
     return extract_tagged(
