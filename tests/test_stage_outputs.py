@@ -110,3 +110,69 @@ def test_reformat_out_aimed_at_the_crawl_store_through_a_symlink_writes_nothing(
     assert "is also an input of this stage (reformat.crawl: " in done.stderr
     assert sorted(p.name for p in crawl.iterdir()) == ["articles.jsonl"]
     assert (crawl / "articles.jsonl").read_text(encoding="utf-8") == '{"id": "rw-1"}\n'
+
+
+@pytest.mark.parametrize(
+    ("stage", "section", "key", "value", "problem"),
+    [
+        (
+            "evaluate",
+            "evaluate",
+            "summary",
+            "dvc.yaml",
+            "is an existing file that is not an evaluate summary",
+        ),
+        (
+            "evaluate",
+            "evaluate",
+            "summary",
+            "README.md",
+            "is an existing file that is not an evaluate summary",
+        ),
+        (
+            "split",
+            "split",
+            "rejects",
+            "pyproject.toml",
+            "is an existing file that is not a JSONL file of set-",
+        ),
+        ("extract", "extract", "cache", "dvc.lock", "is an existing file that is not an SQLite cache"),
+        ("reformat", "reformat", "out", "../../../../tmp/escape", "leads out of the project"),
+        ("evaluate", "evaluate", "summary", "../outside.json", "leads out of the project"),
+        ("stats", "stats", "out", "Makefile", "is an existing file, expected a folder"),
+    ],
+)
+def test_an_output_that_is_not_the_stages_to_write_is_refused(stage, section, key, value, problem):
+    # issue 39 M4: evaluate.summary: dvc.yaml replaced dvc.yaml; reformat.out: ../../x wrote outside the repo
+    module = importlib.import_module(f"rwpost.stages.{stage}")
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with pytest.raises(ConfigError) as err:
+            module.Params.from_params(_with(section, key, value))
+        module.Params.from_params(_with(section, key, value), outputs_anywhere=True)  # the flag allows it
+    finally:
+        os.chdir(cwd)
+    message = str(err.value)
+    assert message.startswith(f"params.yaml: {section}.{key}: {value} {problem}"), message
+    assert message.endswith("write it elsewhere, or pass --outputs-anywhere") and "\n" not in message
+
+
+def test_a_summary_over_a_data_file_outside_the_repo_is_refused_and_its_own_summary_is_rewritten(tmp_path):
+    data = tmp_path / "R.jsonl"
+    data.write_text('{"id": "rw-1", "label": "False"}\n', encoding="utf-8")  # the review's data file
+    params = tmp_path / "params.yaml"
+    changed = _with("evaluate", "summary", str(data))
+    changed["evaluate"]["out"] = str(tmp_path / "runs")
+    params.write_text(yaml.safe_dump(changed), encoding="utf-8")
+    done = _stage("evaluate", params)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"error: {params}: evaluate.summary: {data} is an existing file that is not an evaluate summary "
+        "(JSON of runs by subset): not replaced; write it elsewhere, or pass --outputs-anywhere"
+    ]
+    assert data.read_text(encoding="utf-8") == '{"id": "rw-1", "label": "False"}\n'  # before: replaced
+    evaluate = importlib.import_module("rwpost.stages.evaluate")
+    earlier = tmp_path / "summary.json"
+    earlier.write_text('{"main": {"majority/T": {"accuracy": 0.5}}}\n', encoding="utf-8")
+    evaluate.Params.from_params(_with("evaluate", "summary", str(earlier)))  # a previous summary: rewritten

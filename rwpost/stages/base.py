@@ -44,10 +44,18 @@ class StageParams(BaseModel):
     writes: ClassVar[tuple[str, ...]] = ()
     """Fields naming the files and folders the stage writes: none may be, hold or lie inside what it reads
     (:meth:`refuse_outputs_over_inputs`)."""
+    file_kinds: ClassVar[dict[str, str]] = {}
+    """Written fields that name one file, by the kind of file the stage writes there (a key of
+    :data:`FILE_KINDS`): an existing file of another kind is not replaced (:meth:`refuse_foreign_outputs`).
+    Written fields not listed are folders."""
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any], source: str = "params.yaml") -> Self:
-        """The stage's params from the whole params file; an error names the file and the key."""
+    def from_params(
+        cls, params: Mapping[str, Any], source: str = "params.yaml", *, outputs_anywhere: bool = False
+    ) -> Self:
+        """The stage's params from the whole params file; an error names the file and the key.
+        ``outputs_anywhere``: let an output lie outside the project or replace a file of another kind
+        (``--outputs-anywhere``; :meth:`refuse_foreign_outputs`)."""
         data = _section(params, cls.section, source)
         refuse_dvc_blind_keys(data, cls.section, source)
         for name in cls.shared:
@@ -65,7 +73,32 @@ class StageParams(BaseModel):
                 data[name] = f"{earlier[key]}/{file}" if file else earlier[key]
         params = cls._validate(data, source)
         params.refuse_outputs_over_inputs(Path(source), source)
+        if not outputs_anywhere:
+            params.refuse_foreign_outputs(source)
         return params
+
+    def refuse_foreign_outputs(self, source: str = "params.yaml") -> None:
+        """Refuse, before any work, an output that is not the stage's to write (issue 39 M4): a relative path
+        that leads out of the project (the working folder, where ``dvc repro`` runs), a file output naming
+        an existing file that is not of the kind the stage writes there (``evaluate.summary: dvc.yaml``, a
+        data file), or a folder output naming an existing file. ``--outputs-anywhere`` allows them."""
+        project = Path.cwd().resolve()
+        hint = "; write it elsewhere, or pass --outputs-anywhere"
+        for key, out in self.paths_written().items():
+            name = key.split(".", 1)[1]
+            where = Path(out)
+            if not where.is_absolute() and not _resolved(where).is_relative_to(project):
+                raise ConfigError(f"{source}: {key}: {out} leads out of the project ({project}){hint}")
+            kind = self.file_kinds.get(name)
+            if kind is None:
+                if where.is_file():
+                    raise ConfigError(f"{source}: {key}: {out} is an existing file, expected a folder{hint}")
+                continue
+            if where.is_file() and not FILE_KINDS[kind][1](where):
+                raise ConfigError(
+                    f"{source}: {key}: {out} is an existing file that is not {FILE_KINDS[kind][0]}: "
+                    f"not replaced{hint}"
+                )
 
     def paths_read(self) -> dict[str, Path]:
         """What the stage reads, by params key (``reads``)."""
@@ -125,6 +158,57 @@ class StageParams(BaseModel):
             if key.split(".")[0] not in cls.shared:
                 key = f"{cls.section}.{key}" if key else cls.section
             raise ConfigError(f"{source}: {key}: {message}") from exc
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
+def _head(path: Path, size: int = 1 << 16) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return b""
+
+
+def _is_sqlite(path: Path) -> bool:
+    head = _head(path, 16)
+    return head in (b"",) or head.startswith(b"SQLite format 3\x00")
+
+
+def _first_json_line(path: Path) -> Any:
+    for line in _head(path).splitlines():
+        if line.strip():
+            try:
+                return json.loads(line)
+            except (ValueError, RecursionError):
+                return None
+    return {}
+
+
+def _is_rejects(path: Path) -> bool:
+    row = _first_json_line(path)  # an empty file, or set-aside records (a stage, a reason)
+    return row == {} or (isinstance(row, dict) and {"stage", "reason"} <= row.keys())
+
+
+def _is_summary(path: Path) -> bool:
+    try:
+        data = json.loads(_head(path, 64 << 20))
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and all(isinstance(v, dict) for v in data.values())
+
+
+FILE_KINDS: dict[str, tuple[str, Any]] = {
+    "sqlite": ("an SQLite cache", _is_sqlite),
+    "rejects": ("a JSONL file of set-aside records", _is_rejects),
+    "summary": ("an evaluate summary (JSON of runs by subset)", _is_summary),
+}
+"""The kinds of single file a stage writes: what each is called and how an existing one is recognised."""
 
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -286,9 +370,16 @@ def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
     return data
 
 
-def run_stage(stage: ModuleType, params: Mapping[str, Any], source: str = "params.yaml") -> dict[str, Any]:
+def run_stage(
+    stage: ModuleType,
+    params: Mapping[str, Any],
+    source: str = "params.yaml",
+    *,
+    outputs_anywhere: bool = False,
+) -> dict[str, Any]:
     """Validate ``stage.Params`` from a params dict, run the stage, print its line, return its counts."""
-    report: StageReport = stage.run(stage.Params.from_params(params, source))
+    checked = stage.Params.from_params(params, source, outputs_anywhere=outputs_anywhere)
+    report: StageReport = stage.run(checked)
     print(report.message)
     return report.counts
 
@@ -336,11 +427,16 @@ def _leave(status: int) -> None:
 def _stage_main(stage: ModuleType) -> None:
     parser = argparse.ArgumentParser(description=(stage.__doc__ or "").splitlines()[0])
     parser.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
+    parser.add_argument(
+        "--outputs-anywhere",
+        action="store_true",
+        help="let an output lead out of the project or replace an existing file of another kind",
+    )
     args = parser.parse_args()
     # what the stage prints (its line, an error) never shows a secret
     with redacting_streams(), sigterm_interrupts():
         try:
-            run_stage(stage, load_params(args.params), args.params)
+            run_stage(stage, load_params(args.params), args.params, outputs_anywhere=args.outputs_anywhere)
         except RwpostError as exc:
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(exc.exit_code)

@@ -34,6 +34,7 @@ class Params(StageParams, EvaluateSettings):
     shared = ("dataset", "executor")
     reads = ("blocked_domains", "image_root")
     writes = ("out", "summary")
+    file_kinds = {"summary": "summary"}
 
     dataset: DatasetParams
 

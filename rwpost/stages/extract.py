@@ -36,6 +36,7 @@ class Params(StageParams, ExtractSettings):
     upstream = {"input": "reformat.out/articles.jsonl"}
     reads = ("input", "funnel", "local_model")
     writes = ("out", "cache")
+    file_kinds = {"cache": "sqlite"}
 
     funnel: Path | None = None
     """The funnel so far; None: the ``funnel.json`` beside ``input`` (reformat's). ``out/funnel.json`` is it

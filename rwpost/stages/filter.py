@@ -33,6 +33,7 @@ class Params(StageParams, FilterSettings):
     }
     reads = ("tagged", "extractions", "crawl", "funnel")
     writes = ("out", "cache")
+    file_kinds = {"cache": "sqlite"}
 
     tagged: Path = Path("data/work/tagged/articles.jsonl")
     extractions: Path | None = Path("data/work/extract/extractions.jsonl")

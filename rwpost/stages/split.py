@@ -29,6 +29,7 @@ class Params(StageParams):
     upstream = {"input": "annotate.out/samples.jsonl", "funnel": "assemble.out/funnel.json"}
     reads = ("input", "funnel")
     writes = ("rejects",)
+    file_kinds = {"rejects": "rejects"}
 
     input: Path = Path("data/work/annotated/samples.jsonl")
     seed: int = 13
