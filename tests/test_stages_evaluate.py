@@ -103,3 +103,40 @@ class TestHostile:
         entries[1]["label"] = "vlm-b"
         params = evaluate.Params.from_params(params_with("evaluate", detectors=entries))
         assert [d.label or d.name for d in params.detectors] == ["vlm", "vlm-b"]
+
+
+def test_a_detector_that_cannot_train_on_a_one_label_split_is_set_aside_and_the_stage_finishes(tmp_path):
+    # issue 39 §2: filter.size_limits.min_words 300 left dev with one label; dvc repro then failed in this
+    # stage with "embedding detector needs two labels or more to train, found [False]"
+    main = read_released(RELEASED / "rwpost_dev_main.head.jsonl")
+    one_label = [s for s in main if s.label == main[0].label]
+    version = tmp_path / "rwpost" / "v9"
+    write_parquet(version / "main" / "dev.parquet", one_label[:5])
+    write_parquet(version / "main" / "test.parquet", main[20:])
+    params = {
+        "dataset": {"root": str(tmp_path / "rwpost"), "version": "v9"},
+        "evaluate": {
+            "out": str(tmp_path / "reports"),
+            "summary": str(tmp_path / "summary.json"),
+            "bootstrap": 0,
+            "key_points": False,
+            "settings": ["T"],
+            "detectors": [{"name": "majority"}, {"name": "embedding"}],
+        },
+    }
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-m", "pipelines.evaluate", "--params", str(path)]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr  # before: exit 1, no summary, no leaderboard
+    reason = f"embedding detector needs two labels or more to train, found [{main[0].label!r}]"
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["main"]["majority/T"]["accuracy"] is not None
+    assert summary["main"]["embedding/T"]["accuracy"] is None
+    assert reason.replace("'", "") in summary["main"]["embedding/T"]["set_aside"].replace("'", "")
+    board = (tmp_path / "reports" / "leaderboard" / "leaderboard.md").read_text()
+    assert "## Runs set aside" in board and "| main/embedding/T | evaluate main/embedding/T: " in board
+    assert "evaluate: 1 runs (1 set aside: main/embedding/T: " in done.stdout
+    rows = json.loads((tmp_path / "reports" / "leaderboard" / "leaderboard.json").read_text())
+    assert len(rows) == 1  # the run that could not train has no row of scores

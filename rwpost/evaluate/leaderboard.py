@@ -229,14 +229,24 @@ def write_leaderboard(
     explanations: bool = True,
     plot: bool = True,
     recipe: Any = None,
+    set_aside: Sequence[tuple[str, str]] = (),
 ) -> list[LeaderboardRow]:
     """leaderboard.json, leaderboard.md, cost_vs_f1.png (with ``plot``, when some run cost anything) and the
     merged paired explanations in ``out_dir``; with a ``recipe``, the paper's figures beside ours too
-    (:func:`paper_section`)."""
+    (:func:`paper_section`). ``set_aside``: ``(run, reason)`` of runs that could not run (a detector that
+    cannot train on a split of one label), listed after the table."""
     out = Path(out_dir)
     rows = leaderboard(paths)
     write_json(out / "leaderboard.json", [r.dump() for r in rows])
-    write_text(out / "leaderboard.md", leaderboard_markdown(rows) + paper_section(rows, recipe, out))
+    aside = (
+        "".join(
+            ["\n## Runs set aside\n\n| run | reason |\n|---|---|\n"]
+            + [f"| {run} | {reason.replace('|', '/')} |\n" for run, reason in set_aside]
+        )
+        if set_aside
+        else ""
+    )
+    write_text(out / "leaderboard.md", leaderboard_markdown(rows) + aside + paper_section(rows, recipe, out))
     if not (plot and cost_plot(rows, out / "cost_vs_f1.png")):  # none when nothing cost anything
         (out / "cost_vs_f1.png").unlink(missing_ok=True)  # an earlier board's figure would show other rows
     if explanations:

@@ -188,16 +188,29 @@ def evaluate_all(settings: EvaluateSettings, dataset: Version, *, module: str) -
     results: list[Result] = []
     options = _options(settings)  # one key-point encoder for every subset
     for subset in settings.subsets:
-        for planned, metrics in run_plan(
-            _plan(settings, subset, blocklist),
-            _data(settings, dataset, subset),
-            where=f"evaluate {subset}",
-            executor=settings.executor,
-            store=_store(settings),
-            **options,
-        ):
-            results.append((subset, planned, metrics))
+        plan, data = _plan(settings, subset, blocklist), _data(settings, dataset, subset)
+        where = f"evaluate {subset}"
+        if settings.executor.sharded:
+            for planned, metrics in run_plan(
+                plan, data, where=where, executor=settings.executor, store=_store(settings), **options
+            ):
+                results.append((subset, planned, metrics))
+            continue
+        for one in plan:  # one by one: a run that cannot train on this split is set aside, the rest run
+            try:
+                ran = run_plan([one], data, where=where, executor=settings.executor, **options)
+            except ConfigError as exc:
+                if len({s.label for s in data.train or () if s.label is not None}) >= 2:
+                    raise  # not the split's doing: the stage stops, as before
+                results.append((subset, one, {SET_ASIDE: str(exc)}))
+                continue
+            results.extend((subset, planned, metrics) for planned, metrics in ran)
     return results
+
+
+SET_ASIDE = "set_aside"
+"""The metrics key of a run set aside (a detector that cannot train on a split of one label): the reason.
+Its run is named in the leaderboard and the summary, and the stage finishes (issue 39 §2)."""
 
 
 def _recipe(settings: EvaluateSettings) -> Any:
@@ -214,19 +227,25 @@ def publish(settings: EvaluateSettings, results: list[Result]) -> dict[str, dict
     """Write the leaderboard over every run and the summary file; returns the summary (headline scores
     per subset and run)."""
     summary: dict[str, dict[str, Any]] = {}
+    set_aside: list[tuple[str, str]] = []
     for subset, planned, metrics in results:
         system = planned.spec.system
         summary.setdefault(subset, {})[system] = {
             k: metrics.get(k) for k in ("accuracy", "macro_f1", "weighted_f1")
-        }
+        } | ({SET_ASIDE: metrics[SET_ASIDE]} if SET_ASIDE in metrics else {})
         run_name = f"{planned.spec.detector}/{planned.spec.setting}"
+        if SET_ASIDE in metrics:
+            set_aside.append((f"{subset}/{system}", metrics[SET_ASIDE]))
+            print(f"evaluate: {subset} {run_name}: set aside ({metrics[SET_ASIDE]})")
+            continue
         print(f"evaluate: {subset} {run_name}: macro F1 {metrics.get('macro_f1')}")
     if results:
         write_leaderboard(
-            [planned.out for _, planned, _ in results],
+            [planned.out for _, planned, metrics in results if SET_ASIDE not in metrics],
             settings.out / "leaderboard",
             plot=settings.plots,
             recipe=_recipe(settings),
+            set_aside=set_aside,
         )
     write_json(settings.summary or Path(f"{settings.out}-summary.json"), summary)
     return summary

@@ -56,10 +56,16 @@ def _report(params: Params, results: list[Result] | SlurmJob) -> StageReport:
             f"submit with: bash {results.submit}",
         )
     summary = shards.publish(params, results)
+    aside = [
+        f"{subset}/{planned.spec.system}: {metrics[shards.SET_ASIDE]}"
+        for subset, planned, metrics in results
+        if shards.SET_ASIDE in metrics
+    ]
+    note = f" ({len(aside)} set aside: {'; '.join(aside)})" if aside else ""
     return StageReport(
         stage="evaluate",
         counts=summary,
-        message=f"evaluate: {len(results)} runs -> {params.out}",
+        message=f"evaluate: {len(results) - len(aside)} runs{note} -> {params.out}",
     )
 
 
