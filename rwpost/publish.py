@@ -113,6 +113,12 @@ OFFLINE_EXTRACTION_NOTE = "Extraction used the offline rule backend, not an LLM.
 _CARD_ORDER = ["pretty_name", "license", "license_name", "language", "task_categories", "tags", "configs"]
 
 
+def _main_reasons(reasons: dict[str, int], shown: int = 3) -> str:
+    """The ``shown`` largest reasons of a funnel step (ties by name), in the step's order."""
+    largest = set(sorted(reasons, key=lambda k: (-reasons[k], k))[:shown])
+    return ", ".join(f"{k} ({v})" for k, v in reasons.items() if k in largest)
+
+
 def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
     """The dataset card (README.md) of a version, rendered from its manifest."""
     lines = ["", f"# RW-Post {manifest['version']}", ""]
@@ -175,7 +181,7 @@ def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
                 step["in"],
                 step["removed"],
                 step["out"],
-                ", ".join(f"{k} ({v})" for k, v in list((step.get("reasons") or {}).items())[:3]),
+                _main_reasons(step.get("reasons") or {}),
             ]
             for step in info.funnel
         ]

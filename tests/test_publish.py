@@ -32,3 +32,15 @@ class TestHostile:
         notes_twice = [*notes, OFFLINE_EXTRACTION_NOTE]  # params.yaml still carrying the note: said once
         write_version(samples, tmp_path / "c", BuildInfo("c", "test", "offline", generated_notes=notes_twice))
         assert (tmp_path / "c" / "README.md").read_text(encoding="utf-8").count(OFFLINE_EXTRACTION_NOTE) == 1
+
+
+def test_the_cards_main_reasons_are_the_three_largest(tmp_path):
+    # issue 39 §2 (new-user D6): the card showed the first three alphabetically and left out too_short (18)
+    samples = assign_splits(read_released(DEV), seed=1)
+    reasons = {"image_missing": 2, "image_too_small": 31, "image_unavailable": 1, "too_short": 18}
+    step = {"step": "filter: size", "in": 105, "removed": 52, "out": 53, "reasons": reasons}
+    write_version(samples, tmp_path / "v", BuildInfo("v", "test", "offline", funnel=[step]))
+    card = (tmp_path / "v" / "README.md").read_text(encoding="utf-8")
+    assert (
+        "| filter: size | 105 | 52 | 53 | image_missing (2), image_too_small (31), too_short (18) |" in card
+    )
