@@ -119,3 +119,24 @@ def test_the_reader_files_main_workflow_folders_under_the_cell_their_mode_names(
         "rwpost/dev/open_book/gpt-4o-mini": "T+E",
         "rwpost/dev/open_web/gpt-4o-mini": "T+W",
     }
+
+
+def test_runs_of_one_model_in_one_cell_export_to_their_own_folders(tmp_path):
+    # issue 39 §2 (new-user D2): Table V's five runs (one model, one cell) went into one folder, 4 lost
+    samples = [make_sample(i, Label.FALSE, evidence=evidence(2)) for i in range(3)]
+    data = tmp_path / "samples.jsonl"
+    write_jsonl(data, samples)
+    with FakeLLMServer(verdict) as llm:
+        config = {"model": "test-model", "base_url": llm.base_url}
+        for folder in ("full", "wo-sp"):
+            spec = RunSpec("vlm", config=config, secrets={"api_key": "k"}, setting="T+E", n_resamples=0)
+            evaluate(samples, spec, tmp_path / "grid" / folder, encode=None)
+    code = main(
+        ["export-run", str(tmp_path / "grid"), "--format", "agentfact", "--out", str(tmp_path / "results"),
+         "--data", str(data)]
+    )  # fmt: skip
+    assert code == 0
+    written = sorted(
+        p.parent.relative_to(tmp_path / "results") for p in tmp_path.glob("results/**/output.jsonl")
+    )
+    assert [str(p) for p in written] == ["test-model/full/TE", "test-model/wo-sp/TE"]

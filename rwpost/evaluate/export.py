@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -205,13 +206,19 @@ def export_run(
     runs = sorted(p.parent for p in run.glob("*/manifest.json"))
     if not runs:
         raise ConfigError(f"{run}: no run folder (manifest.json) in it or under it")
-    written = {}
+    targets = {}
     for folder in runs:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
         config = manifest.get("detector_config") or {}
         config = config[0] if isinstance(config, list) else config
         model = str(config.get("model") or manifest["detector"]).replace("/", "_")
-        target = out / model / Cell.parse(manifest["setting"]).slug
+        targets[folder] = (out / model, Cell.parse(manifest["setting"]).slug)
+    shared = Counter(targets.values())
+    written = {}
+    for folder, (model_dir, slug) in targets.items():
+        # runs of one model in one cell (Table V's ablations, vlm and agentfact on one model) each get
+        # their run folder's name in the path: one over the other lost all but the last
+        target = model_dir / folder.name / slug if shared[(model_dir, slug)] > 1 else model_dir / slug
         written[str(target)] = export_run_folder(folder, target, samples, image_root)
     return written
 
