@@ -13,10 +13,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from rwpost.errors import ConfigError
-from rwpost.filters.images import open_rgb
 
 _engine: Any = None
 _lock = threading.Lock()
@@ -56,6 +53,10 @@ def ocr_image(path: str | Path) -> list[dict[str, Any]]:
 
     Raises :class:`rwpost.images.ImageRefused` for an image that cannot be decoded.
     """
+    import numpy as np
+
+    from rwpost.filters.images import open_rgb
+
     rgb = np.asarray(open_rgb(path))
     bgr = np.ascontiguousarray(rgb[:, :, ::-1])  # OpenCV order, as rapidocr expects
     engine = _get_engine()

@@ -13,11 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
-
-import jsonschema
-import openai
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING, Any, Literal
 
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import write_json
@@ -26,6 +22,10 @@ from rwpost.llm.config import LLMSettings
 from rwpost.llm.schemas import for_response_format
 from rwpost.llm.types import LLMRequest, LLMResult, PriceTable, Usage
 from rwpost.secrets import redact, register
+
+if TYPE_CHECKING:  # the SDK is imported on the first call: importing it is most of a command's start-up
+    import openai
+    from openai import AsyncOpenAI
 
 ResponseMode = Literal["auto", "json_schema", "json_object"]
 
@@ -101,6 +101,8 @@ def parse_answer(content: str | None, schema: dict[str, Any]) -> tuple[dict[str,
         return None, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
     if not isinstance(data, dict):
         return None, f"expected a JSON object, found {type(data).__name__}"
+    import jsonschema
+
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
@@ -357,6 +359,8 @@ class LLMClient:
 
     def _refuses_access(self, exc: openai.APIError) -> bool:
         """401, 403, or a 404 about the model itself (not e.g. a replay server's unknown request)."""
+        import openai
+
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return True
         if isinstance(exc, openai.NotFoundError):
@@ -372,8 +376,10 @@ class LLMClient:
         """The SDK client and semaphore of the running loop (each ``asyncio.run`` gets fresh ones)."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._sdk is None or self._semaphore is None:
+            import openai
+
             self._loop = loop
-            self._sdk = AsyncOpenAI(
+            self._sdk = openai.AsyncOpenAI(
                 api_key=self._api_key or "no-key",
                 base_url=self.base_url,
                 timeout=self.timeout_s,
@@ -411,6 +417,8 @@ class LLMClient:
 
     async def _call(self, request: LLMRequest) -> tuple[str | None, int, int, int]:
         """One answer from the server: (content, prompt tokens, completion tokens, HTTP attempts)."""
+        import openai
+
         sdk, semaphore = self._bind()
         usage = self._usage(request.task)
         while True:
