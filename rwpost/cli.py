@@ -1,37 +1,149 @@
 """The ``rwpost`` command line: one subcommand per task (STYLE.md 7).
 
 Each area of the toolkit registers its own subcommands from a small ``register(app)`` function in its
-own module (``COMMANDS``, imported plainly so that import-linter sees cli above commands), so this file
-stays a table of contents. Errors of the :class:`RwpostError` family become one clear line and an exit
-code; ``--debug`` shows the traceback first, through the same redaction as everything printed. An error
-caused by a missing optional package names the extra that installs it (:data:`OPTIONAL_EXTRAS`).
+own module, so this file stays a table of contents: :data:`COMMANDS` names each command's module and its
+one-line summary. A module is imported only when one of its commands runs or shows its help, so
+``rwpost --help`` imports none of them and ``rwpost CMD`` only CMD's (``benchmarks/cli_start.py``).
+Errors of the :class:`RwpostError` family become one clear line and an exit code; ``--debug`` shows the
+traceback first, through the same redaction as everything printed. An error caused by a missing optional
+package names the extra that installs it (:data:`OPTIONAL_EXTRAS`).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 import sys
 import traceback
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
+from typer.core import TyperCommand, TyperGroup
+from typer.main import get_group
 
-from rwpost.commands import annotate, core, crawl, data, evaluate, extract
-from rwpost.commands import export as export_commands
-from rwpost.commands import filter as filters
 from rwpost.errors import RwpostError
 from rwpost.secrets import redacting_streams
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    # loaded by name (COMMANDS); named here so that import-linter sees cli above commands
+    from rwpost.commands import annotate, core, crawl, data, evaluate, export, extract, filter  # noqa: F401
 
 try:  # typer vendors its own click since 0.2x; its exceptions are not click's
     from typer._click import exceptions as click_errors
 except ImportError:  # pragma: no cover - an older typer on the real click
     from click import exceptions as click_errors
 
-COMMANDS = (core, data, crawl, extract, filters, evaluate, export_commands, annotate)
-"""Modules whose ``register(app)`` adds subcommands, in the order ``--help`` lists them."""
+COMMANDS: dict[str, tuple[str, str]] = {
+    "schemas": (
+        "core",
+        "Write (or --check) the JSON Schemas of every record type; files already up to date "
+        "are left alone, files that differ are replaced only with --overwrite.",
+    ),
+    "labels": ("core", "Map Snopes ratings to RW-Post labels (paper Table II)."),
+    "stats": (
+        "data",
+        "Print the paper's Figure 3 statistics (labels, ratings, categories, evidence, years).",
+    ),
+    "import-released": (
+        "data",
+        "Import the authors' released JSONL into our Parquet layout; mis-decoded text "
+        '(mojibake such as "Risqu\u221a\u00a9 Business") is repaired and the repair kept in '
+        "each sample's extra.repaired_text.",
+    ),
+    "export-released": ("data", "Export samples back to the authors' released JSONL layout."),
+    "verify": ("data", "Check every split file against SHA256SUMS and the card's checksums."),
+    "diff": ("data", "List sample ids added, removed and changed between two dataset versions."),
+    "crawl": (
+        "crawl",
+        "Crawl a Snopes-like site with Scrapy (in a subprocess): polite, resumable and incremental.",
+    ),
+    "reformat": (
+        "extract",
+        "Turn crawled pages into text with tagged URLs and a link table (paper III-B.2).",
+    ),
+    "extract": (
+        "extract",
+        "Extract post, rationale and evidence from tagged articles (paper III-B.3); resumable.",
+    ),
+    "evaluate": (
+        "evaluate",
+        "Score detectors on RW-Post samples in one or more input cells; writes "
+        "metrics.json, report.md (with --plots, PNG figures) and a resumable log per run, and a "
+        "leaderboard when there are several runs.",
+    ),
+    "leaderboard": (
+        "evaluate",
+        "Aggregate evaluation runs into one table, best macro F1 first (repeated runs: by the mean).",
+    ),
+    "compare": (
+        "evaluate",
+        "Paired comparison of two runs on their shared ids: a paired bootstrap of every "
+        "metric's difference, and McNemar's test beside accuracy (the metric it tests).",
+    ),
+    "export-run": (
+        "export",
+        "Write a run in the AgentFact authors' layout, so their analysis scripts read it.",
+    ),
+    "sample": ("crawl", "Build or serve the local Snopes-like sample site."),
+    "filter": (
+        "filter",
+        "Quality filters (size, watermark, image necessity, near-duplicates) and their funnel.",
+    ),
+    "annotate": (
+        "annotate",
+        "Human validation in Label Studio: serve, push tasks, pull verdicts, agreement, merge.",
+    ),
+}
+"""Each subcommand, in the order ``--help`` lists it: the module of :mod:`rwpost.commands` whose
+``register(app)`` adds it, and the summary ``--help`` shows (the first paragraph of its help; a test holds
+them equal)."""
+
+
+class _Unloaded(TyperCommand):
+    """A subcommand whose module is not imported yet: its name and summary only."""
+
+    def __init__(self, name: str, module: str, summary: str) -> None:
+        super().__init__(name, help=summary)
+        self.module = module
+
+
+def load_commands(module: str) -> dict[str, Any]:
+    """The click commands that ``rwpost.commands.<module>``'s ``register`` adds, by name, built with the
+    root's settings."""
+    sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+    importlib.import_module(f"rwpost.commands.{module}").register(sub)
+    return dict(get_group(sub).commands)
+
+
+class _LazyGroup(TyperGroup):
+    """The root command: a subcommand's module is imported the first time the command is looked up."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        for name, (module, summary) in COMMANDS.items():
+            self.commands.setdefault(name, _Unloaded(name, module, summary))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = self.commands.get(cmd_name)
+        if isinstance(command, _Unloaded):
+            self.commands.update(load_commands(command.module))
+            command = self.commands.get(cmd_name)
+        return command
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """click's command list, from the summaries (listing the commands imports none of them)."""
+        rows = [(name, command) for name, command in self.commands.items() if not command.hidden]
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in rows])
+
 
 app = typer.Typer(
+    cls=_LazyGroup,
     name="rwpost",
     help=(
         "Build, validate, version and benchmark RW-Post, a real-world multimodal fact-checking dataset.\n\n"
@@ -43,7 +155,15 @@ app = typer.Typer(
     # click's plain help: it wraps whole words at any width (Rich's boxes cut names at 80 columns and in logs)
     rich_markup_mode=None,
 )
-err_console = Console(stderr=True)
+
+
+@functools.cache
+def err_console() -> Console:
+    """The console of error lines (stderr), made on the first error: Rich's console costs a start-up."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
 
 OPTIONAL_EXTRAS = {
     "torch": "embed",
@@ -65,8 +185,10 @@ def _root(debug: bool = typer.Option(False, "--debug", help="Show full traceback
         os.environ["RWPOST_DEBUG"] = "1"
 
 
-for _commands in COMMANDS:
-    _commands.register(app)
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
 
 
 def _one_line(message: object) -> str:
@@ -105,7 +227,7 @@ def _error(message: str, exc: BaseException, debug: bool) -> None:
     hint = _missing_extra(exc)
     if hint and "rwpost[" not in message:
         message = f"{message} ({hint})"
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err_console().print(f"[bold red]error:[/] {_escape(message)}", highlight=False, soft_wrap=True)
 
 
 def _internal(exc: BaseException, debug: bool) -> int:
@@ -114,8 +236,8 @@ def _internal(exc: BaseException, debug: bool) -> int:
         return 2
     if debug:
         traceback.print_exception(exc, file=sys.stderr)
-    err_console.print(
-        f"[bold red]internal error:[/] {type(exc).__name__}: {escape(_one_line(exc))} (rerun with --debug)",
+    err_console().print(
+        f"[bold red]internal error:[/] {type(exc).__name__}: {_escape(_one_line(exc))} (rerun with --debug)",
         highlight=False,
         soft_wrap=True,
     )
@@ -150,11 +272,11 @@ def _main(argv: list[str] | None) -> int:
         return exc.exit_code
     except typer.Abort as exc:  # click turns an EOFError inside a command into Abort
         if isinstance(exc.__cause__, KeyboardInterrupt) or exc.__cause__ is None:
-            err_console.print("aborted")
+            err_console().print("aborted")
             return 130
         return _internal(exc.__cause__, debug)
     except KeyboardInterrupt:
-        err_console.print("aborted")
+        err_console().print("aborted")
         return 130
     except OSError as exc:  # a path the machine refuses (a file where a folder must be, no permission)
         if exc.filename is None:

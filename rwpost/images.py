@@ -19,15 +19,16 @@ from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
 from types import TracebackType
-
-import httpx
-from PIL import Image, UnidentifiedImageError
-from PIL import ImageFile as PilImageFile
+from typing import TYPE_CHECKING
 
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import sha256_hex, write_bytes
 from rwpost.records import ImageFile
 from rwpost.urls import ip_host, origin, split_url
+
+if TYPE_CHECKING:  # Pillow and httpx are imported where an image is decoded or fetched (start-up time)
+    import httpx
+    from PIL import Image
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 """Largest image response kept (10 MiB): news photos are well under 2 MB, so a larger body is a video,
@@ -140,6 +141,9 @@ def open_image(
 ) -> Image.Image:
     """Open and fully decode image bytes or a file, refusing bombs, broken files and, when ``formats``
     is given, other formats; raises :class:`ImageRefused`. Never changes Pillow's global flags."""
+    from PIL import Image, UnidentifiedImageError
+    from PIL import ImageFile as PilImageFile
+
     if isinstance(source, bytes) and not source:
         raise ImageRefused("not an image: empty response")
     if PilImageFile.LOAD_TRUNCATED_IMAGES:  # someone flipped the global; we still want to know
@@ -178,6 +182,8 @@ def inspect_image(data: bytes, *, max_pixels: int = MAX_IMAGE_PIXELS) -> ImageIn
 
 def image_extension(data: bytes) -> str:
     """The extension that checked image bytes are stored under (reads the header only)."""
+    from PIL import Image
+
     with Image.open(BytesIO(data)) as image:
         return FORMATS[image.format or ""]
 
@@ -220,6 +226,8 @@ class ImageFetcher:
         user_agent: str = FETCH_USER_AGENT,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        import httpx
+
         self.folder = None if folder is None else Path(folder)
         self.allow_loopback = allow_loopback
         self.delay = delay
@@ -265,6 +273,8 @@ class ImageFetcher:
         As ``urllib.robotparser`` reads it: 401 and 403 forbid everything, another 4xx allows everything;
         a robots.txt that cannot be fetched at all allows, as Scrapy's robots.txt middleware does.
         """
+        import httpx
+
         host = _host_key(url)
         if host not in self.robots:
             parser = urllib.robotparser.RobotFileParser(f"{host}/robots.txt")
@@ -286,6 +296,8 @@ class ImageFetcher:
     def download(self, url: str) -> bytes:
         """The body of ``url`` under the rules above (no image check, nothing stored); raises
         :class:`ImageRefused` with the stored reason."""
+        import httpx
+
         refusal = address_refusal(url, allow_loopback=self.allow_loopback)
         if refusal:
             raise ImageRefused(refusal, status="refused")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PIL import Image
+from PIL import Image, ImageDraw
 from skimage import data as skdata
 
 from rwpost.filters.cache import MeasurementCache
@@ -78,7 +78,10 @@ def test_threshold_change_recomputes_nothing_expensive(tmp_path: Path) -> None:
     candidates = _candidates(tmp_path)
     with MeasurementCache(tmp_path / "cache.sqlite") as cache:
         first = run_filters(candidates, _filters(), {}, cache=cache, measure_all=True, progress=False)
-        assert sum(s["measured"] for s in first.cache_use) == 6 * 4
+        # each distinct input measured once (four records share one claim: necessity measures 3)
+        assert sum(s["measured"] + s["repeats"] for s in first.cache_use) == 6 * 4
+        distinct = [len({f.input_key(c) for c in candidates}) for f in _filters()]
+        assert [s["measured"] for s in first.cache_use] == distinct and distinct[1] == 3
     params = {
         "size": {"max_words": 5000, "min_width": 100, "min_height": 50},
         "watermark": {"max_distance": 0},
@@ -89,8 +92,31 @@ def test_threshold_change_recomputes_nothing_expensive(tmp_path: Path) -> None:
         )
     assert [s["measured"] for s in second.cache_use] == [0, 0, 0, 0]
     assert [s["from_cache"] for s in second.cache_use] == [6, 6, 6, 6]
+    assert [s["repeats"] for s in second.cache_use] == [0, 0, 0, 0]
     size = {d.id: d for d in second.decisions if d.filter == "size"}
     assert size["rw-f"].keep and size["rw-d"].keep  # the new thresholds did decide
+
+
+def test_the_same_image_in_one_cold_run_is_measured_once(tmp_path: Path) -> None:
+    """Reposted image bytes (one content hash under several records) are OCR'd and hashed once per run,
+    and every record gets the same decision as when measured alone."""
+    photo, copy = tmp_path / "p.png", tmp_path / "copy.png"
+    card = Image.new("RGB", (360, 120), "white")
+    ImageDraw.Draw(card).text((20, 40), "FAKE NEWS", fill="black")
+    card.save(photo)
+    copy.write_bytes(photo.read_bytes())
+    records = [
+        Candidate(id=f"rw-{i}", word_count=500, image_path=str(path), image_sha256="c" * 64, claim=f"c{i}")
+        for i, path in enumerate([photo, copy, photo])
+    ]
+    filters = [WatermarkFilter(use_given_ocr=False), NearDuplicateFilter()]
+    with MeasurementCache(tmp_path / "cache.sqlite") as cache:
+        cold = run_filters(records, filters, {}, cache=cache, measure_all=True, progress=False)
+    assert [(s["measured"], s["from_cache"], s["repeats"]) for s in cold.cache_use] == [(1, 0, 2), (3, 0, 0)]
+    alone = run_filters(records[2:], [WatermarkFilter(use_given_ocr=False)], {}, progress=False)
+    (mark,) = [d for d in cold.decisions if d.id == "rw-2" and d.filter == "watermark"]
+    assert mark.model_dump() == alone.decisions[0].model_dump()
+    assert len({d.model_dump_json(exclude={"id"}) for d in cold.decisions if d.filter == "watermark"}) == 1
 
 
 def test_changed_image_content_is_measured_again(tmp_path: Path) -> None:

@@ -6,7 +6,10 @@ Three exact answers to "which pairs are within Hamming distance ``r``?", one set
   The 64 bits are cut into 4 blocks of 16; two hashes within ``r`` differ in at most ``r // 4`` bits
   of at least one block (pigeonhole), so each hash is compared only with the hashes whose block value
   lies within ``r // 4`` bits of its own (137 probes of a dense bucket table per block at ``r = 10``)
-  and every candidate is verified on all 64 bits. The one to use at 100k+.
+  and every candidate is verified on all 64 bits. A bucket's first 14 members sit in dense level
+  tables; members past them (at 1M hashes a bucket holds 15 on average) probe the block's hashes sorted
+  by block value, so a full bucket costs its real size, never a scan against all. The one to use at
+  100k+ (``benchmarks/neardup_scale.py``: 1M hashes).
 * :func:`scan_pairs_within`: the chunked all-pairs scan (XOR, popcount); the baseline the benchmark
   times and the answer for small inputs.
 * :class:`BKTree`: a Burkhard-Keller tree (metric tree); simple, incremental, pure Python.
@@ -86,9 +89,14 @@ WIDTH = 16
 """Bits per block: 4 blocks of a 64-bit hash, each a dense table of 65,536 buckets."""
 LEVELS = (2, 4, 8)
 """Slots per bucket of each level's table: a bucket's first 2 members go to level 0, the next 4 to
-level 1, the next 8 to level 2; members past that (a heavily skewed block) are scanned in full."""
+level 1, the next 8 to level 2; members past that (a full bucket: at 1M hashes a bucket holds 15 on
+average, and a skewed block many more) probe the block's sorted rows instead (:class:`_Block`)."""
 CHUNK_CELLS = 1 << 18
 """Candidate cells verified per NumPy call (2 MiB of uint64): big enough to amortise the call."""
+CANDIDATES = 1 << 21
+"""Candidates of the overflow probes verified per NumPy pass (16 MiB of uint64)."""
+PROBES = 1 << 19
+"""Bucket probes of the overflow per call (each a few int64 arrays of this length)."""
 SCAN_CELLS = 1 << 20
 """Distances per chunk of the all-pairs scan (8 MiB of uint64: the fastest chunk measured here)."""
 
@@ -201,6 +209,57 @@ def _self_probe(level: _Level, values: np.ndarray, masks: np.ndarray, radius: in
     return found
 
 
+class _Block:
+    """One block of the index: the hashes sorted by the block's bits, with the offset of each bucket
+    (compressed sparse rows: no bucket has a cap, a bucket of 100k equal blocks is 100k rows)."""
+
+    def __init__(self, values: np.ndarray, shift: int, width: int) -> None:
+        self.shift, self.width = shift, width
+        self.keys = ((values >> np.uint64(shift)) & np.uint64((1 << width) - 1)).astype(np.intp)
+        self.order = np.argsort(self.keys, kind="stable")
+        self.sorted = values[self.order]
+        counts = np.bincount(self.keys, minlength=1 << width)
+        self.offsets = np.zeros((1 << width) + 1, dtype=np.intp)
+        np.cumsum(counts, out=self.offsets[1:])
+
+
+def _expand(
+    block: _Block, values: np.ndarray, queries: np.ndarray, masks: np.ndarray, radius: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(query, member, xor) of every member within ``radius`` of a query in the buckets ``key ^ mask``
+    (each query against each mask), verified ``CANDIDATES`` at a time."""
+    buckets = (block.keys[queries][:, None] ^ masks[None, :]).ravel()
+    lo = block.offsets[buckets]
+    counts = block.offsets[buckets + 1] - lo
+    nonempty = np.flatnonzero(counts)
+    if not len(nonempty):
+        return _NO_PAIRS[:, 0], _NO_PAIRS[:, 0], _NO_PAIRS[:, 0].astype(np.uint64)
+    probe_query = queries[nonempty // len(masks)]
+    lo, counts = lo[nonempty], counts[nonempty]
+    ends = np.cumsum(counts)
+    found_i, found_j, found_x = [], [], []
+    first = 0
+    while first < len(counts):  # probes in runs of about CANDIDATES candidates
+        base = ends[first - 1] if first else 0
+        last = max(first + 1, int(np.searchsorted(ends, base + CANDIDATES, side="right")))
+        run_counts, run_ends = counts[first:last], ends[first:last] - base
+        total = int(run_ends[-1])
+        position = np.repeat(lo[first:last] - (run_ends - run_counts), run_counts)
+        position += np.arange(total, dtype=np.intp)
+        x = block.sorted[position]
+        x ^= np.repeat(values[probe_query[first:last]], run_counts)
+        near = np.flatnonzero(popcount64(x) <= radius)
+        if len(near):
+            probe = np.searchsorted(run_ends, near, side="right")
+            found_i.append(probe_query[first:last][probe])
+            found_j.append(block.order[position[near]])
+            found_x.append(x[near])
+        first = last
+    if not found_i:
+        return _NO_PAIRS[:, 0], _NO_PAIRS[:, 0], _NO_PAIRS[:, 0].astype(np.uint64)
+    return np.concatenate(found_i), np.concatenate(found_j), np.concatenate(found_x)
+
+
 def pairs_within(hashes: np.ndarray, radius: int, scan_below: int = 2048) -> np.ndarray:
     """All index pairs ``(i, j)``, ``i < j``, with Hamming distance <= ``radius`` (multi-index hashing).
 
@@ -215,19 +274,18 @@ def pairs_within(hashes: np.ndarray, radius: int, scan_below: int = 2048) -> np.
         return scan_pairs_within(values, radius)
     masks = _ball(radius // 4)
     found: list[np.ndarray] = []
-    heavy: list[np.ndarray] = []
     for shift in range(0, 64, WIDTH):
         levels, rest = _block(values, shift)
-        heavy.append(rest)
         for j, level in enumerate(levels):
             for lower in levels[:j]:
                 found += _probe(level.members, level.keys, values, lower, masks, radius)
             found += _self_probe(level, values, masks, radius)
-    rest = np.unique(np.concatenate(heavy))
-    if len(rest):  # a block value shared by more hashes than the levels hold: compare those with all
-        pairs = _scan(values[rest], values, radius, triangle=False)
-        pairs[:, 0] = rest[pairs[:, 0]]
-        found.append(pairs[pairs[:, 0] != pairs[:, 1]])
+        if len(rest):  # members past the levels: against every member of the near buckets
+            rows, step = _Block(values, shift, WIDTH), max(1, PROBES // len(masks))
+            for start in range(0, len(rest), step):
+                i, j, _x = _expand(rows, values, rest[start : start + step], masks, radius)
+                keep = i != j
+                found.append(np.stack([i[keep], j[keep]], axis=1))
     if not found:
         return _NO_PAIRS
     pairs = np.concatenate(found).astype(np.int64)

@@ -8,11 +8,12 @@ the same the crawler applies. Every failure becomes a status string (``missing``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-from PIL import Image
+from typing import TYPE_CHECKING, Any
 
 from rwpost.images import ImageRefused, open_image
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 
 def probe_image(path: str | Path | None, *, error: str | None = None) -> dict[str, Any]:
@@ -44,6 +45,8 @@ def probe_image(path: str | Path | None, *, error: str | None = None) -> dict[st
 
 def open_rgb(path: str | Path) -> Image.Image:
     """Decode an image to 8-bit RGB (CMYK, palette, alpha and 16-bit handled); raises ImageRefused."""
+    from PIL import Image
+
     image = open_image(Path(path))
     if image.mode == "RGB":
         return image

@@ -15,18 +15,15 @@ dropped (``drop_duplicates: false``) and the split stage keeps each cluster on o
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal, Self
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
-import imagehash
-import numpy as np
-from PIL import Image
 from pydantic import NonNegativeInt
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from rwpost.errors import ConfigError
 from rwpost.filters.base import (
@@ -38,18 +35,27 @@ from rwpost.filters.base import (
     content_key,
     image_inputs,
 )
-from rwpost.filters.hamming import BKTree, pairs_between, pairs_within
-from rwpost.filters.images import open_rgb
 from rwpost.images import ImageRefused
 from rwpost.records import Candidate
+
+if TYPE_CHECKING:  # numpy, Pillow, imagehash and scipy are imported where used: start-up time
+    import numpy as np
+    from PIL import Image
 
 _WORD = re.compile(r"[a-z0-9]+")
 _PRIME = (1 << 31) - 1
 _PERMUTATIONS = 64
 _BANDS = 16
-_rng = np.random.default_rng(20240607)  # fixed: signatures must be identical across runs
-_A = _rng.integers(1, _PRIME, size=_PERMUTATIONS, dtype=np.uint64)
-_B = _rng.integers(0, _PRIME, size=_PERMUTATIONS, dtype=np.uint64)
+
+
+@functools.cache
+def _coefficients() -> tuple[np.ndarray, np.ndarray]:
+    """The MinHash permutations' (a, b), from a fixed seed: signatures must be identical across runs."""
+    import numpy as np
+
+    rng = np.random.default_rng(20240607)
+    a = rng.integers(1, _PRIME, size=_PERMUTATIONS, dtype=np.uint64)
+    return a, rng.integers(0, _PRIME, size=_PERMUTATIONS, dtype=np.uint64)
 
 
 HASH_SIDE = 512
@@ -67,6 +73,11 @@ caption bar of 10-35% of its height matches its original through one of them."""
 
 def image_hashes(path: str) -> dict[str, Any]:
     """pHash and dHash (hex) of an image decoded to RGB, and of its caption crops; raises ImageRefused."""
+    import imagehash
+    from PIL import Image
+
+    from rwpost.filters.images import open_rgb
+
     image = open_rgb(path)
     image.thumbnail((HASH_SIDE, HASH_SIDE), Image.Resampling.BILINEAR)  # hashes look at 32x32 anyway
     out: dict[str, Any] = {
@@ -90,6 +101,8 @@ def image_hashes(path: str) -> dict[str, Any]:
 def flat_share(image: Image.Image) -> float:
     """Share of a 64x64 grey thumbnail within 8 levels of its commonest grey: near 1 for screenshots of
     posts and documents, whose perceptual hashes say little (distinct ones often differ by 2-4 bits)."""
+    import numpy as np
+
     grey = np.asarray(image.convert("L").resize((64, 64)), dtype=np.int16)
     mode = int(np.bincount(grey.ravel(), minlength=256).argmax())
     return round(float((np.abs(grey - mode) <= 8).mean()), 4)
@@ -111,6 +124,9 @@ def shingles(normalised: str, n: int = 3) -> set[str]:
 
 def minhash(shingle_set: set[str]) -> np.ndarray:
     """A 64-value MinHash signature of a shingle set."""
+    import numpy as np
+
+    _A, _B = _coefficients()
     if not shingle_set:
         return np.full(_PERMUTATIONS, _PRIME, dtype=np.uint64)
     x = np.array(
@@ -152,6 +168,10 @@ def image_pairs(
 ) -> list[tuple[int, int]]:
     """Index pairs whose dHash and pHash are both within their radius (searched on dHash, the more
     stable of the two under crops and caption bars in ``benchmarks/neardup.py``; pHash confirms)."""
+    import numpy as np
+
+    from rwpost.filters.hamming import BKTree, pairs_within
+
     if index == "bktree":
         tree = BKTree()
         candidates: list[tuple[int, int]] = []
@@ -180,6 +200,10 @@ def crop_pairs(
     dhash_radius: int,
 ) -> list[tuple[int, int]]:
     """Record pairs where a caption crop of one image is near the whole of another (no crop-crop pairs)."""
+    import numpy as np
+
+    from rwpost.filters.hamming import pairs_between
+
     owners: list[int] = []
     crop_ph: list[int] = []
     crop_dh: list[int] = []
@@ -203,6 +227,10 @@ def crop_pairs(
 
 def components(n: int, edges: list[tuple[int, int]]) -> np.ndarray:
     """The connected-component label of each of ``n`` nodes linked by ``edges`` (scipy's csgraph)."""
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     pairs = np.array(edges, dtype=np.int64).reshape(-1, 2)
     graph = coo_matrix((np.ones(len(pairs), dtype=np.int8), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
     return connected_components(graph, directed=False)[1]
@@ -212,7 +240,7 @@ class NearDuplicateFilter:
     """Cluster near-duplicate images and claims; record the cluster id (drop extras only if asked)."""
 
     name: ClassVar[str] = "neardup"
-    version = f"4+imagehash-{imagehash.__version__}"
+    version = f"4+imagehash-{metadata.version('imagehash')}"
 
     class Params(Thresholds):
         """Radii chosen on the transformed-copy benchmark (``benchmarks/neardup.py``); ``filter.neardup``."""

@@ -1,7 +1,9 @@
 """Local, offline OCR with rapidocr-onnxruntime (its ONNX models ship inside the wheel).
 
 The engine loads once per process, lazily, on the first image: importing rwpost never pays for it,
-and a run whose records all carry OCR text already never loads it at all.
+and a run whose records all carry OCR text already never loads it at all. Its ONNX sessions run on one
+thread (:data:`THREADS`). rapidocr's pipeline already gates recognition on its detection pass: an image
+where detection finds no text box returns before the classifier and the recogniser run.
 """
 
 from __future__ import annotations
@@ -11,13 +13,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from rwpost.errors import ConfigError
-from rwpost.filters.images import open_rgb
 
 _engine: Any = None
 _lock = threading.Lock()
+
+THREADS = 1
+"""ONNX Runtime threads per session (intra- and inter-op). One thread gives the same lines, boxes and
+confidences as rapidocr's default (every core), for about half the CPU time on a quiet 2-core machine
+and far less on a busy one, where the default's spinning worker threads wait on each other
+(``benchmarks/ocr.py``). Calls already take turns on the one engine (:data:`_lock`)."""
 
 
 def engine_version() -> str:
@@ -39,7 +44,7 @@ def _get_engine() -> Any:
                     "local OCR needs rapidocr-onnxruntime: pip install 'rwpost[build]' "
                     f"(import failed: {exc})"
                 ) from exc
-            _engine = RapidOCR()
+            _engine = RapidOCR(intra_op_num_threads=THREADS, inter_op_num_threads=THREADS)
         return _engine
 
 
@@ -48,6 +53,10 @@ def ocr_image(path: str | Path) -> list[dict[str, Any]]:
 
     Raises :class:`rwpost.images.ImageRefused` for an image that cannot be decoded.
     """
+    import numpy as np
+
+    from rwpost.filters.images import open_rgb
+
     rgb = np.asarray(open_rgb(path))
     bgr = np.ascontiguousarray(rgb[:, :, ::-1])  # OpenCV order, as rapidocr expects
     engine = _get_engine()

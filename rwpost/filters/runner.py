@@ -112,38 +112,52 @@ def _measure_all(
     workers: int,
     progress: bool,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """Measurements for ``candidates`` (cache first), in their order, and how many were measured."""
-    keys = {c.id: flt.input_key(c) for c in candidates}
-    out: dict[str, dict[str, Any]] = {}
-    todo: list[Candidate] = []
-    for candidate in candidates:
-        hit = cache.get(flt.name, flt.version, keys[candidate.id]) if cache else None
-        if hit is None:
-            todo.append(candidate)
-        else:
-            out[candidate.id] = hit
+    """Measurements for ``candidates`` (cache first), in their order, and how many were measured.
 
-    def one(candidate: Candidate) -> tuple[str, dict[str, Any]]:
+    Each distinct input key is measured once: records whose key another record of this run already
+    has (the same image bytes reposted) share its measurement (``repeats``), and a key the cache holds
+    is read once."""
+    keys = {c.id: flt.input_key(c) for c in candidates}
+    by_key: dict[str, dict[str, Any]] = {}
+    todo: dict[str, Candidate] = {}  # key -> the first record with it that the cache lacks
+    for candidate in candidates:
+        key = keys[candidate.id]
+        if key in by_key or key in todo:
+            continue
+        hit = cache.get(flt.name, flt.version, key) if cache else None
+        if hit is None:
+            todo[key] = candidate
+        else:
+            by_key[key] = hit
+
+    def one(item: tuple[str, Candidate]) -> tuple[str, dict[str, Any]]:
+        key, candidate = item
         measurement = flt.measure(candidate)
         if cache:
-            cache.put(flt.name, flt.version, keys[candidate.id], measurement)
-        return candidate.id, measurement
+            cache.put(flt.name, flt.version, key, measurement)
+        return key, measurement
 
     bar = Progress(console=Console(stderr=True), transient=True, disable=not progress or not todo)
     with bar:
         task = bar.add_task(f"measure {flt.name}", total=len(todo))
         if workers > 1 and len(todo) > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                for rid, measurement in pool.map(one, todo):
-                    out[rid] = measurement
+                for key, measurement in pool.map(one, todo.items()):
+                    by_key[key] = measurement
                     bar.advance(task)
         else:
-            for candidate in todo:
-                rid, measurement = one(candidate)
-                out[rid] = measurement
+            for item in todo.items():
+                key, measurement = one(item)
+                by_key[key] = measurement
                 bar.advance(task)
-    use = {"filter": flt.name, "measured": len(todo), "from_cache": len(candidates) - len(todo)}
-    return {c.id: out[c.id] for c in candidates}, use
+    from_cache = sum(1 for c in candidates if keys[c.id] not in todo)
+    use = {
+        "filter": flt.name,
+        "measured": len(todo),
+        "from_cache": from_cache,
+        "repeats": len(candidates) - from_cache - len(todo),
+    }
+    return {c.id: by_key[keys[c.id]] for c in candidates}, use
 
 
 def run_filters(

@@ -20,15 +20,16 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import read_json, sha256_hex, write_json
 from rwpost.llm.cache import cache_key
 from rwpost.llm.client import LLMClient, parse_answer
 from rwpost.llm.types import LLMRequest
+
+if TYPE_CHECKING:  # imported where a batch is sent: importing the SDK is most of a command's start-up
+    import openai
 
 DONE = ("completed", "expired", "failed", "cancelled")
 """Batch states after which nothing more arrives."""
@@ -100,6 +101,8 @@ class BatchRunner:
     # --- internals ------------------------------------------------------------------------------------------
 
     def _client(self) -> openai.OpenAI:
+        import openai
+
         if self._sdk is None:
             c = self.client
             self._sdk = openai.OpenAI(
@@ -136,6 +139,8 @@ class BatchRunner:
     def _one(self, keyed: dict[str, LLMRequest]) -> None:
         if not keyed:
             return
+        import openai
+
         sdk = self._client()
         fingerprint = sha256_hex("\n".join(sorted(keyed)))[:16]
         known = self._states().get(fingerprint)

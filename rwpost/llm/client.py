@@ -8,16 +8,14 @@ Ollama, llama.cpp). Credentials are explicit arguments; only the edges read them
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
+import ssl
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
-
-import jsonschema
-import openai
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING, Any, Literal
 
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import write_json
@@ -26,6 +24,10 @@ from rwpost.llm.config import LLMSettings
 from rwpost.llm.schemas import for_response_format
 from rwpost.llm.types import LLMRequest, LLMResult, PriceTable, Usage
 from rwpost.secrets import redact, register
+
+if TYPE_CHECKING:  # the SDK is imported on the first call: importing it is most of a command's start-up
+    import openai
+    from openai import AsyncOpenAI
 
 ResponseMode = Literal["auto", "json_schema", "json_object"]
 
@@ -87,6 +89,24 @@ def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
+@functools.lru_cache(maxsize=64)
+def _validator(schema: str) -> Any:
+    """The checked validator of a schema (its canonical JSON): built once, not once per answer."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(json.loads(schema))
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One verifying TLS context for every client (loading the CA bundle costs 0.1-0.2 s each time)."""
+    try:  # the SDK's own HTTP library: the same defaults (certifi, SSL_CERT_FILE / SSL_CERT_DIR)
+        from httpx2 import create_ssl_context
+    except ImportError:  # pragma: no cover - an SDK on plain httpx
+        from httpx import create_ssl_context
+    return create_ssl_context()
+
+
 def parse_answer(content: str | None, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """The JSON object in ``content`` if it satisfies ``schema``, else ``(None, what is wrong)``."""
     if not content or not content.strip():
@@ -101,7 +121,9 @@ def parse_answer(content: str | None, schema: dict[str, Any]) -> tuple[dict[str,
         return None, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
     if not isinstance(data, dict):
         return None, f"expected a JSON object, found {type(data).__name__}"
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(data))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         return None, f"does not match the schema at {where}: {error.message}"
@@ -357,6 +379,8 @@ class LLMClient:
 
     def _refuses_access(self, exc: openai.APIError) -> bool:
         """401, 403, or a 404 about the model itself (not e.g. a replay server's unknown request)."""
+        import openai
+
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return True
         if isinstance(exc, openai.NotFoundError):
@@ -372,13 +396,17 @@ class LLMClient:
         """The SDK client and semaphore of the running loop (each ``asyncio.run`` gets fresh ones)."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._sdk is None or self._semaphore is None:
+            import openai
+
             self._loop = loop
-            self._sdk = AsyncOpenAI(
+            self._sdk = openai.AsyncOpenAI(
                 api_key=self._api_key or "no-key",
                 base_url=self.base_url,
                 timeout=self.timeout_s,
                 max_retries=self.max_retries,
-                http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [_count_attempt]}),
+                http_client=openai.DefaultAsyncHttpxClient(
+                    event_hooks={"request": [_count_attempt]}, verify=_tls()
+                ),
             )
             self._semaphore = asyncio.Semaphore(self.concurrency)
         return self._sdk, self._semaphore
@@ -411,6 +439,8 @@ class LLMClient:
 
     async def _call(self, request: LLMRequest) -> tuple[str | None, int, int, int]:
         """One answer from the server: (content, prompt tokens, completion tokens, HTTP attempts)."""
+        import openai
+
         sdk, semaphore = self._bind()
         usage = self._usage(request.task)
         while True:
@@ -431,7 +461,9 @@ class LLMClient:
                     self.in_flight += 1
                     self.max_in_flight = max(self.max_in_flight, self.in_flight)
                     try:
-                        raw = await sdk.chat.completions.with_raw_response.create(**kwargs)
+                        # the SDK's plain POST (its retries, waits and errors) without its request-typing
+                        # walk and response models: those were most of a call's CPU (benchmarks/llm_cpu.py)
+                        raw = await sdk.post("/chat/completions", body=kwargs, cast_to=bytes)
                     finally:
                         self.in_flight -= 1
             except openai.APIError as exc:  # the SDK's retries are spent, or the status is final
@@ -457,19 +489,22 @@ class LLMClient:
             attempts = counter[0]
             usage.http_calls += attempts
             try:  # a proxy's HTML page or an error object sent with status 200 is no chat completion
-                response = raw.parse()
-                choice = response.choices[0] if response.choices else None
-                message = choice.message if choice is not None else None
-                content = message.content if message is not None else None
-                refusal = getattr(message, "refusal", None)
-            except (AttributeError, TypeError, IndexError, ValueError) as exc:
-                body = " ".join(raw.http_response.text[:120].split())
+                response = json.loads(raw)
+                choices = response["choices"]
+                choice = choices[0] if choices else None
+                message = choice["message"] if choice is not None else None
+                content = message.get("content") if message is not None else None
+                refusal = message.get("refusal") if message is not None else None
+                usage_of = response.get("usage")
+            except (AttributeError, TypeError, IndexError, KeyError, ValueError) as exc:
+                body = " ".join(raw[:120].decode("utf-8", "replace").split())
                 raise LLMCallError(
                     f"{request.key}: the server's answer is not a chat completion "
                     f"({type(exc).__name__}; it begins {body!r})"
                 ) from None
-            prompt_tokens = getattr(response.usage, "prompt_tokens", None)
-            completion_tokens = getattr(response.usage, "completion_tokens", None)
+            usage_of = usage_of if isinstance(usage_of, dict) else {}
+            prompt_tokens = usage_of.get("prompt_tokens")
+            completion_tokens = usage_of.get("completion_tokens")
             if not isinstance(prompt_tokens, int) or not isinstance(completion_tokens, int):
                 # a server that reports no usage (or not as numbers)
                 prompt_tokens = estimate_tokens(request.system + request.user)
@@ -477,7 +512,7 @@ class LLMClient:
                 completion_tokens = estimate_tokens(content or refusal or "")
             if refusal and not content:
                 raise _Refusal(str(refusal), prompt_tokens, completion_tokens, attempts)
-            if choice is not None and choice.finish_reason == "length":
+            if choice is not None and choice.get("finish_reason") == "length":
                 content = content or ""  # truncated JSON fails validation and is asked again
             return content, prompt_tokens, completion_tokens, attempts
 
