@@ -175,7 +175,7 @@ def build_app(folders: list[str | os.PathLike[str]], *, allowed_hosts: list[str]
                 run: Run = viewer.opened(source.key, "run")
                 if run.scored is not None and sample_id in run.scored.offsets:
                     out["runs"].append({"key": source.key, "title": run.title()})
-        if "sample" not in out and not any("tagged" in w or "decisions" in w for w in out["work"]):
+        if "sample" not in out and not any(w.get("tagged") or w.get("decisions") for w in out["work"]):
             return answer({"error": f"no sample {sample_id!r} in the folders given"}, 404)
         return answer(out)
 
@@ -270,6 +270,7 @@ def build_app(folders: list[str | os.PathLike[str]], *, allowed_hosts: list[str]
         Route("/files/{key}/{path:path}", files),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
+
     async def guard(request: Request, call_next: Callable[[Request], Any]) -> Response:
         if request.method not in ("GET", "HEAD"):
             return Response("read-only: only GET", status_code=405, media_type="text/plain")
