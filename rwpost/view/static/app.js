@@ -335,6 +335,9 @@ async function runSamplePage(key, id) {
     h("p", {}, "label: ", h("span", { class: "label", id: "answer-label" }, fmt(a.label)), " · gold: ", h("span", { class: "label" }, fmt(scored.gold)), " · ",
       h("span", { class: scored.correct ? "right" : "wrong" }, scored.correct ? "right" : "wrong"), a.error ? h("span", { class: "wrong" }, ` · failed: ${a.error}`) : null),
     a.probabilities ? h("p", { class: "muted" }, Object.entries(a.probabilities).map(([k, v]) => `${k} ${fmt(v)}`).join(" · ")) : null,
+    scored.ledger ? h("p", { class: "muted", id: "ledger" }, `ledger: ${fmt(scored.ledger.calls)} calls (${fmt(scored.ledger.model_calls)} model, ${fmt(scored.ledger.tool_calls)} tool) · ` +
+      `${fmt(scored.ledger.tokens_in)} tokens in, ${fmt(scored.ledger.tokens_out)} out · $${fmt(scored.ledger.cost_usd, 5)} · ${fmt(scored.ledger.latency_s)} s` +
+      (scored.ledger.cache_hits ? ` · ${scored.ledger.cache_hits} from the cache` : "")) : null,
     h("h3", {}, "Explanation"), h("p", { class: "explanation", id: "explanation" }, a.explanation || "–"),
     a.evidence_urls.length ? h("ul", {}, a.evidence_urls.map((u) => h("li", {}, outside(u)))) : null,
     h("h3", {}, `Transcript: ${a.calls.length} calls${a.dropped ? `, ${a.dropped} results dropped by the leakage guard` : ""}`), transcript(a.calls)));
