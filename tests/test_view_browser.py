@@ -7,7 +7,6 @@ agent's transcript and compares two runs. Screenshots are written under the sess
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -91,12 +90,21 @@ def wait_for(driver, condition, what: str, timeout: float = 60):
         time.sleep(0.2)
 
 
+README_SHOTS = ("sample", "transcript")
+"""The screenshots the README's tour shows (docs/view/), kept small: 1000 px wide, 128 colours."""
+
+
 def shot(driver, folder: Path, name: str) -> Path:
     path = folder / f"{name}.png"
     driver.save_screenshot(str(path))
-    if os.environ.get("RWPOST_UPDATE_SCREENSHOTS") == "1":
+    if os.environ.get("RWPOST_UPDATE_SCREENSHOTS") == "1" and name in README_SHOTS:
+        from PIL import Image
+
         DOCS.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, DOCS / path.name)
+        with Image.open(path) as image:
+            size = (1000, round(image.height * 1000 / image.width))
+            small = image.convert("RGB").resize(size, Image.LANCZOS)
+            small.quantize(128).save(DOCS / path.name, optimize=True)
     return path
 
 
@@ -115,7 +123,8 @@ def test_a_person_looks_at_the_dataset_a_sample_a_run_its_errors_a_transcript_an
     wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "a.source.version"), "the list of folders")
     browser.find_element(By.CSS_SELECTOR, "a.source.version").click()
     wait_for(browser, lambda d: "57 samples" in d.find_element(By.TAG_NAME, "h1").text, "the dataset table")
-    assert wait_for(browser, lambda d: d.execute_script("return document.querySelectorAll('canvas').length"), "charts")
+    charts = "return document.querySelectorAll('canvas').length"
+    assert wait_for(browser, lambda d: d.execute_script(charts), "the card's charts")
     Select(browser.find_element(By.CSS_SELECTOR, "select[name=label]")).select_by_value("False")
     wait_for(browser, lambda d: d.find_element(By.ID, "count").text == "1–22 of 22", "the label filter")
     labels = {r.find_elements(By.TAG_NAME, "td")[1].text for r in rows(browser)}
@@ -125,7 +134,8 @@ def test_a_person_looks_at_the_dataset_a_sample_a_run_its_errors_a_transcript_an
     rows(browser)[0].click()
     image = wait_for(browser, lambda d: d.find_element(By.ID, "post-image"), "the sample page")
     loaded = wait_for(
-        browser, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image),
+        browser,
+        lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image),
         "the post image to load",
     )
     assert loaded > 0
@@ -136,7 +146,8 @@ def test_a_person_looks_at_the_dataset_a_sample_a_run_its_errors_a_transcript_an
     shot(browser, shots, "sample")
 
     browser.get(f"{server}/#/run/{key['majority-T']}")
-    wait_for(browser, lambda d: "Metrics with 95% intervals" in d.find_element(By.TAG_NAME, "body").text, "a run")
+    body = lambda d: d.find_element(By.TAG_NAME, "body").text  # noqa: E731
+    wait_for(browser, lambda d: "Metrics with 95% intervals" in body(d), "a run")
     Select(browser.find_element(By.CSS_SELECTOR, "select[name=outcome]")).select_by_value("wrong")
     wait_for(browser, lambda d: "outcome=wrong" in d.current_url and rows(d), "the errors")
     outcomes = {r.find_elements(By.TAG_NAME, "td")[3].text for r in rows(browser)}
@@ -155,7 +166,8 @@ def test_a_person_looks_at_the_dataset_a_sample_a_run_its_errors_a_transcript_an
     shot(browser, shots, "transcript")
 
     browser.get(f"{server}/#/run/{key['majority-T']}")
-    compare = wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "select[name=compare]"), "the compare menu")
+    menu = "select[name=compare]"
+    compare = wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, menu), "the compare menu")
     Select(compare).select_by_value(key["category-prior-T"])
     paired = wait_for(browser, lambda d: d.find_element(By.ID, "paired"), "the paired comparison")
     assert "A right" in paired.text and "B wrong" in paired.text

@@ -26,6 +26,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from rwpost.errors import RecordError
+from rwpost.io import read_json
 from rwpost.secrets import redact
 from rwpost.view.folders import OutsideFolder, Source, discover, inside
 from rwpost.view.readers import Annotations, Run, Version, Work, compare, leaderboard
@@ -122,6 +124,18 @@ class Viewer:
         return None
 
 
+def run_title(source: Source) -> str:
+    """A run's name for lists (its metrics' or manifest's ``system``) without opening the whole run."""
+    for name in ("metrics.json", "manifest.json"):
+        try:
+            value = read_json(source.path / name)
+        except RecordError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("system"), str):
+            return value["system"]
+    return source.label
+
+
 def build_app(folders: list[str | os.PathLike[str]], *, allowed_hosts: list[str] | None = None) -> Starlette:
     """The app over ``folders`` (``allowed_hosts``: Host headers answered; others get 400, so a page of
     another site cannot reach the view through a rebound DNS name)."""
@@ -134,28 +148,28 @@ def build_app(folders: list[str | os.PathLike[str]], *, allowed_hosts: list[str]
     def q(request: Request, name: str) -> str:
         return request.query_params.get(name, "").strip()
 
-    async def index(request: Request) -> Response:
+    def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
-    async def sources(request: Request) -> Response:
+    def sources(request: Request) -> Response:
         listed = []
         for source in viewer.sources:
             entry = source.describe()
             if source.kind == "run":
-                entry["title"] = viewer.opened(source.key, "run").title()
+                entry["title"] = run_title(source)
             listed.append(entry)
         return answer({"sources": listed, "problems": viewer.problems})
 
-    async def version(request: Request) -> Response:
+    def version(request: Request) -> Response:
         return answer(viewer.opened(request.path_params["key"], "version").summary())
 
-    async def version_samples(request: Request) -> Response:
+    def version_samples(request: Request) -> Response:
         data: Version = viewer.opened(request.path_params["key"], "version")
         start, size = page_bounds(q(request, "offset") or 0, q(request, "limit") or 50)
         filters = {k: v for k, v in request.query_params.items() if k not in ("offset", "limit", "q")}
         return answer(data.page(filters, q(request, "q"), start, size))
 
-    async def sample(request: Request) -> Response:
+    def sample(request: Request) -> Response:
         sample_id = request.path_params["id"]
         out: dict[str, Any] = {"id": sample_id, "in": []}
         for data in viewer.of_kind("version"):
@@ -169,17 +183,21 @@ def build_app(folders: list[str | os.PathLike[str]], *, allowed_hosts: list[str]
         for export in viewer.of_kind("annotations"):
             verdicts.extend(export.sample(sample_id))
         out["annotations"] = verdicts
-        out["runs"] = []
-        for source in viewer.sources:
-            if source.kind == "run":
-                run: Run = viewer.opened(source.key, "run")
-                if run.scored is not None and sample_id in run.scored.offsets:
-                    out["runs"].append({"key": source.key, "title": run.title()})
         if "sample" not in out and not any(w.get("tagged") or w.get("decisions") for w in out["work"]):
             return answer({"error": f"no sample {sample_id!r} in the folders given"}, 404)
         return answer(out)
 
-    async def image(request: Request) -> Response:
+    def sample_runs(request: Request) -> Response:
+        """The runs that scored a sample (asked after the sample page shows: it opens every run)."""
+        sample_id, found = request.path_params["id"], []
+        for source in viewer.sources:
+            if source.kind == "run":
+                run: Run = viewer.opened(source.key, "run")
+                if run.scored is not None and sample_id in run.scored.offsets:
+                    found.append({"key": source.key, "title": run.title()})
+        return answer({"id": sample_id, "runs": found})
+
+    def image(request: Request) -> Response:
         key, sample_id = request.path_params["key"], request.path_params["id"]
         kind = viewer.by_key[key].kind if key in viewer.by_key else ""
         if kind not in ("version", "run"):
@@ -189,45 +207,45 @@ def build_app(folders: list[str | os.PathLike[str]], *, allowed_hosts: list[str]
             raise HTTPException(404, f"no image for {sample_id!r}")
         return Response(data, media_type=_sniff(data), headers={"Cache-Control": "max-age=3600"})
 
-    async def work(request: Request) -> Response:
+    def work(request: Request) -> Response:
         return answer(viewer.opened(request.path_params["key"], "work").funnel())
 
-    async def work_rejects(request: Request) -> Response:
+    def work_rejects(request: Request) -> Response:
         data: Work = viewer.opened(request.path_params["key"], "work")
         start, size = page_bounds(q(request, "offset") or 0, q(request, "limit") or 50)
         return answer(
             data.reject_page(q(request, "stage"), q(request, "reason"), q(request, "q"), start, size)
         )
 
-    async def run(request: Request) -> Response:
+    def run(request: Request) -> Response:
         return answer(viewer.opened(request.path_params["key"], "run").summary())
 
-    async def run_samples(request: Request) -> Response:
+    def run_samples(request: Request) -> Response:
         data: Run = viewer.opened(request.path_params["key"], "run")
         start, size = page_bounds(q(request, "offset") or 0, q(request, "limit") or 50)
         rows = data.select(dict(request.query_params), q(request, "q"))
-        return answer({"total": len(rows), "offset": start, "rows": rows[start : start + size]})
+        return answer({"total": len(rows), "offset": start, "rows": data.page(rows[start : start + size])})
 
-    async def run_sample(request: Request) -> Response:
+    def run_sample(request: Request) -> Response:
         data: Run = viewer.opened(request.path_params["key"], "run")
         found = data.sample(request.path_params["id"])
         if found is None:
             return answer({"error": f"no sample {request.path_params['id']!r} in this run"}, 404)
         return answer(found)
 
-    async def compare_runs(request: Request) -> Response:
+    def compare_runs(request: Request) -> Response:
         a: Run = viewer.opened(request.path_params["a"], "run")
         b: Run = viewer.opened(request.path_params["b"], "run")
         start, size = page_bounds(q(request, "offset") or 0, q(request, "limit") or 50)
         return answer(compare(a, b, q(request, "only") or "disagree", start, size))
 
-    async def board(request: Request) -> Response:
+    def board(request: Request) -> Response:
         out = leaderboard(viewer.source(request.path_params["key"], "leaderboard"))
         for row in out["rows"]:
             row["run_key"] = viewer.run_key(row.get("run"))
         return answer(out)
 
-    async def files(request: Request) -> Response:
+    def files(request: Request) -> Response:
         key = request.path_params["key"]
         source = viewer.by_key.get(key)
         if source is None:
@@ -259,6 +277,7 @@ def build_app(folders: list[str | os.PathLike[str]], *, allowed_hosts: list[str]
         Route("/api/version/{key}", version),
         Route("/api/version/{key}/samples", version_samples),
         Route("/api/sample/{id}", sample),
+        Route("/api/sample/{id}/runs", sample_runs),
         Route("/api/image/{key}/{id}", image),
         Route("/api/work/{key}", work),
         Route("/api/work/{key}/rejects", work_rejects),

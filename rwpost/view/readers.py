@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import BaseModel
 
 from rwpost.errors import RecordError
@@ -95,7 +97,7 @@ class Version:
     def summary(self) -> dict[str, Any]:
         manifest = self.manifest or {}
         table = self.index.table
-        years = counts(str(v)[:4] if v else None for v in table.column("claim_time").to_pylist())
+        years = pc.value_counts(pc.utf8_slice_codeunits(table.column("claim_time"), 0, 4)).to_pylist()
         return {
             "source": self.source.describe(),
             "name": manifest.get("name"),
@@ -106,14 +108,14 @@ class Version:
             "counts": manifest.get("counts"),
             "categories": manifest.get("categories"),
             "funnel": manifest.get("funnel") or [],
-            "claim_years": sorted(years),
+            "claim_years": sorted((str(y["values"]), y["counts"]) for y in years if y["values"]),
             "problems": self.problems,
         }
 
     def page(self, filters: dict[str, str], query: str, start: int, size: int) -> dict[str, Any]:
-        chosen = self.index.select(filters, query)
-        rows = chosen.slice(start, size).drop_columns(["_file", "_row"]).to_pylist()
-        return {"total": chosen.num_rows, "offset": start, "rows": rows}
+        total, chosen = self.index.page(filters, query, start, size)
+        rows = chosen.drop_columns(["_file", "_row"]).to_pylist()
+        return {"total": total, "offset": start, "rows": rows}
 
     def sample(self, sample_id: str) -> dict[str, Any] | None:
         row = self.index.row(sample_id)
@@ -287,7 +289,24 @@ def _confidence(probabilities: Any, label: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
-def _scored_light(record: dict[str, Any]) -> dict[str, Any]:
+LEDGER_FIELDS = ("calls", "tokens_in", "tokens_out", "cost_usd")
+SCORED_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("gold", pa.string()),
+        ("predicted", pa.string()),
+        ("correct", pa.bool_()),
+        ("flagged", pa.bool_()),
+        ("error", pa.string()),
+        ("ledger", pa.struct([(f, pa.float64()) for f in LEDGER_FIELDS])),
+    ]
+)
+"""The fields of ``scored.jsonl`` the run's table shows and filters on."""
+PREDICTION_SCHEMA = pa.schema([("id", pa.string()), ("repeat", pa.int64())])
+"""What the index of ``predictions.jsonl`` keeps: the answer itself is read by offset, per page."""
+
+
+def _scored_row(record: dict[str, Any]) -> dict[str, Any]:
     ledger = record.get("ledger") if isinstance(record.get("ledger"), dict) else {}
     return {
         "id": record.get("id"),
@@ -297,16 +316,8 @@ def _scored_light(record: dict[str, Any]) -> dict[str, Any]:
         "flagged": bool(record.get("flagged")),
         "error": record.get("error"),
         "cost_usd": ledger.get("cost_usd"),
-        "tokens": (ledger.get("tokens_in") or 0) + (ledger.get("tokens_out") or 0),
-        "calls": ledger.get("calls"),
-    }
-
-
-def _prediction_light(record: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": record.get("id"),
-        "confidence": _confidence(record.get("probabilities"), record.get("label")),
-        "repeat": record.get("repeat", 0),
+        "tokens": int((ledger.get("tokens_in") or 0) + (ledger.get("tokens_out") or 0)),
+        "calls": int(ledger.get("calls") or 0),
     }
 
 
@@ -344,12 +355,12 @@ class Run:
         metrics = _log_file(base / "metrics.json", base, RunMetrics, problems)
         scored = predictions = None
         if (base / "scored.jsonl").exists():
-            scored = JsonlIndex.open(base / "scored.jsonl", base, keep=_scored_light)
+            scored = JsonlIndex.open_columns(base / "scored.jsonl", base, SCORED_SCHEMA)
             problems.extend(scored.problems)
         else:
             problems.append("scored.jsonl: not found (the run has not been scored)")
         if (base / "predictions.jsonl").exists():
-            predictions = JsonlIndex.open(base / "predictions.jsonl", base, keep=_prediction_light)
+            predictions = JsonlIndex.open_columns(base / "predictions.jsonl", base, PREDICTION_SCHEMA)
             problems.extend(predictions.problems)
         else:
             problems.append("predictions.jsonl: not found (no answers, explanations or transcripts)")
@@ -359,7 +370,7 @@ class Run:
         if named and file is None:
             problems.append(f"{named} (the run's data, named by manifest.json): not found")
         elif file is not None and file.suffix == ".parquet":
-            data = SampleIndex.open([file], file.parent)
+            data = SampleIndex.open([file], file.parent, columns=("id", "category"))
             problems.extend(f"the run's data {p}" for p in data.problems)
         rows = cls._rows(scored, predictions, data)
         return cls(source, record, manifest, metrics, scored, predictions, rows, data, problems)
@@ -368,20 +379,24 @@ class Run:
     def _rows(
         scored: JsonlIndex | None, predictions: JsonlIndex | None, data: SampleIndex | None
     ) -> list[dict[str, Any]]:
-        confidence = {
-            p["id"]: p["confidence"] for p in (predictions.kept if predictions else ()) if p["repeat"] == 0
-        }
         category: dict[str, Any] = {}
         if data is not None:
             ids = data.table.column("id").to_pylist()
             category = dict(zip(ids, data.table.column("category").to_pylist(), strict=True))
-        rows = list(scored.kept) if scored else []
+        rows = [_scored_row(r) for r in scored.kept] if scored else []
         if not rows and predictions:  # not scored yet: the answers alone
             rows = [{"id": p["id"], "predicted": None, "correct": False} for p in predictions.kept]
         for row in rows:
-            row["confidence"] = confidence.get(row["id"])
             row["category"] = category.get(row["id"])
         return rows
+
+    def page(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One page of the table, each row with its answer's confidence (read by offset, repeat 0)."""
+        out = []
+        for row in rows:
+            answer = (self.predictions.first(row["id"]) if self.predictions else None) or {}
+            out.append(row | {"confidence": _confidence(answer.get("probabilities"), answer.get("label"))})
+        return out
 
     def title(self) -> str:
         m = self.metrics or self.manifest or {}
@@ -537,8 +552,8 @@ def compare(a: Run, b: Run, only: str, start: int, size: int) -> dict[str, Any]:
         for x, y in pairs
     ]
     return {
-        "a": a.summary() | {"facets": None},
-        "b": b.summary() | {"facets": None},
+        "a": {"source": a.source.describe(), "title": a.title(), "problems": a.problems},
+        "b": {"source": b.source.describe(), "title": b.title(), "problems": b.problems},
         "paired": len([r for r in a.rows if r["id"] in right_b]),
         "only_in_a": len([r for r in a.rows if r["id"] not in right_b]),
         "table": table,

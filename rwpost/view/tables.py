@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -85,17 +86,20 @@ class SampleIndex:
     files: list[Path]
     table: pa.Table
     problems: list[str] = field(default_factory=list)
+    _lower: pa.ChunkedArray | None = field(default=None, repr=False)
+    _where: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
 
     @classmethod
-    def open(cls, files: Iterable[Path], base: Path) -> SampleIndex:
+    def open(cls, files: Iterable[Path], base: Path, columns: tuple[str, ...] = INDEX_COLUMNS) -> SampleIndex:
+        """``columns``: those to read (the rest are null: a run needs only ids and categories)."""
         parts, kept, problems = [], [], []
         for file in files:
             try:
                 schema = pq.read_schema(file)
-                columns = [c for c in INDEX_COLUMNS if c in schema.names]
-                if "id" not in columns:
+                present = [c for c in columns if c in schema.names]
+                if "id" not in present:
                     raise RecordError("not an RW-Post split: no id column")
-                part = pq.read_table(file, columns=columns)
+                part = pq.read_table(file, columns=present)
             except (OSError, pa.ArrowException, RecordError) as exc:
                 problems.append(file_problem(file, base, exc))
                 continue
@@ -124,6 +128,22 @@ class SampleIndex:
 
     def select(self, filters: dict[str, str], query: str = "") -> pa.Table:
         """The rows whose facet columns equal ``filters`` and whose id or claim contains ``query``."""
+        return self.table.take(self.matching(filters, query))
+
+    def page(self, filters: dict[str, str], query: str, start: int, size: int) -> tuple[int, pa.Table]:
+        """How many rows match, and the rows of one page of them (only those rows are copied)."""
+        if not query and not any(value for name, value in filters.items() if name in FACETS):
+            return self.table.num_rows, self.table.slice(start, size)
+        indices = self.matching(filters, query)
+        return len(indices), self.table.take(indices.slice(start, size))
+
+    def _lowered(self) -> pa.ChunkedArray:
+        if self._lower is None:
+            self._lower = pc.utf8_lower(self.table.column("claim"))
+        return self._lower
+
+    def matching(self, filters: dict[str, str], query: str = "") -> pa.Array:
+        """Row numbers of the rows :meth:`select` picks."""
         table = self.table
         mask = None
         for name, value in filters.items():
@@ -131,19 +151,26 @@ class SampleIndex:
                 test = pc.equal(table.column(name), value)
                 mask = test if mask is None else pc.and_(mask, test)
         if query:
+            lowered = query.lower()
             test = pc.or_(
-                pc.match_substring(table.column("claim"), query, ignore_case=True),
-                pc.match_substring(table.column("id"), query, ignore_case=True),
+                pc.match_substring(self._lowered(), lowered),
+                pc.match_substring(table.column("id"), lowered, ignore_case=True),
             )
             mask = test if mask is None else pc.and_(mask, test)
-        return table if mask is None else table.filter(pc.fill_null(mask, False))
+        if mask is None:
+            return pa.array(np.arange(table.num_rows))
+        return pc.indices_nonzero(pc.fill_null(mask, False))
 
     def locate(self, sample_id: str) -> tuple[Path, int] | None:
         """The file and row of one sample (the first split holding it)."""
-        hits = self.table.filter(pc.equal(self.table.column("id"), sample_id))
-        if hits.num_rows == 0:
-            return None
-        return self.files[hits.column("_file")[0].as_py()], hits.column("_row")[0].as_py()
+        if self._where is None:
+            where: dict[str, tuple[int, int]] = {}
+            columns = (self.table.column(c).to_pylist() for c in ("id", "_file", "_row"))
+            for key, file, row in zip(*columns, strict=True):
+                where.setdefault(key, (file, row))
+            self._where = where
+        found = self._where.get(sample_id)
+        return None if found is None else (self.files[found[0]], found[1])
 
     def row(self, sample_id: str) -> dict[str, Any] | None:
         """One sample's whole Parquet row (images undecoded), read from its row group alone."""
@@ -238,6 +265,34 @@ class JsonlIndex:
             more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
             problems.append(f"{name}: {len(bad)} unreadable line(s) set aside: {bad[0]}{more}")
         return cls(path, offsets, kept, problems, stamp)
+
+    @classmethod
+    def open_columns(cls, path: Path, base: Path, schema: pa.Schema) -> JsonlIndex:
+        """The index with ``schema``'s fields of every record kept, read by Arrow's JSON reader (C++, the
+        rest of each record skipped); a file it cannot read whole (a bad line, a field of another type)
+        is read line by line instead, which names the bad lines and sets them aside."""
+        import pyarrow.json as pj
+
+        stamp = _stamp(path)
+        try:
+            offsets: dict[str, list[tuple[int, int]]] = {}
+            spots = []
+            position = 0
+            with open(path, "rb") as handle:
+                for number, raw in enumerate(handle, start=1):
+                    if raw.strip():
+                        spots.append((position, number))
+                    position += len(raw)
+            options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+            table = pj.read_json(path, parse_options=options) if spots else schema.empty_table()
+            if table.num_rows != len(spots) or table.column("id").null_count:
+                raise ValueError("records and lines differ")
+            kept = table.to_pylist()
+            for spot, record in zip(spots, kept, strict=True):
+                offsets.setdefault(record["id"], []).append(spot)
+            return cls(path, offsets, kept, [], stamp)
+        except (OSError, pa.ArrowException, ValueError):
+            return cls.open(path, base, keep=lambda r: {f.name: r.get(f.name) for f in schema})
 
     def fresh(self) -> bool:
         """Whether the file is as it was when indexed (a run still writing grows it)."""

@@ -242,7 +242,7 @@ async function samplePage(id, params) {
     const keyPoints = s.key_points || [];
     const right = h("div", { class: "card" }, h("h2", {}, "Rationale"), h("p", { id: "rationale" }, s.reasoning_logic || "–"),
       h("h2", {}, "Key points and their evidence"),
-      keyPoints.length ? h("ol", { id: "key-points" }, keyPoints.map((kp, i) => h("li", {}, kp, evidenceList(s.evidence || [], i + 1)))) : h("p", { class: "muted" }, "no key points"),
+      keyPoints.length ? h("ul", { id: "key-points" }, keyPoints.map((kp, i) => h("li", {}, kp, evidenceList(s.evidence || [], i + 1)))) : h("p", { class: "muted" }, "no key points"),
       h("h2", {}, "All evidence"), evidenceList(s.evidence || []));
     page.push(h("div", { class: "grid2" }, left, right));
   }
@@ -262,8 +262,12 @@ async function samplePage(id, params) {
     { title: "annotator", key: "annotator" }, { title: "post extraction", key: "post_extraction" }, { title: "image role", key: "image_role" },
     { title: "adjudicated", key: "adjudicated" }, { title: "note", key: "note" }], data.annotations)
     : h("p", { class: "muted" }, "no annotation export given, or no verdict on this sample"));
-  if (data.runs.length) page.push(h("h2", {}, "Runs that scored it"), h("ul", {}, data.runs.map((r) => h("li", {}, h("a", { href: `#/runsample/${r.key}/${encodeURIComponent(id)}` }, r.title)))));
+  const runs = h("ul", { id: "runs" }, h("li", { class: "muted" }, "looking…"));
+  page.push(h("h2", {}, "Runs that scored it"), runs);
   show(...page);
+  api(`/api/sample/${encodeURIComponent(id)}/runs`).then((found) => runs.replaceChildren(...(found.runs.length
+    ? found.runs.map((r) => h("li", {}, h("a", { href: `#/runsample/${r.key}/${encodeURIComponent(id)}` }, r.title)))
+    : [h("li", { class: "muted" }, "none of the runs given")]))).catch((e) => runs.replaceChildren(h("li", { class: "problem" }, e.message)));
 }
 
 function metricsTable(run) {
