@@ -94,6 +94,22 @@ README_SHOTS = ("sample", "transcript")
 """The screenshots the README's tour shows (docs/view/), kept small: 1000 px wide, 128 colours."""
 
 
+def settled(driver) -> bool:
+    """Whether the page has rendered the URL it shows (the page marks each render it finishes)."""
+    return driver.execute_script("return document.body.dataset.ready === (location.hash || '#/')")
+
+
+def column(driver, number: int) -> set[str]:
+    """The texts of one column of the table, once the page has settled."""
+    from selenium.webdriver.common.by import By
+
+    wait_for(driver, settled, "the page to render")
+    return {
+        r.find_elements(By.TAG_NAME, "td")[number].text
+        for r in driver.find_elements(By.CSS_SELECTOR, "tr.row")
+    }
+
+
 def shot(driver, folder: Path, name: str) -> Path:
     path = folder / f"{name}.png"
     driver.save_screenshot(str(path))
@@ -122,13 +138,16 @@ def test_a_person_looks_at_the_dataset_a_sample_a_run_its_errors_a_transcript_an
     browser.get(f"{server}/#/")
     wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "a.source.version"), "the list of folders")
     browser.find_element(By.CSS_SELECTOR, "a.source.version").click()
-    wait_for(browser, lambda d: "57 samples" in d.find_element(By.TAG_NAME, "h1").text, "the dataset table")
+    wait_for(
+        browser, lambda d: settled(d) and "57 samples" in d.find_element(By.TAG_NAME, "h1").text, "the table"
+    )
     charts = "return document.querySelectorAll('canvas').length"
     assert wait_for(browser, lambda d: d.execute_script(charts), "the card's charts")
     Select(browser.find_element(By.CSS_SELECTOR, "select[name=label]")).select_by_value("False")
-    wait_for(browser, lambda d: d.find_element(By.ID, "count").text == "1–22 of 22", "the label filter")
-    labels = {r.find_elements(By.TAG_NAME, "td")[1].text for r in rows(browser)}
-    assert labels == {"False"}
+    wait_for(
+        browser, lambda d: settled(d) and d.find_element(By.ID, "count").text == "1–22 of 22", "the filter"
+    )
+    assert column(browser, 1) == {"False"}
     shot(browser, shots, "dataset")
 
     rows(browser)[0].click()
@@ -147,15 +166,14 @@ def test_a_person_looks_at_the_dataset_a_sample_a_run_its_errors_a_transcript_an
 
     browser.get(f"{server}/#/run/{key['majority-T']}")
     body = lambda d: d.find_element(By.TAG_NAME, "body").text  # noqa: E731
-    wait_for(browser, lambda d: "Metrics with 95% intervals" in body(d), "a run")
+    wait_for(browser, lambda d: settled(d) and "Metrics with 95% intervals" in body(d), "a run")
     Select(browser.find_element(By.CSS_SELECTOR, "select[name=outcome]")).select_by_value("wrong")
-    wait_for(browser, lambda d: "outcome=wrong" in d.current_url and rows(d), "the errors")
-    outcomes = {r.find_elements(By.TAG_NAME, "td")[3].text for r in rows(browser)}
-    assert outcomes == {"wrong"}
+    wait_for(browser, lambda d: "outcome=wrong" in d.current_url and settled(d) and rows(d), "the errors")
+    assert column(browser, 3) == {"wrong"}
     shot(browser, shots, "run")
 
     browser.get(f"{server}/#/run/{key['agentfact-TW']}")
-    wait_for(browser, lambda d: rows(d), "the agent run's samples")
+    wait_for(browser, lambda d: settled(d) and rows(d), "the agent run's samples")
     rows(browser)[1].click()
     transcript = wait_for(browser, lambda d: d.find_element(By.ID, "transcript"), "the transcript")
     calls = transcript.find_elements(By.CSS_SELECTOR, "tr.call, tr.drop")
