@@ -82,6 +82,10 @@ def test_the_funnel_page_lists_every_set_aside_record_with_its_reason(client):
     assert all(r["reason"] for r in page["rows"])
     dropped = client.get(f"/api/sample/{page['rows'][0]['id']}").json()  # not in the dataset: the work folder
     assert "sample" not in dropped and dropped["work"][0]["rejects"][0]["stage"] == "filter:size"
+    crawled = [i for i in dropped["work"][0]["crawl"]["images"] if i.get("path")]
+    assert crawled  # the dropped article's image, from the crawl store (one too small is still shown)
+    image = client.get(f"/files/{k['work']}/crawl/{crawled[0]['path']}")
+    assert image.status_code == 200 and image.headers["content-type"].startswith("image/")
 
 
 def test_a_run_shows_metrics_filters_errors_and_an_agent_transcript_with_the_guard_drops(client):

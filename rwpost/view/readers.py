@@ -523,6 +523,7 @@ def compare(a: Run, b: Run, only: str, start: int, size: int) -> dict[str, Any]:
     differ (``only``: ``disagree`` the answers differ, ``one-right`` exactly one is right, or all)."""
     right_b = {r["id"]: r for r in b.rows}
     pairs = [(r, right_b[r["id"]]) for r in a.rows if r["id"] in right_b]
+    paired = len(pairs)
     table = {"both right": 0, "only A right": 0, "only B right": 0, "both wrong": 0}
     for x, y in pairs:
         key = (
@@ -539,6 +540,7 @@ def compare(a: Run, b: Run, only: str, start: int, size: int) -> dict[str, Any]:
         pairs = [(x, y) for x, y in pairs if x.get("predicted") != y.get("predicted")]
     elif only == "one-right":
         pairs = [(x, y) for x, y in pairs if x["correct"] != y["correct"]]
+    total = len(pairs)
     rows = [
         {
             "id": x["id"],
@@ -549,17 +551,17 @@ def compare(a: Run, b: Run, only: str, start: int, size: int) -> dict[str, Any]:
             "b": y.get("predicted"),
             "b_correct": y["correct"],
         }
-        for x, y in pairs
+        for x, y in pairs[start : start + size]
     ]
     return {
         "a": {"source": a.source.describe(), "title": a.title(), "problems": a.problems},
         "b": {"source": b.source.describe(), "title": b.title(), "problems": b.problems},
-        "paired": len([r for r in a.rows if r["id"] in right_b]),
-        "only_in_a": len([r for r in a.rows if r["id"] not in right_b]),
+        "paired": paired,
+        "only_in_a": len(a.rows) - paired,
         "table": table,
-        "total": len(rows),
+        "total": total,
         "offset": start,
-        "rows": rows[start : start + size],
+        "rows": rows,
     }
 
 

@@ -256,6 +256,11 @@ async function samplePage(id, params) {
     for (const [name, title] of [["human", "Human validation decisions"], ["disputed", "Disputed"]]) {
       if (work[name] && work[name].length) page.push(h("h3", {}, title), h("pre", {}, JSON.stringify(work[name], null, 1)));
     }
+    const media = work.crawl ? [...work.crawl.images, ...work.crawl.videos].filter((m) => m.path) : [];
+    if (media.length) page.push(h("h3", {}, "Crawled media"), h("div", { class: "media" }, media.map((m) =>
+      /\.(mp4|webm)$/i.test(m.path)
+        ? h("video", { controls: true, preload: "metadata", class: "post-image", src: `/files/${work.source.key}/crawl/${m.path}` })
+        : h("img", { class: "post-image crawled", alt: m.url, title: m.url, src: `/files/${work.source.key}/crawl/${m.path}` }))));
     if (work.tagged) page.push(h("h3", {}, `Tagged article (${work.tagged.word_count} words, ${work.tagged.links.length} links)`), taggedText(work.tagged));
   }
   page.push(h("h2", {}, "Annotators' verdicts"), data.annotations.length ? table([
