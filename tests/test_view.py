@@ -269,3 +269,45 @@ def test_the_command_line_refuses_a_missing_folder_and_a_taken_port_in_one_line(
     )
     wide = rwpost(str(built / "reports"), "--host", "0.0.0.0", "--port", "70000")
     assert "warning: --host 0.0.0.0" in wide.stderr and wide.returncode == 2
+
+
+def test_a_sample_page_shows_its_annotators_verdicts_and_the_adjudication(folders, tmp_path):
+    export = tmp_path / "export"
+    export.mkdir()
+    rows = [
+        {
+            "id": "rw-004d9cc6e0795f2a",
+            "annotator": "a@example.org",
+            "post_extraction": "correct",
+            "image_role": "necessary",
+            "project": "validation",
+            "task_id": 1,
+            "annotation_id": 11,
+        },
+        {
+            "id": "rw-004d9cc6e0795f2a",
+            "annotator": "judge@example.org",
+            "post_extraction": "correct",
+            "adjudicated": True,
+            "note": "the post is the photo",
+            "project": "adjudication",
+            "task_id": 7,
+            "annotation_id": 70,
+        },
+        {
+            "id": "rw-other",
+            "annotator": "a@example.org",
+            "project": "validation",
+            "task_id": 2,
+            "annotation_id": 12,
+        },
+    ]
+    (export / "validation_verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with TestClient(build_app([*folders, str(export)])) as c:
+        kinds = [s["kind"] for s in c.get("/api/sources").json()["sources"]]
+        assert "annotations" in kinds
+        verdicts = c.get("/api/sample/rw-004d9cc6e0795f2a").json()["annotations"]
+    assert [(v["annotator"], v.get("adjudicated", False)) for v in verdicts] == [
+        ("a@example.org", False),
+        ("judge@example.org", True),
+    ]
