@@ -56,6 +56,8 @@ def test_the_dataset_pages_filter_search_and_open_a_sample_with_its_image_eviden
     assert len(second["rows"]) == 2 and not {r["id"] for r in second["rows"]} & {
         r["id"] for r in page["rows"]
     }
+    clamped = client.get(f"/api/version/{k['v0.1.0']}/samples", params={"offset": "x", "limit": "-5"}).json()
+    assert (clamped["offset"], len(clamped["rows"])) == (0, 1)  # a bad offset is 0, a limit at least 1
     found = client.get(f"/api/version/{k['v0.1.0']}/samples", params={"q": "TITANIC"}).json()
     assert [r["id"] for r in found["rows"]] == ["rw-004d9cc6e0795f2a"]
 
@@ -158,6 +160,8 @@ def test_paths_out_of_the_given_folders_are_refused(client, built, tmp_path):
         (plots / "inside.png").write_bytes(b"\x89PNG\r\n\x1a\ninside")
         assert client.get(f"/files/{key}/inside.png").content.endswith(b"inside")
         assert client.get("/files/s999/inside.png").status_code == 404
+        assert client.get("/static/../app.py").status_code == 404
+        assert client.get("/static/%2e%2e/app.py").status_code == 404
     finally:
         link.unlink(missing_ok=True)
         (plots / "inside.png").unlink(missing_ok=True)

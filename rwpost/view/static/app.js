@@ -79,7 +79,7 @@ function pager(total, offset, params, parts) {
     h("button", { id: "next", disabled: offset + PAGE >= total, onclick: () => at(offset + PAGE) }, "next ›"));
 }
 
-function filterBar(facets, params, parts, names, withSearch = true) {
+function filterBar(facets, params, parts, names, placeholder = "search id or claim") {
   const bar = h("div", { class: "filters" });
   for (const name of names) {
     const values = facets[name];
@@ -90,8 +90,8 @@ function filterBar(facets, params, parts, names, withSearch = true) {
       values.map(([value, count]) => h("option", { value, selected: params.get(name) === value }, `${value} (${count})`)));
     bar.append(h("label", {}, name, select));
   }
-  if (withSearch) {
-    const input = h("input", { type: "search", name: "q", placeholder: "search id or claim", value: params.get("q") || "" });
+  if (placeholder) {
+    const input = h("input", { type: "search", name: "q", placeholder, value: params.get("q") || "" });
     input.addEventListener("keydown", (e) => { if (e.key === "Enter") { const p = new URLSearchParams(params); p.delete("offset");
       if (input.value) p.set("q", input.value); else p.delete("q"); go(parts, p); } });
     bar.append(input);
@@ -201,7 +201,7 @@ async function workPage(key, params) {
     h("h2", {}, `Funnel (${data.funnel_file || "no funnel file"})`),
     data.steps.length ? h("div", { class: "charts" }, funnelChart(data.steps)) : null, funnelTable(data.steps),
     h("h2", {}, `Set-aside records (${data.rejects})`),
-    filterBar({ stage: data.stages, reason: data.reasons }, params, parts, ["stage", "reason"]),
+    filterBar({ stage: data.stages, reason: data.reasons }, params, parts, ["stage", "reason"], "search id"),
     pager(rows.total, rows.offset, params, parts),
     table([{ title: "id", key: "id" }, { title: "stage", key: "stage" }, { title: "reason", key: "reason" },
       { title: "file", key: "file" }, { title: "input", cell: (r) => r.source ? `${r.source}${r.line ? ":" + r.line : ""}` : "–" }],
@@ -311,7 +311,7 @@ async function runPage(key, params) {
     h("div", { class: "filters" }, h("label", {}, "outcome", h("select", { name: "outcome", onchange: (e) => { const p = new URLSearchParams(params); p.delete("offset");
       if (e.target.value) p.set("outcome", e.target.value); else p.delete("outcome"); go(parts, p); } },
       ["", "right", "wrong", "failed"].map((v) => h("option", { value: v, selected: (params.get("outcome") || "") === v }, v || "all")))), compareTo),
-    filterBar(run.facets, params, parts, ["gold", "predicted", "category", "error"]),
+    filterBar(run.facets, params, parts, ["gold", "predicted", "category", "error"], "search id"),
     pager(rows.total, rows.offset, params, parts),
     table([{ title: "id", key: "id" }, { title: "gold", key: "gold" }, { title: "answer", key: "predicted" },
       { title: "correct", cell: (r) => h("span", { class: r.correct ? "right" : "wrong" }, r.correct ? "right" : "wrong") },
