@@ -45,6 +45,7 @@ system-deps:
 
 demo: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 $(BIN)/dvc repro
+	@echo "Look at what it built: $(BIN)/rwpost view data/rwpost/$$($(BIN)/python -c "import yaml; print(yaml.safe_load(open('params.yaml'))['dataset']['version'])") data/work reports"
 
 lint: install-dev
 	$(BIN)/ruff check .

@@ -96,6 +96,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "annotate",
         "Human validation in Label Studio: serve, push tasks, pull verdicts, agreement, merge.",
     ),
+    "view": (
+        "view",
+        "Serve a read-only web view of datasets, work folders, runs and leaderboards on this machine.",
+    ),
 }
 """Each subcommand, in the order ``--help`` lists it: the module of :mod:`rwpost.commands` whose
 ``register(app)`` adds it, and the summary ``--help`` shows (the first paragraph of its help; a test holds
