@@ -162,7 +162,7 @@ def extract(
         err_console.print(interrupted_line("extract", exc, params.out), highlight=False, soft_wrap=True)
         raise typer.Exit(interrupted_exit(exc)) from None
     report = done.counts
-    if params.executor.name == "slurm":  # scripts written, nothing extracted yet
+    if done.submitted:  # a scheduler's scripts written, nothing extracted yet
         typer.echo(json.dumps(report, indent=2) if as_json else done.message)
         return
     if as_json:
