@@ -1,11 +1,12 @@
-"""The Ray executor (Ray is in the ``ray`` and ``dev`` extras): shards go to ``ray.util.ActorPool``\\ s of
-workers, each taking the next shard when it is free.
+"""The Ray executor (Ray is in the ``ray`` and ``dev`` extras).
 
-- plain shards: ``executor.ray.max_concurrency`` workers (default the cluster's CPUs), one CPU each;
-- model shards (a local model): ``executor.actors`` model replicas (default one per GPU, else one CPU
-  actor), ``gpus`` each, that hold the model for every shard they take (:mod:`rwpost.executors.held`).
+- plain shards: Ray tasks (one CPU, ``gpus`` each), at most ``executor.ray.max_concurrency`` at once
+  (None: as many as the cluster fits), in Ray's pooled worker processes;
+- model shards (a local model): a ``ray.util.ActorPool`` of ``executor.actors`` model replicas (default
+  one per GPU, else one CPU actor; ``gpus`` each) that hold the model for every shard they take
+  (:mod:`rwpost.executors.held`), each taking the next shard when it is free.
 
-Each worker reserves ``executor.ray.memory``, stops a shard after ``executor.ray.time_limit_s`` and
+Each task or replica reserves ``executor.ray.memory``, stops a shard after ``executor.ray.time_limit_s`` and
 writes each shard's output to ``<logs>/<shard>.log``; it computes with the driver's BLAS/OpenMP thread
 count (Ray's workers default to one thread), so the outputs are the local executor's bytes. A worker that
 dies (SIGKILL, out of memory) fails its shard and is restarted for the next ones. Every shard runs, then
@@ -36,6 +37,7 @@ from rwpost.executors.base import (
 from rwpost.executors.held import HeldPool
 from rwpost.executors.params import ExecutorParams, size_bytes
 
+
 def import_ray() -> Any:
     """The ``ray`` module, or a one-line error saying how to install it."""
     try:
@@ -45,19 +47,25 @@ def import_ray() -> Any:
     return ray
 
 
-class ShardWorker:
-    """A Ray actor: a :class:`~rwpost.executors.base.Worker` (with a held pool when it is a model replica)."""
+class ModelReplica:
+    """A Ray actor holding local models (a :class:`~rwpost.executors.base.Worker` with a held pool) for
+    every shard it takes."""
 
-    def __init__(
-        self, run: ShardRun, threads: int, replica: bool, time_limit_s: float | None, logs: str
-    ) -> None:
+    def __init__(self, run: ShardRun, threads: int, time_limit_s: float | None, logs: str) -> None:
         from pathlib import Path
 
         self.shard_run = run
-        self.worker = Worker(threads, HeldPool() if replica else None, time_limit_s, Path(logs))
+        self.worker = Worker(threads, HeldPool(), time_limit_s, Path(logs))
 
     def run(self, shard: str) -> str:
         return self.worker.run(self.shard_run, shard)
+
+
+def _task(run: ShardRun, shard: str, threads: int, time_limit_s: float | None, logs: str) -> str:
+    """A plain shard as a Ray task (in one of Ray's pooled worker processes)."""
+    from pathlib import Path
+
+    return Worker(threads, None, time_limit_s, Path(logs)).run(run, shard)
 
 
 def actor_gpus(asked: float, cluster: float) -> float:
@@ -113,49 +121,70 @@ class RayExecutor:
             else:
                 ray.init(address=self.params.address, include_dashboard=False, log_to_driver=False)
         try:
-            failures = self._dispatch(ray, job, job.for_plain(), replica=False)
-            failures += self._dispatch(ray, job, job.for_models(), replica=True)
+            failures = self._tasks(ray, job, job.for_plain()) + self._replicas(ray, job, job.for_models())
         finally:
             if started:
                 ray.shutdown()
         name_failures(job.name, len(job.pending), failures, job.pending)
         return None
 
-    def _dispatch(
-        self, ray: Any, job: ShardJob, shards: list[str], *, replica: bool
-    ) -> list[tuple[str, str]]:
+    def _options(self, job: ShardJob, threads: int) -> dict[str, Any]:
+        """What each task or replica reserves, and its environment (credentials, the driver's threads)."""
+        options: dict[str, Any] = {
+            "num_cpus": 1,
+            "runtime_env": {"env_vars": {**job.env, **thread_env(threads)}},
+        }
+        if self.params.ray.memory:
+            options["memory"] = size_bytes(self.params.ray.memory)
+        return options
+
+    def _tasks(self, ray: Any, job: ShardJob, shards: list[str]) -> list[tuple[str, str]]:
+        """Plain shards as Ray tasks, at most ``max_concurrency`` in flight (None: as the cluster fits)."""
+        if not shards:
+            return []
+        threads, limits = driver_threads(), self.params.ray
+        options = {**self._options(job, threads), "num_gpus": job.gpus, "max_retries": 0}
+        remote, run = ray.remote(_task).options(**options), ray.put(job.run)
+        logs = str(limits.logs or job.root / "logs")
+        todo, running, failures = list(shards), {}, []
+        while todo or running:
+            while todo and len(running) < (limits.max_concurrency or len(shards)):
+                shard = todo.pop(0)
+                running[remote.remote(run, shard, threads, limits.time_limit_s, logs)] = shard
+            [ready], _ = ray.wait(list(running), num_returns=1)
+            shard = running.pop(ready)
+            try:
+                ray.get(ready)
+            except Exception as exc:  # the shard's error (a RayTaskError), or its worker died
+                failures.append((shard, one_line(exc)))
+        return failures
+
+    def _replicas(self, ray: Any, job: ShardJob, shards: list[str]) -> list[tuple[str, str]]:
+        """Model shards on an ``ActorPool`` of replicas, each taking the next shard when it is free; a
+        replica that dies fails its shard and is restarted (reloading its model) for the next."""
         if not shards:
             return []
         from ray.util import ActorPool
 
-        params, cluster = self.params, ray.cluster_resources()
-        options: dict[str, Any] = {"num_cpus": 1, "max_restarts": 2, "max_task_retries": 0}
-        if params.ray.memory:
-            options["memory"] = size_bytes(params.ray.memory)
-        threads = driver_threads()
-        options["runtime_env"] = {"env_vars": {**job.env, **thread_env(threads)}}
-        if replica:
-            gpus = cluster.get("GPU", 0)
-            options["num_gpus"] = each = actor_gpus(job.gpus, gpus)
-            count = params.actors or (max(1, int(gpus // each)) if each else 1)
-        else:
-            options["num_gpus"] = job.gpus
-            count = params.ray.max_concurrency or max(1, int(cluster.get("CPU", 1)))
-        logs = params.ray.logs or job.root / "logs"
-        actor = ray.remote(ShardWorker).options(**options)
-        workers = [
-            actor.remote(job.run, threads, replica, params.ray.time_limit_s, str(logs))
+        threads, limits, gpus = driver_threads(), self.params.ray, ray.cluster_resources().get("GPU", 0)
+        each = actor_gpus(job.gpus, gpus)
+        count = self.params.actors or (max(1, int(gpus // each)) if each else 1)
+        options = {**self._options(job, threads), "num_gpus": each, "max_restarts": 2, "max_task_retries": 0}
+        replica = ray.remote(ModelReplica).options(**options)
+        logs = str(limits.logs or job.root / "logs")
+        actors = [
+            replica.remote(job.run, threads, limits.time_limit_s, logs)
             for _ in range(min(count, len(shards)))
         ]
-        pool = ActorPool(workers)
+        pool = ActorPool(actors)
         for shard in shards:
-            pool.submit(lambda worker, shard: worker.run.remote(shard), shard)
-        failures: list[tuple[str, str]] = []
+            pool.submit(lambda actor, shard: actor.run.remote(shard), shard)
+        failures = []
         for shard in shards:  # get_next() answers in submission order: its i-th answer is shards[i]'s
             try:
                 pool.get_next()
-            except Exception as exc:  # the shard's error (a RayTaskError), or its worker died
+            except Exception as exc:  # the shard's error, or its replica died (loading the model, killed)
                 failures.append((shard, one_line(exc)))
-        for worker in workers:
-            ray.kill(worker)
+        for actor in actors:
+            ray.kill(actor)
         return failures
