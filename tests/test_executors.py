@@ -53,8 +53,14 @@ def test_local_one_and_two_workers_give_the_bytes_of_one_plain_run(tagged, plain
 
 
 def test_local_pool_runs_shards_in_parallel_processes_and_names_each_failure(tmp_path):
+    import multiprocessing
+
+    together = multiprocessing.get_context("fork").Barrier(2, timeout=300)  # a and c must overlap
+
     def run(shard, progress):
         (tmp_path / f"{shard}.pid").write_text(str(os.getpid()))
+        if shard in ("a", "c"):
+            together.wait()
         if shard in ("b", "d"):
             raise RwpostError(f"bad record in {shard}")
 

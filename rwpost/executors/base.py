@@ -159,9 +159,13 @@ def thread_env(threads: int) -> dict[str, str]:
 
 
 def pin_threads(threads: int) -> None:
-    """This worker computes with ``threads`` threads, like the driver: the environment for libraries not
-    loaded yet, torch's setting if it is (Ray sets ``OMP_NUM_THREADS=1`` in its workers)."""
+    """This worker computes with ``threads`` threads, like the driver (Ray's workers start with
+    ``OMP_NUM_THREADS=1``): the environment for libraries not loaded yet, and the BLAS/OpenMP pools and
+    torch's setting of those loaded (threadpoolctl, a scikit-learn dependency)."""
     os.environ.update(thread_env(threads))
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads)
     torch = sys.modules.get("torch")
     if torch is not None and torch.get_num_threads() != threads:
         torch.set_num_threads(threads)

@@ -32,7 +32,6 @@ from rwpost.executors.base import (
     driver_threads,
     name_failures,
     one_line,
-    thread_env,
 )
 from rwpost.executors.held import HeldPool
 from rwpost.executors.params import ExecutorParams, size_bytes
@@ -128,12 +127,11 @@ class RayExecutor:
         name_failures(job.name, len(job.pending), failures, job.pending)
         return None
 
-    def _options(self, job: ShardJob, threads: int) -> dict[str, Any]:
-        """What each task or replica reserves, and its environment (credentials, the driver's threads)."""
-        options: dict[str, Any] = {
-            "num_cpus": 1,
-            "runtime_env": {"env_vars": {**job.env, **thread_env(threads)}},
-        }
+    def _options(self, job: ShardJob) -> dict[str, Any]:
+        """What each task or replica reserves, and the environment it needs (credentials)."""
+        options: dict[str, Any] = {"num_cpus": 1}
+        if job.env:  # a runtime_env starts workers of its own: only when there are credentials to pass
+            options["runtime_env"] = {"env_vars": dict(job.env)}
         if self.params.ray.memory:
             options["memory"] = size_bytes(self.params.ray.memory)
         return options
@@ -143,7 +141,7 @@ class RayExecutor:
         if not shards:
             return []
         threads, limits = driver_threads(), self.params.ray
-        options = {**self._options(job, threads), "num_gpus": job.gpus, "max_retries": 0}
+        options = {**self._options(job), "num_gpus": job.gpus, "max_retries": 0}
         remote, run = ray.remote(_task).options(**options), ray.put(job.run)
         logs = str(limits.logs or job.root / "logs")
         todo, running, failures = list(shards), {}, []
@@ -169,7 +167,7 @@ class RayExecutor:
         threads, limits, gpus = driver_threads(), self.params.ray, ray.cluster_resources().get("GPU", 0)
         each = actor_gpus(job.gpus, gpus)
         count = self.params.actors or (max(1, int(gpus // each)) if each else 1)
-        options = {**self._options(job, threads), "num_gpus": each, "max_restarts": 2, "max_task_retries": 0}
+        options = {**self._options(job), "num_gpus": each, "max_restarts": 2, "max_task_retries": 0}
         replica = ray.remote(ModelReplica).options(**options)
         logs = str(limits.logs or job.root / "logs")
         actors = [
