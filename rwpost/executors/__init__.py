@@ -2,8 +2,9 @@
 one :class:`Executor` (``local``, ``ray``, ``slurm``), mark each finished shard, and merge in id order.
 
 - :mod:`rwpost.executors.shards`: shard ids by record id, completion markers, the merge's refusal;
-- :mod:`rwpost.executors.base`: the protocol (:class:`ShardJob`, :class:`Executor`, :class:`Submitted`,
-  :func:`executor_of`) and how a worker runs a shard (held pool, thread count, time limit, log);
+- :mod:`rwpost.executors.base`: the protocol (:class:`ShardJob`, :class:`Executor`, :class:`Submitted`)
+  and how a worker runs a shard (held pool, thread count, time limit, log); :mod:`rwpost.executors.run`:
+  :func:`executor_of` the ``executor:`` section and :func:`run_job`;
 - :mod:`rwpost.executors.local`: a process pool of ``workers``; :mod:`rwpost.executors.ray_executor`:
   ``ActorPool``\\ s of Ray workers and model replicas; :mod:`rwpost.executors.slurm`: job arrays and the
   merge job as ``sbatch`` scripts;
@@ -14,15 +15,9 @@ A stage that shards (``rwpost.stages.extract``, ``rwpost.stages.evaluate``) desc
 same shard function, so the outputs are identical.
 """
 
-from rwpost.executors.base import (
-    Executor,
-    ShardJob,
-    Submitted,
-    check_shard_count,
-    executor_of,
-    run_job,
-)
+from rwpost.executors.base import Executor, ShardJob, Submitted, check_shard_count
 from rwpost.executors.params import ExecutorParams, RayParams, SlurmParams
+from rwpost.executors.run import executor_of, run_job
 from rwpost.executors.shards import (
     ShardStore,
     concat_files,

@@ -1,6 +1,7 @@
 """The one executor protocol: a stage describes its shards as a :class:`ShardJob`; an :class:`Executor`
-runs the pending ones (``local``, ``ray``) or hands them to a scheduler (``slurm``, returning the
-:class:`Submitted` job); the stage then merges. No stage asks which executor it has.
+(:func:`rwpost.executors.run.executor_of`) runs the pending ones (``local``, ``ray``) or hands them to a
+scheduler (``slurm``, returning the :class:`Submitted` job); the stage then merges. No stage asks which
+executor it has.
 
 Every executor runs each shard through :func:`run_in_worker`: the shard's own function, inside its worker's
 held pool when it is a model shard (:mod:`rwpost.executors.held`), with the driver's BLAS/OpenMP thread
@@ -21,7 +22,6 @@ from typing import Any, Protocol
 
 from rwpost.errors import ConfigError, RwpostError
 from rwpost.executors.held import HeldPool, holding
-from rwpost.executors.params import ExecutorParams
 
 Progress = Callable[[int], None]
 ShardRun = Callable[[str, "Progress | None"], None]
@@ -87,27 +87,6 @@ class Executor(Protocol):
     hands them to a scheduler and returns the :class:`Submitted` job."""
 
     def run(self, job: ShardJob) -> Submitted | None: ...
-
-
-def executor_of(params: ExecutorParams) -> Executor:
-    """The executor the ``executor:`` section names."""
-    if params.name == "ray":
-        from rwpost.executors.ray_executor import RayExecutor
-
-        return RayExecutor(params)
-    if params.name == "slurm":
-        from rwpost.executors.slurm import SlurmExecutor
-
-        return SlurmExecutor(params)
-    from rwpost.executors.local import LocalExecutor
-
-    return LocalExecutor(params)
-
-
-def run_job(params: ExecutorParams, job: ShardJob) -> Submitted | None:
-    """Run ``job`` with the executor of ``params`` (nothing to do when no shard is pending, except for a
-    scheduler, which still writes the merge job)."""
-    return executor_of(params).run(job)
 
 
 def check_shard_count(shards: int, records: int, what: str) -> None:
@@ -246,7 +225,5 @@ __all__ = [
     "Worker",
     "check_shard_count",
     "driver_threads",
-    "executor_of",
     "name_failures",
-    "run_job",
 ]
