@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import sys
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
+from rwpost.errors import RwpostError
 from rwpost.executors.base import (
     ShardJob,
     ShardRun,
@@ -49,7 +51,14 @@ def _start(run: ShardRun, threads: int, queue: Any) -> None:
 def _one(shard: str) -> str:
     assert _STATE is not None, "a pool worker runs shards after _start"
     run, worker, queue = _STATE
-    return worker.run(run, shard, queue.put if queue is not None else None)
+    try:
+        return worker.run(run, shard, queue.put if queue is not None else None)
+    except Exception as exc:  # sent back pickled: one that does not survive it goes as its one line
+        try:
+            pickle.loads(pickle.dumps(exc))
+        except Exception:
+            raise RwpostError(one_line(exc)) from None
+        raise
 
 
 class LocalExecutor:
