@@ -45,8 +45,9 @@ class SlurmParams(BaseModel):
     shards_per_task: PositiveInt = 1
     """Shards one array task runs one after the other (fewer, longer tasks for many small shards)."""
     requeue: bool = True
-    """On preemption (Slurm's SIGUSR1 90 s before the end, or SIGTERM) a task stops its shard and requeues
-    itself (``scontrol requeue``); the requeued task skips the shards it finished."""
+    """Tasks are ``--requeue``-able (Slurm requeues a preempted one) and, on SIGUSR1 90 s before their time
+    limit, stop their shard and requeue themselves (``scontrol requeue``); a requeued task skips the shards
+    it had finished."""
     setup: list[str] = Field(default_factory=list)
     """Shell lines run before each command (``module load cuda``, ``source .venv/bin/activate``)."""
     python: str | None = None

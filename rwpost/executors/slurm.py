@@ -5,9 +5,9 @@ command) and a merge job that runs after every array succeeds, as plain ``sbatch
 - More tasks than ``max_array_size`` (Slurm's ``MaxArraySize``, 1001 by default) are split into several
   arrays (``array-000.sbatch``, ...), each indexed from 0 with its offset in the script; the merge job
   waits for all of them (``--dependency=afterok:A:B``).
-- With ``requeue`` (default) a task asks Slurm for SIGUSR1 90 s before its time runs out
-  (``--signal=B:USR1@90``) and on it, or on a preemption's SIGTERM, stops its shard and requeues itself
-  (``scontrol requeue``); the requeued task skips the shards it had finished (their markers).
+- With ``requeue`` (default) a task is ``--requeue``-able (Slurm requeues it when preempted) and asks
+  for SIGUSR1 90 s before its time runs out (``--signal=B:USR1@90``): on it the task stops its shard and
+  requeues itself (``scontrol requeue``). A requeued task skips the shards it had finished (their markers).
 
 Each task runs ``python -m rwpost.executors shard <job.json> <task>``: the job file names the stage module,
 its params (never credentials: the tasks read those from their environment, as a local run does) and the
@@ -83,9 +83,10 @@ TRAP = [
     '  echo "rwpost: preempted: stopping task $SLURM_ARRAY_TASK_ID and requeueing it" >&2',
     '  if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null || true; fi',
     "}",
-    "trap on_preempt USR1 TERM",
+    "trap on_preempt USR1",
 ]
-"""A requeueing task's first lines: SIGUSR1 (``--signal``) or SIGTERM stops the shard and marks the task."""
+"""A requeueing task's first lines: SIGUSR1 (``--signal``) stops the shard and marks the task (SIGTERM is
+left alone: ``scancel`` sends it, and Slurm requeues a preempted ``--requeue`` job itself)."""
 
 REQUEUE = 'exec scontrol requeue "${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}_${SLURM_ARRAY_TASK_ID}"'
 
