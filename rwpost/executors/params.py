@@ -92,7 +92,9 @@ class ExecutorParams(BaseModel):
     """extract: records split by id into this many shards, at most one per record (evaluate: one shard per
     planned run)."""
     workers: PositiveInt | None = None
-    """local: processes running shards at once; None: the machine's cores (at most one per shard)."""
+    """local: processes running shards at once; None: the machine's cores (at most one per shard). Each has
+    its own LLM ``concurrency``; they share the answer cache (SQLite, WAL). Shards of a local model run in
+    this process instead, one model for all of them."""
     address: str | None = None
     """ray: a cluster's address (``auto``, ``ray://head:10001``); None: ``ray.init()`` on this machine,
     bound to 127.0.0.1."""
