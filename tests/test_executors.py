@@ -146,6 +146,27 @@ def test_ray_replicas_hold_one_model_each_and_workers_compute_with_the_drivers_t
 
 
 @pytest.mark.slow
+def test_a_killed_replica_fails_its_shard_only_and_is_restarted_for_the_next(ray_cluster, tmp_path):
+    import signal
+
+    def run(shard, progress):
+        held("model", lambda: (tmp_path / f"loaded-{os.getpid()}").touch())
+        if shard == "b" and not (tmp_path / "killed").exists():
+            (tmp_path / "killed").touch()
+            os.kill(os.getpid(), signal.SIGKILL)  # the replica dies mid-shard (out of memory, a kill -9)
+        (tmp_path / shard).touch()
+
+    shards = ["a", "b", "c", "d"]
+    job = job_of(tmp_path, shards, run, models=frozenset(shards))
+    with pytest.raises(RwpostError, match=r"demo: 1 of 4 shards failed \(b: "):
+        run_job(ExecutorParams(name="ray", actors=1), job)
+    assert [s for s in shards if (tmp_path / s).exists()] == ["a", "c", "d"]
+    assert len(list(tmp_path.glob("loaded-*"))) == 2  # the restarted replica loaded its model again
+    run_job(ExecutorParams(name="ray", actors=1), job_of(tmp_path, ["b"], run, models=frozenset("b")))
+    assert (tmp_path / "b").exists()  # the rerun does the lost shard
+
+
+@pytest.mark.slow
 def test_ray_names_failures_stops_a_shard_at_its_time_limit_and_honours_the_cap(ray_cluster, tmp_path):
     def run(shard, progress):
         import threading

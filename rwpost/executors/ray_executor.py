@@ -12,8 +12,9 @@ count (Ray's workers default to one thread), so the outputs are the local execut
 dies (SIGKILL, out of memory) fails its shard and is restarted for the next ones. Every shard runs, then
 the failures are named.
 
-With no ``address`` and no Ray running, ``ray.init()`` starts one on this machine bound to 127.0.0.1, and
-shuts it down at the end; a cluster (``address``) or a Ray the caller started is left running.
+With no ``address`` (nor ``RAY_ADDRESS``) and no Ray initialised here, a new Ray starts on this machine
+bound to 127.0.0.1 and is shut down at the end; a cluster (``address``, ``RAY_ADDRESS=auto``) or a Ray the
+caller initialised is left running.
 """
 
 from __future__ import annotations
@@ -99,8 +100,8 @@ def loopback_only(ray: Any) -> Iterator[None]:
 def init_local(ray: Any, **options: Any) -> None:
     """Start Ray on this machine, bound to 127.0.0.1 only (the raylet and GCS keep the setting for the
     workers they start; this process's Ray needs it only while it starts them)."""
-    with loopback_only(ray):
-        ray.init(include_dashboard=False, log_to_driver=False, **options)
+    with loopback_only(ray):  # "local": a new Ray even where `ray start` left an address to connect to
+        ray.init(address="local", include_dashboard=False, log_to_driver=False, **options)
 
 
 class RayExecutor:
@@ -115,10 +116,11 @@ class RayExecutor:
         ray = import_ray()
         started = not ray.is_initialized()
         if started:
-            if self.params.address is None:
+            address = self.params.address or os.environ.get("RAY_ADDRESS")  # ray's own variable
+            if address is None:
                 init_local(ray)
             else:
-                ray.init(address=self.params.address, include_dashboard=False, log_to_driver=False)
+                ray.init(address=address, include_dashboard=False, log_to_driver=False)
         try:
             failures = self._tasks(ray, job, job.for_plain()) + self._replicas(ray, job, job.for_models())
         finally:
