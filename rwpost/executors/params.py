@@ -96,8 +96,8 @@ class ExecutorParams(BaseModel):
     its own LLM ``concurrency``; they share the answer cache (SQLite, WAL). Shards of a local model run in
     this process instead, one model for all of them."""
     address: str | None = None
-    """ray: a cluster's address (``auto``, ``ray://head:10001``); None: ``ray.init()`` on this machine,
-    bound to 127.0.0.1."""
+    """ray: a cluster's address (``auto``, ``ray://head:10001``); None: ``RAY_ADDRESS``, else a new Ray on
+    this machine bound to 127.0.0.1."""
     gpus: NonNegativeFloat = 0
     """GPUs of one model replica: ray runs a local model as one actor per ``gpus`` (0: one GPU per actor
     where the cluster has GPUs, else one CPU actor); other ray tasks ask for them; slurm asks
