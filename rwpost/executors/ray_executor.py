@@ -8,9 +8,9 @@
 
 Each task or replica reserves ``executor.ray.memory``, stops a shard after ``executor.ray.time_limit_s`` and
 writes each shard's output to ``<logs>/<shard>.log``; it computes with the driver's BLAS/OpenMP thread
-count (Ray's workers default to one thread), so the outputs are the local executor's bytes. A worker that
-dies (SIGKILL, out of memory) fails its shard and is restarted for the next ones. Every shard runs, then
-the failures are named.
+count (Ray's workers default to one thread), so the outputs are the local executor's bytes. A task whose
+worker dies (SIGKILL, out of memory) fails; a model replica that dies is restarted (reloading its model)
+and its lost shard sent again, at most twice. Every shard runs, then the failures are named.
 
 With no ``address`` (nor ``RAY_ADDRESS``) and no Ray initialised here, a new Ray starts on this machine
 bound to 127.0.0.1 and is shut down at the end; a cluster (``address``, ``RAY_ADDRESS=auto``) or a Ray the
@@ -45,6 +45,10 @@ def import_ray() -> Any:
     except ImportError:
         raise ConfigError("executor ray needs Ray: pip install 'rwpost[ray]'") from None
     return ray
+
+
+RESTARTS = 2
+"""Restarts of a model replica that died (its model reloaded each time)."""
 
 
 class ModelReplica:
@@ -160,8 +164,7 @@ class RayExecutor:
         return failures
 
     def _replicas(self, ray: Any, job: ShardJob, shards: list[str]) -> list[tuple[str, str]]:
-        """Model shards on an ``ActorPool`` of replicas, each taking the next shard when it is free; a
-        replica that dies fails its shard and is restarted (reloading its model) for the next."""
+        """Model shards on an ``ActorPool`` of replicas, each taking the next shard when it is free."""
         if not shards:
             return []
         from ray.util import ActorPool
@@ -169,7 +172,10 @@ class RayExecutor:
         threads, limits, gpus = driver_threads(), self.params.ray, ray.cluster_resources().get("GPU", 0)
         each = actor_gpus(job.gpus, gpus)
         count = self.params.actors or (max(1, int(gpus // each)) if each else 1)
-        options = {**self._options(job), "num_gpus": each, "max_restarts": 2, "max_task_retries": 0}
+        # a replica that dies (SIGKILL, out of memory) is restarted, reloading its model, and the shards
+        # sent to it meanwhile, its lost one included, are sent again: at most RESTARTS times
+        restarts = {"max_restarts": RESTARTS, "max_task_retries": -1}
+        options = {**self._options(job), "num_gpus": each, **restarts}
         replica = ray.remote(ModelReplica).options(**options)
         logs = str(limits.logs or job.root / "logs")
         actors = [
