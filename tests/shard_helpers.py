@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from rwpost.io import write_jsonl
 from rwpost.stages import extract as stage
 
@@ -38,3 +40,15 @@ def plain_run(tagged: Path, out: Path) -> dict[str, bytes]:
     stage.run(params(tagged, out))
     assert not out.with_name(f"{out.name}.shards").exists()
     return outputs(out)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """One local Ray (2 CPUs, bound to 127.0.0.1, as the executor starts it) for a module's Ray tests;
+    shut down after them. Ray is in the dev extra, so CI runs these."""
+    ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'rwpost[dev]')")
+    from rwpost.executors.ray_executor import init_local
+
+    init_local(ray, num_cpus=2)
+    yield ray
+    ray.shutdown()

@@ -1,25 +1,25 @@
-"""Executors: the Ray executor (a local Ray started here, 2 CPUs) and the Slurm job array (its per-task
-command run here) give the extract stage's outputs byte for byte as one plain local run."""
+"""Executors: one protocol, three implementations. The local process pool (1 or 2 workers), a real local Ray
+(2 CPUs, bound to 127.0.0.1) and the Slurm job arrays (their task commands run here, as Slurm would) give
+the extract stage's outputs byte for byte as one plain local run."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from rwpost.cli import main as cli_main
-from rwpost.errors import RwpostError
-from rwpost.executors import ExecutorParams, ShardStore, ShardTask, run_shards, shard_keys
-from rwpost.extract import shards
+from rwpost.errors import ConfigError, RwpostError
+from rwpost.executors import ExecutorParams, ShardJob, ShardStore, run_job, shard_keys, shard_names
+from rwpost.executors.base import driver_threads
+from rwpost.executors.held import held
 from rwpost.stages import extract as stage
-from tests.shard_helpers import outputs, params, plain_run, write_tagged_sample
+from tests.shard_helpers import outputs, params, plain_run, ray_cluster, write_tagged_sample
 
-RAY_BUDGET_S = 120
-"""The Ray tests' time bound (starting a local Ray takes about 10 s on 2 cores)."""
+__all__ = ["ray_cluster"]  # the module's one Ray, a fixture
 
 
 @pytest.fixture(scope="module")
@@ -32,116 +32,171 @@ def plain(tagged, tmp_path_factory) -> dict[str, bytes]:
     return plain_run(tagged, tmp_path_factory.mktemp("plain") / "extract")
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    """A local Ray with 2 CPUs for this module; shut down after it."""
-    why = "ray is not installed (pip install 'rwpost[ray]'); CI installs the dev extra only"
-    ray = pytest.importorskip("ray", reason=why)
-    began = time.monotonic()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield began
-    ray.shutdown()
-    assert time.monotonic() - began < RAY_BUDGET_S
+def job_of(root: Path, shards: list[str], run, **fields) -> ShardJob:
+    return ShardJob(
+        name="demo", keys=dict.fromkeys(shards, "k"), pending=shards, run=run, root=root, **fields
+    )
+
+
+# --- local: a process pool -----------------------------------------------------------------------------
+
+
+def test_local_one_and_two_workers_give_the_bytes_of_one_plain_run(tagged, plain, tmp_path):
+    reported = {}
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}" / "extract"
+        seen: list[int] = []
+        stage.run(params(tagged, out, shards=7, workers=workers), progress=seen.append)
+        assert outputs(out) == plain
+        reported[workers] = sum(seen)
+    assert reported[2] == reported[1] > 0  # the pool's workers report their progress too
+
+
+def test_local_pool_runs_shards_in_parallel_processes_and_names_each_failure(tmp_path):
+    import multiprocessing
+
+    together = multiprocessing.get_context("fork").Barrier(2, timeout=300)  # a and c must overlap
+
+    def run(shard, progress):
+        (tmp_path / f"{shard}.pid").write_text(str(os.getpid()))
+        if shard in ("a", "c"):
+            together.wait()
+        if shard in ("b", "d"):
+            raise RwpostError(f"bad record in {shard}")
+
+    job = job_of(tmp_path, ["a", "b", "c", "d"], run)
+    with pytest.raises(
+        RwpostError, match=r"demo: 2 of 4 shards failed \(b: bad record in b; d: bad record in d\)"
+    ):
+        run_job(ExecutorParams(workers=2), job)
+    pids = {(tmp_path / f"{s}.pid").read_text() for s in "abcd"}
+    assert len(pids) == 2 and str(os.getpid()) not in pids  # every shard ran, in two worker processes
+
+
+def test_local_model_shards_share_one_held_model_in_this_process(tmp_path):
+    built: list[int] = []
+
+    def run(shard, progress):
+        model = held("model", lambda: built.append(os.getpid()) or object())
+        (tmp_path / shard).write_text(str(id(model)))
+
+    job = job_of(tmp_path, ["a", "b", "c"], run, models=frozenset({"a", "b", "c"}))
+    run_job(ExecutorParams(workers=2), job)
+    assert built == [os.getpid()]  # loaded once, here, for the three shards
+    assert len({(tmp_path / s).read_text() for s in "abc"}) == 1
+
+
+def test_more_shards_than_records_are_refused_before_anything_is_written(tagged, tmp_path):
+    lines = sum(1 for line in tagged.read_text().splitlines() if line.strip())
+    with pytest.raises(
+        ConfigError, match=rf"executor.shards: 100000 shards for {lines} records in .*give at most {lines}$"
+    ):
+        stage.run(params(tagged, tmp_path / "extract", shards=100000))
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- ray: a real local cluster -------------------------------------------------------------------------
+
+
+def _listening(port: int) -> set[str]:
+    """The local addresses listening on TCP ``port`` (from /proc/net/tcp and tcp6)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, _, hexport = local.rpartition(":")
+            if state == "0A" and int(hexport, 16) == port:
+                found.add(address)
+    return found
+
+
+LOOPBACK = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
+"""127.0.0.1 in /proc/net/tcp, as an IPv4-mapped IPv6 address, and ::1."""
 
 
 @pytest.mark.slow
-def test_ray_tasks_give_the_bytes_of_one_plain_run(ray_local, tagged, plain, tmp_path):
+def test_ray_started_by_rwpost_listens_on_loopback_only(ray_cluster):
+    node = ray_cluster.nodes()[0]
+    assert node["NodeManagerAddress"] == "127.0.0.1"
+    gcs_port = int(ray_cluster.get_runtime_context().gcs_address.rpartition(":")[2])
+    for port in (gcs_port, node["NodeManagerPort"], node["ObjectManagerPort"]):
+        assert _listening(port) and _listening(port) <= LOOPBACK, (port, _listening(port))
+
+
+@pytest.mark.slow
+def test_ray_gives_the_bytes_of_one_plain_run_and_a_rerun_sends_nothing(ray_cluster, tagged, plain, tmp_path):
     out = tmp_path / "extract"
     stage.run(params(tagged, out, name="ray", shards=7))
     assert outputs(out) == plain
-    # a rerun finds every marker: nothing is sent to Ray, the merge alone runs
-    store = ShardStore(tmp_path / "extract.shards")
-    assert store.pending(shard_keys(tagged, 7)) == []
+    assert ShardStore(tmp_path / "extract.shards").pending(shard_keys(tagged, 7)) == []
+    logs = tmp_path / "extract.shards" / "logs"
+    assert sorted(p.stem for p in logs.iterdir()) == shard_names(7)  # one log per shard, kept
 
 
 @pytest.mark.slow
-def test_ray_actors_hold_one_model_each_and_take_many_shards(ray_local, tagged, plain, tmp_path):
-    # backend local would load a model folder: the actor path is exercised with the offline extractor
-    # held instead (num_gpus=0 on this CPU machine), exactly as a GPU actor holds its LocalChatModel
-    out = tmp_path / "extract"
-    p = params(tagged, out, name="ray", shards=5, actors=2)
-    from rwpost.executors.ray_executor import run_ray
+def test_ray_replicas_hold_one_model_each_and_workers_compute_with_the_drivers_threads(ray_cluster, tmp_path):
+    def run(shard, progress):
+        held("model", lambda: (tmp_path / f"built-{os.getpid()}").touch())
+        (tmp_path / shard).write_text(os.environ["OMP_NUM_THREADS"])
 
-    built = tmp_path / "built"
-    built.mkdir()
-
-    def hold():
-        (built / f"{os.getpid()}-{time.monotonic_ns()}").touch()
-        return shards.extractor_of(p)
-
-    task = ShardTask(
-        name="extract",
-        shards=list(shard_keys(tagged, 5)),
-        run=lambda shard, held: shards.run_shard(p, shard, held),
-        hold=hold,
-    )
-    run_ray(task, actors=2)
-    assert len(list(built.iterdir())) == 2  # two replicas for five shards
-    stage.merge(p)
-    assert outputs(out) == plain
+    shards = [f"s{i}" for i in range(5)]
+    run_job(ExecutorParams(name="ray", actors=2), job_of(tmp_path, shards, run, models=frozenset(shards)))
+    assert len(list(tmp_path.glob("built-*"))) == 2  # two replicas, five shards
+    assert {(tmp_path / s).read_text() for s in shards} == {str(driver_threads())}  # Ray's default is 1
 
 
 @pytest.mark.slow
-def test_ray_names_every_failed_shard(ray_local, tmp_path):
-    def run(shard, held):
-        if shard in ("b", "c"):
-            raise RwpostError(f"bad record in {shard}")
+def test_a_killed_replica_is_restarted_and_its_lost_shard_sent_again(ray_cluster, tmp_path):
+    import signal
+
+    def run(shard, progress):
+        held("model", lambda: (tmp_path / f"loaded-{os.getpid()}").touch())
+        if shard == "b" and not (tmp_path / "killed").exists():
+            (tmp_path / "killed").touch()
+            os.kill(os.getpid(), signal.SIGKILL)  # the replica dies mid-shard (out of memory, a kill -9)
         (tmp_path / shard).touch()
 
-    with pytest.raises(RwpostError, match=r"2 of 3 shards failed \(b: bad record in b; c: bad record in c\)"):
-        run_shards(ExecutorParams(name="ray"), ShardTask(name="demo", shards=["a", "b", "c"], run=run))
-    assert (tmp_path / "a").exists()  # the others still ran
-
-
-def test_slurm_writes_an_array_whose_task_command_runs_here(tagged, plain, tmp_path):
-    out = tmp_path / "extract"
-    p = params(tagged, out, name="slurm", shards=3, slurm={"partition": "gpu", "max_parallel": 2})
-    report = stage.run(p)
-    folder = tmp_path / "extract.shards" / "slurm"
-    assert f"bash {folder / 'submit.sh'}" in report.message
-    array = (folder / "array.sbatch").read_text()
-    assert "#SBATCH --array=0,1,2%2" in array and "#SBATCH --partition=gpu" in array
-    submit = (folder / "submit.sh").read_text()
-    assert "--dependency=afterok:" in submit and "merge.sbatch" in submit
-    assert not out.exists()  # nothing runs until the scripts are submitted
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
-    merge = subprocess.run(["bash", str(folder / "merge.sbatch")], env=env, capture_output=True, text=True)
-    assert merge.returncode == 1 and "3 of 3 shards have not finished" in merge.stderr  # refused: none ran
-    for index in range(3):  # what Slurm does: the same script, one SLURM_ARRAY_TASK_ID per task
-        task = subprocess.run(
-            ["bash", str(folder / "array.sbatch")],
-            env={**env, "SLURM_ARRAY_TASK_ID": str(index)},
-            capture_output=True,
-            text=True,
-        )
-        assert task.returncode == 0, task.stderr
-    merge = subprocess.run(["bash", str(folder / "merge.sbatch")], env=env, capture_output=True, text=True)
-    assert merge.returncode == 0, merge.stderr
-    assert outputs(out) == plain
-    stage.run(p)  # a rerun with every shard done submits the merge alone
-    assert not (folder / "array.sbatch").exists()
-    assert "sbatch merge.sbatch" in (folder / "submit.sh").read_text()
-
-
-def test_cli_extract_takes_executor_and_shards(tagged, plain, tmp_path, capsys):
-    out = tmp_path / "extract"
-    args = ["extract", "--in", str(tagged), "--out", str(out), "--backend", "offline", "--shards", "4"]
-    assert cli_main([*args, "--executor", "local"]) == 0
-    assert outputs(out) == plain
-    assert cli_main([*args, "--executor", "slurm"]) == 0
-    assert "submit with: bash" in capsys.readouterr().out
-    assert cli_main([*args, "--executor", "cloud"]) != 0
+    shards = ["a", "b", "c", "d"]
+    run_job(ExecutorParams(name="ray", actors=1), job_of(tmp_path, shards, run, models=frozenset(shards)))
+    assert all((tmp_path / s).exists() for s in shards)
+    assert len(list(tmp_path.glob("loaded-*"))) == 2  # the restarted replica loaded its model again
 
 
 @pytest.mark.slow
-def test_ray_evaluate_runs_are_tasks_with_markers(ray_local, tmp_path):
+def test_ray_names_failures_stops_a_shard_at_its_time_limit_and_honours_the_cap(ray_cluster, tmp_path):
+    def run(shard, progress):
+        import threading
+        import time
+
+        began = time.monotonic()  # the system's clock: comparable across the workers
+        print(f"shard {shard} says hello")
+        try:
+            if shard == "b":
+                raise RwpostError("bad record in b")
+            threading.Event().wait(None if shard == "c" else 0.5)  # c never ends: the time limit stops it
+        finally:
+            (tmp_path / f"{shard}.span").write_text(f"{began} {time.monotonic()}")
+
+    executor = ExecutorParams(name="ray", ray={"max_concurrency": 1, "time_limit_s": 5, "memory": "200M"})
+    with pytest.raises(
+        RwpostError,
+        match=r"2 of 4 shards failed \(b: bad record in b; c: stopped after the time limit of 5 s",
+    ):
+        run_job(executor, job_of(tmp_path, ["a", "b", "c", "d"], run))
+    spans = sorted(tuple(map(float, (tmp_path / f"{s}.span").read_text().split())) for s in "abcd")
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), spans  # one at a time
+    assert "shard a says hello" in (tmp_path / "logs" / "a.log").read_text()
+
+
+@pytest.mark.slow
+def test_ray_evaluate_runs_are_tasks_with_markers(ray_cluster, tmp_path):
     data = Path(__file__).resolve().parents[1] / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
     args = ["evaluate", "--data", str(data), "--detector", "majority", "--detector", "stratified"]
     args += ["--train-fraction", "0.5", "--bootstrap", "20", "--no-key-points", "--no-progress"]
     assert cli_main([*args, "--out", str(tmp_path / "local")]) == 0
     assert cli_main([*args, "--out", str(tmp_path / "ray"), "--executor", "ray"]) == 0
     for run in ("majority-TI", "stratified-TI"):
-        local = json.loads((tmp_path / "local" / run / "metrics.json").read_text())
-        remote = json.loads((tmp_path / "ray" / run / "metrics.json").read_text())
-        assert remote["macro_f1"] == local["macro_f1"] and remote["views"] == local["views"]
+        local = (tmp_path / "local" / run / "metrics.json").read_text()
+        remote = (tmp_path / "ray" / run / "metrics.json").read_text()
+        assert json.loads(remote)["macro_f1"] == json.loads(local)["macro_f1"]
     assert len(list((tmp_path / "ray.shards" / "done").iterdir())) == 2

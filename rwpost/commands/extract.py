@@ -104,6 +104,9 @@ def extract(
     shards: int = typer.Option(
         None, "--shards", min=1, help="Split the articles by id into N shards with completion markers."
     ),
+    workers: int = typer.Option(
+        None, "--workers", min=1, help="--executor local: shards run at once in N processes (default: cores)."
+    ),
     batch_api: bool = typer.Option(
         False, "--batch-api", help="Ask through the provider's Batch API (about half price; resumable)."
     ),
@@ -144,7 +147,9 @@ def extract(
         retry_rejects=retry_rejects or None,
         batch_api=batch_api or None,
         executor={
-            k: v for k, v in {"name": executor, "shards": shards, "gpus": gpus}.items() if v is not None
+            k: v
+            for k, v in {"name": executor, "shards": shards, "workers": workers, "gpus": gpus}.items()
+            if v is not None
         }
         or None,
     )
@@ -162,7 +167,7 @@ def extract(
         err_console.print(interrupted_line("extract", exc, params.out), highlight=False, soft_wrap=True)
         raise typer.Exit(interrupted_exit(exc)) from None
     report = done.counts
-    if params.executor.name == "slurm":  # scripts written, nothing extracted yet
+    if done.submitted:  # a scheduler's scripts written, nothing extracted yet
         typer.echo(json.dumps(report, indent=2) if as_json else done.message)
         return
     if as_json:

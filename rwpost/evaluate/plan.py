@@ -27,7 +27,7 @@ from rwpost.evaluate.manifest import code_version, fingerprint
 from rwpost.evaluate.run import evaluate
 from rwpost.evaluate.runner import RunSpec, samples_sha256
 from rwpost.evaluate.task import Cell, EvidenceSource, grid
-from rwpost.executors import ExecutorParams, ShardStore, ShardTask, run_shards
+from rwpost.executors import ExecutorParams, ShardJob, ShardStore, run_job
 from rwpost.io import read_json, sha256_file
 
 
@@ -205,12 +205,9 @@ def _shard_task(
     store: ShardStore,
     options: dict[str, Any],
     shard: str,
-    held: Any,
+    progress: Any,
 ) -> None:
-    from rwpost.llm.held import holding_models
-
-    with holding_models(held if isinstance(held, dict) else None):  # the actor's loaded local models
-        evaluate_shard(by_id[shard], data, store, keys[shard], **options)
+    evaluate_shard(by_id[shard], data, store, keys[shard], **options)
 
 
 def uses_local_model(spec: RunSpec) -> bool:
@@ -247,9 +244,9 @@ def run_plan(
     ``plots`` draws each run's figures.
 
     With an ``executor`` other than one local shard, each run is a shard with a completion marker in
-    ``store``: the runs without one are run by the executor (``local`` or ``ray``), and the results are
-    read back from the runs' ``metrics.json`` once every run has its marker (else one line names those
-    missing)."""
+    ``store``: the runs without one are run by the executor (:class:`rwpost.executors.Executor`), and the
+    results are read back from the runs' ``metrics.json`` once every run has its marker (else one line
+    names those missing)."""
     options = dict(
         encode=encode, progress=progress, overwrite=overwrite, on_change=on_change, where=where, plots=plots
     )
@@ -265,16 +262,18 @@ def run_plan(
         raise ConfigError("a sharded evaluation needs a shard store for its completion markers")
     keys = {shard_id(p): run_key(p, data) for p in plan}
     by_id = {shard_id(p): p for p in plan}
-    todo = list(keys) if overwrite else store.pending(keys)
-    options["progress"] = progress and executor.name == "local"
-    task = functools.partial(_shard_task, by_id, keys, data, store, options)
-    # runs of a local model go to actors that each hold the model (one per GPU, a CPU actor without);
-    # the other runs are plain tasks
-    local = [shard for shard in todo if uses_local_model(by_id[shard].spec)]
-    other = [shard for shard in todo if shard not in local]
-    name = where or "evaluate"
-    run_shards(executor, ShardTask(name=name, shards=other, run=task, gpus=executor.gpus))
-    run_shards(executor, ShardTask(name=name, shards=local, run=task, hold=dict, gpus=executor.gpus))
+    options["progress"] = False  # runs in workers: no progress bars
+    job = ShardJob(
+        name=where or "evaluate",
+        keys=keys,
+        pending=list(keys) if overwrite else store.pending(keys),
+        run=functools.partial(_shard_task, by_id, keys, data, store, options),
+        root=store.root,
+        # runs of a local model go to model replicas that each hold the model (one per GPU on Ray)
+        models=frozenset(shard for shard, p in by_id.items() if uses_local_model(p.spec)),
+        gpus=executor.gpus,
+    )
+    run_job(executor, job)
     store.require(keys, where or "evaluate")
     for planned in plan:
         metrics = read_json(planned.out / "metrics.json")

@@ -11,6 +11,7 @@ run has its marker, and :func:`publish` writes the leaderboard and the summary f
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any, Literal, Protocol, Self
@@ -32,9 +33,10 @@ from rwpost.evaluate.plan import (
     run_key,
     run_plan,
     shard_id,
+    uses_local_model,
 )
 from rwpost.evaluate.task import EVIDENCE_SEED, EvidenceSampler
-from rwpost.executors import ExecutorParams, ShardStore, SlurmJob, write_slurm
+from rwpost.executors import ExecutorParams, ShardJob, ShardStore, Submitted, run_job
 from rwpost.io import read_json, write_json
 from rwpost.llm.config import detector_secrets_from_env
 from rwpost.llm.types import PriceTable
@@ -178,27 +180,20 @@ def _store(settings: EvaluateSettings) -> ShardStore:
     return ShardStore(settings.executor.work_dir(settings.out))
 
 
-def evaluate_all(settings: EvaluateSettings, dataset: Version, *, module: str) -> list[Result] | SlurmJob:
-    """Every planned run of every subset, in order; with Slurm, the job written instead (its tasks call
-    ``module``'s ``run_shard`` and ``merge``)."""
+def evaluate_all(settings: EvaluateSettings, dataset: Version, *, module: str) -> list[Result] | Submitted:
+    """Every planned run of every subset, in order; sharded, the executor's runs merged, or the job a
+    scheduler was given (its tasks call ``module``'s ``run_shard`` and ``merge``)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if settings.executor.sharded:
+        return _run_sharded(settings, dataset, module)
     blocklist = BlockList.from_file(settings.blocked_domains)
-    if settings.executor.name == "slurm":
-        return _write_slurm(settings, dataset, blocklist, module)
     results: list[Result] = []
     options = _options(settings)  # one key-point encoder for every subset
     for subset in settings.subsets:
         plan, data = _plan(settings, subset, blocklist), _data(settings, dataset, subset)
-        where = f"evaluate {subset}"
-        if settings.executor.sharded:
-            for planned, metrics in run_plan(
-                plan, data, where=where, executor=settings.executor, store=_store(settings), **options
-            ):
-                results.append((subset, planned, metrics))
-            continue
         for one in plan:  # one by one: a run that cannot train on this split is set aside, the rest run
             try:
-                ran = run_plan([one], data, where=where, executor=settings.executor, **options)
+                ran = run_plan([one], data, where=f"evaluate {subset}", **options)
             except ConfigError as exc:
                 if len({s.label for s in data.train or () if s.label is not None}) >= 2:
                     raise  # not the split's doing: the stage stops, as before
@@ -295,19 +290,26 @@ def merge(settings: EvaluateSettings, dataset: Version) -> list[Result]:
     return [(subset, p, read_json(p.out / "metrics.json")) for subset, p in runs.values()]
 
 
-def _write_slurm(settings: EvaluateSettings, dataset: Version, blocklist: BlockList, module: str) -> SlurmJob:
-    store, keys = _store(settings), {}
-    for subset in settings.subsets:
-        data = _data(settings, dataset, subset)
-        keys.update({shard_id(p): run_key(p, data) for p in _plan(settings, subset, blocklist)})
-    todo = store.pending(keys)
-    submit = write_slurm(
-        settings.executor,
+def _run_sharded(settings: EvaluateSettings, dataset: Version, module: str) -> list[Result] | Submitted:
+    """One shard per planned run of every subset, run by the executor (each shard: :func:`run_shard`),
+    then merged; a scheduler's executor (Slurm) returns the job it wrote instead."""
+    runs, store = _runs(settings), _store(settings)
+    data = {subset: _data(settings, dataset, subset) for subset in settings.subsets}
+    keys = {shard: run_key(planned, data[subset]) for shard, (subset, planned) in runs.items()}
+    job = ShardJob(
         name="evaluate",
+        keys=keys,
+        pending=store.pending(keys),
+        run=functools.partial(_run_one, settings, dataset),
+        root=store.root,
+        models=frozenset(shard for shard, (_, planned) in runs.items() if uses_local_model(planned.spec)),
         module=module,
         params=settings.model_dump(mode="json"),
-        shards=list(keys),
-        pending=todo,
-        folder=store.root / "slurm",
+        gpus=settings.executor.gpus,
     )
-    return SlurmJob(submit, len(keys), len(todo))
+    submitted = run_job(settings.executor, job)
+    return submitted if submitted is not None else merge(settings, dataset)
+
+
+def _run_one(settings: EvaluateSettings, dataset: Version, shard: str, progress: Any) -> None:
+    run_shard(settings, dataset, shard)

@@ -1,16 +1,41 @@
-"""The Ray executor (``pip install 'rwpost[ray]'``): shards as Ray tasks, or, for a local model, one actor
-per replica (``num_gpus`` each) that loads the model once and takes shard after shard.
+"""The Ray executor (Ray is in the ``ray`` and ``dev`` extras).
 
-Works with ``ray.init()`` on a laptop (started here, shut down at the end) and with a running cluster
-(``address``; or a Ray already initialised by the caller, left running).
+- plain shards: Ray tasks (one CPU, ``gpus`` each), at most ``executor.ray.max_concurrency`` at once
+  (None: as many as the cluster fits), in Ray's pooled worker processes;
+- model shards (a local model): a ``ray.util.ActorPool`` of ``executor.actors`` model replicas (default
+  one per GPU, else one CPU actor; ``gpus`` each) that hold the model for every shard they take
+  (:mod:`rwpost.executors.held`), each taking the next shard when it is free.
+
+Each task or replica reserves ``executor.ray.memory``, stops a shard after ``executor.ray.time_limit_s`` and
+writes each shard's output to ``<logs>/<shard>.log``; it computes with the driver's BLAS/OpenMP thread
+count (Ray's workers default to one thread), so the outputs are the local executor's bytes. A task whose
+worker dies (SIGKILL, out of memory) fails; a model replica that dies is restarted (reloading its model)
+and its lost shard sent again, at most twice. Every shard runs, then the failures are named.
+
+With no ``address`` (nor ``RAY_ADDRESS``) and no Ray initialised here, a new Ray starts on this machine
+bound to 127.0.0.1 and is shut down at the end; a cluster (``address``, ``RAY_ADDRESS=auto``) or a Ray the
+caller initialised is left running.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from typing import Any
 
-from rwpost.errors import ConfigError, RwpostError
-from rwpost.executors.shards import ShardTask
+from rwpost.errors import ConfigError
+from rwpost.executors.base import (
+    ShardJob,
+    ShardRun,
+    Submitted,
+    Worker,
+    driver_threads,
+    name_failures,
+    one_line,
+)
+from rwpost.executors.held import HeldPool
+from rwpost.executors.params import ExecutorParams, size_bytes
 
 
 def import_ray() -> Any:
@@ -22,19 +47,29 @@ def import_ray() -> Any:
     return ray
 
 
-def _run(run: Any, shard: str, held: Any) -> str:
-    run(shard, held)
-    return shard
+RESTARTS = 2
+"""Restarts of a model replica that died (its model reloaded each time)."""
 
 
-class ModelHolder:
-    """A Ray actor's state: the object ``hold()`` built (a loaded model), used for every shard it gets."""
+class ModelReplica:
+    """A Ray actor holding local models (a :class:`~rwpost.executors.base.Worker` with a held pool) for
+    every shard it takes."""
 
-    def __init__(self, hold: Any) -> None:
-        self.held = hold()
+    def __init__(self, run: ShardRun, threads: int, time_limit_s: float | None, logs: str) -> None:
+        from pathlib import Path
 
-    def run(self, run: Any, shard: str) -> str:
-        return _run(run, shard, self.held)
+        self.shard_run = run
+        self.worker = Worker(threads, HeldPool(), time_limit_s, Path(logs))
+
+    def run(self, shard: str) -> str:
+        return self.worker.run(self.shard_run, shard)
+
+
+def _task(run: ShardRun, shard: str, threads: int, time_limit_s: float | None, logs: str) -> str:
+    """A plain shard as a Ray task (in one of Ray's pooled worker processes)."""
+    from pathlib import Path
+
+    return Worker(threads, None, time_limit_s, Path(logs)).run(run, shard)
 
 
 def actor_gpus(asked: float, cluster: float) -> float:
@@ -43,67 +78,119 @@ def actor_gpus(asked: float, cluster: float) -> float:
     return asked or (1.0 if cluster >= 1 else 0.0)
 
 
-def _cause(exc: BaseException) -> str:
-    """The shard's own error, on one line (a Ray task error wraps it)."""
-    cause = getattr(exc, "cause", None) or exc
-    text = str(cause) if isinstance(cause, RwpostError) else f"{type(cause).__name__}: {cause}"
-    return " ".join(text.split())[:300]
+LOCAL_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Ray's switch for a single-machine Ray (its default on macOS and Windows): with it at 0 the node's address
+is 127.0.0.1 and the GCS, raylet, object manager and workers listen there only. ``ray.init(
+_node_ip_address="127.0.0.1")`` does not do it (Ray swaps a loopback address for the routable one)."""
 
 
-def run_ray(task: ShardTask, *, address: str | None = None, actors: int | None = None) -> None:
-    """Run ``task``'s shards on Ray; every shard runs even when one fails, then the failures are named."""
-    ray = import_ray()
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+@contextlib.contextmanager
+def loopback_only(ray: Any) -> Iterator[None]:
+    """Within: a Ray started here binds 127.0.0.1 only (its processes read the environment; this
+    process's Ray read it at import). Restored after, so a later cluster connection is unaffected."""
+    constants = ray._private.ray_constants
+    before_env, before = os.environ.get(LOCAL_ONLY), constants.ENABLE_RAY_CLUSTER
+    os.environ[LOCAL_ONLY], constants.ENABLE_RAY_CLUSTER = "0", False
     try:
-        failures = _dispatch(ray, task, actors)
+        yield
     finally:
+        constants.ENABLE_RAY_CLUSTER = before
+        if before_env is None:
+            os.environ.pop(LOCAL_ONLY, None)
+        else:
+            os.environ[LOCAL_ONLY] = before_env
+
+
+def init_local(ray: Any, **options: Any) -> None:
+    """Start Ray on this machine, bound to 127.0.0.1 only (the raylet and GCS keep the setting for the
+    workers they start; this process's Ray needs it only while it starts them)."""
+    with loopback_only(ray):  # "local": a new Ray even where `ray start` left an address to connect to
+        ray.init(address="local", include_dashboard=False, log_to_driver=False, **options)
+
+
+class RayExecutor:
+    """Shards on a Ray cluster (or a local Ray started here)."""
+
+    def __init__(self, params: ExecutorParams) -> None:
+        self.params = params
+
+    def run(self, job: ShardJob) -> Submitted | None:
+        if not job.pending:
+            return None
+        ray = import_ray()
+        started = not ray.is_initialized()
         if started:
-            ray.shutdown()
-    if failures:
-        order = {shard: i for i, shard in enumerate(task.shards)}
-        failures.sort(key=lambda failure: order[failure[0]])
-        shown = "; ".join(f"{shard}: {why}" for shard, why in failures[:5])
-        raise RwpostError(f"{task.name}: {len(failures)} of {len(task.shards)} shards failed ({shown})")
-
-
-def _dispatch(ray: Any, task: ShardTask, actors: int | None) -> list[tuple[str, str]]:
-    options: dict[str, Any] = {"max_retries": 0}
-    if task.env:
-        options["runtime_env"] = {"env_vars": dict(task.env)}
-    running: dict[Any, tuple[str, Any]] = {}
-    todo = list(task.shards)
-    free: list[Any] = []
-    if task.hold is None:
-        remote = ray.remote(num_cpus=1, num_gpus=task.gpus)(_run).options(**options)
-    else:
-        gpus = ray.cluster_resources().get("GPU", 0)
-        each = actor_gpus(task.gpus, gpus)
-        count = actors or (max(1, int(gpus // each)) if each else 1)
-        holder = ray.remote(num_cpus=1, num_gpus=each)(ModelHolder)
-        actor_options = {"runtime_env": options["runtime_env"]} if "runtime_env" in options else {}
-        free = [holder.options(**actor_options).remote(task.hold) for _ in range(min(count, len(todo)))]
-    failures: list[tuple[str, str]] = []
-    while todo or running:
-        while todo and (task.hold is None or free):
-            shard = todo.pop(0)
-            if task.hold is None:
-                running[remote.remote(task.run, shard, None)] = (shard, None)
+            address = self.params.address or os.environ.get("RAY_ADDRESS")  # ray's own variable
+            if address is None:
+                init_local(ray)
             else:
-                actor = free.pop()
-                running[actor.run.remote(task.run, shard)] = (shard, actor)
-        [ref], _ = ray.wait(list(running), num_returns=1)
-        shard, actor = running.pop(ref)
+                ray.init(address=address, include_dashboard=False, log_to_driver=False)
         try:
-            ray.get(ref)
-        except Exception as exc:  # the shard's error (a RayTaskError), or its actor died loading the model
-            failures.append((shard, _cause(exc)))
-            if actor is not None and "ActorDiedError" in type(exc).__name__:
-                continue  # a dead actor takes no more shards
-        if actor is not None:
-            free.append(actor)
-        if task.hold is not None and not free and not running and todo:
-            failures.extend((s, "no model replica left (every actor failed)") for s in todo)
-            todo.clear()
-    return failures
+            failures = self._tasks(ray, job, job.for_plain()) + self._replicas(ray, job, job.for_models())
+        finally:
+            if started:
+                ray.shutdown()
+        name_failures(job.name, len(job.pending), failures, job.pending)
+        return None
+
+    def _options(self, job: ShardJob) -> dict[str, Any]:
+        """What each task or replica reserves, and the environment it needs (credentials)."""
+        options: dict[str, Any] = {"num_cpus": 1}
+        if job.env:  # a runtime_env starts workers of its own: only when there are credentials to pass
+            options["runtime_env"] = {"env_vars": dict(job.env)}
+        if self.params.ray.memory:
+            options["memory"] = size_bytes(self.params.ray.memory)
+        return options
+
+    def _tasks(self, ray: Any, job: ShardJob, shards: list[str]) -> list[tuple[str, str]]:
+        """Plain shards as Ray tasks, at most ``max_concurrency`` in flight (None: as the cluster fits)."""
+        if not shards:
+            return []
+        threads, limits = driver_threads(), self.params.ray
+        options = {**self._options(job), "num_gpus": job.gpus, "max_retries": 0}
+        remote, run = ray.remote(_task).options(**options), ray.put(job.run)
+        logs = str(limits.logs or job.root / "logs")
+        todo, running, failures = list(shards), {}, []
+        while todo or running:
+            while todo and len(running) < (limits.max_concurrency or len(shards)):
+                shard = todo.pop(0)
+                running[remote.remote(run, shard, threads, limits.time_limit_s, logs)] = shard
+            [ready], _ = ray.wait(list(running), num_returns=1)
+            shard = running.pop(ready)
+            try:
+                ray.get(ready)
+            except Exception as exc:  # the shard's error (a RayTaskError), or its worker died
+                failures.append((shard, one_line(exc)))
+        return failures
+
+    def _replicas(self, ray: Any, job: ShardJob, shards: list[str]) -> list[tuple[str, str]]:
+        """Model shards on an ``ActorPool`` of replicas, each taking the next shard when it is free."""
+        if not shards:
+            return []
+        from ray.util import ActorPool
+
+        threads, limits, gpus = driver_threads(), self.params.ray, ray.cluster_resources().get("GPU", 0)
+        each = actor_gpus(job.gpus, gpus)
+        count = self.params.actors or (max(1, int(gpus // each)) if each else 1)
+        # a replica that dies (SIGKILL, out of memory) is restarted, reloading its model, and the shards
+        # sent to it meanwhile, its lost one included, are sent again: at most RESTARTS times
+        restarts = {"max_restarts": RESTARTS, "max_task_retries": -1}
+        options = {**self._options(job), "num_gpus": each, **restarts}
+        replica = ray.remote(ModelReplica).options(**options)
+        logs = str(limits.logs or job.root / "logs")
+        actors = [
+            replica.remote(job.run, threads, limits.time_limit_s, logs)
+            for _ in range(min(count, len(shards)))
+        ]
+        pool = ActorPool(actors)
+        for shard in shards:
+            pool.submit(lambda actor, shard: actor.run.remote(shard), shard)
+        failures = []
+        for shard in shards:  # get_next() answers in submission order: its i-th answer is shards[i]'s
+            try:
+                pool.get_next()
+            except Exception as exc:  # the shard's error, or its replica died (loading the model, killed)
+                failures.append((shard, one_line(exc)))
+        for actor in actors:
+            ray.kill(actor)
+        return failures

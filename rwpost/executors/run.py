@@ -1,26 +1,28 @@
-"""Run shards with an executor: ``local`` (one after the other, in this process) or ``ray`` (tasks, or one
-actor per model replica holding its model). ``slurm`` writes scripts instead (:mod:`rwpost.executors.slurm`).
-"""
+"""The executor an ``executor:`` section names, and a job run with it."""
 
 from __future__ import annotations
 
-from rwpost.errors import ConfigError
+from rwpost.executors.base import Executor, ShardJob, Submitted
+from rwpost.executors.local import LocalExecutor
 from rwpost.executors.params import ExecutorParams
-from rwpost.executors.shards import ShardTask
+from rwpost.executors.slurm import SlurmExecutor
 
 
-def run_shards(executor: ExecutorParams, task: ShardTask) -> None:
-    """Run every shard of ``task`` with ``executor`` (``local`` or ``ray``); a failed shard stops a local
-    run, while Ray finishes the others and then names every shard that failed."""
-    if not task.shards:
-        return
-    if executor.name == "local":
-        held = task.hold() if task.hold is not None else None
-        for shard in task.shards:
-            task.run(shard, held)
-    elif executor.name == "ray":
-        from rwpost.executors.ray_executor import run_ray
+def executor_of(params: ExecutorParams) -> Executor:
+    """The executor the ``executor:`` section names (Ray is imported only when a Ray job runs)."""
+    if params.name == "ray":
+        from rwpost.executors.ray_executor import RayExecutor
 
-        run_ray(task, address=executor.address, actors=executor.actors)
-    else:
-        raise ConfigError(f"executor {executor.name!r} writes job scripts; it does not run shards itself")
+        return RayExecutor(params)
+    if params.name == "slurm":
+        return SlurmExecutor(params)
+    return LocalExecutor(params)
+
+
+def run_job(params: ExecutorParams, job: ShardJob) -> Submitted | None:
+    """Run ``job`` with the executor of ``params``: None once every pending shard ran (else one error
+    naming those that failed), or the job a scheduler was handed."""
+    return executor_of(params).run(job)
+
+
+__all__ = ["executor_of", "run_job"]

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,21 +119,6 @@ class ShardStore:
                 f"{what}: {len(missing)} of {len(keys)} shards have not finished ({shown}; markers in "
                 f"{self.root / 'done'}); nothing was merged: run them again (a rerun does only these)"
             )
-
-
-@dataclass(frozen=True)
-class ShardTask:
-    """The shards of one stage to run: ``run(shard, held)`` each; with ``hold``, ``held`` is what
-    ``hold()`` built (a loaded model), built once per process (local) or per actor (ray)."""
-
-    name: str
-    shards: Sequence[str]
-    run: Callable[[str, Any], None]
-    hold: Callable[[], Any] | None = None
-    gpus: float = 0
-    """GPUs each task (ray, no ``hold``) or each actor (ray, ``hold``) asks for."""
-    env: Mapping[str, str] = field(default_factory=dict, repr=False)
-    """Environment the shards need on a Ray cluster (credentials): sent to its workers, never written."""
 
 
 def concat_files(sources: Sequence[Path], target: Path) -> int:

@@ -29,9 +29,10 @@ from rwpost.io import (
     write_json,
     write_jsonl,
 )
-from rwpost.llm import LLMSettings, LocalChatModel, PriceTable, client_from
+from rwpost.llm import LLMSettings, PriceTable, client_from
 from rwpost.llm.batch import BatchRunner
 from rwpost.llm.client import is_transport_failure
+from rwpost.llm.held import local_chat_model
 from rwpost.records import Extraction, Provenance, Reject, TaggedArticle
 
 LOCK_FILE = ".extract.lock"
@@ -56,7 +57,8 @@ def make_extractor(
     if backend == "local":
         if local_model is None:
             raise ConfigError("extract backend local needs a model folder (extract.local_model)")
-        return LLMExtractor(LocalChatModel(local_model), max_article_chars=max_article_chars, backend="local")
+        model = local_chat_model(local_model)  # held by a model replica: loaded once for its shards
+        return LLMExtractor(model, max_article_chars=max_article_chars, backend="local")
     if backend != "llm":
         raise ConfigError(f"extract backend must be auto, offline, llm or local, got {backend!r}")
     client = client_from(settings, cache_path=cache_path, prices=prices)

@@ -20,23 +20,17 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat
 from rwpost.errors import ConfigError
 from rwpost.executors import (
     ExecutorParams,
+    ShardJob,
     ShardStore,
-    ShardTask,
-    SlurmJob,
-    run_shards,
+    Submitted,
+    check_shard_count,
+    run_job,
     shard_index,
     shard_keys,
-    shard_names,
     shard_of,
-    write_slurm,
 )
-from rwpost.extract.run import (
-    OUTPUT_FILES,
-    check_resume,
-    extract_tagged,
-    make_extractor,
-    merge_outputs,
-)
+from rwpost.extract.run import OUTPUT_FILES, check_resume, extract_tagged, make_extractor, merge_outputs
+from rwpost.io import iter_lines
 from rwpost.llm import Price, PriceTable, settings_from_env
 from rwpost.llm.batch import BatchRunner
 
@@ -102,7 +96,7 @@ def batch_of(settings: ExtractSettings, extractor: Any) -> BatchRunner | None:
 
 def extract_all(
     settings: ExtractSettings, *, module: str, progress: Callable[[int], None] | None = None
-) -> dict[str, Any] | SlurmJob:
+) -> dict[str, Any] | Submitted:
     """Extract into ``out``; returns its bill (``cost.json``), or the Slurm job written (``module``: the one
     whose ``run_shard`` and ``merge`` its tasks call). ``progress`` is told of each article done (local)."""
     if settings.executor.sharded:
@@ -126,21 +120,18 @@ def _store(settings: ExtractSettings) -> ShardStore:
 
 
 def run_shard(
-    settings: ExtractSettings,
-    shard: str,
-    extractor: Any = None,
-    *,
-    progress: Callable[[int], None] | None = None,
+    settings: ExtractSettings, shard: str, *, progress: Callable[[int], None] | None = None
 ) -> None:
     """Extract one shard's articles into its folder and mark it done; a shard already done on the same
-    input is skipped (unless ``retry_rejects``). ``extractor``: one already built (a Ray actor's model)."""
+    input is skipped (unless ``retry_rejects``). A local model is the one the worker holds, if it holds
+    one (:mod:`rwpost.executors.held`)."""
     index, count = shard_index(shard)
     store, key = _store(settings), shard_keys(settings.input, count)[shard]
     if store.done(shard, key) and not settings.retry_rejects:
         return
     store.clear(shard)
     folder = store.folder(shard)
-    extractor = extractor or extractor_of(settings)
+    extractor = extractor_of(settings)
     extract_tagged(
         settings.input,
         folder,
@@ -164,38 +155,36 @@ def merge(settings: ExtractSettings) -> dict[str, Any]:
 
 def run_sharded(
     settings: ExtractSettings, *, module: str, progress: Callable[[int], None] | None = None
-) -> dict[str, Any] | SlurmJob:
-    """Split the input into ``executor.shards`` shards, run those not done with the executor, merge; with
-    Slurm, write the job (its tasks call ``module``'s ``run_shard`` and ``merge``) instead."""
+) -> dict[str, Any] | Submitted:
+    """Split the input into ``executor.shards`` shards (at most one per record), run those not done with
+    the executor and merge; a scheduler's executor (Slurm) returns the job it wrote instead (its tasks call
+    ``module``'s ``run_shard`` and ``merge``)."""
     if settings.limit is not None:
         raise ConfigError("extract.limit needs one local shard (executor local, shards 1)")
     executor, store = settings.executor, _store(settings)
+    check_shard_count(executor.shards, record_lines(settings.input), str(settings.input))
     keys = shard_keys(settings.input, executor.shards)
-    todo = list(keys) if settings.retry_rejects else store.pending(keys)
-    if executor.name == "slurm":
-        submit = write_slurm(
-            executor,
-            name="extract",
-            module=module,
-            params=settings.model_dump(mode="json"),
-            shards=shard_names(executor.shards),
-            pending=todo,
-            folder=store.root / "slurm",
-        )
-        return SlurmJob(submit, len(keys), len(todo))
-    task = ShardTask(
+    job = ShardJob(
         name="extract",
-        shards=todo,
-        run=functools.partial(_run_one, settings, progress if executor.name == "local" else None),
-        hold=functools.partial(extractor_of, settings) if settings.backend == "local" else None,
+        keys=keys,
+        pending=list(keys) if settings.retry_rejects else store.pending(keys),
+        run=functools.partial(_run_one, settings),
+        root=store.root,
+        models=frozenset(keys) if settings.backend == "local" else frozenset(),
+        module=module,
+        params=settings.model_dump(mode="json"),
         gpus=executor.gpus,
         env={k: v for k, v in os.environ.items() if k.startswith(("OPENAI_", "RWPOST_LLM_"))},
+        progress=progress,
     )
-    run_shards(executor, task)
-    return merge(settings)
+    submitted = run_job(executor, job)
+    return submitted if submitted is not None else merge(settings)
 
 
-def _run_one(
-    settings: ExtractSettings, progress: Callable[[int], None] | None, shard: str, held: Any
-) -> None:
-    run_shard(settings, shard, held, progress=progress)
+def _run_one(settings: ExtractSettings, shard: str, progress: Callable[[int], None] | None) -> None:
+    run_shard(settings, shard, progress=progress)
+
+
+def record_lines(path: Path) -> int:
+    """The non-blank lines of the input (records, or lines set aside as such)."""
+    return sum(1 for _, raw in iter_lines(path) if raw.strip()) if path.exists() else 0

@@ -1,50 +1,25 @@
-"""Local models held by a long-lived process and reused: a Ray actor's replica, loaded once.
-
-Inside :func:`holding_models` (a Ray actor's runs, or the runs of a sharded local evaluation)
-:func:`local_chat_model` loads a :class:`~rwpost.llm.local.LocalChatModel` once per folder and options and
-gives every caller its own view of it (its own usage counts and batcher, the same weights); outside, each
-call loads its own, as before. Answers are the same either way: greedy decoding is deterministic, and
-sampling is seeded by each batch's requests.
+"""Local models held by a model replica and reused (:mod:`rwpost.executors.held`): loaded once per folder
+and options, every caller gets its own view of it (its own usage counts and batcher, the same weights);
+outside a replica each call loads its own, as before. Answers are the same either way: greedy decoding is
+deterministic, and sampling is seeded by each batch's requests.
 """
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-_HELD: ContextVar[dict[str, Any] | None] = ContextVar("rwpost_held_local_models", default=None)
-
-
-@contextmanager
-def holding_models(pool: dict[str, Any] | None) -> Iterator[None]:
-    """Within: the local models loaded are kept in ``pool`` and reused (None: each loads its own)."""
-    token = _HELD.set(pool)
-    try:
-        yield
-    finally:
-        _HELD.reset(token)
+from rwpost.executors.held import held
 
 
 def local_chat_model(path: str | Path, **options: Any) -> Any:
-    """``LocalChatModel(path, **options)``: the one the pool holds (loaded the first time), or a new one
-    outside :func:`holding_models`."""
-    from rwpost.llm.local import Coalescer, LocalChatModel
+    """``LocalChatModel(path, **options)``: a view of the one the replica holds (loaded the first time), or
+    a new one outside a replica."""
+    from rwpost.llm.local import LocalChatModel
 
-    pool = _HELD.get()
-    if pool is None:
-        return LocalChatModel(path, **options)
-    key = json.dumps([str(path), options], sort_keys=True, default=str)
-    if key not in pool:
-        pool[key] = LocalChatModel(path, **options)
-    view = copy.copy(pool[key])
-    view.usage, view.batches = {}, 0
-    view._batcher = Coalescer(view._generate_pending)
-    return view
+    key = json.dumps(["LocalChatModel", str(path), options], sort_keys=True, default=str)
+    return held(key, lambda: LocalChatModel(path, **options)).view()
 
 
-__all__ = ["holding_models", "local_chat_model"]
+__all__ = ["local_chat_model"]

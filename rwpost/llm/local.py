@@ -30,6 +30,7 @@ multiple of ``pad_to_multiple_of`` so few shapes are compiled.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import re
 import time
@@ -265,6 +266,14 @@ class LocalChatModel:
 
     def __repr__(self) -> str:
         return f"LocalChatModel({self.model_path!r}, device={self.device!r}, dtype={self.dtype_name!r})"
+
+    def view(self) -> LocalChatModel:
+        """Another handle on the same loaded weights (and answer cache) with its own usage counts, batch
+        count and batcher: what each run gets of a model a replica holds (:mod:`rwpost.llm.held`)."""
+        view = copy.copy(self)
+        view.usage, view.batches = {}, 0
+        view._batcher = Coalescer(view._generate_pending)
+        return view
 
     @property
     def reads_images(self) -> bool:

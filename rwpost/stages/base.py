@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rwpost.errors import ConfigError, Interrupted, RwpostError, signal_name, sigterm_interrupts
+from rwpost.executors import Submitted
 from rwpost.io import overlap, validation_problem, write_json
 from rwpost.records import FunnelStep
 from rwpost.secrets import redacting_streams
@@ -299,6 +300,18 @@ class StageReport(BaseModel):
     counts: dict[str, Any] = Field(default_factory=dict)
     funnel: list[FunnelStep] = Field(default_factory=list)
     message: str = ""
+    submitted: bool = False
+    """Whether the work was handed to a scheduler (Slurm's scripts written) instead of run."""
+
+    @classmethod
+    def of_job(cls, stage: str, job: Submitted, unit: str = "shards") -> StageReport:
+        """The report of a job handed to a scheduler: its shards, those pending, how to submit it."""
+        return cls(
+            stage=stage,
+            counts={"shards": job.shards, "pending": job.pending},
+            message=job.message(stage, unit),
+            submitted=True,
+        )
 
 
 def read_funnel(path: Path | None) -> list[FunnelStep]:

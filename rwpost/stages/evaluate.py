@@ -22,7 +22,7 @@ from typing import Any
 
 from rwpost.evaluate import shards
 from rwpost.evaluate.shards import EvaluateSettings, Result
-from rwpost.executors import SlurmJob
+from rwpost.executors import Submitted
 from rwpost.stages.base import DatasetParams, StageParams, StageReport
 
 
@@ -46,15 +46,10 @@ def run(params: Params) -> StageReport:
     return _report(params, shards.evaluate_all(params, params.dataset, module=__name__))
 
 
-def _report(params: Params, results: list[Result] | SlurmJob) -> StageReport:
+def _report(params: Params, results: list[Result] | Submitted) -> StageReport:
     """The Slurm job to submit, or the leaderboard over every run and the summary file."""
-    if isinstance(results, SlurmJob):
-        return StageReport(
-            stage="evaluate",
-            counts={"shards": results.shards, "pending": results.pending},
-            message=f"evaluate: {results.pending} of {results.shards} runs to run; "
-            f"submit with: bash {results.submit}",
-        )
+    if isinstance(results, Submitted):
+        return StageReport.of_job("evaluate", results, unit="runs")
     summary = shards.publish(params, results)
     aside = [
         f"{subset}/{planned.spec.system}: {metrics[shards.SET_ASIDE]}"

@@ -10,8 +10,8 @@ settings and their (sharded) run are :mod:`rwpost.extract.shards`.
 
 The ``executor:`` section (optional; default one ``local`` shard: the plain run above) can split the
 articles by id into shards under ``<out>.shards`` (:mod:`rwpost.executors`), run them locally, on Ray or
-as a Slurm job array (whose tasks call this module's :func:`run_shard` and :func:`merge`), and merge
-them: the same bytes in ``out`` whatever ran them.
+as Slurm job arrays (whose tasks call this module's :func:`run_shard` and :func:`merge`), and merge
+them: the same bytes in ``out`` whatever ran them (:class:`rwpost.executors.Executor`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rwpost.executors import SlurmJob
+from rwpost.executors import Submitted
 from rwpost.extract import shards
 from rwpost.extract.shards import ExtractSettings
 from rwpost.records import FunnelStep
@@ -49,16 +49,11 @@ def extract_step(summary: dict[str, Any]) -> FunnelStep:
     return FunnelStep.of("extract (post, rationale, evidence)", summary["extracted"], reasons)
 
 
-def _report(params: Params, cost: dict[str, Any] | SlurmJob) -> StageReport:
+def _report(params: Params, cost: dict[str, Any] | Submitted) -> StageReport:
     """The stage's report and ``funnel.json``, from the outputs' totals (summary.json), never from this
     run's counters: a resumed run skips what earlier runs did."""
-    if isinstance(cost, SlurmJob):
-        return StageReport(
-            stage="extract",
-            counts={"shards": cost.shards, "pending": cost.pending},
-            message=f"extract: {cost.pending} of {cost.shards} shards to run; "
-            f"submit with: bash {cost.submit}",
-        )
+    if isinstance(cost, Submitted):
+        return StageReport.of_job("extract", cost)
     report = StageReport(
         stage="extract",
         counts=cost,

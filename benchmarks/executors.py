@@ -1,0 +1,88 @@
+"""The local executor's process pool (issue 35): a sharded extraction of the bundled sample (offline
+backend, ``executor: {shards: 8}``) with ``workers: 2`` against ``workers: 1`` (the shards one after the
+other in this process), both measured here in fresh folders, alternating, ``--repeats`` times each; the
+fastest of each is compared (the least disturbed by a shared machine). The outputs of both must be the
+bytes of one plain run, or the benchmark fails.
+
+Goal: 2 workers take at most 0.6x the time of 1, on a machine with 2 free cores (the load is printed
+beside the figure: on a loaded machine the second worker finds no free core).
+
+    python -m benchmarks.executors [--smoke] [--repeats 7] [--shards 8]
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks import RESULTS, arguments, goal, load, save
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPARED = ("extractions.jsonl", "rejects.jsonl", "summary.json", "funnel.json")
+TARGET = 0.6
+
+
+def _outputs(folder: Path) -> dict[str, bytes]:
+    return {name: (folder / name).read_bytes() for name in COMPARED if (folder / name).exists()}
+
+
+def main(argv: list[str] | None = None) -> dict | str:
+    parser = arguments(__doc__)
+    parser.add_argument("--repeats", type=int, help="runs of each worker count (default 7; smoke 1)")
+    parser.add_argument("--shards", type=int, default=8, help="shards of the extraction")
+    args = parser.parse_args(argv or [])
+    repeats = args.repeats or (1 if args.smoke else 7)
+    from benchmarks.extract_quality import load_sample
+    from rwpost.io import write_jsonl
+    from rwpost.stages import extract as stage
+
+    _, articles = load_sample(ROOT / "data" / "sample" / "site")
+    articles = articles[:20] if args.smoke else articles
+    load_before = load()
+    seconds: dict[int, list[float]] = {1: [], 2: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        tagged = root / "articles.jsonl"
+        write_jsonl(tagged, articles)
+        stage.run(stage.Params.of(input=tagged, out=root / "plain", backend="offline"))
+        plain = _outputs(root / "plain")
+        identical = True
+        for i in range(repeats):
+            for workers in (1, 2):
+                out = root / f"w{workers}-{i}" / "extract"
+                executor = {"shards": args.shards, "workers": workers}
+                began = time.perf_counter()
+                stage.run(stage.Params.of(input=tagged, out=out, backend="offline", executor=executor))
+                seconds[workers].append(time.perf_counter() - began)
+                identical = identical and _outputs(out) == plain
+    best = {workers: min(values) for workers, values in seconds.items()}
+    ratio = round(best[2] / best[1], 3)
+    result = {
+        "load_before": load_before,
+        "articles": len(articles),
+        "shards": args.shards,
+        "repeats": repeats,
+        "seconds": {str(w): [round(s, 3) for s in values] for w, values in seconds.items()},
+        "best_s": {str(w): round(s, 3) for w, s in best.items()},
+        "ratio_2_to_1": ratio,
+        "identical": identical,
+    }
+    print(json.dumps(result, indent=2))
+    goal(
+        f"local executor, {len(articles)} articles in {args.shards} shards: 2 workers {best[2]:.3f} s vs 1 "
+        f"worker {best[1]:.3f} s (fastest of {repeats}): {ratio}x (target <= {TARGET}); outputs identical to "
+        f"one plain run: {identical}",
+        load_before,
+    )
+    if not identical:
+        return "the outputs of 1 and 2 workers differ from one plain run's"
+    save(RESULTS / "executors.json", result, args.smoke)
+    return result
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])
