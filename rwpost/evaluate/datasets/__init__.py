@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
-from rwpost.io import read_text
+from rwpost.evaluate.datasets.spaces import LabelSpace
+from rwpost.io import read_text, sha256_file
 from rwpost.records import Sample
 
 
@@ -49,6 +50,11 @@ class DatasetAdapter:
     ) = None
     """``(samples, predictions, metrics.json)`` -> the benchmark's own metrics, as its evaluation script
     computes them (one table of metric -> value per name); ``metrics.json`` and ``report.md`` show them."""
+    space: LabelSpace | None = None
+    """The benchmark's own label space: the run's primary view (RW-Post's views are then extra views,
+    titled as paper Table II's mapping); None: RW-Post's views only."""
+    fingerprint: Callable[[Path, str], str] | None = None
+    """``(folder, split)`` -> the data's checksum when ``source`` is a folder (one file per sample)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,12 @@ class DataSpec:
     def media_root(self) -> Path:
         return self.adapter.media_root(self.folder, self.split)
 
+    def sha256(self) -> str:
+        """The checksum of the data read: the annotation file's, or the adapter's :attr:`fingerprint`."""
+        if self.adapter.fingerprint is not None:
+            return self.adapter.fingerprint(self.folder, self.split)
+        return sha256_file(self.source())
+
 
 def _mmfakebench() -> DatasetAdapter:
     from rwpost.evaluate.datasets import mmfakebench
@@ -83,6 +95,7 @@ def _mmfakebench() -> DatasetAdapter:
         source=mmfakebench.split_file,
         read=mmfakebench.read_mmfakebench,
         own_scores=mmfakebench.own_scores,
+        space=mmfakebench.SPACE,
     )
 
 
@@ -97,6 +110,7 @@ def _newsclippings() -> DatasetAdapter:
         source=newsclippings.split_file,
         read=newsclippings.read_newsclippings,
         media_root=newsclippings.media_root,
+        space=newsclippings.SPACE,
     )
 
 
@@ -110,6 +124,7 @@ def _mocheg() -> DatasetAdapter:
         source=mocheg.split_file,
         read=mocheg.read_mocheg,
         media_root=mocheg.media_root,
+        space=mocheg.SPACE,
     )
 
 
@@ -122,6 +137,7 @@ def _claimreview() -> DatasetAdapter:
         splits=("test",),
         source=claimreview.split_file,
         read=claimreview.read_claimreview,
+        space=claimreview.SPACE,
     )
 
 
@@ -134,6 +150,7 @@ def _fakesv() -> DatasetAdapter:
         splits=fakesv.SPLITS,
         **fakesv.adapter_parts(fakesv.FAKESV),
         own_scores=fakesv.own_scores,
+        space=fakesv.space(fakesv.FAKESV),
     )
 
 
@@ -146,17 +163,52 @@ def _fakett() -> DatasetAdapter:
         splits=fakesv.SPLITS,
         **fakesv.adapter_parts(fakesv.FAKETT),
         own_scores=fakesv.own_scores,
+        space=fakesv.space(fakesv.FAKETT),
     )
 
 
 def _fakevv() -> DatasetAdapter:
-    from rwpost.evaluate.datasets import fakevv
+    from rwpost.evaluate.datasets import fakesv, fakevv
 
     return DatasetAdapter(
         name="fakevv",
         about="FakeVV (Zhang et al., 2025): a folder holding the test set's JSON and videos/",
         splits=fakevv.SPLITS,
         **fakevv.adapter_parts(),
+        own_scores=fakesv.own_scores,
+        space=fakevv.SPACE,
+    )
+
+
+def _remmdbench() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import remmdbench
+
+    return DatasetAdapter(
+        name="remmdbench",
+        about="ReMMDBench (DDAI-D/ReMMDBench): the folder holding one <id>/ folder per sample "
+        "(annotation.json, sample.json, images/)",
+        splits=("all",),
+        source=remmdbench.source,
+        read=remmdbench.read_remmdbench,
+        own_scores=remmdbench.own_scores,
+        space=remmdbench.SPACE,
+        fingerprint=remmdbench.fingerprint,
+    )
+
+
+def _t2agent_port_gold() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import remmdbench
+
+    return DatasetAdapter(
+        name="t2agent-port",
+        about="a T2-Agent port run's folder (details/<index>_<id>.json): ReMMDBench's gold as the run "
+        "recorded it (ground_truth_verdict, ground_truth_taxonomy)",
+        splits=("all",),
+        source=remmdbench.port_details,
+        read=remmdbench.read_port_gold,
+        own_scores=remmdbench.own_scores,
+        space=remmdbench.PORT_GOLD_SPACE,
+        fingerprint=remmdbench.port_fingerprint,
     )
 
 
@@ -168,6 +220,8 @@ ADAPTERS: dict[str, Callable[[], DatasetAdapter]] = {
     "fakesv": _fakesv,
     "fakett": _fakett,
     "fakevv": _fakevv,
+    "remmdbench": _remmdbench,
+    "t2agent-port": _t2agent_port_gold,
 }
 """Benchmark name -> its adapter (built on first use, so naming one imports only its module)."""
 
@@ -228,4 +282,11 @@ def json_records(path: Path, key: str | None = None) -> list[tuple[int, object]]
         out.append((line, value))
 
 
-__all__ = ["ADAPTERS", "DataSpec", "DatasetAdapter", "json_records", "parse_data_spec"]
+__all__ = [
+    "ADAPTERS",
+    "DataSpec",
+    "DatasetAdapter",
+    "LabelSpace",
+    "json_records",
+    "parse_data_spec",
+]

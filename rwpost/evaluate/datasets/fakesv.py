@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
+from rwpost.evaluate.datasets.spaces import LabelSpace, space_of_labels
 from rwpost.io import iter_jsonl, iter_lines
 from rwpost.labels import Label
 from rwpost.records import Provenance, Sample
@@ -85,6 +86,18 @@ FAKETT = Layout(
     "publish_time",
     {"real": Label.TRUE, "fake": Label.FALSE},
 )
+
+
+def space(layout: Layout) -> LabelSpace:
+    """The layout's label space: its annotations that have a label (FakeSV's 辟谣 has none), every sample."""
+    labels = {k: v for k, v in layout.labels.items() if v is not None}
+    return space_of_labels(
+        layout.name, f"{layout.name}'s annotation ({', '.join(labels)}), every sample", labels
+    )
+
+
+FAKE_CLASSES = (str(Label.FALSE), "假", "fake")
+"""The fake class's name in a primary view: RW-Post's, FakeSV's, FakeTT's and FakeVV's."""
 
 
 def annotation_file(layout: Layout, root: str | Path) -> Path:
@@ -230,7 +243,7 @@ def paper_scores(metrics: Mapping[str, Any]) -> dict[str, float]:
     """FactGuard's Table 1 scores from a run's ``metrics.json`` (its primary view): accuracy, and the
     precision, recall and F1 of the fake class (``False``)."""
     view = metrics["views"][metrics["primary_view"]]
-    fake = view["per_class"][str(Label.FALSE)]
+    fake = next(view["per_class"][c] for c in FAKE_CLASSES if c in view["per_class"])
     return {
         "accuracy": float(view["accuracy"]),
         "precision": float(fake["precision"]),

@@ -30,12 +30,21 @@ import io
 from pathlib import Path
 
 from rwpost.errors import ConfigError, RecordError
+from rwpost.evaluate.datasets.spaces import LabelSpace
 from rwpost.io import csv_field_limit, read_text
 from rwpost.labels import Label
 from rwpost.records import Evidence, Provenance, Sample
 
 LABELS: dict[str, Label] = {"supported": Label.TRUE, "refuted": Label.FALSE, "nei": Label.UNPROVEN}
 """``cleaned_truthfulness`` (lower case) -> the runner's label."""
+
+SPACE = LabelSpace(
+    name="mocheg",
+    description="Mocheg's cleaned_truthfulness (supported, refuted, NEI), every claim",
+    classes=("supported", "refuted", "NEI"),
+    from_label={Label.TRUE: "supported", Label.FALSE: "refuted", Label.UNPROVEN: "NEI"},
+)
+"""Mocheg's label space (its three classes, matched in any letter case as DEFAME reads them)."""
 
 COLUMNS = ("claim_id", "Claim", "cleaned_truthfulness")
 """The columns a sample needs; ``Snopes URL``, ``Evidence`` and ``ruling_outline`` are read when present."""
