@@ -55,6 +55,8 @@ class DatasetAdapter:
     titled as paper Table II's mapping); None: RW-Post's views only."""
     fingerprint: Callable[[Path, str], str] | None = None
     """``(folder, split)`` -> the data's checksum when ``source`` is a folder (one file per sample)."""
+    takes_file: bool = False
+    """``NAME:PATH`` names a file (``labels:FILE``), not a folder."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,21 @@ def _t2agent_port_gold() -> DatasetAdapter:
     )
 
 
+def _labels() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import labels
+
+    return DatasetAdapter(
+        name="labels",
+        about="any labelled file: JSON lines or CSV of id, label and optional fields (claim, image, ...)",
+        splits=("all",),
+        source=labels.source,
+        read=labels.read_labels,
+        media_root=lambda path, split: Path(path).parent,
+        space=labels.SPACE,
+        takes_file=True,
+    )
+
+
 ADAPTERS: dict[str, Callable[[], DatasetAdapter]] = {
     "mmfakebench": _mmfakebench,
     "newsclippings": _newsclippings,
@@ -222,6 +239,7 @@ ADAPTERS: dict[str, Callable[[], DatasetAdapter]] = {
     "fakevv": _fakevv,
     "remmdbench": _remmdbench,
     "t2agent-port": _t2agent_port_gold,
+    "labels": _labels,
 }
 """Benchmark name -> its adapter (built on first use, so naming one imports only its module)."""
 
@@ -247,8 +265,9 @@ def parse_data_spec(text: str | Path) -> DataSpec | None:
     split = match["split"] or adapter.splits[0]
     if split not in adapter.splits:
         raise ConfigError(f"--data {text}: {name} has no split {split!r} (have: {', '.join(adapter.splits)})")
-    if not folder.is_dir():
-        raise ConfigError(f"--data {text}: {folder} is not a folder ({adapter.about})")
+    if not (folder.is_file() if adapter.takes_file else folder.is_dir()):
+        kind = "file" if adapter.takes_file else "folder"
+        raise ConfigError(f"--data {text}: {folder} is not a {kind} ({adapter.about})")
     return DataSpec(adapter, folder, split)
 
 
