@@ -4,12 +4,17 @@ A benchmark is named on the command line as ``--data NAME:FOLDER`` (its default 
 ``--data NAME/SPLIT:FOLDER``, for example ``--data mmfakebench:~/MMFakeBench_test`` or
 ``--data mmfakebench/val:~/MMFakeBench_val``. Each adapter registers one :class:`DatasetAdapter`
 in :data:`ADAPTERS`: how to find the split's annotation file, read it into samples (one-line errors naming
-file and line), and where the samples' relative image (or video) paths are found.
+file and line), where the samples' relative image (or video) paths are found, and its own label space
+(:mod:`.spaces`: the run's primary view, RW-Post's Table II views beside it).
 
 - :mod:`.mmfakebench`: MMFakeBench (Liu et al., ICLR 2025), the benchmark T2Agent reports on.
 - :mod:`.newsclippings`: NewsCLIPpings (Luo et al., EMNLP 2021), out-of-context pairs (paper Table III).
 - :mod:`.mocheg`: Mocheg (Yao et al., SIGIR 2023), Snopes claims, text only as the paper ran it (Table III).
 - :mod:`.claimreview`: ClaimReview2024+ (Braun et al., DEFAME, ICML 2025), image-text claims (Table III).
+- :mod:`.remmdbench`: ReMMDBench (``DDAI-D/ReMMDBench``), and ``t2agent-port:RUN``: the gold a T2-Agent port
+  run recorded (the default of a port run scored without ``--data``).
+- :mod:`.veritas`: VeriTaS (a quarter, as DEFAME reads it); :mod:`.averitec`: AVeriTeC and AVerImaTeC.
+- :mod:`.labels`: ``labels:FILE``, any JSON lines or CSV file of id and label.
 - :mod:`.fakesv`: FakeSV (Qi et al., AAAI 2023) and FakeTT (Bu et al., ACM MM 2024), and :mod:`.fakevv`:
   FakeVV (Zhang et al., 2025), the short-video benchmarks FactGuard reports on (their video folders are the
   media root: ``--detector factguard`` finds each sample's video there).
@@ -214,6 +219,34 @@ def _t2agent_port_gold() -> DatasetAdapter:
     )
 
 
+def _veritas() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import veritas
+
+    return DatasetAdapter(
+        name="veritas",
+        about="VeriTaS (as DEFAME reads it): the unpacked folder of a quarter (claims.json, media/), or "
+        "the folder holding the quarters",
+        splits=veritas.QUARTERS,
+        source=veritas.split_file,
+        read=veritas.read_veritas,
+        media_root=veritas.quarter_folder,
+        space=veritas.SPACE,
+    )
+
+
+def _averitec(name: str, about: str) -> DatasetAdapter:
+    from rwpost.evaluate.datasets import averitec
+
+    return DatasetAdapter(
+        name=name,
+        about=about,
+        splits=averitec.SPLITS[name],
+        source=lambda folder, split: averitec.split_file(name, folder, split),
+        read=lambda folder, split: averitec.read_split(name, folder, split),
+        space=averitec.SPACE,
+    )
+
+
 def _labels() -> DatasetAdapter:
     from rwpost.evaluate.datasets import labels
 
@@ -240,6 +273,13 @@ ADAPTERS: dict[str, Callable[[], DatasetAdapter]] = {
     "remmdbench": _remmdbench,
     "t2agent-port": _t2agent_port_gold,
     "labels": _labels,
+    "veritas": _veritas,
+    "averitec": lambda: _averitec(
+        "averitec", "AVeriTeC (Schlichtkrull et al., NeurIPS 2023): the folder holding train/dev/test.json"
+    ),
+    "averimatec": lambda: _averitec(
+        "averimatec", "AVerImaTeC: the folder holding train.json, val.json and images/"
+    ),
 }
 """Benchmark name -> its adapter (built on first use, so naming one imports only its module)."""
 
