@@ -18,7 +18,7 @@ SCORING = ["--bootstrap", "0", "--no-progress", "--no-key-points"]
 
 def veritas_quarter(root, claims):
     quarter = root / "q4_2024"
-    for kind, ext in (("image", "jpg"), ("video", "mp4")):
+    for kind in ("image", "video"):
         (quarter / "media" / kind).mkdir(parents=True, exist_ok=True)
     (quarter / "media" / "image" / "42.jpg").write_bytes(b"\xff\xd8\xff\xd9")
     (quarter / "media" / "video" / "7.mp4").write_bytes(b"\x00")
@@ -77,9 +77,9 @@ AVERITEC = [
      "questions": [{"question": "Where was the claim first published?", "answers": [
          {"answer": "On a satire site.", "answer_type": "Abstractive",
           "source_url": "https://example.org/satire", "source_medium": "Web text"}]}]},
-    {"claim": "The bridge opened in 1932.", "label": "Supported", "claim_date": "01-02-2021", "questions": []},
-    {"claim": "Crime fell by half.", "label": "Conflicting Evidence/Cherrypicking", "claim_date": "", "questions": []},
-    {"claim": "A secret meeting took place.", "label": "Not Enough Evidence", "claim_date": None, "questions": []},
+    {"claim": "The bridge opened in 1932.", "label": "Supported", "claim_date": "01-02-2021"},
+    {"claim": "Crime fell by half.", "label": "Conflicting Evidence/Cherrypicking", "claim_date": ""},
+    {"claim": "A secret meeting took place.", "label": "Not Enough Evidence", "claim_date": None},
 ]  # fmt: skip
 
 
