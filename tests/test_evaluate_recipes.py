@@ -157,7 +157,7 @@ def test_the_stage_takes_a_recipe_from_params(tmp_path):
     [
         (
             ["--recipe", "rwpost-table9"],
-            "--recipe rwpost-table9: no such recipe or file (shipped: rwpost-table3",
+            "--recipe rwpost-table9: no such recipe or file (shipped: agentm3d-mmfakebench, rwpost-table3",
         ),
         (["--recipe", "rwpost-table3", "--detector", "majority"], "--recipe names its detectors"),
     ],
