@@ -136,7 +136,8 @@ SV = "data_complete.json"
          f"{SV}:2, field 'title': no text"),
         (read_fakesv, SV, json.dumps(GOOD[0]), f"{SV}:2, field 'video_id': video id repeats line 1"),
         (read_fakesv, SV, '{"video_id": "9", "title": "t", "annotation": "真"}',
-         f"{SV}:2: no readable publish time"),
+         f"{SV}:2, field 'publish_time_norm': no readable publish time (expected Unix seconds or "
+         "milliseconds, or an ISO date"),
         (read_fakett, "data.json", '["not", "an", "object"]', "data.json:2: expected an object, found list"),
     ],
 )  # fmt: skip

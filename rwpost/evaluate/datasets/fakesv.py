@@ -187,15 +187,24 @@ def _test_ids(root: Path) -> tuple[Path, set[str]] | None:
     return None
 
 
-def temporal_test(samples: list[Sample], times: Mapping[str, datetime | None], source: Path) -> set[str]:
+TIME_FORMATS = "Unix seconds or milliseconds, or an ISO date such as 2021-12-14 or 2021-12-14T10:30:00Z"
+"""The publish times :func:`published` reads, as errors name them."""
+
+
+def temporal_test(
+    samples: list[Sample], times: Mapping[str, datetime | None], source: Path, field: str | None = None
+) -> set[str]:
     """The ids of the most recent :data:`TEST_SHARE` of ``samples`` by publish time (ties by id); a sample
-    without a readable time is an error naming its line (the split needs every time)."""
+    without a readable time is an error naming its line, the time's ``field`` and the formats read (the
+    split needs every time)."""
     for s in samples:
         if times[s.id] is None:
             raise RecordError(
-                "no readable publish time (the temporal split needs one, or the vid_time3_test.txt)",
+                f"no readable publish time (expected {TIME_FORMATS}; the temporal split needs one, or the "
+                "release's vid_time3_test.txt)",
                 source=str(source),
                 line=int(s.provenance.source.rsplit(":", 1)[1]),
+                field=field,
             )
     ordered = sorted(samples, key=lambda s: (times[s.id], s.id))
     n_test = math.ceil(len(ordered) * TEST_SHARE)
@@ -225,7 +234,7 @@ def read_layout(layout: Layout, root: str | Path, split: str = "test") -> list[S
     if released is not None:
         test = {f"{layout.name}-{vid}" for vid in released[1]}
     else:
-        test = temporal_test(labelled, times, path)
+        test = temporal_test(labelled, times, path, layout.time)
     return [s for s in labelled if (s.id in test) == (split == "test")]
 
 
