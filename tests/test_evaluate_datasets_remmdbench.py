@@ -121,6 +121,9 @@ def test_a_port_run_scores_to_the_ports_own_accuracy_and_macro_f1_over_all_rows(
     assert metrics["views"]["challenging"]["n"] == 3
     report = (out / "report.md").read_text()
     assert "The primary view `remmdbench_verdict` is the benchmark's own label space" in report
+    scored = [json.loads(line) for line in (out / "scored.jsonl").read_text().splitlines()]
+    assert [(r["gold_class"], r["predicted_class"]) for r in scored] == [(r[1], r[3]) for r in ROWS]
+    assert [r["correct"] for r in scored] == [r[1] == r[3] for r in ROWS]
 
 
 def test_without_data_the_gold_comes_from_the_predictions_file_and_the_report_says_so(tmp_path, capsys):

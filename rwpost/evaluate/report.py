@@ -101,7 +101,8 @@ def write_reports(
     write_json(out / "metrics.json", written)
     write_json(out / "manifest.json", result.manifest.dump())
     flagged = set(runs[0].audit.flagged_ids)
-    rows = scored_rows(samples, first, flagged, spec.prices, result.predictions)
+    space = benchmark_space(result.manifest.data.benchmark)
+    rows = scored_rows(samples, first, flagged, spec.prices, result.predictions, space)
     write_jsonl(out / "scored.jsonl", [row.dump() for row in rows])
     write_jsonl(out / "explanations.jsonl", paired_explanations(samples, first, spec.system))
     figures = write_plots(metrics, out / "plots") if plots else []

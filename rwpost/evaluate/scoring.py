@@ -225,18 +225,28 @@ def scored_rows(
     flagged: set[str],
     prices: PriceTable | None,
     repeats: Sequence[Sequence[Prediction]] = (),
+    space: LabelSpace | None = None,
 ) -> list[ScoredSample]:
     """One row per sample: gold, prediction, correctness, audit flag and the sample's ledger; with more
-    than one repeat, ``predicted_repeats`` holds every repeat's label (repeat 0 first)."""
+    than one repeat, ``predicted_repeats`` holds every repeat's label (repeat 0 first). With a benchmark's
+    ``space``, its gold and answer in that space too, and correctness judged there."""
+    classes = space.classes_of(samples) if space is not None else ()
+
+    def native(s: Sample, p: Prediction) -> dict[str, object]:
+        if space is None:
+            return {"correct": s.label is not None and p.label == s.label}
+        gold, said = space.gold_class(s, classes), space.answer(p, classes)
+        return {"gold_class": gold, "predicted_class": said, "correct": gold is not None and said == gold}
+
     return [
         ScoredSample(
             id=s.id,
             gold=s.label or None,
             predicted=p.label or None,
-            correct=s.label is not None and p.label == s.label,
             flagged=p.id in flagged,
             error=p.error,
             ledger=sample_ledger(p, prices),
+            **native(s, p),
             **({"predicted_repeats": [r[i].label or None for r in repeats]} if len(repeats) > 1 else {}),
         )
         for i, (s, p) in enumerate(zip(samples, predictions, strict=True))
