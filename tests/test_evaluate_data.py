@@ -118,7 +118,7 @@ class TestBenchmarkFolders:
     @pytest.mark.parametrize(
         ("spec", "problem"),
         [
-            ("nosuchbench:{root}", "no benchmark named 'nosuchbench' (known: claimreview, fakesv, fakett"),
+            ("nosuchbench:{root}", "no benchmark named 'nosuchbench' (known: averimatec, averitec,"),
             ("mmfakebench/dev:{root}", "mmfakebench has no split 'dev' (have: test, val)"),
             ("mmfakebench:{root}/absent", "absent is not a folder (MMFakeBench"),
             ("mmfakebench/val:{root}", "MMFakeBench_val.json: not found"),

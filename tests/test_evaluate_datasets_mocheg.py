@@ -63,9 +63,11 @@ def test_rows_of_a_claim_become_one_sample_with_its_evidence_paragraphs(tmp_path
         (
             [],
             MOCHEG_HEADER,
-            "claim_id,Claim,cleaned_truthfulness\n1,x,NEI\n2,y\n",
-            "Corpus2.csv:3: expected 3",
+            "claim_id,Claim,cleaned_truthfulness,Evidence\n1,x,NEI,e\n2,y\n",
+            "Corpus2.csv:3: expected 4",
         ),
+        # without the gold paragraphs the evidence cells would silently have none
+        ([], MOCHEG_HEADER, "claim_id,Claim,cleaned_truthfulness\n1,x,NEI\n", "no column 'Evidence'"),
     ],
 )
 def test_a_broken_row_is_one_line_naming_file_line_and_column(tmp_path, rows, header, raw, problem):

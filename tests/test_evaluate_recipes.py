@@ -47,7 +47,7 @@ def run_recipe(name, data, tmp_path, monkeypatch, *extra) -> tuple[int, list, st
 
 
 def test_the_shipped_recipes_hold_the_papers_tables_as_printed():
-    assert recipe_names() == ["rwpost-table3", "rwpost-table5"]
+    assert recipe_names() == ["agentm3d-mmfakebench", "rwpost-table3", "rwpost-table5", "t2agent-mmfakebench"]
     table3, table5 = load_recipe("rwpost-table3"), load_recipe("rwpost-table5")
     assert table3.failures == table5.failures == "class"
     assert "P 87.3, Acc 14.5" in table3.failures_reason
@@ -157,7 +157,7 @@ def test_the_stage_takes_a_recipe_from_params(tmp_path):
     [
         (
             ["--recipe", "rwpost-table9"],
-            "--recipe rwpost-table9: no such recipe or file (shipped: rwpost-table3",
+            "--recipe rwpost-table9: no such recipe or file (shipped: agentm3d-mmfakebench, rwpost-table3",
         ),
         (["--recipe", "rwpost-table3", "--detector", "majority"], "--recipe names its detectors"),
     ],

@@ -136,7 +136,8 @@ SV = "data_complete.json"
          f"{SV}:2, field 'title': no text"),
         (read_fakesv, SV, json.dumps(GOOD[0]), f"{SV}:2, field 'video_id': video id repeats line 1"),
         (read_fakesv, SV, '{"video_id": "9", "title": "t", "annotation": "真"}',
-         f"{SV}:2: no readable publish time"),
+         f"{SV}:2, field 'publish_time_norm': no readable publish time (expected Unix seconds or "
+         "milliseconds, or an ISO date"),
         (read_fakett, "data.json", '["not", "an", "object"]', "data.json:2: expected an object, found list"),
     ],
 )  # fmt: skip
@@ -231,3 +232,29 @@ def test_factguard_without_the_videos_is_refused_in_one_line_writing_nothing(tmp
     assert f"factguard reads videos: 2 of 2 samples have no video file in {root / 'videos'}" in line
     assert "give --set video_dir=FOLDER" in line
     assert not out.exists()
+
+
+def test_a_fakevv_run_reports_factguards_table_1_columns(tmp_path, capsys):
+    """FakeVV is scored in its own labels (real, fake) and its report gives FactGuard's fake-class scores."""
+    from rwpost.evaluate.datasets import parse_data_spec
+    from tests.conftest import run_cli
+
+    records = [
+        fakevv_record("9e52", "A real title.", "<answer>No.</answer>"),
+        fakevv_record("9e52", "A fake title.", "<answer>Yes.</answer>"),
+        fakevv_record("77ab", "Another real title.", "<answer>No.</answer>"),
+    ]
+    (tmp_path / "reasoning_test_data_image_with_audio.json").write_text(json.dumps(records, indent=2))
+    samples = parse_data_spec(f"fakevv:{tmp_path}").samples()
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"id": s.id, "label": "False"}) + "\n" for s in samples))
+    out = tmp_path / "run"
+    code, err = run_cli(capsys, "evaluate", "--data", f"fakevv:{tmp_path}", "--predictions", answers,
+                        "--out", out, "--bootstrap", "0", "--no-progress", "--no-key-points")  # fmt: skip
+    assert code == 0, err
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["primary_view"] == "fakevv"
+    # all answered fake: 1 of 3 right; the fake class: precision 1/3, recall 1
+    assert metrics["benchmark_scores"]["FactGuard Table 1 (fake class)"] == pytest.approx(
+        {"accuracy": 1 / 3, "precision": 1 / 3, "recall": 1.0, "f1": 0.5}
+    )

@@ -70,11 +70,12 @@ def _stage_defaults(**given: Any) -> dict[str, Any]:
 
 
 def evaluate(
-    data: Path = typer.Option(
-        ...,
+    data: Path | None = typer.Option(
+        None,
         "--data",
         help="Samples to score: released JSONL, a Parquet split, or a benchmark's folder as "
-        "NAME[/SPLIT]:FOLDER (mmfakebench:~/MMFakeBench_test).",
+        "NAME[/SPLIT]:FOLDER (mmfakebench:~/MMFakeBench_test, remmdbench:~/ReMMDBench, labels:FILE). "
+        "Without it, --predictions that carry their gold (a T2-Agent port run) are scored against it.",
         callback=bundled_sample,
     ),
     detector: list[str] = typer.Option(
@@ -261,6 +262,7 @@ def evaluate(
         batch_api=batch_api or None,
         batch_poll_s=batch_poll_s,
     )
+    data = data if data is not None else _gold_of(predictions, format)  # issue 37: gold in the predictions
     chosen = _recipe(
         recipe, data, o, detector, predictions, given={"settings": setting or grid, "failures": failures}
     )
@@ -389,6 +391,16 @@ def evaluate(
         )
     if as_json:
         typer.echo(json.dumps(done[-1][1], indent=2, default=str))
+
+
+def _gold_of(predictions: Path | None, format: str | None) -> Path:
+    """The ``--data`` of a predictions folder that carries its own gold; else the one-line error."""
+    from rwpost.evaluate.formats import gold_of_predictions
+
+    found = gold_of_predictions(predictions, format) if predictions is not None else None
+    if found is None:
+        raise ConfigError("give --data (the samples to score)")
+    return Path(found)
 
 
 def _recipe(name: str | None, data: Path, o: dict[str, Any], detector, predictions, given) -> Any:

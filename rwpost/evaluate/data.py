@@ -40,10 +40,17 @@ def _read(data: str | Path) -> tuple[list[Sample], dict[str, Any], Path | None]:
         info = {"path": str(data), "sha256": sha256_file(data), "excluded_unlabelled": unlabelled}
         return samples, info, None
     source = spec.source()
-    samples, unlabelled = _labelled(spec.samples())
+    space = spec.adapter.space
+    if space is None:
+        samples, unlabelled = _labelled(spec.samples())
+    else:  # a benchmark scored in its own labels: a sample with no RW-Post label is still scored in them
+        read = spec.samples()
+        classes = space.classes_of(read)
+        samples = [s for s in read if s.label is not None or space.gold_class(s, classes) is not None]
+        unlabelled = len(read) - len(samples)
     info = {
         "path": str(source),
-        "sha256": sha256_file(source),
+        "sha256": spec.sha256(),
         "excluded_unlabelled": unlabelled,
         "benchmark": spec.adapter.name,
         "split": spec.split,

@@ -9,11 +9,20 @@ from rwpost.records import Sample
 
 
 def image_path(sample: Sample, image_root: str | Path | None = None) -> Path | None:
-    """The sample's image file (a relative path is taken under ``image_root``), None when it has none."""
+    """The sample's image file (a relative path is taken under ``image_root``), None when it has none.
+
+    With an ``image_root`` the file must be inside it: an absolute path, a ``../`` path or a symbolic link
+    that leads out of the folder is no image (counted as missing: an image cell is refused naming it, or,
+    with ``--allow-missing-images``, that sample fails with the reason), as video paths are confined."""
     if sample.image is None or not sample.image.path:
         return None
     path = Path(sample.image.path)
-    return Path(image_root) / path if not path.is_absolute() and image_root is not None else path
+    if image_root is None:
+        return path
+    root = Path(image_root)
+    if path.is_absolute() or not (root / path).resolve().is_relative_to(root.resolve()):
+        return None
+    return root / path
 
 
 def image_loadable(sample: Sample, image_root: str | Path | None = None) -> bool:

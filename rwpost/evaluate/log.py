@@ -311,6 +311,10 @@ class ScoredSample(LogPart):
     error: str | None = None
     ledger: LedgerTotals = LedgerTotals()
     predicted_repeats: list[Label | None] | None = None
+    gold_class: str | None = None
+    """On a benchmark: the gold in its own labels (``correct`` is then judged in them)."""
+    predicted_class: str | None = None
+    """On a benchmark: the answer in its own labels (None: a failure)."""
 
 
 # --- manifest.json and run.json ----------------------------------------------------------------------

@@ -343,6 +343,33 @@ def valid_probabilities(probabilities: Mapping[str, float] | None) -> bool:
     )
 
 
+def class_metrics(
+    y_true: Sequence[str],
+    y_pred: Sequence[str | None],
+    classes: Sequence[str],
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    failures: str = "wrong",
+) -> dict[str, Any]:
+    """Coverage, headline scores, per class, confusion and intervals of gold and predicted classes (each
+    gold one of ``classes``; a prediction outside them is ``Other``, None a failure). The macro average
+    runs over ``classes`` (plus ``No answer`` under ``class``), whether or not each occurs in the gold."""
+    coded = encode(y_true, y_pred, classes, failures)
+    answered = len(y_true) - coded.n_failed
+    return {
+        "coverage": {"answered": answered, "total": len(y_true), "fraction": answered / len(y_true)},
+        "n_scored": int(coded.true.size),
+        "macro_classes": coded.macro_classes,
+        **headline_scores(coded),
+        "n_other": coded.n_other,
+        "n_failed": coded.n_failed,
+        "per_class": per_class_scores(coded),
+        "confusion_matrix": confusion(y_true, y_pred, classes),
+        "ci95": headline_intervals(coded, n_resamples=n_resamples, seed=seed),
+    }
+
+
 def view_metrics(
     gold: Sequence[Label | None],
     predicted: Sequence[Label | None],
@@ -373,17 +400,9 @@ def view_metrics(
         return out
     y_true = [view.view_class(gold[i]) for i in keep]
     y_pred = [None if predicted[i] is None else view.view_class(predicted[i]) for i in keep]
-    coded = encode(y_true, y_pred, view.classes, failures)
-    answered = len(keep) - coded.n_failed
-    out["coverage"] = {"answered": answered, "total": len(keep), "fraction": answered / len(keep)}
-    out["n_scored"] = int(coded.true.size)
-    out["macro_classes"] = coded.macro_classes
-    out.update(headline_scores(coded))
-    out["n_other"] = coded.n_other
-    out["n_failed"] = coded.n_failed
-    out["per_class"] = per_class_scores(coded)
-    out["confusion_matrix"] = confusion(y_true, y_pred, view.classes)
-    out["ci95"] = headline_intervals(coded, n_resamples=n_resamples, seed=seed)
+    out.update(
+        class_metrics(y_true, y_pred, view.classes, n_resamples=n_resamples, seed=seed, failures=failures)
+    )
     rows = [probabilities[i] for i in keep] if probabilities is not None else []
     given = [j for j, p in enumerate(rows) if p]
     valid = [j for j in given if valid_probabilities(rows[j])]

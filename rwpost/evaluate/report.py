@@ -27,10 +27,17 @@ from rwpost.evaluate.log import METRIC_TITLES, Coverage, RunManifest, RunMetrics
 from rwpost.evaluate.metrics import FAILURE_POLICIES, HEADLINE
 from rwpost.evaluate.plots import category_plot, confusion_plot, reliability_plot
 from rwpost.evaluate.runner import RunResult, RunSpec
-from rwpost.evaluate.scoring import combine_repeats, score_run, scored_rows
+from rwpost.evaluate.scoring import PRIMARY_ORDER, combine_repeats, score_run, scored_rows
 from rwpost.io import write_json, write_jsonl, write_text
 from rwpost.markdown import markdown_table
 from rwpost.records import Sample
+
+SCORING_CONVENTIONS = (
+    "An answer outside a view's classes (a Mixture answer on a main row) is a miss of its gold class and a "
+    "false alarm of every other class; macro F1 averages over the view's whole label set, classes absent "
+    "from the gold included."
+)
+"""The scoring conventions that change a number, as every report states them."""
 
 
 def benchmark_scores(name: str | None) -> Any:
@@ -40,6 +47,15 @@ def benchmark_scores(name: str | None) -> Any:
     from rwpost.evaluate.datasets import ADAPTERS
 
     return ADAPTERS[name]().own_scores if name in ADAPTERS else None
+
+
+def benchmark_space(name: str | None) -> Any:
+    """The label space of the benchmark a run was scored on (None for RW-Post: the paper's views)."""
+    if name is None:
+        return None
+    from rwpost.evaluate.datasets import ADAPTERS
+
+    return ADAPTERS[name]().space if name in ADAPTERS else None
 
 
 def write_reports(
@@ -63,6 +79,7 @@ def write_reports(
             seed=spec.seed,
             encode=encode if i == 0 else None,
             failures=spec.failures,
+            space=benchmark_space(result.manifest.data.benchmark),
         )
         for i, preds in enumerate(result.predictions)
     ]
@@ -84,7 +101,8 @@ def write_reports(
     write_json(out / "metrics.json", written)
     write_json(out / "manifest.json", result.manifest.dump())
     flagged = set(runs[0].audit.flagged_ids)
-    rows = scored_rows(samples, first, flagged, spec.prices, result.predictions)
+    space = benchmark_space(result.manifest.data.benchmark)
+    rows = scored_rows(samples, first, flagged, spec.prices, result.predictions, space)
     write_jsonl(out / "scored.jsonl", [row.dump() for row in rows])
     write_jsonl(out / "explanations.jsonl", paired_explanations(samples, first, spec.system))
     figures = write_plots(metrics, out / "plots") if plots else []
@@ -267,6 +285,10 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
     ]
     macro = [f"{name}: {', '.join(view.macro_classes or [])}" for name, view in scored.items()]
     lines += ["", "Macro F1 averages over the classes " + "; ".join(macro) + "."]
+    lines += [SCORING_CONVENTIONS]
+    own = metrics.views.get(metrics.primary_view or "")
+    if own is not None and not own.derived and metrics.primary_view not in PRIMARY_ORDER:
+        lines += [f"The primary view `{own.view}` is the benchmark's own label space: {own.description}."]
     if any(v.derived for v in scored.values()):
         lines += [
             "A view marked (derived) is scored from the detector's 3-class answers, not asked as 2 classes."

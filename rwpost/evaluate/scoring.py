@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,9 +28,23 @@ from rwpost.evaluate.log import (
     Spread,
     ViewScores,
 )
-from rwpost.evaluate.metrics import HEADLINE, VIEWS, spread, valid_probabilities, view_metrics
+from rwpost.evaluate.metrics import (
+    HEADLINE,
+    VIEWS,
+    check_policy,
+    class_metrics,
+    spread,
+    valid_probabilities,
+    view_metrics,
+)
 from rwpost.llm.types import PriceTable
 from rwpost.records import Sample
+
+if TYPE_CHECKING:
+    from rwpost.evaluate.datasets.spaces import LabelSpace
+
+TABLE_II = "RW-Post Table II mapping"
+"""How a benchmark run's RW-Post views are titled: the benchmark's labels folded into RW-Post's."""
 
 PRIMARY_ORDER = ("main", "challenging", "binary", "true_vs_not_true")
 """The view whose scores are the run's headline: the main set when the data has it (paper Table III)."""
@@ -65,14 +80,67 @@ def all_views(
     }
 
 
+def native_view(
+    samples: Sequence[Sample],
+    predictions: Sequence[Prediction],
+    space: LabelSpace,
+    *,
+    n_resamples: int,
+    seed: int,
+    failures: str = "wrong",
+) -> ViewScores:
+    """The run scored in the benchmark's own label space, over every sample with a gold class in it."""
+    classes = space.classes_of(samples)
+    gold = [space.gold_class(s, classes) for s in samples]
+    keep = [i for i, g in enumerate(gold) if g is not None]
+    out = {
+        "view": space.name,
+        "title": space.name,
+        "description": space.description,
+        "n": len(keep),
+        "failures": check_policy(failures),
+    }
+    if keep:
+        y_true = [gold[i] for i in keep]
+        y_pred = [space.answer(predictions[i], classes) for i in keep]
+        out |= class_metrics(y_true, y_pred, classes, n_resamples=n_resamples, seed=seed, failures=failures)
+    return ViewScores.model_validate(out)
+
+
+def scored_views(
+    samples: Sequence[Sample],
+    predictions: Sequence[Prediction],
+    space: LabelSpace | None,
+    *,
+    n_resamples: int,
+    seed: int,
+    failures: str = "wrong",
+) -> dict[str, ViewScores]:
+    """Every view of a run: RW-Post's (:func:`all_views`); with a benchmark's ``space``, its own view
+    first and RW-Post's titled as :data:`TABLE_II`."""
+    views = all_views(samples, predictions, n_resamples=n_resamples, seed=seed, failures=failures)
+    if space is None:
+        return views
+    own = native_view(samples, predictions, space, n_resamples=n_resamples, seed=seed, failures=failures)
+    folded = {
+        name: view.model_copy(
+            update={"title": f"{view.title} ({TABLE_II})", "description": f"{view.description}; {TABLE_II}"}
+        )
+        for name, view in views.items()
+    }
+    return {space.name: own, **folded}
+
+
 def _reason(error: str | None) -> str:
     """The kind of an error message, without its details (for counting)."""
     return (error or "no label and no reason given").split(" (")[0].split(":")[0]
 
 
-def primary_view(views: dict[str, ViewScores]) -> str | None:
-    """The first view of :data:`PRIMARY_ORDER` that has samples."""
-    return next((name for name in PRIMARY_ORDER if name in views and views[name].n), None)
+def primary_view(views: dict[str, ViewScores], space: LabelSpace | None = None) -> str | None:
+    """The benchmark's own view when the run has a ``space`` (and it has samples); else the first view of
+    :data:`PRIMARY_ORDER` that has samples."""
+    order = (space.name, *PRIMARY_ORDER) if space is not None else PRIMARY_ORDER
+    return next((name for name in order if name in views and views[name].n), None)
 
 
 def _headline(view: ViewScores, keys: Sequence[str] = HEADLINE) -> dict[str, float | None]:
@@ -89,13 +157,20 @@ def score_run(
     seed: int = 0,
     encode: Callable[[list[str]], np.ndarray] | None = None,
     failures: str = "wrong",
+    space: LabelSpace | None = None,
 ) -> RunScores:
-    """Everything measured about one set of predictions (aligned with ``samples``)."""
-    views = all_views(samples, predictions, n_resamples=n_resamples, seed=seed, failures=failures)
-    primary = primary_view(views)
+    """Everything measured about one set of predictions (aligned with ``samples``); with a benchmark's
+    ``space``, scored in its labels as the primary view (and coverage counts answers in that space)."""
+    views = scored_views(samples, predictions, space, n_resamples=n_resamples, seed=seed, failures=failures)
+    primary = primary_view(views, space)
     flags = audit(predictions, blocklist)
-    errors = Counter(_reason(p.error) for p in predictions if p.label is None)
-    answered = sum(p.label is not None for p in predictions)
+    if space is None:
+        unanswered = [p for p in predictions if p.label is None]
+    else:
+        classes = space.classes_of(samples)
+        unanswered = [p for p in predictions if space.answer(p, classes) is None]
+    errors = Counter(_reason(p.error) for p in unanswered)
+    answered = len(predictions) - len(unanswered)
     invalid_probabilities = [
         p.id for p in predictions if p.probabilities and not valid_probabilities(p.probabilities)
     ]
@@ -110,14 +185,15 @@ def score_run(
     )
     if flags:
         keep = [i for i, p in enumerate(predictions) if p.id not in flags]
-        clean = all_views(
+        clean = scored_views(
             [samples[i] for i in keep],
             [predictions[i] for i in keep],
+            space,
             n_resamples=n_resamples,
             seed=seed,
             failures=failures,
         )
-        clean_primary = primary_view(clean)
+        clean_primary = primary_view(clean, space)
         flagged.views_excluding_flagged = clean
         flagged.excluding_flagged = Headline(**(_headline(clean[clean_primary]) if clean_primary else {}))
     return RunScores(
@@ -149,18 +225,28 @@ def scored_rows(
     flagged: set[str],
     prices: PriceTable | None,
     repeats: Sequence[Sequence[Prediction]] = (),
+    space: LabelSpace | None = None,
 ) -> list[ScoredSample]:
     """One row per sample: gold, prediction, correctness, audit flag and the sample's ledger; with more
-    than one repeat, ``predicted_repeats`` holds every repeat's label (repeat 0 first)."""
+    than one repeat, ``predicted_repeats`` holds every repeat's label (repeat 0 first). With a benchmark's
+    ``space``, its gold and answer in that space too, and correctness judged there."""
+    classes = space.classes_of(samples) if space is not None else ()
+
+    def native(s: Sample, p: Prediction) -> dict[str, object]:
+        if space is None:
+            return {"correct": s.label is not None and p.label == s.label}
+        gold, said = space.gold_class(s, classes), space.answer(p, classes)
+        return {"gold_class": gold, "predicted_class": said, "correct": gold is not None and said == gold}
+
     return [
         ScoredSample(
             id=s.id,
             gold=s.label or None,
             predicted=p.label or None,
-            correct=s.label is not None and p.label == s.label,
             flagged=p.id in flagged,
             error=p.error,
             ledger=sample_ledger(p, prices),
+            **native(s, p),
             **({"predicted_repeats": [r[i].label or None for r in repeats]} if len(repeats) > 1 else {}),
         )
         for i, (s, p) in enumerate(zip(samples, predictions, strict=True))

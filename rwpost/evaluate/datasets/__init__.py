@@ -4,12 +4,17 @@ A benchmark is named on the command line as ``--data NAME:FOLDER`` (its default 
 ``--data NAME/SPLIT:FOLDER``, for example ``--data mmfakebench:~/MMFakeBench_test`` or
 ``--data mmfakebench/val:~/MMFakeBench_val``. Each adapter registers one :class:`DatasetAdapter`
 in :data:`ADAPTERS`: how to find the split's annotation file, read it into samples (one-line errors naming
-file and line), and where the samples' relative image (or video) paths are found.
+file and line), where the samples' relative image (or video) paths are found, and its own label space
+(:mod:`.spaces`: the run's primary view, RW-Post's Table II views beside it).
 
 - :mod:`.mmfakebench`: MMFakeBench (Liu et al., ICLR 2025), the benchmark T2Agent reports on.
 - :mod:`.newsclippings`: NewsCLIPpings (Luo et al., EMNLP 2021), out-of-context pairs (paper Table III).
 - :mod:`.mocheg`: Mocheg (Yao et al., SIGIR 2023), Snopes claims, text only as the paper ran it (Table III).
 - :mod:`.claimreview`: ClaimReview2024+ (Braun et al., DEFAME, ICML 2025), image-text claims (Table III).
+- :mod:`.remmdbench`: ReMMDBench (``DDAI-D/ReMMDBench``), and ``t2agent-port:RUN``: the gold a T2-Agent port
+  run recorded (the default of a port run scored without ``--data``).
+- :mod:`.veritas`: VeriTaS (a quarter, as DEFAME reads it); :mod:`.averitec`: AVeriTeC and AVerImaTeC.
+- :mod:`.labels`: ``labels:FILE``, any JSON lines or CSV file of id and label.
 - :mod:`.fakesv`: FakeSV (Qi et al., AAAI 2023) and FakeTT (Bu et al., ACM MM 2024), and :mod:`.fakevv`:
   FakeVV (Zhang et al., 2025), the short-video benchmarks FactGuard reports on (their video folders are the
   media root: ``--detector factguard`` finds each sample's video there).
@@ -25,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
-from rwpost.io import read_text
+from rwpost.evaluate.datasets.spaces import LabelSpace
+from rwpost.io import read_text, sha256_file
 from rwpost.records import Sample
 
 
@@ -49,6 +55,13 @@ class DatasetAdapter:
     ) = None
     """``(samples, predictions, metrics.json)`` -> the benchmark's own metrics, as its evaluation script
     computes them (one table of metric -> value per name); ``metrics.json`` and ``report.md`` show them."""
+    space: LabelSpace | None = None
+    """The benchmark's own label space: the run's primary view (RW-Post's views are then extra views,
+    titled as paper Table II's mapping); None: RW-Post's views only."""
+    fingerprint: Callable[[Path, str], str] | None = None
+    """``(folder, split)`` -> the data's checksum when ``source`` is a folder (one file per sample)."""
+    takes_file: bool = False
+    """``NAME:PATH`` names a file (``labels:FILE``), not a folder."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +85,12 @@ class DataSpec:
     def media_root(self) -> Path:
         return self.adapter.media_root(self.folder, self.split)
 
+    def sha256(self) -> str:
+        """The checksum of the data read: the annotation file's, or the adapter's :attr:`fingerprint`."""
+        if self.adapter.fingerprint is not None:
+            return self.adapter.fingerprint(self.folder, self.split)
+        return sha256_file(self.source())
+
 
 def _mmfakebench() -> DatasetAdapter:
     from rwpost.evaluate.datasets import mmfakebench
@@ -83,6 +102,7 @@ def _mmfakebench() -> DatasetAdapter:
         source=mmfakebench.split_file,
         read=mmfakebench.read_mmfakebench,
         own_scores=mmfakebench.own_scores,
+        space=mmfakebench.SPACE,
     )
 
 
@@ -97,6 +117,7 @@ def _newsclippings() -> DatasetAdapter:
         source=newsclippings.split_file,
         read=newsclippings.read_newsclippings,
         media_root=newsclippings.media_root,
+        space=newsclippings.SPACE,
     )
 
 
@@ -110,6 +131,7 @@ def _mocheg() -> DatasetAdapter:
         source=mocheg.split_file,
         read=mocheg.read_mocheg,
         media_root=mocheg.media_root,
+        space=mocheg.SPACE,
     )
 
 
@@ -122,6 +144,7 @@ def _claimreview() -> DatasetAdapter:
         splits=("test",),
         source=claimreview.split_file,
         read=claimreview.read_claimreview,
+        space=claimreview.SPACE,
     )
 
 
@@ -134,6 +157,7 @@ def _fakesv() -> DatasetAdapter:
         splits=fakesv.SPLITS,
         **fakesv.adapter_parts(fakesv.FAKESV),
         own_scores=fakesv.own_scores,
+        space=fakesv.space(fakesv.FAKESV),
     )
 
 
@@ -146,17 +170,95 @@ def _fakett() -> DatasetAdapter:
         splits=fakesv.SPLITS,
         **fakesv.adapter_parts(fakesv.FAKETT),
         own_scores=fakesv.own_scores,
+        space=fakesv.space(fakesv.FAKETT),
     )
 
 
 def _fakevv() -> DatasetAdapter:
-    from rwpost.evaluate.datasets import fakevv
+    from rwpost.evaluate.datasets import fakesv, fakevv
 
     return DatasetAdapter(
         name="fakevv",
         about="FakeVV (Zhang et al., 2025): a folder holding the test set's JSON and videos/",
         splits=fakevv.SPLITS,
         **fakevv.adapter_parts(),
+        own_scores=fakesv.own_scores,
+        space=fakevv.SPACE,
+    )
+
+
+def _remmdbench() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import remmdbench
+
+    return DatasetAdapter(
+        name="remmdbench",
+        about="ReMMDBench (DDAI-D/ReMMDBench): the folder holding one <id>/ folder per sample "
+        "(annotation.json, sample.json, images/)",
+        splits=("all",),
+        source=remmdbench.source,
+        read=remmdbench.read_remmdbench,
+        own_scores=remmdbench.own_scores,
+        space=remmdbench.SPACE,
+        fingerprint=remmdbench.fingerprint,
+    )
+
+
+def _t2agent_port_gold() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import remmdbench
+
+    return DatasetAdapter(
+        name="t2agent-port",
+        about="a T2-Agent port run's folder (details/<index>_<id>.json): ReMMDBench's gold as the run "
+        "recorded it (ground_truth_verdict, ground_truth_taxonomy)",
+        splits=("all",),
+        source=remmdbench.port_details,
+        read=remmdbench.read_port_gold,
+        own_scores=remmdbench.own_scores,
+        space=remmdbench.PORT_GOLD_SPACE,
+        fingerprint=remmdbench.port_fingerprint,
+    )
+
+
+def _veritas() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import veritas
+
+    return DatasetAdapter(
+        name="veritas",
+        about="VeriTaS (as DEFAME reads it): the unpacked folder of a quarter (claims.json, media/), or "
+        "the folder holding the quarters",
+        splits=veritas.QUARTERS,
+        source=veritas.split_file,
+        read=veritas.read_veritas,
+        media_root=veritas.quarter_folder,
+        space=veritas.SPACE,
+    )
+
+
+def _averitec(name: str, about: str) -> DatasetAdapter:
+    from rwpost.evaluate.datasets import averitec
+
+    return DatasetAdapter(
+        name=name,
+        about=about,
+        splits=averitec.SPLITS[name],
+        source=lambda folder, split: averitec.split_file(name, folder, split),
+        read=lambda folder, split: averitec.read_split(name, folder, split),
+        space=averitec.SPACE,
+    )
+
+
+def _labels() -> DatasetAdapter:
+    from rwpost.evaluate.datasets import labels
+
+    return DatasetAdapter(
+        name="labels",
+        about="any labelled file: JSON lines or CSV of id, label and optional fields (claim, image, ...)",
+        splits=("all",),
+        source=labels.source,
+        read=labels.read_labels,
+        media_root=lambda path, split: Path(path).parent,
+        space=labels.SPACE,
+        takes_file=True,
     )
 
 
@@ -168,6 +270,16 @@ ADAPTERS: dict[str, Callable[[], DatasetAdapter]] = {
     "fakesv": _fakesv,
     "fakett": _fakett,
     "fakevv": _fakevv,
+    "remmdbench": _remmdbench,
+    "t2agent-port": _t2agent_port_gold,
+    "labels": _labels,
+    "veritas": _veritas,
+    "averitec": lambda: _averitec(
+        "averitec", "AVeriTeC (Schlichtkrull et al., NeurIPS 2023): the folder holding train/dev/test.json"
+    ),
+    "averimatec": lambda: _averitec(
+        "averimatec", "AVerImaTeC: the folder holding train.json, val.json and images/"
+    ),
 }
 """Benchmark name -> its adapter (built on first use, so naming one imports only its module)."""
 
@@ -193,8 +305,9 @@ def parse_data_spec(text: str | Path) -> DataSpec | None:
     split = match["split"] or adapter.splits[0]
     if split not in adapter.splits:
         raise ConfigError(f"--data {text}: {name} has no split {split!r} (have: {', '.join(adapter.splits)})")
-    if not folder.is_dir():
-        raise ConfigError(f"--data {text}: {folder} is not a folder ({adapter.about})")
+    if not (folder.is_file() if adapter.takes_file else folder.is_dir()):
+        kind = "file" if adapter.takes_file else "folder"
+        raise ConfigError(f"--data {text}: {folder} is not a {kind} ({adapter.about})")
     return DataSpec(adapter, folder, split)
 
 
@@ -228,4 +341,11 @@ def json_records(path: Path, key: str | None = None) -> list[tuple[int, object]]
         out.append((line, value))
 
 
-__all__ = ["ADAPTERS", "DataSpec", "DatasetAdapter", "json_records", "parse_data_spec"]
+__all__ = [
+    "ADAPTERS",
+    "DataSpec",
+    "DatasetAdapter",
+    "LabelSpace",
+    "json_records",
+    "parse_data_spec",
+]

@@ -29,6 +29,7 @@ from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.evaluate.datasets import json_records
+from rwpost.evaluate.datasets.spaces import space_of_labels
 from rwpost.io import sha256_hex
 from rwpost.labels import Label
 from rwpost.records import Image, Provenance, Sample
@@ -40,6 +41,13 @@ LABELS: dict[str, Label] = {
     "misleading": Label.MIXTURE,
 }
 """ClaimReview2024+'s label -> the runner's (``misleading`` is outside Table III's three classes)."""
+
+SPACE = space_of_labels(
+    "claimreview",
+    "ClaimReview2024+'s label (supported, refuted, not enough information, misleading), every claim",
+    LABELS,
+)
+"""ClaimReview2024+'s label space: its four classes, ``misleading`` included (an RW-Post Mixture answer)."""
 
 
 def split_file(root: str | Path, split: str = "test") -> Path:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
+from rwpost.evaluate.datasets.spaces import LabelSpace, space_of_labels
 from rwpost.io import iter_jsonl, iter_lines
 from rwpost.labels import Label
 from rwpost.records import Provenance, Sample
@@ -85,6 +86,18 @@ FAKETT = Layout(
     "publish_time",
     {"real": Label.TRUE, "fake": Label.FALSE},
 )
+
+
+def space(layout: Layout) -> LabelSpace:
+    """The layout's label space: its annotations that have a label (FakeSV's 辟谣 has none), every sample."""
+    labels = {k: v for k, v in layout.labels.items() if v is not None}
+    return space_of_labels(
+        layout.name, f"{layout.name}'s annotation ({', '.join(labels)}), every sample", labels
+    )
+
+
+FAKE_CLASSES = (str(Label.FALSE), "假", "fake")
+"""The fake class's name in a primary view: RW-Post's, FakeSV's, FakeTT's and FakeVV's."""
 
 
 def annotation_file(layout: Layout, root: str | Path) -> Path:
@@ -174,15 +187,24 @@ def _test_ids(root: Path) -> tuple[Path, set[str]] | None:
     return None
 
 
-def temporal_test(samples: list[Sample], times: Mapping[str, datetime | None], source: Path) -> set[str]:
+TIME_FORMATS = "Unix seconds or milliseconds, or an ISO date such as 2021-12-14 or 2021-12-14T10:30:00Z"
+"""The publish times :func:`published` reads, as errors name them."""
+
+
+def temporal_test(
+    samples: list[Sample], times: Mapping[str, datetime | None], source: Path, field: str | None = None
+) -> set[str]:
     """The ids of the most recent :data:`TEST_SHARE` of ``samples`` by publish time (ties by id); a sample
-    without a readable time is an error naming its line (the split needs every time)."""
+    without a readable time is an error naming its line, the time's ``field`` and the formats read (the
+    split needs every time)."""
     for s in samples:
         if times[s.id] is None:
             raise RecordError(
-                "no readable publish time (the temporal split needs one, or the vid_time3_test.txt)",
+                f"no readable publish time (expected {TIME_FORMATS}; the temporal split needs one, or the "
+                "release's vid_time3_test.txt)",
                 source=str(source),
                 line=int(s.provenance.source.rsplit(":", 1)[1]),
+                field=field,
             )
     ordered = sorted(samples, key=lambda s: (times[s.id], s.id))
     n_test = math.ceil(len(ordered) * TEST_SHARE)
@@ -212,7 +234,7 @@ def read_layout(layout: Layout, root: str | Path, split: str = "test") -> list[S
     if released is not None:
         test = {f"{layout.name}-{vid}" for vid in released[1]}
     else:
-        test = temporal_test(labelled, times, path)
+        test = temporal_test(labelled, times, path, layout.time)
     return [s for s in labelled if (s.id in test) == (split == "test")]
 
 
@@ -230,7 +252,7 @@ def paper_scores(metrics: Mapping[str, Any]) -> dict[str, float]:
     """FactGuard's Table 1 scores from a run's ``metrics.json`` (its primary view): accuracy, and the
     precision, recall and F1 of the fake class (``False``)."""
     view = metrics["views"][metrics["primary_view"]]
-    fake = view["per_class"][str(Label.FALSE)]
+    fake = next(view["per_class"][c] for c in FAKE_CLASSES if c in view["per_class"])
     return {
         "accuracy": float(view["accuracy"]),
         "precision": float(fake["precision"]),

@@ -27,6 +27,7 @@ from typing import Any
 from rwpost.errors import ConfigError, RecordError
 from rwpost.evaluate.datasets import json_records
 from rwpost.evaluate.datasets.fakesv import video_folder
+from rwpost.evaluate.datasets.spaces import LabelSpace
 from rwpost.io import sha256_hex
 from rwpost.labels import Label
 from rwpost.records import Provenance, Sample
@@ -46,6 +47,14 @@ PROMPT = re.compile(
 )
 ANSWER = re.compile(r"<answer>\s*(?P<answer>yes|no)\b", re.IGNORECASE)
 LABELS = {"yes": Label.FALSE, "no": Label.TRUE}
+
+SPACE = LabelSpace(
+    name="fakevv",
+    description="FakeVV's label (real, fake), every sample of the test set",
+    classes=("real", "fake"),
+    from_label={Label.TRUE: "real", Label.FALSE: "fake"},
+)
+"""FakeVV's label space: its answer ``no`` is real, ``yes`` fake."""
 """The answer to "is this content manipulated?" -> the runner's label."""
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.evaluate.datasets import json_records
+from rwpost.evaluate.datasets.spaces import LabelSpace, head_answer
 from rwpost.io import sha256_hex
 from rwpost.labels import Label
 from rwpost.records import Image, Provenance, Sample
@@ -44,6 +45,16 @@ CLASSES: tuple[str, ...] = (
 """The 4-class view, in the benchmark's order (``multiclass_label_map``)."""
 
 UNPARSED = "X"
+
+SPACE = LabelSpace(
+    name="mmfakebench_binary",
+    description="MMFakeBench's binary label (gt_answers: True, Fake), every sample; the 4-class scores are "
+    "benchmark_scores.multiclass",
+    classes=("True", "Fake"),
+    gold=lambda s: "True" if s.extra.get("fake_cls") == "original" else "Fake",
+    from_label={Label.TRUE: "True", Label.FALSE: "Fake"},
+)
+"""MMFakeBench's label space: ``gt_answers``; an RW-Post answer True is ``True``, False is ``Fake``."""
 
 
 def split_file(root: str | Path, split: str) -> Path:
@@ -96,9 +107,10 @@ def read_mmfakebench(root: str | Path, split: str = "test") -> list[Sample]:
 
 
 def native_class(prediction: Any) -> str:
-    """T2Agent's 4-class answer from its explanation's first line (``X`` when there is none)."""
+    """A detector's 4-class answer from its explanation's first line (``T2Agent answer: mismatch``,
+    ``AgentM3D answer: ...``, ``MMD-Agent answer: ...``, or the class alone; ``X`` when it names none)."""
     first = (prediction.explanation or "").split("\n", 1)[0]
-    value = first.removeprefix("T2Agent answer: ").split(" (")[0].strip()
+    value = (head_answer(first) or first.split(" (")[0]).strip()
     return value if value in CLASSES else UNPARSED
 
 
@@ -137,7 +149,7 @@ def own_scores(
 ) -> dict[str, dict[str, float]]:
     """The registry's ``own_scores``: ``main_eval_only.py``'s binary scores of the predicted labels (True ->
     ``True``, False -> ``Fake``, anything else unparsed), and its 4-class scores when the detector answered in
-    the native classes (T2Agent's explanation names one; :func:`native_class`)."""
+    the native classes (any detector whose explanation names one: :func:`native_class`)."""
     gold = [s.extra.get("fake_cls") or UNPARSED for s in samples]
     binary = {c: "True" if c == "original" else "Fake" for c in CLASSES} | {UNPARSED: UNPARSED}
     said = {Label.TRUE: "True", Label.FALSE: "Fake"}

@@ -30,6 +30,7 @@ import io
 from pathlib import Path
 
 from rwpost.errors import ConfigError, RecordError
+from rwpost.evaluate.datasets.spaces import LabelSpace
 from rwpost.io import csv_field_limit, read_text
 from rwpost.labels import Label
 from rwpost.records import Evidence, Provenance, Sample
@@ -37,8 +38,17 @@ from rwpost.records import Evidence, Provenance, Sample
 LABELS: dict[str, Label] = {"supported": Label.TRUE, "refuted": Label.FALSE, "nei": Label.UNPROVEN}
 """``cleaned_truthfulness`` (lower case) -> the runner's label."""
 
-COLUMNS = ("claim_id", "Claim", "cleaned_truthfulness")
-"""The columns a sample needs; ``Snopes URL``, ``Evidence`` and ``ruling_outline`` are read when present."""
+SPACE = LabelSpace(
+    name="mocheg",
+    description="Mocheg's cleaned_truthfulness (supported, refuted, NEI), every claim",
+    classes=("supported", "refuted", "NEI"),
+    from_label={Label.TRUE: "supported", Label.FALSE: "refuted", Label.UNPROVEN: "NEI"},
+)
+"""Mocheg's label space (its three classes, matched in any letter case as DEFAME reads them)."""
+
+COLUMNS = ("claim_id", "Claim", "cleaned_truthfulness", "Evidence")
+"""The columns a sample needs (``Evidence``: the gold paragraphs, without which the gold-evidence cells would
+silently have none); ``Snopes URL`` and ``ruling_outline`` are read when present."""
 
 
 def media_root(root: str | Path, split: str = "test") -> Path:
@@ -70,7 +80,12 @@ def _read_rows(path: Path):
             raise RecordError("empty file: expected a header row", source=str(path), line=1) from None
         missing = [c for c in COLUMNS if c not in header]
         if missing:
-            raise RecordError(f"no column {missing[0]!r} in the header", source=str(path), line=1)
+            why = (
+                " (Mocheg's gold evidence paragraphs: is this Corpus2.csv?)"
+                if missing[0] == "Evidence"
+                else ""
+            )
+            raise RecordError(f"no column {missing[0]!r} in the header{why}", source=str(path), line=1)
         while True:
             line = reader.line_num + 1
             try:

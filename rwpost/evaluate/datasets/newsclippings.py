@@ -30,6 +30,7 @@ from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.evaluate.datasets import json_records
+from rwpost.evaluate.datasets.spaces import LabelSpace
 from rwpost.labels import Label
 from rwpost.records import Image, Provenance, Sample
 
@@ -38,6 +39,15 @@ SUBSPLIT = "merged_balanced"
 
 LABELS = {False: ("pristine", Label.TRUE), True: ("falsified", Label.FALSE)}
 """``falsified`` -> (the original class name, the runner's label)."""
+
+SPACE = LabelSpace(
+    name="newsclippings",
+    description="NewsCLIPpings' label (pristine, falsified), every pair",
+    classes=("pristine", "falsified"),
+    from_label={Label.TRUE: "pristine", Label.FALSE: "falsified"},
+)
+"""NewsCLIPpings' label space (``falsified`` false is ``pristine``); RW-Post's True and False stand for
+them."""
 
 
 def media_root(root: str | Path, split: str = "test") -> Path:

@@ -4,7 +4,7 @@
 the AgentFact main workflow's output folders; ``agentfact-baselines``: its ``baseline_lvlms/results``
 folders (one set per model x setting x k); ``defame``: DEFAME's ``predictions.csv``; ``generic``: any
 JSONL/JSON/CSV with ``--id-field``, ``--label-field`` (dotted) and ``--label-map``; ``mmdagent``:
-MMFakeBench's output files (MMD-Agent, standard prompt); ``t2agent-port``: the MIT T2Agent port's
+MMFakeBench's output files (MMD-Agent, standard prompt); ``t2agent-port``: the T2Agent port's (Apache-2.0)
 ``details/<index>_<id>.json`` files.
 :func:`detect_format` guesses the format of a file or folder; :func:`read_sets` returns its
 :class:`PredictionSet` values.
@@ -28,7 +28,15 @@ from rwpost.io import read_text, sha256_file, sha256_hex
 
 FORMATS = ("flat", "agentfact", "agentfact-baselines", "defame", "generic", "mmdagent", "t2agent-port")
 
-__all__ = ["FORMATS", "PredictionSet", "content_sha256", "detect_format", "parse_label_map", "read_sets"]
+__all__ = [
+    "FORMATS",
+    "PredictionSet",
+    "content_sha256",
+    "detect_format",
+    "gold_of_predictions",
+    "parse_label_map",
+    "read_sets",
+]
 
 
 def _first_object(path: Path) -> Any:
@@ -77,6 +85,13 @@ def detect_format(path: str | Path, *, generic: bool = False) -> str:
     if isinstance(first, dict) and "final_answer" in first:
         return "agentfact-baselines" if looks_like_baselines(source) else "agentfact"
     return "flat"
+
+
+def gold_of_predictions(predictions: str | Path, format: str | None = None) -> str | None:
+    """The ``--data`` a predictions file or folder carries its own gold for, when no ``--data`` is given:
+    a T2-Agent port run (``ground_truth_verdict`` in its detail files) -> ``t2agent-port:RUN``; else None."""
+    path = Path(predictions)
+    return f"t2agent-port:{path}" if (format or detect_format(path)) == "t2agent-port" else None
 
 
 def read_sets(

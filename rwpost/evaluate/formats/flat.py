@@ -115,6 +115,15 @@ def read_prediction_rows(path: str | Path) -> tuple[list[Row], list[dict[str, An
     return rows, bad
 
 
+def _answer_head(row: Row) -> str | None:
+    """A row's explanation; a label that is no RW-Post label goes on its first line (``Answer: Supported``),
+    the row's answer in a benchmark's own labels (``--data labels:FILE``; rwpost.evaluate.datasets.spaces)."""
+    raw = str(row.raw_label).strip() if isinstance(row.raw_label, str | int) else ""
+    if row.label is not None or not raw or "\n" in raw:
+        return row.explanation
+    return f"Answer: {raw}" + (f"\n{row.explanation}" if row.explanation else "")
+
+
 class PredictionsFileDetector(Detector):
     """A detector that reads its answers from a file (or an output folder) instead of computing them.
 
@@ -277,7 +286,7 @@ class PredictionsFileDetector(Detector):
                     id=s.id,
                     label=row.label,
                     probabilities=row.probabilities,
-                    explanation=row.explanation,
+                    explanation=_answer_head(row),
                     evidence_urls=row.evidence_urls,
                     error=error,
                 )

@@ -1,4 +1,4 @@
-"""The MIT T2Agent port's per-sample files (``DANG-ai/ReMMD-Agent``, ``t2-agent/``), read as they are.
+"""The T2Agent port's per-sample files (``DANG-ai/ReMMD-Agent``, ``t2-agent/``, Apache-2.0), read as they are.
 
 Its ``scripts/run_remmdbench.py`` writes ``<run>/details/<index:03d>_<sample id>.json``, one object per
 sample::
@@ -10,8 +10,14 @@ sample::
 
 ``predicted_verdict`` is one of the port's five verdicts (True, Mostly True, Mixture, Mostly False,
 False), mapped to RW-Post labels as RW-Post maps those Snopes ratings (paper Table II: the "mostly" ones
-are Mixture); ``ERROR`` (its ``error`` holds the traceback) is a failure. Rows join on ``sample_id`` (an
-RW-Post id, or a fact-check URL). The explanation holds each sub-task's best answer, ``p_real`` and the
+are Mixture); ``ERROR`` (its ``error`` holds the traceback) is a failure; a verdict Table II does not know
+(``Pants on Fire``) sets that row aside with its reason, never the file. Rows join on ``sample_id``
+(ReMMDBench's folder name ``001`` .. ``500`` for ``--data remmdbench:DIR``, an RW-Post id, or a
+fact-check URL). The explanation's first line names the verdict and taxonomy as the port wrote them
+(``T2Agent port verdict: Mostly False; taxonomy: ['T1 Fabrication']``): ReMMDBench's own label space is
+scored from it (:mod:`rwpost.evaluate.datasets.remmdbench`). ``ground_truth_verdict`` and
+``ground_truth_taxonomy`` are the gold a run carries (``--data t2agent-port:RUN``, the default when no
+``--data`` is given). The explanation holds each sub-task's best answer, ``p_real`` and the
 taxonomy rationale; the evidence URLs are those the trajectories' observations cite. A folder gives one
 set per ``details`` folder below it (the set is named by the run folder).
 """
@@ -23,20 +29,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rwpost.errors import ConfigError, RecordError
+from rwpost.errors import ConfigError, RecordError, UnknownRatingError
+from rwpost.evaluate.datasets.remmdbench import DETAIL, detail_files, detail_folders
 from rwpost.evaluate.formats.common import PredictionSet, Row, join_id
 from rwpost.io import read_text
 from rwpost.labels import map_rating
 
-DETAIL = re.compile(r"^(\d+)_(.+)\.json$")
-"""A detail file's name: the sample's index and its (sanitized) id."""
 _URL = re.compile(r"\((https?://[^\s)]+)\)")
-
-
-def detail_folders(path: Path) -> list[Path]:
-    """The ``details`` folders at or below ``path`` that hold detail files."""
-    folders = [path] if path.name == "details" else sorted(p for p in path.rglob("details") if p.is_dir())
-    return [f for f in folders if any(DETAIL.match(p.name) for p in f.iterdir())]
 
 
 def _line_of(text: str, key: str) -> int:
@@ -100,6 +99,11 @@ def _read_detail(path: Path, result: PredictionSet) -> None:
     if not isinstance(raw, str) or not raw.strip():
         result.bad_rows.append({"line": line, "reason": f"{path}:{line}: no predicted_verdict"})
         return
+    try:
+        label = map_rating(raw).label
+    except UnknownRatingError as exc:
+        result.bad_rows.append({"line": line, "reason": f"{path}:{line}: predicted_verdict: {exc}"})
+        return
     explanation, urls = _explanation(record.get("prediction"))
     head = f"T2Agent port verdict: {raw}; taxonomy: {record.get('predicted_taxonomy') or 'none'}"
     result.add(
@@ -107,7 +111,7 @@ def _read_detail(path: Path, result: PredictionSet) -> None:
             line=line,
             id=rid,
             raw_label=raw,
-            label=map_rating(raw).label,
+            label=label,
             explanation="\n".join(x for x in (head, explanation) if x),
             evidence_urls=urls,
         )
@@ -125,7 +129,7 @@ def read_t2agent_port(path: str | Path) -> list[PredictionSet]:
         run = folder.parent
         name = run.relative_to(source).as_posix() if run != source and source in run.parents else run.name
         result = PredictionSet(name=name or "t2agent-port", format="t2agent-port", source=str(folder))
-        for file in sorted(p for p in folder.iterdir() if DETAIL.match(p.name)):
+        for file in detail_files(folder):
             result.files.append(str(file))
             _read_detail(file, result)
         sets.append(result)

@@ -1,8 +1,9 @@
 """Recipes: a paper table as runs to make, and the paper's own figures to print beside ours.
 
-A recipe (a YAML file shipped here, ``rwpost-table3.yaml``, ``rwpost-table5.yaml``, or a file of the same
-shape) names the detectors with their options (the paper's rows), the input cells per dataset, the failure
-policy the table's numbers imply, the metrics in the table's order and the table's figures as printed, each
+A recipe (a YAML file shipped here, ``rwpost-table3.yaml``, ``rwpost-table5.yaml``,
+``t2agent-mmfakebench.yaml``, ``agentm3d-mmfakebench.yaml``, or a file of the same shape) names the
+detectors with their options (the paper's rows), the input cells per dataset, the failure policy the
+table's numbers imply, the metrics in the table's order and the table's figures as printed, each
 with where it stands (table, row, column). ``rwpost evaluate --recipe NAME --data ...`` plans the
 recipe's runs on the given data (``--set``/``--model`` substitute options in every row, e.g. another
 model or a loopback server); params.yaml's ``evaluate.recipe`` does the same for the stage. The leaderboard
@@ -34,6 +35,21 @@ RWPOST = "rwpost"
 """The dataset name of RW-Post's own files (released JSONL, Parquet splits, the bundled sample)."""
 
 
+BENCHMARK_TABLE = "benchmark_scores."
+"""A figure's ``view`` prefix naming a table of the benchmark's own metrics (``metrics.json``)."""
+
+TABLE_KEYS = {
+    "accuracy": "accuracy",
+    "macro_f1": "f1",
+    "macro_precision": "precision",
+    "macro_recall": "recall",
+}
+"""A recipe metric -> its key in a benchmark's own table (MMFakeBench's ``main_eval_only.py``: macro
+precision, recall and F1 over its classes)."""
+
+TITLES = {**METRIC_TITLES, "macro_precision": "macro precision", "macro_recall": "macro recall"}
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -55,7 +71,8 @@ class PaperFigures(_Strict):
     dataset: str
     system: str
     view: str
-    """Our view the figures compare with (``main``: 3 classes; ``binary``: the OOC task's two)."""
+    """Our view the figures compare with (``main``: 3 classes; ``binary``: the OOC task's two), or a table
+    of the benchmark's own metrics (``benchmark_scores.multiclass``: MMFakeBench's 4-class scores)."""
     values: dict[str, float]
     """Metric (``weighted_f1``, ``accuracy``...) -> the figure as printed, in the table's unit."""
     where: str
@@ -118,9 +135,11 @@ def load_recipe(name: str | Path) -> Recipe:
     except ValidationError as exc:
         message, field = validation_problem(exc)
         raise ConfigError(f"{where}: {field + ': ' if field else ''}{message}") from None
-    unknown = [m for m in recipe.metrics if m not in HEADLINE]
+    known = (*HEADLINE, *TABLE_KEYS)
+    unknown = [m for m in recipe.metrics if m not in known]
     if unknown:
-        raise ConfigError(f"{where}: unknown metric {unknown[0]!r} (known: {', '.join(HEADLINE)})")
+        names = ", ".join(dict.fromkeys(known))
+        raise ConfigError(f"{where}: unknown metric {unknown[0]!r} (known: {names})")
     return recipe
 
 
@@ -144,10 +163,14 @@ def stage_settings(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "detectors": rows, "settings": recipe.cells(RWPOST), "k": [], "failures": recipe.failures}
 
 
-def _dataset(run: Path) -> str:
+def _datasets(run: Path) -> tuple[str, ...]:
+    """The names a run's dataset matches a figure by: the benchmark, and the benchmark with its split
+    (``mmfakebench/val``: a figure of the paper's split sits beside runs on that split only)."""
     path = run / "manifest.json"
-    benchmark = read_log(path, RunManifest).data.benchmark if path.exists() else None
-    return benchmark or RWPOST
+    data = read_log(path, RunManifest).data if path.exists() else None
+    if data is None or not data.benchmark:
+        return (RWPOST,)
+    return (data.benchmark, f"{data.benchmark}/{data.split}") if data.split else (data.benchmark,)
 
 
 def _num(value: float | None, scale: float, sign: str = "") -> str:
@@ -159,9 +182,14 @@ def _num(value: float | None, scale: float, sign: str = "") -> str:
 
 def _record(fig: PaperFigures, key: str, setting: str | None, metrics: RunMetrics | None, scale: float):
     """One figure and metric beside our score, all in the paper's unit."""
-    view = metrics.views.get(fig.view) if metrics is not None else None
-    value = view.headline().get(key) if view is not None and view.n else None
-    ci = (view.ci95 or {}).get(key) if view is not None and value is not None else None
+    if fig.view.startswith(BENCHMARK_TABLE):  # the benchmark's own table: no interval
+        tables = (metrics.benchmark_scores or {}) if metrics is not None else {}
+        value = tables.get(fig.view.removeprefix(BENCHMARK_TABLE), {}).get(TABLE_KEYS.get(key, key))
+        ci = None
+    else:
+        view = metrics.views.get(fig.view) if metrics is not None else None
+        value = view.headline().get(key) if view is not None and view.n else None
+        ci = (view.ci95 or {}).get(key) if view is not None and value is not None else None
     ours = None if value is None else value * scale
     return {
         "dataset": fig.dataset, "system": fig.system, "view": fig.view, "setting": setting, "metric": key,
@@ -180,7 +208,7 @@ def _cells(r: dict[str, Any], scale: float) -> list[Any]:
         if r["ci95"] is not None:
             ours += f" [{_num(r['ci95'][0], scale)}, {_num(r['ci95'][1], scale)}]"
     return [
-        r["system"], r["dataset"], r["setting"] or "-", METRIC_TITLES[r["metric"]], _num(r["paper"], scale),
+        r["system"], r["dataset"], r["setting"] or "-", TITLES[r["metric"]], _num(r["paper"], scale),
         ours, _num(r["difference"], scale, "+"), r["where"],
     ]  # fmt: skip
 
@@ -195,7 +223,8 @@ def beside_paper(runs: Sequence[str | Path], recipe: Recipe) -> tuple[list[str],
         metrics = read_log(run / "metrics.json", RunMetrics)
         label = metrics.system.split("/")[0]
         if label in paper_of:
-            found.setdefault((_dataset(run), paper_of[label]), []).append((metrics.setting, metrics))
+            for dataset in _datasets(run):
+                found.setdefault((dataset, paper_of[label]), []).append((metrics.setting, metrics))
     datasets = {dataset for dataset, _ in found}
     records = [
         _record(fig, key, setting, metrics, recipe.scale)
