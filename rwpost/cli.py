@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from rwpost.commands import annotate, core, crawl, data, evaluate, extract
+from rwpost.commands import annotate, core, crawl, data, evaluate, extract, sites
 from rwpost.commands import export as export_commands
 from rwpost.commands import filter as filters
 from rwpost.errors import RwpostError
@@ -28,7 +28,7 @@ try:  # typer vendors its own click since 0.2x; its exceptions are not click's
 except ImportError:  # pragma: no cover - an older typer on the real click
     from click import exceptions as click_errors
 
-COMMANDS = (core, data, crawl, extract, filters, evaluate, export_commands, annotate)
+COMMANDS = (core, sites, data, crawl, extract, filters, evaluate, export_commands, annotate)
 """Modules whose ``register(app)`` adds subcommands, in the order ``--help`` lists them."""
 
 app = typer.Typer(

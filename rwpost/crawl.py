@@ -44,6 +44,9 @@ from rwpost.snopes.listing import SITEMAP_HOSTS
 
 NO_BOUND = ("", "any", "none", "null")
 
+READERS = ("snopes", "sites")
+"""The page readers a crawl or an import can use: the Snopes page model, or the multi-site reader."""
+
 MAX_VIDEO_BYTES = 200 * 1024 * 1024
 """Largest video file a crawl keeps (200 MiB): a news clip a page embeds is a few to tens of MB."""
 """Spellings of "no bound" for a day of the date window (``--since any``, ``-a since=any``)."""
@@ -347,7 +350,7 @@ def run_crawl(
     return report
 
 
-def import_html_command(folder: Path, out_dir: Path) -> list[str]:
+def import_html_command(folder: Path, out_dir: Path, reader: str = "snopes") -> list[str]:
     """The subprocess command line of one import of saved pages (``snopes_crawler.saved``)."""
     return [
         sys.executable,
@@ -357,6 +360,7 @@ def import_html_command(folder: Path, out_dir: Path) -> list[str]:
         str(Path(folder).resolve()),
         "--out",
         str(Path(out_dir).resolve()),
+        *(["--reader", reader] if reader != "snopes" else []),
     ]
 
 
@@ -366,10 +370,14 @@ def run_import_html(
     *,
     crawlers_dir: Path | None = None,
     on_event: Callable[[dict[str, Any]], None] | None = None,
+    reader: str = "snopes",
 ) -> dict[str, Any]:
     """Read saved pages (``.html``, ``.html.gz``, Wayback captures) under ``folder`` into the crawl store
     ``out_dir``, with the crawl's parsing, ids and rejects; returns the counts. ``on_event`` gets the
-    import's ``progress`` events (``files`` read of ``total``) as it goes."""
+    import's ``progress`` events (``files`` read of ``total``) as it goes. ``reader`` is ``snopes`` (the
+    Snopes page model) or ``sites`` (any other fact-checker: :mod:`rwpost.sites`)."""
+    if reader not in READERS:
+        raise ConfigError(f"--reader {reader}: expected one of {', '.join(READERS)}")
     if not Path(folder).is_dir():
         raise ConfigError(f"--from-html {folder}: not a folder")
     project = find_crawlers_dir(crawlers_dir)
@@ -377,7 +385,7 @@ def run_import_html(
     events: list[dict[str, Any]] = []
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as stderr:
         process = subprocess.Popen(
-            import_html_command(folder, out_dir),
+            import_html_command(folder, out_dir, reader),
             cwd=project or out_dir,
             env=crawl_env(project),
             stdout=subprocess.PIPE,

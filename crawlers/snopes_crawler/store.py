@@ -149,7 +149,21 @@ def article_record(
         image_urls=parsed.get("image_urls") or [],
         images=images or [],
         parse_error=parsed.get("parse_error"),
+        # the multi-site reader's fields (rwpost.sites.reader.crawl_fields); a Snopes page has none
+        **{name: parsed[name] for name in MULTISITE_FIELDS if parsed.get(name) is not None},
     )
+
+
+MULTISITE_FIELDS = (
+    "site",
+    "publisher",
+    "language",
+    "language_declared",
+    "claim_reviews",
+    "metadata_only",
+    "field_sources",
+)
+"""The crawl record's fields only pages of other fact-checkers than Snopes carry."""
 
 
 class ArticleStore:

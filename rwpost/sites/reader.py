@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from rwpost.labels import SiteMapping, map_site_rating
+from rwpost.labels import SiteMapping
 from rwpost.records import ClaimReviewFacts
 from rwpost.sites.claimreview import (
     ARTICLE_TYPES,
@@ -26,6 +26,7 @@ from rwpost.sites.claimreview import (
     types_of,
 )
 from rwpost.sites.language import detect_language
+from rwpost.sites.ratings import map_review
 from rwpost.sites.registry import Registry, Site, packaged_registry, site_of
 from rwpost.snopes.page import CANONICAL, _canonical, parse_date
 from rwpost.snopes.select import Node, as_tree, first
@@ -225,16 +226,31 @@ def _names(value: Any) -> str | None:
 
 def label_of(page: SitePage, registry: Registry | None = None) -> SiteMapping:
     """The RW-Post label of a page's first ClaimReview by the publisher's and the language's tables."""
-    registry = registry if registry is not None else packaged_registry()
-    review = page.review
-    if review is None:
-        return SiteMapping(rating="", label=None, reason="no-claimreview")
-    site = registry.for_url(page.url)
-    return map_site_rating(
-        review.rating_words,
-        language=page.language,
-        site_table=site.ratings if site else None,
-        value=review.rating_value,
-        best=review.best_rating,
-        worst=review.worst_rating,
-    )
+    return map_review(page.review, url=page.url, language=page.language, registry=registry)
+
+
+LAYOUT = "multisite"
+"""The crawl record's ``layout`` of a page the multi-site reader read (Snopes layouts name themselves)."""
+
+
+def crawl_fields(page: SitePage) -> dict[str, Any]:
+    """The crawl record's fields of a page (what ``snopes_crawler.store.article_record`` stores): the
+    Snopes record's own, plus the multi-site ones (site, publisher, language, claim_reviews, ...)."""
+    return {
+        "canonical_url": page.url,
+        "layout": LAYOUT,
+        "headline": page.headline,
+        "claim": page.claim,
+        "rating": page.rating,
+        "date_published": page.published,
+        "author": page.author,
+        "image_urls": [link.url for link in page.tagged.links if link.kind == "image"],
+        "parse_error": None,
+        "site": page.site,
+        "publisher": page.publisher,
+        "language": page.language,
+        "language_declared": page.language_declared,
+        "claim_reviews": [review.model_dump() for review in page.claim_reviews],
+        "metadata_only": page.metadata_only,
+        "field_sources": page.field_sources,
+    }
