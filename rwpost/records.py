@@ -394,6 +394,24 @@ class Sample(Record):
     )
 
 
+class SiteSample(Sample):
+    """One sample of the multi-site config (``multisite``): a :class:`Sample` of any fact-checker, with
+    where it comes from, its language and verdict as written, and what may be republished. Like every
+    published record it holds no article body."""
+
+    site: str = Field(description="the fact-checker's host, without www.")
+    publisher: str
+    language: str | None = Field(default=None, description="ISO 639 code detected from the article body")
+    rating_original: str | None = Field(default=None, description="the verdict as the publisher wrote it")
+    review_date: date | None = Field(default=None, description="when the fact-check was published")
+    claim_date: date | None = Field(default=None, description="when the claim appeared, if the markup says")
+    licence: str = Field(description="sdLicense of the markup where given, else the site's terms")
+    redistributable: bool = Field(description="True only when the licence allows republishing the text")
+    claimreview_source: str | None = Field(
+        default=None, description="json-ld, microdata, rdfa or feed: where the ClaimReview was read"
+    )
+
+
 # --- annotate (human validation, paper III-D and V-D) --------------------------------------------
 
 PostCheck = Literal["correct", "missing", "incorrect", "false_positive"]
@@ -510,6 +528,7 @@ ALL_MODELS: dict[str, type[BaseModel]] = {
     "decision": Decision,
     "reject": Reject,
     "sample": Sample,
+    "site_sample": SiteSample,
     "validation_verdict": ValidationVerdict,
     "explanation_score": ExplanationScore,
     "human_verdict": HumanVerdict,

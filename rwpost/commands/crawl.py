@@ -164,6 +164,12 @@ def crawl(
         "--from-html",
         help="Read saved pages (.html, .html.gz, Wayback captures) from this folder instead of the web.",
     ),
+    feed: str = typer.Option(
+        None,
+        "--feed",
+        help="Crawl the review pages of a ClaimReview feed (a DataFeed file or URL, streamed), the feed's "
+        "fields kept as each page's fallback; implies --reader sites.",
+    ),
     reader: str = typer.Option(
         None,
         "--reader",
@@ -180,6 +186,7 @@ def crawl(
     Live: rwpost crawl --start-url https://www.snopes.com/fact-check/ --since 2017-01-01 --contact ME
     Saved pages: rwpost crawl --from-html saved_pages/ --out data/work/crawl
     Saved pages of any fact-checker: rwpost crawl --from-html pages/ --reader sites --out data/work/sites
+    A ClaimReview feed: rwpost crawl --feed claimreview-feed.json --out data/work/sites --contact ME
     Sitemaps only: rwpost crawl --start-url https://www.snopes.com/ --sitemaps --since 2025-01-01 --contact ME
     """
     from rich.live import Live
@@ -228,6 +235,8 @@ def crawl(
         sitemap_base=sitemap_base,
         sitemap_hosts=list(sitemap_host or []) or None,
         site_origin=site_origin,
+        feed=feed,
+        reader=reader,
     )
     progress_console = Console(stderr=True)
     with Live(console=progress_console, transient=True, refresh_per_second=4) as live:
