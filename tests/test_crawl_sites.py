@@ -159,3 +159,13 @@ def test_a_feed_that_is_no_file_or_a_loopback_url_without_leave_is_refused(tmp_p
     with pytest.raises(ConfigError, match="loopback address"):
         run_crawl(CrawlConfig(out=tmp_path / "out", feed="http://127.0.0.1:9/feed.json", contact="x@y.z"))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_feed_url_is_fetched_to_the_store_and_streamed_from_there(tmp_path):
+    web = _web(tmp_path / "web")
+    with FolderServer(web, placeholder="__BASE__") as server:
+        (web / "feed.json").write_text(json.dumps(_feed("__BASE__")), encoding="utf-8")
+        report = run_crawl(_options(tmp_path / "out", feed=f"{server.base_url}/feed.json"))
+    assert report["this_run"]["feed_reviews"] == len(PAGES) + 1
+    assert json.loads((tmp_path / "out" / "feed.json").read_text(encoding="utf-8"))["@type"] == "DataFeed"
+    assert len(_store(tmp_path / "out")) == len(PAGES)  # no robots.txt here: every page is allowed
