@@ -60,6 +60,7 @@ CHANGES: dict[str, list[Any]] = {
     "multisite.start_url": ["https://factuel.afp.com/"],
     "multisite.feed": ["claimreview-feed.json"],
     "multisite.contact": ["someone@example.org"],
+    "multisite.backend": ["llm"],
 }
 """Changes that keep a leaf valid where the generic ones cannot (a choice among names, a None)."""
 

@@ -123,3 +123,57 @@ def test_a_rerun_fetches_nothing_again_and_publishes_the_same_bytes(built):
     report = stage.run(built["params"])
     assert report.counts["crawl"]["fetched"] == 0 and report.counts["crawl"]["skipped_stored"] == len(PAGES)
     assert {p: p.read_bytes() for p in built["dir"].rglob("*") if p.is_file()} == before
+
+
+def test_the_llm_path_uses_the_multisite_prompts_and_keeps_the_appearance_as_the_post(
+    built, tmp_path, monkeypatch
+):
+    """With ``backend: llm`` the multi-site prompts ask for answers in the article's language (their own
+    versions: the Snopes prompts, their cache keys and outputs do not change); the post link stays the
+    ClaimReview's appearance, the model's rationale and key points are published."""
+    import shutil
+
+    from rwpost.prompts import load_prompt
+    from rwpost.testing.llm import FakeLLMServer, Reply, message_text
+
+    def responder(body):
+        task = body["response_format"]["json_schema"]["name"]
+        return Reply.answer(
+            {
+                "post": {
+                    "post_text": "texto",
+                    "image_link_ids": [],
+                    "video_link_id": None,
+                    "post_link_id": 1,
+                },
+                "rationale": {"reasoning_logic": "razonamiento", "key_points": ["1. uno", "2. dos"]},
+                "evidence": {"evidence": []},
+            }[task]
+        )
+
+    shutil.copytree(built["params"].crawl_out, tmp_path / "crawl")
+    params = built["params"].model_copy(
+        update={
+            "crawl_out": tmp_path / "crawl",
+            "rejects": tmp_path / "rejects.jsonl",
+            "root": tmp_path / "rw",
+            "backend": "llm",
+            "cache": tmp_path / "llm.sqlite",
+        }
+    )
+    with FakeLLMServer(responder) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        report = stage.run(params)
+        requests = list(server.requests)
+    assert report.counts["extractor"] == "post-multisite-v1+rationale-multisite-v1+evidence-multisite-v1"
+    assert report.counts["llm_failed"] == 0
+    systems = {message_text(r, "system") for r in requests}
+    assert all("**Any language:**" in text for text in systems)
+    assert load_prompt("post").version == "post-v1" and "Any language" not in load_prompt("post").system
+    rows = _published(params.version_dir)
+    gold = {url: g for url, g in GOLD.items() if g["label"]}
+    for url, row in rows.items():
+        assert (row["reasoning_logic"], row["key_points"]) == ("razonamiento", ["1. uno", "2. dos"])
+        assert row["post_url"] == (gold[url]["appearance"] or row["post_url"])
+        assert row["provenance"]["backend"] == "llm"

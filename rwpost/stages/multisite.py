@@ -18,15 +18,29 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
 from rwpost.crawl import CrawlConfig, run_crawl
 from rwpost.errors import RwpostError
+from rwpost.extract.llm import TASKS, LLMExtractor
 from rwpost.io import read_records, sorted_rejects, write_jsonl
 from rwpost.labels import SITE_TABLES_VERSION
+from rwpost.llm import client_from, settings_from_env
+from rwpost.prompts import load_prompt
 from rwpost.publish import SiteBuildInfo, write_multisite_version
-from rwpost.records import CrawledArticle, Evidence, FunnelStep, Provenance, Reject, SiteSample
+from rwpost.records import (
+    CrawledArticle,
+    Evidence,
+    Extraction,
+    FunnelStep,
+    Image,
+    Provenance,
+    Reject,
+    SiteSample,
+    TaggedArticle,
+)
 from rwpost.sample.multisite import FEED_FILE, SITE_BASE
 from rwpost.sites.ratings import map_record
 from rwpost.sites.reader import read_page
@@ -34,6 +48,7 @@ from rwpost.sites.registry import packaged_registry
 from rwpost.snopes.page import parse_date
 from rwpost.splits import DEV_TEST_RATIO, assign_splits
 from rwpost.stages.base import StageParams, StageReport
+from rwpost.tagged import TaggedText
 from rwpost.testing.sites import FolderServer
 
 SAMPLE_ORIGIN = "https://multisite.sample.rwpost.invalid"
@@ -62,6 +77,12 @@ class Params(StageParams):
     version: str = "v0.1.0"
     seed: int = 13
     ratio: float = Field(DEV_TEST_RATIO, gt=0, allow_inf_nan=False)
+    backend: Literal["offline", "llm", "auto"] = "offline"
+    """offline: the rules (post = appearances, evidence = body links); llm: the multi-site prompts (any
+    language, answers in the article's); auto: llm when OPENAI_API_KEY is set."""
+    model: str = "gpt-4o-mini"
+    cache: Path = Path("data/cache/llm.sqlite")
+    max_article_chars: int = Field(60000, gt=0)
     source_description: str = "Bundled multi-site sample (data/sample/multisite), served on 127.0.0.1."
     generated_notes: list[str] = Field(default_factory=list)
 
@@ -104,13 +125,86 @@ def crawl_config(params: Params) -> Iterator[CrawlConfig]:
         )
 
 
+def _tagged(record: CrawledArticle, store: Path) -> TaggedText | None:
+    """The article body as tagged text, read again from the stored HTML (the store keeps no body)."""
+    if not record.html_path:
+        return None
+    html = gzip.decompress((store / record.html_path).read_bytes()).decode("utf-8", errors="replace")
+    return read_page(html, record.url).tagged
+
+
 def _body_links(record: CrawledArticle, store: Path) -> list[tuple[str, str]]:
     """The article body's web links (url, anchor): the offline evidence candidates."""
-    if not record.html_path:
-        return []
-    html = gzip.decompress((store / record.html_path).read_bytes()).decode("utf-8", errors="replace")
-    page = read_page(html, record.url)
-    return [(link.url, link.anchor) for link in page.tagged.links if link.kind == "webpage"]
+    tagged = _tagged(record, store)
+    return [(link.url, link.anchor) for link in tagged.links if link.kind == "webpage"] if tagged else []
+
+
+MULTISITE_PROMPTS = {task: f"{task}_multisite" for task in TASKS}
+"""The multi-site prompts (rwpost/prompts/*_multisite.md): the Snopes ones plus "answer in the article's
+language", under their own versions, so the Snopes prompts, cache keys and outputs are unchanged."""
+
+
+def make_extractor(params: Params) -> LLMExtractor | None:
+    """The LLM extractor with the multi-site prompts, or None for the offline rules (the key and server
+    come from the environment, read here at the stage's edge)."""
+    settings = settings_from_env(model=params.model)
+    backend = ("llm" if settings.has_key else "offline") if params.backend == "auto" else params.backend
+    if backend == "offline":
+        return None
+    client = client_from(settings, cache_path=params.cache)
+    prompts = {task: load_prompt(name) for task, name in MULTISITE_PROMPTS.items()}
+    return LLMExtractor(client, prompts=prompts, max_article_chars=params.max_article_chars)
+
+
+def with_llm(
+    samples: list[SiteSample], store: Path, records: dict[str, CrawledArticle], extractor: LLMExtractor
+) -> tuple[list[SiteSample], int]:
+    """Samples with the LLM's post, rationale, key points and evidence (the post link: the ClaimReview's
+    appearance first, then the model's); a sample whose extraction failed keeps the offline rules'
+    fields. Returns the samples and how many failed."""
+    articles = []
+    for sample in samples:
+        record = records[sample.id]
+        tagged = _tagged(record, store)
+        if tagged is None:
+            continue
+        articles.append(
+            TaggedArticle(
+                id=sample.id,
+                news_url=sample.news_url,
+                headline=record.headline,
+                claim=sample.claim,
+                rating=sample.rating_original,
+                label=sample.label,
+                text=tagged.text,
+                links=tagged.links,
+                word_count=tagged.word_count,
+            )
+        )
+    results = {r.id: r for r in extractor.run(articles)}
+    out, failed = [], 0
+    for sample in samples:
+        result = results.get(sample.id)
+        if not isinstance(result, Extraction):
+            failed += result is not None
+            out.append(sample)
+            continue
+        post = result.post
+        out.append(
+            sample.model_copy(
+                update={
+                    "post_text": post.text,
+                    "post_url": sample.post_url or post.post_link,
+                    "image": Image(link=post.image_links[0]) if post.image_links else None,
+                    "video_link": post.video_link,
+                    "reasoning_logic": result.reasoning_logic,
+                    "key_points": result.key_points,
+                    "evidence": result.evidence,
+                    "provenance": result.provenance,
+                }
+            )
+        )
+    return out, failed
 
 
 def to_sample(record: CrawledArticle, store: Path) -> SiteSample | Reject:
@@ -193,6 +287,10 @@ def run(params: Params) -> StageReport:
     outcomes = [to_sample(record, store) for record in records]
     samples = [o for o in outcomes if isinstance(o, SiteSample)]
     rejects = [o for o in outcomes if isinstance(o, Reject)]
+    extractor = make_extractor(params)
+    llm_failed = 0
+    if extractor is not None:
+        samples, llm_failed = with_llm(samples, store, {r.id: r for r in records}, extractor)
     assigned = assign_splits(samples, seed=params.seed, ratio=params.ratio)
     if not assigned:
         raise RwpostError(f"{store}: no page of {len(records)} has a mapped rating: nothing to publish")
@@ -221,6 +319,8 @@ def run(params: Params) -> StageReport:
             "samples": len(assigned),
             "excluded": exclusions,
             "crawl": crawl["this_run"],
+            "extractor": extractor.prompt_version if extractor is not None else "offline",
+            "llm_failed": llm_failed,
         },
         funnel=funnel,
         message=f"multisite: {len(records)} pages -> {len(assigned)} samples in {params.version_dir} "
