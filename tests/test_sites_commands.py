@@ -124,3 +124,12 @@ def test_a_bad_sites_file_is_one_line_naming_it(tmp_path, capsys):
         twice = "version: 1\nsites:\n" + "  - {name: x, publisher: X, domains: [x.org], terms: t}\n" * 2
         bad.write_text(twice, encoding="utf-8")
         load_registry(bad)
+
+
+def test_crawl_feed_refuses_a_missing_feed_file_in_one_line_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "out"
+    code, err = run_cli(
+        capsys, "crawl", "--feed", tmp_path / "missing.json", "--out", out, "--contact", "a@b.c"
+    )
+    assert code == 2 and "--feed" in one_line(err) and "no such file" in err
+    assert not out.exists()
