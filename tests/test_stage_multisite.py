@@ -177,3 +177,8 @@ def test_the_llm_path_uses_the_multisite_prompts_and_keeps_the_appearance_as_the
         assert (row["reasoning_logic"], row["key_points"]) == ("razonamiento", ["1. uno", "2. dos"])
         assert row["post_url"] == (gold[url]["appearance"] or row["post_url"])
         assert row["provenance"]["backend"] == "llm"
+
+
+def test_no_loopback_port_enters_the_crawl_store(built):
+    text = (built["params"].crawl_out / "articles.jsonl").read_text(encoding="utf-8")
+    assert "127.0.0.1" not in text and stage.SAMPLE_ORIGIN in text

@@ -107,6 +107,11 @@ class SiteOrigin:
                     for video in record.videos
                 ],
                 "parse_error": self.text(record.parse_error),
+                # a feed's review names the page as the feed gave it (the mirror's address)
+                "claim_reviews": [
+                    review.model_copy(update={"url": self.url(review.url)}) if review.url else review
+                    for review in record.claim_reviews
+                ],
             }
         )
 
