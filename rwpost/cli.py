@@ -43,6 +43,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "are left alone, files that differ are replaced only with --overwrite.",
     ),
     "labels": ("core", "Map Snopes ratings to RW-Post labels (paper Table II)."),
+    "sites": (
+        "sites",
+        "List the fact-checkers rwpost knows by name (the packaged sites.yaml): publisher, domains, language "
+        "hint, entry points and terms. A page of a site not listed is read all the same.",
+    ),
     "stats": (
         "data",
         "Print the paper's Figure 3 statistics (labels, ratings, categories, evidence, years).",

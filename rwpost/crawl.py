@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
@@ -42,6 +42,9 @@ from rwpost.snopes.listing import SITEMAP_HOSTS
 from rwpost.urls import ip_host, url_host, url_parts
 
 NO_BOUND = ("", "any", "none", "null")
+
+READERS = ("snopes", "sites")
+"""The page readers a crawl or an import can use: the Snopes page model, or the multi-site reader."""
 
 MAX_VIDEO_BYTES = 200 * 1024 * 1024
 """Largest video file a crawl keeps (200 MiB): a news clip a page embeds is a few to tens of MB."""
@@ -122,6 +125,12 @@ class CrawlConfig(BaseModel):
     """The site's fixed origin (e.g. ``https://sample.rwpost.invalid``) when ``start_url`` is a mirror of it
     (the sample site on a random loopback port): URLs are stored under it and ``fetched_at`` is pinned, so
     two crawls of the same site give byte-identical stores. None: store what was fetched."""
+    reader: Literal["snopes", "sites"] = "snopes"
+    """The page reader: the Snopes page model, or ``sites`` for any other fact-checker (rwpost.sites):
+    discovery from a ClaimReview feed and the sites' sitemaps, no Snopes listing walk."""
+    feed: str | None = None
+    """A ClaimReview feed (a file, or an http(s) URL fetched to ``<out>/feed.json`` first) whose review
+    pages are crawled, the feed's fields kept as the fallback of each page's own; implies ``sites``."""
     preflight_timeout: float = 10.0
     """Seconds to wait for a TCP connection to the start URL's host before starting Scrapy."""
     settings: dict[str, Any] = Field(default_factory=dict)
@@ -131,6 +140,8 @@ class CrawlConfig(BaseModel):
     def _window_in_order(self) -> Self:
         if self.since and self.until and self.until < self.since:
             raise ValueError(f"--until {self.until} is before --since {self.since}: nothing to crawl")
+        if self.feed and self.reader != "sites":
+            self.reader = "sites"
         return self
 
 
@@ -153,9 +164,30 @@ def is_loopback_url(url: str) -> bool:
     return address is not None and address.is_loopback
 
 
+def check_feed(config: CrawlConfig) -> None:
+    """A feed crawl's feed: a readable file, or an http(s) URL (loopback only with --allow-loopback); a
+    crawl of the real web's review pages needs --contact and throttling."""
+    feed = config.feed or ""
+    if feed.startswith(("http://", "https://")):
+        if is_loopback_url(feed) and not config.allow_loopback:
+            raise ConfigError(f"--feed {feed} is a loopback address: pass --allow-loopback")
+    elif not Path(feed).is_file():
+        raise ConfigError(f"--feed {feed}: no such file (a ClaimReview feed file or an http(s) URL)")
+    if not config.allow_loopback and not config.contact:
+        raise ConfigError("--contact is required for a crawl of the real web (site operators must reach you)")
+    if not config.throttle and not config.allow_loopback:
+        raise ConfigError(
+            "--no-throttle is only for loopback sites; a real site is crawled with AutoThrottle"
+        )
+
+
 def check_config(config: CrawlConfig) -> None:
     """Check a crawl's start URL and sitemaps before starting anything; raises :class:`ConfigError` naming
     the option."""
+    if config.feed:
+        check_feed(config)
+        if not config.start_url:
+            return
     start_url = config.start_url or ""
     parts = url_parts(start_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -297,11 +329,13 @@ def run_crawl(
     stopped it, :class:`RwpostError` (one line) when it failed, another crawl holds ``out_dir`` or the
     start URL cannot be reached."""
     check_config(config)
-    assert config.start_url is not None  # checked above
     project = find_crawlers_dir(crawlers_dir)
-    check_reachable(config.start_url, config.preflight_timeout)
+    if config.start_url:
+        check_reachable(config.start_url, config.preflight_timeout)
     out_dir = config.out
     out_dir.mkdir(parents=True, exist_ok=True)
+    if config.feed and config.feed.startswith(("http://", "https://")):
+        config = config.model_copy(update={"feed": str(fetch_feed(config, out_dir / FEED_FILE))})
     stderr_path = out_dir / "crawl.stderr.log"
     report_path = out_dir / "report.json"
     errors: list[str] = []
@@ -344,7 +378,34 @@ def run_crawl(
     return report
 
 
-def import_html_command(folder: Path, out_dir: Path) -> list[str]:
+FEED_FILE = "feed.json"
+"""Where a crawl keeps the feed it fetched from a URL (streamed to disk, read from there as a stream)."""
+
+
+def fetch_feed(config: CrawlConfig, target: Path) -> Path:
+    """Stream the feed at ``config.feed`` to ``target`` (atomically; never whole in memory), sending the
+    crawl's User-Agent; a failure is one line naming the URL."""
+    import httpx
+
+    from rwpost.io import atomic_open
+
+    agent = config.user_agent or "rwpost-crawler"
+    agent = f"{agent} contact: {config.contact}" if config.contact else agent
+    try:
+        with httpx.stream(
+            "GET", str(config.feed), headers={"User-Agent": agent}, timeout=60, follow_redirects=True
+        ) as reply:
+            if reply.status_code != 200:
+                raise RwpostError(f"--feed {config.feed}: HTTP {reply.status_code}")
+            with atomic_open(target, "wb") as handle:
+                for chunk in reply.iter_bytes(1 << 16):
+                    handle.write(chunk)
+    except httpx.HTTPError as exc:
+        raise RwpostError(f"--feed {config.feed}: {type(exc).__name__}: {exc}") from None
+    return target
+
+
+def import_html_command(folder: Path, out_dir: Path, reader: str = "snopes") -> list[str]:
     """The subprocess command line of one import of saved pages (``snopes_crawler.saved``)."""
     return [
         sys.executable,
@@ -354,6 +415,7 @@ def import_html_command(folder: Path, out_dir: Path) -> list[str]:
         str(Path(folder).resolve()),
         "--out",
         str(Path(out_dir).resolve()),
+        *(["--reader", reader] if reader != "snopes" else []),
     ]
 
 
@@ -363,10 +425,14 @@ def run_import_html(
     *,
     crawlers_dir: Path | None = None,
     on_event: Callable[[dict[str, Any]], None] | None = None,
+    reader: str = "snopes",
 ) -> dict[str, Any]:
     """Read saved pages (``.html``, ``.html.gz``, Wayback captures) under ``folder`` into the crawl store
     ``out_dir``, with the crawl's parsing, ids and rejects; returns the counts. ``on_event`` gets the
-    import's ``progress`` events (``files`` read of ``total``) as it goes."""
+    import's ``progress`` events (``files`` read of ``total``) as it goes. ``reader`` is ``snopes`` (the
+    Snopes page model) or ``sites`` (any other fact-checker: :mod:`rwpost.sites`)."""
+    if reader not in READERS:
+        raise ConfigError(f"--reader {reader}: expected one of {', '.join(READERS)}")
     if not Path(folder).is_dir():
         raise ConfigError(f"--from-html {folder}: not a folder")
     project = find_crawlers_dir(crawlers_dir)
@@ -374,7 +440,7 @@ def run_import_html(
     events: list[dict[str, Any]] = []
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as stderr:
         process = subprocess.Popen(
-            import_html_command(folder, out_dir),
+            import_html_command(folder, out_dir, reader),
             cwd=project or out_dir,
             env=crawl_env(project),
             stdout=subprocess.PIPE,

@@ -41,9 +41,9 @@ FALLBACKS: dict[str, Any] = {"provenance": {"backend": "unknown"}}
 """Values for required fields a file leaves null (files written before the field was required)."""
 
 
-def _columns() -> list[str]:
+def _columns(model: type[Sample] = Sample) -> list[str]:
     """Sample's fields in column order: the model's order, ``schema_version`` (from the base) last."""
-    names = [name for name in Sample.model_fields if name != "schema_version"]
+    names = [name for name in model.model_fields if name != "schema_version"]
     return [*names, "schema_version"]
 
 
@@ -74,13 +74,14 @@ def _feature(annotation: Any, hf: Any) -> Any:
     raise TypeError(f"no Parquet column type for {annotation!r}")
 
 
-def features():  # noqa: ANN201 - datasets is imported lazily (heavy)
-    """The Hugging Face features of a published split (also the card's feature table)."""
+def features(model: type[Sample] = Sample):  # noqa: ANN201 - datasets is imported lazily (heavy)
+    """The Hugging Face features of a published split (also the card's feature table); ``model`` is
+    :class:`Sample` or a subclass (:class:`~rwpost.records.SiteSample`, the multi-site config)."""
     import datasets as hf
 
     out: dict[str, Any] = {}
-    for name in _columns():
-        annotation = Sample.model_fields[name].annotation
+    for name in _columns(model):
+        annotation = model.model_fields[name].annotation
         if name == IMAGE_FIELD:
             out[name] = hf.Image()
             for part, field in Image.model_fields.items():
@@ -91,9 +92,9 @@ def features():  # noqa: ANN201 - datasets is imported lazily (heavy)
     return hf.Features(out)
 
 
-def arrow_schema() -> pa.Schema:
+def arrow_schema(model: type[Sample] = Sample) -> pa.Schema:
     """The explicit Arrow schema of a published split, with the ``datasets`` features in its metadata."""
-    return features().arrow_schema
+    return features(model).arrow_schema
 
 
 def sample_to_row(sample: Sample) -> dict[str, Any]:
@@ -109,13 +110,13 @@ def sample_to_row(sample: Sample) -> dict[str, Any]:
     return {k: str(v) if isinstance(v, Enum) else v for k, v in row.items()}
 
 
-def row_to_sample(row: dict[str, Any]) -> Sample:
+def row_to_sample(row: dict[str, Any], model: type[Sample] = Sample) -> Sample:
     """A Parquet row (as ``pyarrow`` gives it, image undecoded) back to a Sample."""
     cell = row.get(IMAGE_FIELD)
     image = {"bytes": cell.get("bytes") if isinstance(cell, dict) else None}
     image |= {part: row.get(f"{IMAGE_FIELD}_{part}") for part in Image.model_fields if part != "bytes"}
     values: dict[str, Any] = {IMAGE_FIELD: image if any(v is not None for v in image.values()) else None}
-    for name in _columns():
+    for name in _columns(model):
         value = row.get(name)
         if name == IMAGE_FIELD or value is None or (name in JSON_FIELDS and not value):
             value = FALLBACKS.get(name)
@@ -123,17 +124,19 @@ def row_to_sample(row: dict[str, Any]) -> Sample:
             value = json.loads(value)
         if value is not None:
             values[name] = value
-    return Sample.model_validate(values)
+    return model.model_validate(values)
 
 
-def samples_to_table(samples: Iterable[Sample]) -> pa.Table:
+def samples_to_table(samples: Iterable[Sample], model: type[Sample] = Sample) -> pa.Table:
     """Samples as an Arrow table with the explicit published schema."""
-    return pa.Table.from_pylist([sample_to_row(s) for s in samples], schema=arrow_schema())
+    return pa.Table.from_pylist([sample_to_row(s) for s in samples], schema=arrow_schema(model))
 
 
-def write_parquet(path: str | os.PathLike[str], samples: Iterable[Sample]) -> int:
+def write_parquet(
+    path: str | os.PathLike[str], samples: Iterable[Sample], model: type[Sample] = Sample
+) -> int:
     """Write samples to one zstd Parquet file atomically; returns the row count."""
-    table = samples_to_table(samples)
+    table = samples_to_table(samples, model)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP_SIZE)
     return table.num_rows

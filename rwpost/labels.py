@@ -11,6 +11,7 @@ missing rating map to no label with the reason ``unrated``. An unknown rating ra
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping as Mapping_
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -131,3 +132,204 @@ def known_ratings() -> dict[str, str]:
 def subset_of(label: Label) -> str:
     """The RW-Post set a label belongs to: ``main`` or ``challenging``."""
     return "main" if label in MAIN_LABELS else "challenging"
+
+
+# --- every other fact-checker: per-language wording tables, a publisher's own table, the rating scale ---
+
+SITE_TABLES_VERSION = "1"
+"""Version of the tables below and of how :func:`map_site_rating` uses them; bump on any change (the
+dataset card names it)."""
+
+LANGUAGE_TABLES: dict[str, dict[Label, tuple[str, ...]]] = {
+    # Table II's own words first; "misleading" and its translations are Mixture (a real item presented so
+    # that it misleads: partly accurate), "incorrect" and its translations False.
+    "en": {
+        Label.FALSE: _TABLE[Label.FALSE] + ("incorrect", "wrong", "fabricated", "altered", "pants on fire"),
+        Label.MIXTURE: _TABLE[Label.MIXTURE]
+        + ("misleading", "half true", "partly false", "partly true", "missing context", "exaggerated"),
+        Label.TRUE: _TABLE[Label.TRUE] + ("correct", "accurate"),
+        Label.UNPROVEN: _TABLE[Label.UNPROVEN] + ("unverified", "no evidence", "insufficient evidence"),
+        Label.OUTDATED: _TABLE[Label.OUTDATED],
+    },
+    "es": {
+        Label.FALSE: ("falso", "falsa", "bulo", "montaje", "incorrecto"),
+        Label.MIXTURE: (
+            "engañoso",
+            "engañosa",
+            "verdad a medias",
+            "medio verdadero",
+            "mayormente falso",
+            "parcialmente falso",
+            "sacado de contexto",
+            "impreciso",
+            "exagerado",
+        ),
+        Label.TRUE: ("verdadero", "verdadera", "cierto", "correcto"),
+        Label.UNPROVEN: ("sin evidencia", "no verificable", "inverificable", "sin pruebas"),
+    },
+    "pt": {
+        Label.FALSE: ("falso", "falsa", "montagem"),
+        Label.MIXTURE: (
+            "enganoso",
+            "enganosa",
+            "distorcido",
+            "impreciso",
+            "exagerado",
+            "parcialmente falso",
+            "fora de contexto",
+        ),
+        Label.TRUE: ("verdadeiro", "verdadeira", "correto"),
+        Label.UNPROVEN: ("sem evidências", "sem provas", "insustentável"),
+    },
+    "fr": {
+        Label.FALSE: ("faux", "fausse", "infox", "montage"),
+        Label.MIXTURE: ("trompeur", "trompeuse", "partiellement faux", "manque de contexte", "exagéré"),
+        Label.TRUE: ("vrai", "vraie"),
+        Label.UNPROVEN: ("invérifiable", "non prouvé", "infondé"),
+    },
+    "de": {
+        Label.FALSE: ("falsch", "fälschung", "erfunden"),
+        Label.MIXTURE: ("irreführend", "teilweise falsch", "fehlender kontext", "größtenteils falsch"),
+        Label.TRUE: ("richtig", "wahr", "stimmt"),
+        Label.UNPROVEN: ("unbelegt", "unbewiesen"),
+    },
+    "hi": {
+        Label.FALSE: ("गलत", "ग़लत", "फर्जी", "फ़र्ज़ी", "झूठ", "झूठा"),
+        Label.MIXTURE: ("भ्रामक", "आधा सच"),
+        Label.TRUE: ("सच", "सही"),
+    },
+    "bn": {
+        Label.FALSE: ("মিথ্যা", "ভুয়ো", "ভুল"),
+        Label.MIXTURE: ("বিভ্রান্তিকর",),
+        Label.TRUE: ("সত্য",),
+    },
+    "zh-Hant": {
+        Label.FALSE: ("錯誤",),
+        Label.MIXTURE: ("部分錯誤", "易生誤解"),
+        Label.TRUE: ("正確",),
+        Label.UNPROVEN: ("證據不足",),
+    },
+    "zh-Hans": {
+        Label.FALSE: ("错误",),
+        Label.MIXTURE: ("部分错误", "易生误解"),
+        Label.TRUE: ("正确",),
+        Label.UNPROVEN: ("证据不足",),
+    },
+    "id": {
+        Label.FALSE: ("keliru", "salah", "hoaks"),
+        Label.MIXTURE: ("menyesatkan", "sebagian benar"),
+        Label.TRUE: ("benar",),
+        Label.UNPROVEN: ("tidak terbukti",),
+    },
+    "tl": {
+        Label.FALSE: ("mali", "peke"),
+        Label.MIXTURE: ("nakaliligaw", "nakalilinlang"),
+        Label.TRUE: ("totoo", "tama"),
+    },
+}
+"""The usual rating wordings of fact-checkers, by the language they are written in (ISO 639-1; Chinese by
+script). A publisher's own wordings go in its ``ratings`` table in sites.yaml, which is tried first."""
+
+EXCLUDED_WORDS: dict[str, str] = {
+    **_EXCLUDED,
+    "sátira": "satire is not a factual-accuracy rating",
+    "satira": "satire is not a factual-accuracy rating",
+}
+"""Non-factual ratings in any language: excluded with their reason (paper III-B.1)."""
+
+SENTENCE_WORDS = 4
+"""A rating wording with more words than this is a sentence (AFP Hindi writes its finding there), read
+from ``ratingValue`` on its scale instead."""
+
+UNMAPPED = "unmapped-rating"
+"""The reason prefix of a rating no table maps (``rwpost labels --unknown`` lists them)."""
+
+
+@dataclass(frozen=True)
+class SiteMapping:
+    """Outcome of mapping one publisher's rating: a label and which table gave it, or why none."""
+
+    rating: str
+    label: Label | None
+    via: str | None = None
+    """``site``, ``language:<code>`` or ``scale``: where the label came from."""
+    reason: str | None = None
+
+    @property
+    def mapped(self) -> bool:
+        return self.label is not None
+
+
+def _language_lookup() -> dict[str, dict[str, Label]]:
+    return {
+        language: {normalize_rating(word): label for label, words in table.items() for word in words}
+        for language, table in LANGUAGE_TABLES.items()
+    }
+
+
+_BY_LANGUAGE = _language_lookup()
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
+
+
+def scale_label(value: object, best: object, worst: object) -> Label | None:
+    """The label of ``ratingValue`` at an end of its ``worstRating..bestRating`` scale (schema.org's
+    defaults 1 and 5 where a bound is missing or empty): False at the worst, True at the best; None in
+    between or on a scale that is no range."""
+    number, high, low = _number(value), _number(best), _number(worst)
+    high = 5.0 if high is None else high
+    low = 1.0 if low is None else low
+    if number is None or high <= low or not low <= number <= high:
+        return None
+    if number == low:
+        return Label.FALSE
+    if number == high:
+        return Label.TRUE
+    return None
+
+
+def map_site_rating(
+    rating: str | None,
+    *,
+    language: str | None = None,
+    site_table: Mapping_[str, str] | None = None,
+    value: object = None,
+    best: object = None,
+    worst: object = None,
+) -> SiteMapping:
+    """Map a publisher's rating to an RW-Post label: its own table (sites.yaml), then the table of the
+    page's language, then every other language's (a wording such as "False" on a Hindi page), all by
+    :func:`normalize_rating`; a missing wording or a sentence is read from ``value`` on its scale
+    (:func:`scale_label`). Anything else is unmapped, with the reason, never guessed."""
+    words = rating or ""
+    key = normalize_rating(words)
+    for word, target in (site_table or {}).items():
+        if normalize_rating(word) == key and key:
+            return SiteMapping(rating=words, label=Label(target), via="site")
+    if key in EXCLUDED_WORDS:
+        return SiteMapping(rating=words, label=None, reason=EXCLUDED_WORDS[key])
+    order = [language] if language in _BY_LANGUAGE else []
+    order += [code for code in _BY_LANGUAGE if code not in order]
+    for code in order:
+        label = _BY_LANGUAGE[code].get(key)
+        if label is not None:
+            return SiteMapping(rating=words, label=label, via=f"language:{code}")
+    if not key or len(key.split()) > SENTENCE_WORDS:
+        label = scale_label(value, best, worst)
+        if label is not None:
+            return SiteMapping(rating=words, label=label, via="scale")
+    if not key and _number(value) is None:
+        return SiteMapping(rating=words, label=None, reason=UNRATED)
+    return SiteMapping(rating=words, label=None, reason=f"{UNMAPPED}: {words.strip() or value}")
+
+
+def site_ratings_known() -> dict[str, dict[str, str]]:
+    """Every language table's wordings and labels, for ``rwpost labels`` and the card."""
+    return {code: dict(sorted((k, str(v)) for k, v in table.items())) for code, table in _BY_LANGUAGE.items()}

@@ -313,3 +313,203 @@ def diff_versions(old_dir: Path, new_dir: Path) -> dict[str, Any]:
         "removed": sorted(old.keys() - new.keys()),
         "changed": changed,
     }
+
+
+# --- the multi-site config -------------------------------------------------------------------------
+
+MULTISITE_CONFIG = "multisite"
+"""The dataset config of the multi-site build (``datasets.load_dataset(folder, "multisite")``); the Snopes
+build's ``main`` / ``challenging`` configs and card are another version folder, untouched by it."""
+
+MULTISITE_OFFLINE_NOTE = (
+    "Extraction used the offline rules: the post is the ClaimReview's appearance URL (itemReviewed."
+    "appearance / firstAppearance), evidence candidates are the article body's links; no rationale or key "
+    "points without an LLM."
+)
+
+
+@dataclass
+class SiteBuildInfo:
+    """What the multi-site card says about how its version was built (all from the stage's counts)."""
+
+    version: str
+    source: str
+    seed: int = 0
+    ratio: float = 4.29
+    label_tables_version: str = ""
+    funnel: list[dict[str, Any]] = field(default_factory=list)
+    exclusions: dict[str, int] = field(default_factory=dict)
+    coverage: list[dict[str, Any]] = field(default_factory=list)
+    """Per site: pages, how many carried ClaimReview in JSON-LD / microdata / RDFa / only the feed / none,
+    and how many gave appearances (the post)."""
+    generated_notes: list[str] = field(default_factory=list)
+
+
+def write_multisite_version(samples: list[Any], out_dir: Path, info: SiteBuildInfo) -> dict[str, Any]:
+    """Write ``multisite/{dev,test}.parquet`` (:class:`~rwpost.records.SiteSample`), SHA256SUMS,
+    manifest.json and the card of a multi-site version; returns the manifest."""
+    from rwpost.records import SiteSample
+
+    checksums: dict[str, str] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for split in SPLITS:
+        rows = sorted((s for s in samples if s.split == split), key=lambda s: s.id)
+        rel = f"{MULTISITE_CONFIG}/{split}.parquet"
+        write_parquet(out_dir / rel, rows, SiteSample)
+        checksums[rel] = sha256_file(out_dir / rel)
+        counts[split] = dict(sorted(Counter(str(s.label) for s in rows).items()))
+    by_publisher: dict[str, dict[str, dict[str, int]]] = {}
+    for sample in sorted(samples, key=lambda s: (s.publisher, s.language or "", s.id)):
+        cell = by_publisher.setdefault(sample.publisher, {}).setdefault(sample.language or "und", {})
+        cell[str(sample.label)] = cell.get(str(sample.label), 0) + 1
+    manifest = {
+        "name": "RW-Post multisite",
+        "version": info.version,
+        "config": MULTISITE_CONFIG,
+        "schema_version": SCHEMA_VERSION,
+        "source": info.source,
+        "label_tables_version": info.label_tables_version,
+        "split": {"seed": info.seed, "dev_test_ratio": f"1:{info.ratio}"},
+        "counts": counts,
+        "by_publisher": by_publisher,
+        "coverage": info.coverage,
+        "exclusions": dict(sorted(info.exclusions.items())),
+        "funnel": info.funnel,
+        "redistributable": sum(1 for s in samples if s.redistributable),
+        "checksums": checksums,
+    }
+    write_text(
+        out_dir / "SHA256SUMS", "".join(f"{digest}  {rel}\n" for rel, digest in sorted(checksums.items()))
+    )
+    write_json(out_dir / "manifest.json", manifest)
+    write_text(out_dir / "README.md", render_multisite_card(manifest, info))
+    return manifest
+
+
+def render_multisite_card(manifest: dict[str, Any], info: SiteBuildInfo) -> str:
+    """The multi-site version's card: load, how it was built, the per-publisher x language x label table,
+    ClaimReview coverage per site, every exclusion reason, features, checksums, licence."""
+    from rwpost.records import SiteSample
+
+    labels = _all_labels()
+    lines = ["", f"# RW-Post multisite {manifest['version']}", ""]
+    lines += [
+        "RW-Post samples from fact-checkers other than Snopes, in any language: each links a claim to its "
+        "post, the publisher's verdict (as written and as an RW-Post label) and evidence candidates, read "
+        "from the pages' schema.org ClaimReview markup (or a ClaimReview feed) by the rwpost toolkit. "
+        "No article body is published.",
+        "",
+        "## Load",
+        "",
+        "```python",
+        "import datasets",
+        f'ds = datasets.load_dataset("<this folder>", "{MULTISITE_CONFIG}", split="test")',
+        "```",
+        "",
+        "## How this version was built",
+        "",
+        f"- Source: {manifest['source']}",
+        f"- Labels: per-publisher tables (sites.yaml) then per-language tables (rwpost.labels, version "
+        f"{info.label_tables_version}), then `ratingValue` at the ends of its scale; anything else is set "
+        "aside as `unmapped-rating` (see Exclusions; `rwpost labels --unknown` lists them).",
+        "- Language: detected from the article body (py3langid), never from `<html lang>`.",
+        f"- Splits: dev : test = 1 : {info.ratio} per label, seed {info.seed}",
+        "",
+        "### What is generated, not real",
+        "",
+        *[f"- {note}" for note in [*info.generated_notes, MULTISITE_OFFLINE_NOTE]],
+        "",
+        "## Counts",
+        "",
+        *markdown_table(
+            ["split", *labels, "total"],
+            [
+                [split, *(c.get(lab, 0) for lab in labels), sum(c.values())]
+                for split, c in manifest["counts"].items()
+            ],
+            "l" + "r" * (len(labels) + 1),
+        ),
+        "",
+        "## Publisher x language x label",
+        "",
+        *markdown_table(
+            ["publisher", "language", *labels, "total"],
+            [
+                [publisher, language, *(c.get(lab, 0) for lab in labels), sum(c.values())]
+                for publisher, by_language in manifest["by_publisher"].items()
+                for language, c in by_language.items()
+            ],
+            "ll" + "r" * (len(labels) + 1),
+        ),
+        "",
+        "## ClaimReview coverage per site",
+        "",
+        *markdown_table(
+            ["site", "pages", "JSON-LD", "microdata", "RDFa", "feed only", "none", "appearances"],
+            [
+                [
+                    c["site"],
+                    c["pages"],
+                    c["json-ld"],
+                    c["microdata"],
+                    c["rdfa"],
+                    c["feed"],
+                    c["none"],
+                    c["appearances"],
+                ]
+                for c in manifest["coverage"]
+            ],
+            "lrrrrrrr",
+        ),
+        "",
+        "## Exclusions",
+        "",
+        *markdown_table(["reason", "pages"], list(manifest["exclusions"].items()) or [["(none)", 0]], "lr"),
+        "",
+    ]
+    if info.funnel:
+        funnel = [
+            [
+                s["step"],
+                s["in"],
+                s["removed"],
+                s["out"],
+                ", ".join(f"{k} ({v})" for k, v in (s.get("reasons") or {}).items()),
+            ]
+            for s in info.funnel
+        ]
+        lines += [
+            "## Funnel",
+            "",
+            *markdown_table(["step", "in", "removed", "out", "reasons"], funnel, "lrrrl"),
+            "",
+        ]
+    columns = [[f"`{name}`", _feature_type(feature)] for name, feature in features(SiteSample).items()]
+    lines += ["## Features", "", *markdown_table(["column", "type"], columns), ""]
+    files = [[f"`{rel}`", f"`{digest}`"] for rel, digest in sorted(manifest["checksums"].items())]
+    lines += ["## Checksums (SHA-256)", "", *markdown_table(["file", "sha256"], files), ""]
+    lines += [
+        "## Licence and usage",
+        "",
+        f"Each record carries its own `licence` (the markup's `sdLicense` where given, else the site's terms "
+        f"in sites.yaml) and `redistributable` ({manifest['redistributable']} of them are). The articles "
+        "remain their publishers' property: only facts and links are published, never the article body. "
+        "Research and non-commercial use only.",
+        "",
+    ]
+    meta = DatasetCardData(
+        pretty_name="RW-Post multisite",
+        license="other",
+        license_name="rw-post-research-noncommercial",
+        language=sorted({lang for by in manifest["by_publisher"].values() for lang in by if lang != "und"}),
+        task_categories=["text-classification"],
+        tags=["fact-checking", "misinformation", "claimreview", "multilingual"],
+        configs=[
+            {
+                "config_name": MULTISITE_CONFIG,
+                "data_files": [{"split": s, "path": f"{MULTISITE_CONFIG}/{s}.parquet"} for s in SPLITS],
+                "default": True,
+            }
+        ],
+    ).to_yaml(original_order=_CARD_ORDER)
+    return str(DatasetCard(f"---\n{meta}\n---\n" + "\n".join(lines)))

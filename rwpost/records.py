@@ -64,6 +64,43 @@ class VideoFile(BaseModel):
     error: str | None = None
 
 
+ClaimReviewSource = Literal["json-ld", "microdata", "rdfa", "feed"]
+
+
+class ClaimReviewFacts(BaseModel):
+    """One schema.org ClaimReview as the page (or feed) gives it: values verbatim, numbers in their own
+    type (``"1"`` and ``1`` differ), so a record can be checked against its page byte for byte."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claim_reviewed: str | None = None
+    rating_alternate_name: str | None = Field(default=None, description="reviewRating.alternateName")
+    rating_name: str | None = Field(default=None, description="reviewRating.name")
+    rating_value: str | int | float | None = None
+    best_rating: str | int | float | None = None
+    worst_rating: str | int | float | None = None
+    appearances: list[str] = Field(
+        default_factory=list, description="itemReviewed.appearance + firstAppearance URLs: the post"
+    )
+    item_reviewed_author: str | None = Field(default=None, description="who made the claim")
+    claim_date: str | None = Field(default=None, description="itemReviewed.datePublished, verbatim")
+    date_published: str | None = Field(default=None, description="the review's datePublished, verbatim")
+    author: str | None = Field(default=None, description="the review's author (the fact-checker)")
+    url: str | None = None
+    in_language: str | None = None
+    sd_license: str | None = Field(default=None, description="sdLicense (or license) of the markup")
+    source: ClaimReviewSource
+
+    @property
+    def rating_words(self) -> str | None:
+        """The rating's wording: alternateName, else name."""
+        return self.rating_alternate_name or self.rating_name
+
+
+def _unset(value: object) -> bool:
+    return value is None or value == [] or value == {}
+
+
 class CrawledArticle(Record):
     """One fetched fact-check page: parsed fields plus the verbatim HTML (gzip, by hash)."""
 
@@ -90,6 +127,25 @@ class CrawledArticle(Record):
         description="the video files the page embeds directly (<video src=...>), downloaded",
     )
     parse_error: str | None = Field(default=None, description="why the page could not be parsed, if so")
+    # The multi-site reader's fields (rwpost.sites); a Snopes record has none of them, so it is written
+    # byte for byte as before.
+    site: str | None = Field(default=None, exclude_if=_unset, description="the host, without www.")
+    publisher: str | None = Field(default=None, exclude_if=_unset)
+    language: str | None = Field(
+        default=None, exclude_if=_unset, description="ISO 639 code detected from the article body"
+    )
+    language_declared: str | None = Field(default=None, exclude_if=_unset, description="<html lang>")
+    claim_reviews: list[ClaimReviewFacts] = Field(default_factory=list, exclude_if=_unset)
+    metadata_only: bool | None = Field(
+        default=None,
+        exclude_if=_unset,
+        description="True when the page has no ClaimReview and was read from its Article metadata",
+    )
+    field_sources: dict[str, str] = Field(
+        default_factory=dict,
+        exclude_if=_unset,
+        description="where each read field came from (json-ld, microdata, rdfa, feed, article, meta, ...)",
+    )
 
     def image_for(self, link: str) -> ImageFile | None:
         """The downloaded image of a link as the tagged text gives it, or None.
@@ -337,6 +393,24 @@ class Sample(Record):
     )
 
 
+class SiteSample(Sample):
+    """One sample of the multi-site config (``multisite``): a :class:`Sample` of any fact-checker, with
+    where it comes from, its language and verdict as written, and what may be republished. Like every
+    published record it holds no article body."""
+
+    site: str = Field(description="the fact-checker's host, without www.")
+    publisher: str
+    language: str | None = Field(default=None, description="ISO 639 code detected from the article body")
+    rating_original: str | None = Field(default=None, description="the verdict as the publisher wrote it")
+    review_date: date | None = Field(default=None, description="when the fact-check was published")
+    claim_date: date | None = Field(default=None, description="when the claim appeared, if the markup says")
+    licence: str = Field(description="sdLicense of the markup where given, else the site's terms")
+    redistributable: bool = Field(description="True only when the licence allows republishing the text")
+    claimreview_source: str | None = Field(
+        default=None, description="json-ld, microdata, rdfa or feed: where the ClaimReview was read"
+    )
+
+
 # --- annotate (human validation, paper III-D and V-D) --------------------------------------------
 
 PostCheck = Literal["correct", "missing", "incorrect", "false_positive"]
@@ -453,6 +527,7 @@ ALL_MODELS: dict[str, type[BaseModel]] = {
     "decision": Decision,
     "reject": Reject,
     "sample": Sample,
+    "site_sample": SiteSample,
     "validation_verdict": ValidationVerdict,
     "explanation_score": ExplanationScore,
     "human_verdict": HumanVerdict,

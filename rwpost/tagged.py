@@ -24,7 +24,7 @@ from rwpost.records import CrawledArticle, Link, TaggedArticle
 from rwpost.snopes.body import drop_boilerplate, find_body, in_noscript, lead_image, trafilatura_body
 from rwpost.snopes.links import embed_url, image_url, is_embed, link_identity, link_kind, resolve_link
 from rwpost.snopes.page import read_article
-from rwpost.snopes.select import Node, as_tree, text_of
+from rwpost.snopes.select import Node, as_tree, select_one, text_of
 
 BLOCK_TAGS = frozenset(
     "address article blockquote dd details div dl dt figcaption figure h1 h2 h3 h4 h5 h6 hr li main ol p "
@@ -203,8 +203,27 @@ def tag_html(html: str, base_url: str | None = None, page: Node | None = None) -
     body, selector = find_body(page)
     if body is None:
         body, selector = trafilatura_body(html), "trafilatura"
+    return _tag_body(body, selector, base_url, lead_image(page, body))
+
+
+def tag_main_content(
+    html: str, base_url: str | None = None, page: Node | None = None, selectors: tuple[str, ...] = ()
+) -> TaggedText:
+    """Tag the main content of a page of any site: the first of ``selectors`` (a site's own, given as
+    data in sites.yaml) that holds text, else trafilatura's main-content extraction; the same text with
+    tagged URLs as :func:`tag_html` writes."""
+    page = page if page is not None else as_tree(html)
+    for css in selectors:
+        node = select_one(page, css)
+        if node is not None and text_of(node, strip=True):
+            return _tag_body(node, css, base_url, None)
+    return _tag_body(trafilatura_body(html), "trafilatura", base_url, None)
+
+
+def _tag_body(
+    body: Node | None, selector: str, base_url: str | None, lead: tuple[str, str, Node | None] | None
+) -> TaggedText:
     builder = _Builder(base_url)
-    lead = lead_image(page, body)
     if lead is not None:
         src, alt, caption = lead
         builder.tag(src, alt)

@@ -57,6 +57,10 @@ CHANGES: dict[str, list[Any]] = {
     "evaluate.detectors.2.name": ["vlm"],
     "evaluate.detectors.3.name": ["vlm"],
     "evaluate.detectors.3.subsets.0": ["challenging"],
+    "multisite.start_url": ["https://factuel.afp.com/"],
+    "multisite.feed": ["claimreview-feed.json"],
+    "multisite.contact": ["someone@example.org"],
+    "multisite.backend": ["llm"],
 }
 """Changes that keep a leaf valid where the generic ones cannot (a choice among names, a None)."""
 

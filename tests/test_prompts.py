@@ -55,6 +55,7 @@ def test_every_packaged_prompt_loads_with_its_version_schema_and_hash():
         + ["factguard_turn1.v1", "factguard_turn2.v1"]
         + ["detect_zero_shot.v1", "detect_zero_shot.v2", "evidence", "necessity_s2", "post", "rationale"]
         + ["watermark_s1"]
+        + [f"{n}_multisite" for n in ("post", "rationale", "evidence")]  # any language (the multisite stage)
         + [f"t2agent_{n}.v1" for n in ("init", "text", "image", "match", "trajectory", "confidence")]
         + [f"t2agent_{n}.v1" for n in ("vqa", "entity", "counterfactual")]
     )

@@ -48,6 +48,8 @@ COUNTERS = (
     "retry_after_honoured",
 )
 """The crawl's counters (Scrapy stats under ``rwpost/``), in report order."""
+FEED_COUNTERS = ("feed_reviews", "feed_reviews_without_url")
+"""A feed crawl's own counters, reported only when a feed was read (a Snopes report stays as it was)."""
 
 
 class CrawlReport:
@@ -69,7 +71,9 @@ class CrawlReport:
 
     def counts(self) -> dict[str, int]:
         stats = self.crawler.stats
-        return {name: int(stats.get_value(f"rwpost/{name}", 0)) for name in COUNTERS}
+        counts = {name: int(stats.get_value(f"rwpost/{name}", 0)) for name in COUNTERS}
+        feed = {name: int(stats.get_value(f"rwpost/{name}", 0)) for name in FEED_COUNTERS}
+        return counts | feed if any(feed.values()) else counts
 
     def emit(self, event: str, **extra: Any) -> None:
         counts = self.counts()

@@ -1,4 +1,5 @@
-"""Downloader middlewares: retries with exponential backoff that honour ``Retry-After``.
+"""Downloader middlewares: retries with exponential backoff that honour ``Retry-After``, and robots.txt
+obeyed by every request (:class:`RobotsTxtMiddleware`).
 
 Scrapy's RetryMiddleware re-queues a failed request at once. For a site under load (429) or failing
 (5xx) that is impolite, so this subclass attaches a delay to the retried request: the server's
@@ -11,11 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from scrapy import Request
+from scrapy.downloadermiddlewares import robotstxt as scrapy_robots
 from scrapy.downloadermiddlewares.retry import RetryMiddleware
 from scrapy.http import Response
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.response import response_status_message
+from twisted.internet.defer import Deferred
 
 from rwpost.http import retry_after_seconds
 
@@ -68,3 +73,21 @@ class DelayMiddleware:
         if delay:
             await asyncio.sleep(float(delay))
         return None
+
+
+class RobotsTxtMiddleware(scrapy_robots.RobotsTxtMiddleware):
+    """Scrapy's robots.txt middleware, obeyed by every request that waited for a site's robots.txt.
+
+    Scrapy (2.13+) makes the requests to a host that arrive before its robots.txt is parsed await one
+    Twisted Deferred; the first awaiter takes the parser and the others get None, which Scrapy reads as
+    "no robots.txt", so they are let through (a feed's many pages of one site arrive together). Here
+    such a request takes the parser cached by then.
+    """
+
+    async def robot_parser(self, request: Request) -> Any:
+        parser = await super().robot_parser(request)
+        if parser is None:
+            cached = self._parsers.get(urlparse_cached(request).netloc)
+            if cached is not None and not isinstance(cached, Deferred):
+                return cached
+        return parser

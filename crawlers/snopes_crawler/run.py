@@ -125,15 +125,17 @@ def run(config: CrawlConfig) -> int:
 
 
 def _run_locked(config: CrawlConfig, out_dir: Path) -> int:
-    assert config.start_url is not None  # rwpost.crawl.run_crawl checked it
-    discarded = prepare_jobdir(out_dir, config.resume, config.start_url)
+    assert config.start_url is not None or config.feed  # rwpost.crawl.run_crawl checked it
+    discarded = prepare_jobdir(out_dir, config.resume, config.start_url or f"feed://{config.feed}")
     if discarded:
         print(json.dumps({"event": "notice", "message": f"{discarded}: request queue discarded"}))
     process = CrawlerProcess(crawl_settings(config))
     process.crawl(
         SnopesSpider,
-        start_url=config.start_url,
+        start_url=config.start_url or "",
         out_dir=str(out_dir),
+        reader=config.reader,
+        feed=config.feed or "",
         since=config.since,
         until=config.until,
         max_articles=config.max_articles,

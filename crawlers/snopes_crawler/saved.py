@@ -7,6 +7,9 @@ and stored the same way (:func:`snopes_crawler.store.article_record`): same ids 
 rejects). A Wayback capture is stored as the page it captured: the archive's toolbar and scripts are cut
 out and its rewritten URLs (``web.archive.org/web/<stamp>im_/https://...``) put back.
 
+Pages of other fact-checkers are read by the multi-site reader instead (``--reader sites``,
+:mod:`rwpost.sites`): ClaimReview, language and the rest go into the record's multi-site fields.
+
 Run as ``python -m snopes_crawler.saved --from DIR --out OUT`` (what ``rwpost crawl --from-html`` does).
 """
 
@@ -146,15 +149,37 @@ def known_urls(folder: Path, problems: list[str] | None = None) -> dict[str, str
     return urls
 
 
+def read_snopes(html: str, url: str) -> dict[str, Any]:
+    """A Snopes page's crawl fields, by the Snopes page model."""
+    return asdict(read_article(html, url))
+
+
+def read_any_site(html: str, url: str) -> dict[str, Any]:
+    """Any fact-checker's page's crawl fields, by the multi-site reader (``rwpost.sites``)."""
+    from rwpost.sites.reader import crawl_fields, read_page
+
+    return crawl_fields(read_page(html, url))
+
+
+READERS: dict[str, Callable[[str, str], dict[str, Any]]] = {"snopes": read_snopes, "sites": read_any_site}
+"""The page readers by name (``--reader``): Snopes' page model, or the multi-site reader."""
+
+
 def import_saved_pages(
-    folder: Path, out_dir: Path, *, on_progress: Callable[[dict[str, int]], None] | None = None
+    folder: Path,
+    out_dir: Path,
+    *,
+    on_progress: Callable[[dict[str, int]], None] | None = None,
+    reader: str = "snopes",
 ) -> dict[str, Any]:
     """Read every saved page under ``folder`` into the crawl store ``out_dir``; returns the counts.
 
     A page's URL is its canonical link (``link[rel=canonical]`` / JSON-LD), else the URL a Wayback capture
     names, else the one an ``index.json`` beside it gives (:func:`known_urls`); a page with none is stored
     with a parse error under a stand-in URL. Its fetch time is the file's modification time (UTC).
+    ``reader`` names the page reader (:data:`READERS`): ``sites`` for other fact-checkers than Snopes.
     """
+    read = READERS[reader]
     folder = Path(folder)
     store = ArticleStore(out_dir)
     index_problems: list[str] = []
@@ -179,7 +204,7 @@ def import_saved_pages(
         except UnreadableSavedPage as exc:  # set aside with its reason, never dropped
             counts["unreadable"] += 1
             url = given.get(str(path.resolve()))
-            article = SnopesArticle(url or stand_in, parse_error=str(exc))
+            parsed = asdict(SnopesArticle(url or stand_in, parse_error=str(exc)))
             try:  # kept as found, to look at (not one that is too large to read)
                 readable = os.access(path, os.R_OK) and not outside
                 body = read_bounded(path, MAX_PAGE_BYTES) if readable else b""
@@ -193,19 +218,19 @@ def import_saved_pages(
                 original = None if original is None or page_url_problem(original) else original
             url = original or given.get(str(path.resolve()))
             try:
-                article = read_article(html, url or stand_in)
+                parsed = read(html, url or stand_in)
             except Exception as exc:  # noqa: BLE001 (a page that breaks the parser is stored with the reason)
                 crash = f"parser crashed: {type(exc).__name__}: {exc}"
-                article = SnopesArticle(url or stand_in, parse_error=crash)
-            if url is None and article.canonical_url == stand_in:
+                parsed = asdict(SnopesArticle(url or stand_in, parse_error=crash))
+            if url is None and parsed["canonical_url"] == stand_in:
                 why = "no URL: the saved page has no canonical link; give it in an index.json beside it"
                 if index_problems:
                     why += f" (an index.json here could not be used: {index_problems[0]})"
-                article.parse_error = "; ".join(filter(None, [why, article.parse_error]))
+                parsed["parse_error"] = "; ".join(filter(None, [why, parsed["parse_error"]]))
             body = html.encode("utf-8")
         record = article_record(
-            asdict(article),
-            fetched_url=url or article.canonical_url,
+            parsed,
+            fetched_url=url or parsed["canonical_url"],
             http_status=200,
             fetched_at=datetime.fromtimestamp(path.stat().st_mtime, UTC),
             html=store.save_html(body),
@@ -226,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Saved Snopes pages into a crawl store.")
     parser.add_argument("--from", dest="source", required=True, type=Path, help="folder of saved pages")
     parser.add_argument("--out", required=True, type=Path, help="the crawl store folder")
+    parser.add_argument("--reader", choices=sorted(READERS), default="snopes", help="the page reader")
     args = parser.parse_args(argv)
     try:
         with store_lock(args.out):
@@ -233,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.source,
                 args.out,
                 on_progress=lambda done: print(json.dumps({"event": "progress", **done}), flush=True),
+                reader=args.reader,
             )
     except StoreBusy as exc:
         print(json.dumps({"event": "error", "message": str(exc)}), flush=True)

@@ -39,6 +39,8 @@ DOWNLOAD_MAXSIZE = 5 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
 
 DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "snopes_crawler.middlewares.RobotsTxtMiddleware": 100,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "snopes_crawler.middlewares.BackoffRetryMiddleware": 550,
     "snopes_crawler.middlewares.DelayMiddleware": 50,

@@ -106,6 +106,11 @@ class SiteOrigin:
                     for video in record.videos
                 ],
                 "parse_error": self.text(record.parse_error),
+                # a feed's review names the page as the feed gave it (the mirror's address)
+                "claim_reviews": [
+                    review.model_copy(update={"url": self.url(review.url)}) if review.url else review
+                    for review in record.claim_reviews
+                ],
             }
         )
 
@@ -147,7 +152,21 @@ def article_record(
         image_urls=parsed.get("image_urls") or [],
         images=images or [],
         parse_error=parsed.get("parse_error"),
+        # the multi-site reader's fields (rwpost.sites.reader.crawl_fields); a Snopes page has none
+        **{name: parsed[name] for name in MULTISITE_FIELDS if parsed.get(name) is not None},
     )
+
+
+MULTISITE_FIELDS = (
+    "site",
+    "publisher",
+    "language",
+    "language_declared",
+    "claim_reviews",
+    "metadata_only",
+    "field_sources",
+)
+"""The crawl record's fields only pages of other fact-checkers than Snopes carry."""
 
 
 class ArticleStore:

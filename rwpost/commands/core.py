@@ -77,6 +77,10 @@ def labels(
     unknown: Path = typer.Option(
         None, "--unknown", help="A crawl store: list its rating words the mapping does not know, with counts."
     ),
+    site: str = typer.Option(
+        None, "--site", help="Map another fact-checker's ratings (a domain or a name of `rwpost sites`)."
+    ),
+    language: str = typer.Option(None, "--language", help="With --site: the ratings' language (ISO 639)."),
 ) -> None:
     """Map Snopes ratings to RW-Post labels (paper Table II).
 
@@ -84,9 +88,16 @@ def labels(
     their Table II row; "No Rating" and pages without a rating are set aside as unrated.
 
     Example: rwpost labels "Mostly False" "Labeled Satire";  rwpost labels --unknown data/work/crawl
+    Other fact-checkers: rwpost labels --site factuel.afp.com --json Faux Trompeur
     """
+    from rwpost.commands import sites as site_commands
     from rwpost.labels import known_ratings, map_rating
 
+    if site is not None:
+        site_commands.site_labels(site, ratings or [], language=language, as_json=as_json)
+        return
+    if unknown is not None and site_commands.unknown_site_ratings(unknown, as_json):
+        return
     if unknown is not None:
         counts, read = unknown_ratings(unknown)
         if not read:  # before --json too: "{}" would read as "every rating is known"

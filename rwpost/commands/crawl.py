@@ -164,6 +164,18 @@ def crawl(
         "--from-html",
         help="Read saved pages (.html, .html.gz, Wayback captures) from this folder instead of the web.",
     ),
+    feed: str = typer.Option(
+        None,
+        "--feed",
+        help="Crawl the review pages of a ClaimReview feed (a DataFeed file or URL, streamed), the feed's "
+        "fields kept as each page's fallback; implies --reader sites.",
+    ),
+    reader: str = typer.Option(
+        None,
+        "--reader",
+        help="The page reader: snopes (the Snopes page model) or sites (any fact-checker: ClaimReview, "
+        "language, tagged body). Default: snopes; sites with --feed.",
+    ),
 ) -> None:
     """Crawl a Snopes-like site with Scrapy (in a subprocess): polite, resumable and incremental.
 
@@ -173,6 +185,8 @@ def crawl(
     Example (the bundled sample): rwpost crawl --out data/work/crawl --no-throttle
     Live: rwpost crawl --start-url https://www.snopes.com/fact-check/ --since 2017-01-01 --contact ME
     Saved pages: rwpost crawl --from-html saved_pages/ --out data/work/crawl
+    Saved pages of any fact-checker: rwpost crawl --from-html pages/ --reader sites --out data/work/sites
+    A ClaimReview feed: rwpost crawl --feed claimreview-feed.json --out data/work/sites --contact ME
     Sitemaps only: rwpost crawl --start-url https://www.snopes.com/ --sitemaps --since 2025-01-01 --contact ME
     """
     from rich.live import Live
@@ -186,7 +200,9 @@ def crawl(
             def imported(event: dict) -> None:
                 live.update(f"saved pages read {event.get('files', 0)} of {event.get('total', '?')}")
 
-            counts = run_import_html(from_html, store, crawlers_dir=crawlers_dir, on_event=imported)
+            counts = run_import_html(
+                from_html, store, crawlers_dir=crawlers_dir, on_event=imported, reader=reader or "snopes"
+            )
         if as_json:
             typer.echo(json.dumps(counts, indent=2))
             return
@@ -219,6 +235,8 @@ def crawl(
         sitemap_base=sitemap_base,
         sitemap_hosts=list(sitemap_host or []) or None,
         site_origin=site_origin,
+        feed=feed,
+        reader=reader,
     )
     progress_console = Console(stderr=True)
     with Live(console=progress_console, transient=True, refresh_per_second=4) as live:

@@ -35,7 +35,7 @@ class Params(StageParams, CrawlConfig):
 def crawl_config(params: Params) -> Iterator[CrawlConfig]:
     """The crawl to run: ``params`` as they are, or, with no start URL, the sample site served on 127.0.0.1
     (stored under its fixed origin, so no port enters the store) for as long as the block runs."""
-    if params.start_url:
+    if params.start_url or params.feed:
         yield params
         return
     with SampleServer(params.sample_site) as server:

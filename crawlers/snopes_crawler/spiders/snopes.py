@@ -78,9 +78,16 @@ class SnopesSpider(scrapy.Spider):
         sitemap_urls: str = "",
         sitemap_base: str = "",
         site_origin: str = "",
+        reader: str = "snopes",
+        feed: str = "",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        # "sites": any fact-checker's page, read by rwpost.sites (ClaimReview, language, tagged body);
+        # discovery from a ClaimReview feed and the sitemaps, no Snopes listing walk
+        self.reader = reader
+        self.feed = feed
+        self.feed_reviews: dict[str, list[dict[str, Any]]] = {}
         self.start_url = start_url
         self.since = parse_day(since)
         self.until = parse_day(until)
@@ -113,6 +120,11 @@ class SnopesSpider(scrapy.Spider):
                 self.count("resumed_scheduled", len(self.scheduled))
             state["scheduled"] = self.scheduled
             state["pages_seen"] = self.pages_seen
+        if self.feed:
+            for request in self.feed_requests():
+                yield request
+            if not self.start_url:
+                return
         root = urljoin(self.start_url, "/")
         if self.sitemaps_only:
             # A refresh with no listing walk: the site's sitemaps (latest, news, one per month of the window)
@@ -131,8 +143,33 @@ class SnopesSpider(scrapy.Spider):
                 priority=20,
                 meta={"dont_retry": True, "handle_httpstatus_all": True},
             )
+        if self.reader == "sites":
+            for url in self.sitemap_urls:  # another fact-checker: its sitemaps, no Snopes listing walk
+                for request in self.sitemap_request_if_allowed(url):
+                    yield request
+            return
         for request in self.listing_request(self.start_url):
             yield request
+
+    def feed_requests(self) -> Iterator[scrapy.Request]:
+        """The review pages of the ClaimReview feed, streamed (rwpost.sites.feed), each with what the feed
+        says of it (the reader's fallback: the page's own markup wins)."""
+        from rwpost.sites.feed import read_feed
+
+        for item in read_feed(Path(self.feed)):
+            self.count("feed_reviews")
+            if item.url is None:
+                self.count("feed_reviews_without_url")  # a review naming no page: nothing to fetch
+                continue
+            key = path_key(article_request_url(item.url))
+            if key in self.feed_reviews:  # another review of a page already scheduled
+                self.feed_reviews[key].append(item.review.model_dump())
+                continue
+            before = len(self.scheduled)
+            requests = list(self.consider(item.url))
+            if len(self.scheduled) > before:
+                self.feed_reviews[key] = [item.review.model_dump()]
+            yield from requests
 
     def listing_request(self, url: str) -> Iterator[scrapy.Request]:
         if url in self.pages_seen:
@@ -198,13 +235,25 @@ class SnopesSpider(scrapy.Spider):
             url = urljoin(response.url, loc)
             if sitemap.type == "sitemapindex":
                 yield from self.sitemap_request_if_allowed(url)
-            elif not is_article_url(url):
+            elif not self.is_article(url):
                 self.count("sitemap_not_article")  # a listing, a tag, an unrated /articles/N/ feature
             elif not self.on_site(url):
                 self.count("sitemap_offsite")
             else:
                 lastmod = parse_date(entry.get("lastmod"))
                 yield from self.consider(url, lastmod=lastmod)
+
+    def is_article(self, url: str) -> bool:
+        """A sitemap URL worth fetching: a Snopes fact-check's path; for another site, one under its
+        entry points' paths when sites.yaml names it (its fact-check section), else any page."""
+        if self.reader != "sites":
+            return is_article_url(url)
+        from rwpost.sites.registry import packaged_registry
+
+        site = packaged_registry().for_url(self.store.origin.url(url))
+        sections = [urlsplit(e).path for e in site.entry_points] if site else []
+        sections = [p for p in sections if p.strip("/")]
+        return not sections or any(urlsplit(url).path.startswith(p.rstrip("/")) for p in sections)
 
     def parse_listing(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
         self.count("listing_pages")
@@ -278,19 +327,36 @@ class SnopesSpider(scrapy.Spider):
 
     # --- articles ---------------------------------------------------------------------------------
 
+    def read_site_page(self, response: scrapy.http.TextResponse) -> dict[str, Any]:
+        """Another fact-checker's page by the multi-site reader, with the feed's reviews of it."""
+        from rwpost.records import ClaimReviewFacts
+        from rwpost.sites.reader import crawl_fields, read_page
+
+        reviews = self.feed_reviews.pop(
+            path_key(response.request.url if response.request else response.url), []
+        )
+        feed = [ClaimReviewFacts.model_validate(r) for r in reviews]
+        return crawl_fields(read_page(response.text, self.store.origin.url(response.url), feed=feed))
+
     def parse_article(self, response: scrapy.http.Response) -> Iterator[dict[str, Any]]:
         self.count("fetched")
+        parsed: dict[str, Any] | None = None
         try:
             if not isinstance(response, scrapy.http.TextResponse):
                 content_type = response.headers.get("Content-Type", b"").decode("latin-1") or "none"
                 article = SnopesArticle(
                     response.url, parse_error=f"not an HTML page (Content-Type {content_type})"
                 )
+            elif self.reader == "sites":
+                parsed = self.read_site_page(response)
             else:
                 article = read_article(response.text, response.url)
         except Exception as exc:  # noqa: BLE001 (a page that breaks the parser is stored with the reason)
             article = SnopesArticle(response.url, parse_error=f"parser crashed: {type(exc).__name__}: {exc}")
-        published = article.date_published
+            parsed = None
+        if parsed is None:
+            parsed = asdict(article)
+        published = parsed["date_published"]
         if published is not None and not self.in_window(published.date()):
             self.count("out_of_window")
             return
@@ -300,7 +366,7 @@ class SnopesSpider(scrapy.Spider):
             "requested_url": response.request.url if response.request else response.url,
             "http_status": response.status,
             "body": response.body,
-            "parsed": asdict(article),
+            "parsed": parsed,
             "refetch": bool(response.meta.get("rwpost_refetch")),
         }
 

@@ -1,0 +1,130 @@
+"""``rwpost sites`` (the fact-checkers of sites.yaml) and the multi-site half of ``rwpost labels``
+(``--site DOMAIN RATING...``; ``--unknown STORE`` per site and language)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rwpost.commands.tables import print_table
+from rwpost.errors import ConfigError, RwpostError
+
+console = Console()
+
+
+def sites(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    sites_file: Path = typer.Option(
+        None, "--sites-file", help="Another sites.yaml (default: the packaged one)."
+    ),
+) -> None:
+    """List the fact-checkers rwpost knows by name (the packaged sites.yaml): publisher, domains, language
+    hint, entry points and terms. A page of a site not listed is read all the same.
+
+    Example: rwpost sites;  rwpost sites --json
+    """
+    from rwpost.sites.registry import load_registry, packaged_registry
+
+    registry = load_registry(sites_file) if sites_file is not None else packaged_registry()
+    if as_json:
+        rows = [site.model_dump(mode="json") for site in registry.sites]
+        typer.echo(json.dumps({"version": registry.version, "sites": rows}, indent=2, ensure_ascii=False))
+        return
+    rows = [
+        [s.name, s.publisher, ", ".join(s.domains), s.language or "", str(len(s.ratings)), s.terms]
+        for s in registry.sites
+    ]
+    headers = ["site", "publisher", "domains", "language", "own ratings", "terms"]
+    print_table("sites.yaml", headers, rows, console)
+    console.print(f"{len(registry.sites)} sites (sites.yaml version {registry.version})")
+
+
+def site_labels(site_name: str, ratings: list[str], *, language: str | None, as_json: bool) -> None:
+    """``rwpost labels --site DOMAIN RATING...``: a publisher's ratings by its table and its language's."""
+    from rwpost.labels import map_site_rating
+    from rwpost.sites.registry import packaged_registry
+
+    site = packaged_registry().by_name(site_name)
+    if site is None and "." not in site_name:
+        raise ConfigError(f"--site {site_name}: no such site in sites.yaml (see: rwpost sites)")
+    if not ratings:
+        raise ConfigError("--site: give the ratings to map, e.g. rwpost labels --site factuel.afp.com Faux")
+    language = language or (site.language if site else None)
+    table_of = site.ratings if site else None
+    mappings = {r: map_site_rating(r, language=language, site_table=table_of) for r in ratings}
+    if as_json:
+        typer.echo(json.dumps({r: m.label and str(m.label) for r, m in mappings.items()}, ensure_ascii=False))
+        return
+    title = f"ratings of {site.publisher if site else site_name} ({language or 'any language'})"
+    table = Table("rating", "RW-Post label", "by", title=title)
+    for rating, mapping in mappings.items():
+        table.add_row(
+            rating, str(mapping.label) if mapping.label else f"none: {mapping.reason}", mapping.via or ""
+        )
+    console.print(table)
+
+
+def unknown_site_ratings(store: Path, as_json: bool) -> bool:
+    """``rwpost labels --unknown STORE`` for a store of multi-site records: per site and language, the
+    ratings no table maps, with counts. False when the store holds no multi-site record (the Snopes
+    table's listing applies)."""
+    from rwpost.io import read_records
+    from rwpost.records import CrawledArticle, Reject
+    from rwpost.sites.ratings import unmapped_ratings
+
+    path = store / "articles.jsonl" if store.is_dir() else store
+    if not path.is_file():
+        raise RwpostError(f"{path}: no crawl store here (expected articles.jsonl)")
+    rejects: list[Reject] = []
+    counts, read = unmapped_ratings(read_records(path, CrawledArticle, rejects=rejects))
+    if not read:
+        return False
+    if as_json:
+        nested: dict[str, dict[str, dict[str, int]]] = {}
+        for (site, language, rating), count in sorted(counts.items()):
+            nested.setdefault(site, {}).setdefault(language, {})[rating] = count
+        typer.echo(json.dumps(nested, indent=2, ensure_ascii=False))
+        return True
+    if not counts:
+        console.print(f"every rating of the {read} multi-site articles in {store} maps to a label")
+        return True
+    table = Table(
+        "site", "language", "unmapped rating", "articles", title=f"ratings of {store} no table maps"
+    )
+    for (site, language, rating), count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        table.add_row(site, language, rating, str(count))
+    console.print(table)
+    return True
+
+
+def sample_build_multisite(
+    out: Path = typer.Option(Path("data/sample/multisite"), "--out", help="Where to write the sample."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Rebuild into an existing, non-empty --out."),
+) -> None:
+    """Generate the multi-site sample: pages of eight fictional fact-checkers in seven languages, in the
+    markup shapes of real ones, with a ClaimReview feed, a sitemap, robots.txt and the gold answers.
+
+    Example: rwpost sample build-multisite --out data/sample/multisite --overwrite
+    """
+    from rwpost.sample.multisite import build_multisite
+
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out}: is a file, expected a folder for the sample")
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        raise ConfigError(f"{out}: already holds files (pass --overwrite to rebuild the sample there)")
+    counts = build_multisite(out)
+    console.print(
+        f"wrote {out}: {counts['pages']} pages in {counts['languages']} languages, "
+        f"{counts['feed_reviews']} feed reviews"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    from rwpost.commands.crawl import sample_app
+
+    app.command("sites")(sites)
+    sample_app.command("build-multisite")(sample_build_multisite)
