@@ -30,9 +30,9 @@ RELEASED = ROOT / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
 COMMON = ["--bootstrap", "0", "--no-progress", "--no-key-points"]
 
 
-def documented_example() -> str:
-    """The code block of ``rwpost.evaluate.contract``'s docstring, dedented."""
-    block = contract.__doc__.split("through the real runner::\n", 1)[1]
+def documented_example(after: str = "through the real runner::\n") -> str:
+    """The code block of ``rwpost.evaluate.contract``'s docstring that follows ``after``, dedented."""
+    block = contract.__doc__.split(after, 1)[1]
     lines = []
     for line in block.splitlines()[1:]:
         if line and not line.startswith("    "):

@@ -262,13 +262,13 @@ class TestTrust:
         assert restarted.manifest.resume == "restarted"
 
     def test_code_version_and_prompts_are_in_the_identity(self, tmp_path, samples, monkeypatch):
-        import rwpost.evaluate.runner as runner
+        import rwpost.evaluate.identity as identity
 
         script = tmp_path / "script.json"
         script.write_text(json.dumps({"0": {s.id: "False" for s in samples}}))
         spec = RunSpec(SCRIPTED, config={"script": str(script)})
         run(samples, spec, tmp_path / "run")
-        monkeypatch.setattr(runner, "code_version", lambda: "9.9.9")
+        monkeypatch.setattr(identity, "code_version", lambda: "9.9.9")
         with pytest.raises(ConfigError, match="the code version"):
             run(samples, spec, tmp_path / "run")
         from rwpost.evaluate.registry import resolve_detector

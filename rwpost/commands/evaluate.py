@@ -236,7 +236,7 @@ def evaluate(
     from rwpost.evaluate.leakage import BlockList
     from rwpost.evaluate.plan import DetectorEntry, plan_runs, run_plan
     from rwpost.evaluate.task import GRID
-    from rwpost.llm.config import detector_secrets_from_env  # rwpost.llm loads the OpenAI SDK (~0.5 s)
+    from rwpost.llm.config import connection_from_env  # rwpost.llm loads the OpenAI SDK (~0.5 s)
 
     for option, value in (("--seed", seed), ("--evidence-seed", evidence_seed)):
         if value is not None:
@@ -331,7 +331,7 @@ def evaluate(
         out=out,
         name=name,
         single_in_out=True,
-        secrets=detector_secrets_from_env,
+        secrets=connection_from_env,
         seed=o["seed"],
         n_resamples=o["bootstrap"],
         prices=_read_prices(prices),

@@ -57,7 +57,44 @@ A complete detector, run by ``tests/test_evaluate_contract.py`` through the real
             return out
 
 Register it under a name with an entry point (group ``rwpost.detectors``) or run it as
-``--detector my_module:KeywordVote``.
+``--detector my_module:KeywordVote``. The value of the entry point is the class, as in
+``keyword-vote = "my_module:KeywordVote"``; labels are :class:`rwpost.labels.Label` values (or their names).
+
+A detector that asks a model declares typed model settings (a ``Config`` subclassing
+:class:`ModelOptions`) and gets the model from the run (:meth:`RunContext.model`): the connection comes from
+the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``--model``) as for every built-in, the key never
+written anywhere. Also run by ``tests/test_evaluate_contract.py``, against the loopback LLM server::
+
+    from rwpost.evaluate.contract import Call, Detector, ModelOptions, Prediction
+    from rwpost.llm import LLMRequest
+
+
+    class AskModel(Detector):
+        \"\"\"Asks the run's model for each claim's label, in the task's label space.\"\"\"
+
+        name = "ask-model"
+
+        class Config(ModelOptions):
+            system: str = "You check claims. Give the claim's label."
+            \"\"\"The system prompt (an option: it enters the run identity).\"\"\"
+
+        def prepare(self, ctx):
+            ctx.model()  # no key and no server: refused before anything is written
+
+        def predict(self, samples, task, ctx):
+            model = ctx.model()
+            label = {"type": "string", "enum": task.label_names}
+            schema = {"type": "object", "properties": {"label": label}, "required": ["label"]}
+            requests = [
+                LLMRequest(s.id, "ask", self.options.system, s.claim, schema, "verdict", "ask-model.v1")
+                for s in samples
+            ]
+            out = []
+            for s, answer in zip(samples, model.run(requests)):
+                call = Call.of_result(answer, model.name)
+                label = (answer.data or {}).get("label")
+                out.append(Prediction(id=s.id, label=label, error=answer.error, calls=[call]))
+            return out
 """
 
 from __future__ import annotations
@@ -243,6 +280,29 @@ class RunContext:
     repeat: int = 0
     images_sent: int = 0
     """Images the detector sent to a model (it counts them with :meth:`sent_images`; in the manifest)."""
+    options: Any = None
+    """The detector's options (set by the runner): :meth:`model` builds the model their settings name."""
+    cell: Any = None
+    """The run's input cell (:class:`~rwpost.evaluate.task.Cell`), so ``prepare`` can refuse what only
+    this cell needs (a search key for an open-web cell)."""
+    models: dict[tuple[str | None, bool], Any] = field(default_factory=dict, repr=False)
+    """The models :meth:`model` built, by role and vision: each is built once a repeat."""
+
+    def model(self, role: str | None = None, *, vision: bool = False) -> Any:
+        """The :class:`~rwpost.llm.chat.ChatModel` the detector's typed model settings name: its options
+        when they are :class:`ModelOptions`, else their field ``role``. An API model gets the run's key
+        from :attr:`secrets` (refused in one line without a key or a server), a local one (the settings'
+        :attr:`ModelOptions.local`) is loaded, seeded by :attr:`seed`; ``vision`` refuses a model that
+        reads no images. Built once a repeat; call it in ``prepare`` to refuse before anything is written."""
+        settings = self.options if role is None else getattr(self.options, role, None)
+        if not isinstance(settings, ModelOptions):
+            where = "the detector's options" if role is None else f"option {role!r}"
+            raise ConfigError(f"{where}: not model settings (a Config subclassing ModelOptions)")
+        if (role, vision) not in self.models:
+            cache = getattr(settings, "cache_path", None)
+            built = settings.chat_model(self.secrets, cache_path=cache, seed=self.seed, vision=vision)
+            self.models[(role, vision)] = built
+        return self.models[(role, vision)]
 
     def image(self, sample: Sample) -> Any:
         """The sample's image (:class:`rwpost.llm.ImageInput`) from its bytes or file; None if neither."""
@@ -360,6 +420,25 @@ class ModelOptions(BaseModel):
     def connection(self, secrets: Mapping[str, Any]) -> LLMSettings:
         """The connection settings with the run's API key (from the secrets, never from the options)."""
         return dataclasses.replace(self.llm, api_key=secrets.get("api_key") or self.llm.api_key)
+
+    @property
+    def local(self) -> bool:
+        """Whether the model runs in this process (a GPU when there is one) rather than behind an API."""
+        return False
+
+    def chat_model(
+        self,
+        secrets: Mapping[str, Any],
+        *,
+        cache_path: str | None = None,
+        seed: int = 0,
+        vision: bool = False,
+    ) -> Any:  # noqa: ARG002 (seed and vision are a local model's)
+        """The :class:`~rwpost.llm.chat.ChatModel` of the API of ``llm``, with the run's key, its answers
+        cached at ``cache_path`` (refused without a key or a base URL)."""
+        from rwpost.llm import ApiChatModel, client_from
+
+        return ApiChatModel(client_from(self.connection(secrets), cache_path=cache_path))
 
 
 __all__ = [

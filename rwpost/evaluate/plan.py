@@ -22,10 +22,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from rwpost.errors import ConfigError
+from rwpost.evaluate.contract import ModelOptions
 from rwpost.evaluate.data import EvalData
+from rwpost.evaluate.identity import detector_code, samples_sha256
 from rwpost.evaluate.manifest import code_version, fingerprint
+from rwpost.evaluate.registry import resolve_detector
 from rwpost.evaluate.run import evaluate
-from rwpost.evaluate.runner import RunSpec, samples_sha256
+from rwpost.evaluate.runner import RunSpec
 from rwpost.evaluate.task import Cell, EvidenceSource, grid
 from rwpost.executors import ExecutorParams, ShardStore, ShardTask, run_shards
 from rwpost.io import read_json, sha256_file
@@ -85,15 +88,16 @@ def plan_runs(
     subset: str | None = None,
     name: str | None = None,
     single_in_out: bool = False,
-    secrets: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+    secrets: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     **run_options: Any,
 ) -> list[PlannedRun]:
     """Every run of ``detectors`` x their cells (``cells`` and ``ks`` for an entry that names none).
 
     Runs are named ``<label>/<cell>`` (``<name>/<label>/<cell>`` when ``name`` is given) and written to
     ``<out>/<label>-<cell slug>``; with ``single_in_out`` a plan of one run writes into ``out`` itself,
-    named ``name`` when given. ``secrets(detector, config)`` (an edge's reader of the environment) fills
-    connection options into ``config`` and returns the credentials, kept out of every record.
+    named ``name`` when given. ``secrets(config)`` (an edge's reader of the environment) fills connection
+    options into the ``config`` of a detector whose options are typed model settings
+    (:func:`wants_connection`) and returns the credentials, kept out of every record.
     ``run_options`` are the :class:`RunSpec` fields every run shares (seed, failures, blocklist...).
     """
     chosen: dict[tuple[str, str, str, str], tuple[DetectorEntry, Cell]] = {}
@@ -108,7 +112,7 @@ def plan_runs(
     for entry, cell in chosen.values():
         label = entry.label or entry.name
         config = dict(entry.config)
-        own = secrets(entry.name, config) if secrets else {}
+        own = secrets(config) if secrets and wants_connection(entry.name) else {}
         if single:
             system, folder = name or f"{label}/{cell}", out
         else:
@@ -126,6 +130,17 @@ def plan_runs(
         )
         planned.append(PlannedRun(spec, folder, label))
     return planned
+
+
+def wants_connection(detector: str) -> bool:
+    """Whether ``detector``'s options are typed model settings (a :class:`ModelOptions`): it then gets the
+    connection (model, base URL, API key) from the edge's environment, a plug-in as a built-in. An unknown
+    detector gets none (the run refuses it by name)."""
+    try:
+        cls = resolve_detector(detector)
+    except ConfigError:
+        return False
+    return isinstance(cls.Config, type) and issubclass(cls.Config, ModelOptions)
 
 
 def shard_id(planned: PlannedRun) -> str:
@@ -156,8 +171,16 @@ def run_key(planned: PlannedRun, data: EvalData) -> str:
             "train": samples_sha256(data.train) if data.train else None,
             "files": files,
             "code": code_version(),
+            "detector_code": _class_code(spec.detector),
         }
     )
+
+
+def _class_code(detector: str) -> dict[str, str] | None:
+    try:
+        return detector_code(resolve_detector(detector))
+    except ConfigError:  # refused by name when the run builds it
+        return None
 
 
 def _evaluate_one(
@@ -216,8 +239,6 @@ def _shard_task(
 def uses_local_model(spec: RunSpec) -> bool:
     """Whether a run's detector runs a local model (``backend=local``, or a detector whose default it is,
     ``local-vlm``): run by Ray as one actor per GPU holding the model, taking run after run."""
-    from rwpost.evaluate.registry import resolve_detector
-
     backend = spec.config.get("backend")
     if backend is None:
         try:

@@ -11,8 +11,6 @@ of two inputs are never mixed.
 
 from __future__ import annotations
 
-import json
-import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -24,10 +22,11 @@ import numpy as np
 
 from rwpost.errors import ConfigError, Interrupted, RwpostError, signal_name
 from rwpost.evaluate.contract import Call, Detector, Prediction, RunContext
+from rwpost.evaluate.identity import PREDICTIONS_FILE, RUN_OUTPUTS, resume_state, run_identity, start_run
 from rwpost.evaluate.inputs import image_loadable
 from rwpost.evaluate.leakage import BlockList, LeakageGuard
-from rwpost.evaluate.log import RunManifest, RunRecord
-from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids_sha256, now
+from rwpost.evaluate.log import DataRecord, RunManifest, TrainRecord
+from rwpost.evaluate.manifest import environment, fingerprint, ids_sha256, now
 from rwpost.evaluate.metrics import check_policy
 from rwpost.evaluate.registry import make_detector
 from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSampler, EvidenceSource
@@ -38,46 +37,10 @@ from rwpost.io import (
     drop_torn_tail,
     iter_jsonl,
     overlap,
-    sha256_hex,
-    write_json,
 )
 from rwpost.llm.types import PriceTable
 from rwpost.records import Sample
 from rwpost.secrets import register_config
-
-PREDICTIONS_FILE = "predictions.jsonl"
-RUN_FILE = "run.json"
-RUN_OUTPUTS = (
-    RUN_FILE,
-    PREDICTIONS_FILE,
-    "metrics.json",
-    "manifest.json",
-    "scored.jsonl",
-    "explanations.jsonl",
-    "input_report.json",
-    "report.md",
-    "plots",
-)
-"""What a run writes in its folder (and all that ``overwrite`` removes: nothing else of the folder)."""
-
-IDENTITY_NAMES = {
-    "data_sha256": "the data file",
-    "samples_sha256": "the samples' content",
-    "train_data_sha256": "the training data file",
-    "train_sha256": "the training samples",
-    "predictions_sha256": "the predictions file",
-    "detector": "the detector",
-    "config": "the detector options",
-    "detector_config": "the detector configuration",
-    "prompt_hashes": "the prompts",
-    "schema_hashes": "the answer schemas",
-    "blocked_domains_sha256": "the blocked-domain list",
-    "code_version": "the code version",
-    "setting": "the setting",
-    "seed": "the seed",
-    "repeats": "the number of repeats",
-}
-"""The run identity's keys, as the refusal to resume names them."""
 
 
 @dataclass
@@ -139,9 +102,12 @@ class RunSpec:
             split=info.get("split"),
         )
 
-    def context(self, repeat: int = 0, *, progress: bool = False) -> RunContext:
-        """The detector's run context for one repeat: the seed is ``seed + repeat``."""
+    def context(self, detector: Detector, repeat: int = 0, *, progress: bool = False) -> RunContext:
+        """``detector``'s run context for one repeat: the seed is ``seed + repeat``; its options name the
+        model :meth:`RunContext.model` builds."""
         return RunContext(
+            options=detector.options,
+            cell=self.setting,
             seed=self.seed + repeat,
             guard=LeakageGuard(self.blocklist),
             image_root=self.image_root,
@@ -164,11 +130,6 @@ def refuse_duplicate_ids(samples: Sequence[Sample], source: str) -> None:
     if repeated:
         shown = ", ".join(repeated[:5]) + (f" and {len(repeated) - 5} more" if len(repeated) > 5 else "")
         raise ConfigError(f"{source}: duplicate sample ids {shown}; each sample must occur once")
-
-
-def samples_sha256(samples: Sequence[Sample]) -> str:
-    """SHA-256 of the samples' content (every field, in order): changes when any sample does."""
-    return sha256_hex("\n".join(s.model_dump_json() for s in samples))
 
 
 def split_train_test(
@@ -356,39 +317,6 @@ def check_cell(
     }
 
 
-def identity_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """What differs between two run identities, in words (``the data file (sha256 1a2b3c -> 4d5e6f)``)."""
-
-    def short(value: Any) -> str:
-        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-        return text[:12] + "..." if len(text) > 15 else text
-
-    changes = []
-    order = list(IDENTITY_NAMES)
-    for key in sorted(set(old) | set(new), key=lambda k: (order.index(k) if k in order else len(order), k)):
-        a, b = old.get(key), new.get(key)
-        if a == b:
-            continue
-        name = IDENTITY_NAMES.get(key, key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-            parts = [f"{k} {short(a.get(k))} -> {short(b.get(k))}" for k in keys]
-            changes.append(f"{name} ({'; '.join(parts)})")
-        else:
-            changes.append(f"{name} ({short(a)} -> {short(b)})")
-    return changes
-
-
-def clear_run(out_dir: Path) -> None:
-    """Remove what a run wrote in ``out_dir`` (:data:`RUN_OUTPUTS`), nothing else."""
-    for name in RUN_OUTPUTS:
-        path = out_dir / name
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
-
-
 def refuse_inputs_in(out_dir: Path, inputs: Sequence[str | Path]) -> None:
     """A ConfigError when the run would write over one of its ``inputs`` (a file named like a run file in
     ``out_dir``, which ``overwrite`` would delete) or into an input folder (its files would be read as
@@ -399,32 +327,6 @@ def refuse_inputs_in(out_dir: Path, inputs: Sequence[str | Path]) -> None:
     for folder in (g for g in given if g.is_dir()):
         if overlap(out_dir, folder) in ("is also", "is inside"):
             raise ConfigError(f"{out_dir}: is inside the input folder {folder}; write the run elsewhere")
-
-
-def claim_run(
-    out_dir: Path, identity: dict[str, Any], *, overwrite: bool = False, on_change: str = "refuse"
-) -> str:
-    """Resume the run in ``out_dir`` if its identity is this one, else refuse naming what changed; or
-    start afresh: always with ``overwrite``, when something changed with ``on_change="restart"`` (for
-    pipeline stages, which own their folders). Returns ``new``, ``resumed`` or ``restarted``."""
-    path = out_dir / RUN_FILE
-    key = fingerprint(identity)
-    state = "new"
-    if path.exists() or (out_dir / PREDICTIONS_FILE).exists():
-        existing = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        same = existing.get("fingerprint") == key
-        if same and not overwrite:
-            return "resumed"
-        if not (overwrite or on_change == "restart"):
-            changes = "; ".join(identity_changes(existing.get("identity") or {}, identity))
-            raise ConfigError(
-                f"{out_dir} holds a different run: changed since it started: {changes}; "
-                "use --overwrite to start afresh, or another --out folder"
-            )
-        clear_run(out_dir)
-        state = "restarted"
-    write_json(path, RunRecord(fingerprint=key, identity=identity, started=now()).dump())
-    return state
 
 
 def outage_counts(retried: int, predictions: Sequence[Sequence[Prediction]]) -> dict[str, int]:
@@ -444,35 +346,21 @@ class RunResult:
     input_report: dict[str, Any] | None
 
 
-def run_identity(
-    samples: Sequence[Sample],
-    spec: RunSpec,
-    detector: Detector,
-    train: Sequence[Sample] | None,
-    data_info: dict[str, Any] | None,
-) -> dict[str, Any]:
-    """What makes two runs the same: the content of every input, never a path alone."""
-    info = data_info or {}
-    inputs = detector.inputs()
-    return {
-        "predictions_sha256": inputs.sha256,  # a detector reading its answers from files: their content
-        "detector": spec.detector,
-        "config": spec.config,
-        "detector_config": detector.config(),
-        "prompt_hashes": dict(inputs.prompts),
-        "schema_hashes": dict(inputs.schemas),
-        "setting": str(spec.setting),
-        "seed": spec.seed,
-        "repeats": spec.repeats,
-        "data_sha256": info.get("sha256"),
-        "samples_sha256": samples_sha256(samples),
-        "train_data_sha256": (info.get("train") or {}).get("sha256"),
-        "train_sha256": samples_sha256(train) if train else None,
-        "blocked_domains_sha256": spec.blocklist.sha256,
-        "code_version": code_version(),
-        # the evidence a k cell shows: which draw and its seed (absent elsewhere, so other runs keep theirs)
-        **({"evidence_draw": [spec.evidence_sampler, spec.evidence_seed]} if spec.setting.k else {}),
-    }
+def data_record(
+    samples: Sequence[Sample], train: Sequence[Sample] | None, identity: Any, data_info: dict[str, Any] | None
+) -> DataRecord:
+    """The manifest's record of the evaluated data: the file as given and the samples scored."""
+    ids = ids_sha256([s.id for s in samples])
+    facts = {**(data_info or {}), "samples": len(samples), "ids_sha256": ids}
+    return DataRecord.model_validate({**facts, "content_sha256": identity.samples_sha256})
+
+
+def train_record(train: Sequence[Sample] | None, identity: Any) -> TrainRecord | None:
+    """The manifest's record of the training samples (None without)."""
+    if not train:
+        return None
+    ids = ids_sha256([s.id for s in train])
+    return TrainRecord(samples=len(train), ids_sha256=ids, content_sha256=identity.train_sha256)
 
 
 def run(
@@ -507,8 +395,10 @@ def run(
     info = data_info or {}
     inputs = [info.get("path"), (info.get("train") or {}).get("path"), *first.inputs().files]
     refuse_inputs_in(out, [i for i in inputs if isinstance(i, str | Path)])
-    first_ctx = ctx = spec.context(0, progress=progress)
-    first.prepare(first_ctx)  # a missing API key is refused before anything is written
+    # every check a run can fail comes before anything is written, so a corrected command is not blocked
+    data_record(samples, train, identity, data_info)  # the manifest's data facts read as its model
+    first_ctx = ctx = spec.context(first, 0, progress=progress)
+    first.prepare(first_ctx)  # a missing API or search key is refused before anything is written
     if spec.batch_api:
         from rwpost.evaluate.batch import check_batchable
 
@@ -518,8 +408,15 @@ def run(
     allow = spec.allow_missing_images
     images = check_cell(first, task.cell, samples, image_root=spec.image_root, allow_missing_images=allow)
     input_report = first.check(samples)
-    resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     path = out / PREDICTIONS_FILE
+    state = resume_state(out, identity, overwrite=overwrite, on_change=on_change)
+    if first.capabilities.needs_training and not train:
+        answered = read_predictions(path) if state == "resumed" else {}
+        if not all((r, s.id) in answered for r in range(spec.repeats) for s in samples):
+            raise ConfigError(
+                f"detector {spec.detector!r} learns from labelled samples: give --train or --train-fraction"
+            )
+    resumed = start_run(out, identity, state)
     retried = retry_transport_failures(path)
     done = read_predictions(path)
     all_predictions, configs, hashes = [], [], {}
@@ -527,18 +424,12 @@ def run(
     started = now()
     for repeat in range(spec.repeats):
         if repeat:
-            detector, ctx = make(spec.detector, spec.config), spec.context(repeat, progress=progress)
+            detector = make(spec.detector, spec.config)
+            ctx = spec.context(detector, repeat, progress=progress)
         configs.append(detector.config())
         hashes.update(detector.inputs().prompts)
-        if detector.capabilities.needs_training:
-            if all((repeat, s.id) in done for s in samples):
-                pass  # every answer is on disk: no need to train again
-            elif not train:
-                raise ConfigError(
-                    f"detector {spec.detector!r} learns from labelled samples: "
-                    "give --train or --train-fraction"
-                )
-            else:
+        if detector.capabilities.needs_training and not all((repeat, s.id) in done for s in samples):
+            if train:  # (without training data, refused above unless every answer is on disk)
                 seen = [task.blind(s, keep_label=True, blocklist=spec.blocklist) for s in train]
                 detector.fit(seen, task, ctx)
         if spec.batch_api:
@@ -551,14 +442,13 @@ def run(
             predict_all(detector, samples, task, ctx, path, batch_size=spec.batch_size, done=done)
         )
     wall = [float(r["wall_s"]) for r in done.values() if "wall_s" in r]
-    ids = ids_sha256([s.id for s in samples])
     manifest = RunManifest(
         system=spec.system,
-        code_version=identity["code_version"],
+        code_version=identity.code_version,
         detector=spec.detector,
         detector_config=configs[0] if len(configs) == 1 else configs,
         prompt_hashes=hashes,
-        schema_hashes=identity["schema_hashes"],
+        schema_hashes=identity.schema_hashes,
         setting=str(spec.setting),
         setting_alias=spec.setting.alias,
         seed=spec.seed,
@@ -567,19 +457,8 @@ def run(
         batch_size=spec.batch_size,
         bootstrap_resamples=spec.n_resamples,
         device=detector.device,
-        data={
-            **(data_info or {}),
-            "samples": len(samples),
-            "ids_sha256": ids,
-            "content_sha256": identity["samples_sha256"],
-        },
-        train={
-            "samples": len(train),
-            "ids_sha256": ids_sha256([s.id for s in train]),
-            "content_sha256": identity["train_sha256"],
-        }
-        if train
-        else None,
+        data=data_record(samples, train, identity, data_info),
+        train=train_record(train, identity),
         blocked_domains=len(spec.blocklist.domains),
         blocked_domain_list=spec.blocklist.describe(),
         leakage=first.leakage_report([p for preds in all_predictions for p in preds], first_ctx),
@@ -594,7 +473,7 @@ def run(
         resume=resumed,
         **outage_counts(retried, all_predictions),
         mean_detector_wall_s_per_sample=float(np.mean(wall)) if wall else None,
-        run_fingerprint=fingerprint(identity),
+        run_fingerprint=fingerprint(identity.dump()),
         identity=identity,
     )
     return RunResult(all_predictions, manifest, input_report)

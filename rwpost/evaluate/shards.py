@@ -36,7 +36,7 @@ from rwpost.evaluate.plan import (
 from rwpost.evaluate.task import EVIDENCE_SEED, EvidenceSampler
 from rwpost.executors import ExecutorParams, ShardStore, SlurmJob, write_slurm
 from rwpost.io import read_json, write_json
-from rwpost.llm.config import detector_secrets_from_env
+from rwpost.llm.config import connection_from_env
 from rwpost.llm.types import PriceTable
 
 Result = tuple[str, PlannedRun, dict[str, Any]]
@@ -151,7 +151,7 @@ def _plan(settings: EvaluateSettings, subset: str, blocklist: BlockList) -> list
         settings.k,
         out=settings.out / subset,
         subset=subset,
-        secrets=detector_secrets_from_env,
+        secrets=connection_from_env,
         seed=settings.seed,
         n_resamples=settings.bootstrap,
         prices=settings.prices or None,

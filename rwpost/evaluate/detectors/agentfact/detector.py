@@ -25,7 +25,7 @@ from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
 from rwpost.evaluate.detectors.agentfact.workflow import ABLATIONS, Options, Tools, Trace, Workflow
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.leakage import LeakageGuard, dropped_report
-from rwpost.evaluate.task import EvalTask, EvidenceSource
+from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
 from rwpost.labels import Label
 from rwpost.llm.chat import ChatModel
 from rwpost.records import Sample
@@ -196,6 +196,9 @@ class AgentFactDetector(Detector):
 
     def prepare(self, ctx: RunContext) -> None:
         self.agents(ctx)  # an API model without a key or a server is refused here
+        if ctx.cell is not None and ctx.cell.evidence is EvidenceSource.WEB:
+            tools = self._tools(ctx.cell, ctx.guard)  # so is a search backend without its key
+            asyncio.run(tools.aclose())
 
     def inputs(self) -> DetectorInputs:
         return DetectorInputs(prompts=prompt_hashes(self.options.profile))
@@ -236,8 +239,8 @@ class AgentFactDetector(Detector):
 
     # --- prediction ------------------------------------------------------------------------------------
 
-    def _tools(self, task: EvalTask, guard: LeakageGuard) -> Tools | None:
-        if task.cell.evidence is not EvidenceSource.WEB:
+    def _tools(self, cell: Cell, guard: LeakageGuard) -> Tools | None:
+        if cell.evidence is not EvidenceSource.WEB:
             return None
         from rwpost.cache import SqliteStore
         from rwpost.evaluate.detectors.agentfact.pages import PageReader
@@ -256,7 +259,7 @@ class AgentFactDetector(Detector):
 
     async def _predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         agents = self.agents(ctx)
-        tools = self._tools(task, ctx.guard)
+        tools = self._tools(task.cell, ctx.guard)
         web = task.cell.evidence is EvidenceSource.WEB
         try:
             runs = []

@@ -156,6 +156,11 @@ class FactGuardDetector(Detector):
     def prepare(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self.chat_model(ctx)
+        if ctx.cell is not None and ctx.cell.evidence is EvidenceSource.WEB:
+            from rwpost.evaluate.search import make_backend
+
+            o = self.options  # a search backend without its key is refused before anything is written
+            asyncio.run(make_backend(o.search, o.search_options).aclose())
 
     def chat_model(self, ctx: RunContext) -> Any:
         o = self.options
