@@ -19,9 +19,9 @@ from rwpost.cli import main
 from rwpost.dataset import read_samples
 from rwpost.errors import ConfigError
 from rwpost.evaluate import RunSpec, evaluate
+from rwpost.evaluate.data import split_train_test
 from rwpost.evaluate.plan import DetectorEntry, plan_runs
 from rwpost.evaluate.registry import make_detector
-from rwpost.evaluate.runner import split_train_test
 from rwpost.evaluate.task import Cell, EvalTask
 from rwpost.stages.evaluate import Params
 

@@ -228,3 +228,11 @@ def test_the_identity_diff_names_only_what_changed():
     old = json.loads(json.dumps(identity(ablate=(), search="serper").dump()))  # as run.json holds it
     changes = identity_changes(old, identity(ablate=(), search="loopback").dump())
     assert changes == ["the detector options (search serper -> loopback)"]
+
+
+def test_importing_the_contract_imports_nothing_of_the_harness():
+    code = "import json, sys, rwpost.evaluate.contract; print(json.dumps(sorted(sys.modules)))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    loaded = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    harness = ("runner", "plan", "run", "registry", "identity", "select", "shards", "detectors", "toolkit")
+    assert not {f"rwpost.evaluate.{h}" for h in harness} & set(json.loads(loaded.stdout))

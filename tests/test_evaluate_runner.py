@@ -232,7 +232,8 @@ class TestTrust:
         rows = (out / "predictions.jsonl").read_text().splitlines()
         assert len(rows) == len(TRUST_GOLD)  # the first run's predictions are gone, not mixed in
         manifest = json.loads((out / "manifest.json").read_text())
-        assert manifest["identity"]["predictions_sha256"] == manifest["detector_config"]["sha256"]
+        assert manifest["predictions_sha256"] == manifest["detector_config"]["sha256"]
+        assert "identity" not in manifest  # run.json holds it; the manifest states each fact once
         assert manifest["failures"] == "wrong"
 
     def test_an_identical_run_resumes_and_every_changed_input_is_named(self, tmp_path, samples):

@@ -205,8 +205,8 @@ def evaluate(
     select_tools: bool = typer.Option(
         False,
         "--select-tools",
-        help="--detector t2agent: choose its toolset on the labelled --data (paper Algorithm 2) and write "
-        "OUT/toolset.json; a later run loads it with --set toolset=OUT/toolset.json.",
+        help="A detector with a tool set (t2agent): choose its toolset on the labelled --data (T2Agent's "
+        "Algorithm 2) and write OUT/toolset.json; a later run loads it with --set toolset=OUT/toolset.json.",
     ),
     recipe: str = typer.Option(
         None,
@@ -345,7 +345,7 @@ def evaluate(
         batch_poll_s=o["batch_poll_s"],
     )
     if select_tools:
-        from rwpost.evaluate.detectors.t2agent.selection import select_for_plan
+        from rwpost.evaluate.select import select_for_plan
 
         path, chosen = select_for_plan(plan, loaded, out)
         line = f"toolset {', '.join(chosen)} in {path}; load it with --set toolset={path}"

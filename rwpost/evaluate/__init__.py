@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rwpost.evaluate.contract import Call, Capabilities, Detector, DetectorInputs, Prediction, RunContext
+    from rwpost.evaluate.data import split_train_test
     from rwpost.evaluate.leakage import BlockList, LeakageGuard, SearchResult, audit
     from rwpost.evaluate.plan import DetectorEntry, PlannedRun, plan_runs, run_plan
     from rwpost.evaluate.registry import available_detectors, make_detector
     from rwpost.evaluate.run import evaluate
-    from rwpost.evaluate.runner import RunSpec, split_train_test
+    from rwpost.evaluate.runner import RunSpec
     from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource, blind
 
 _HOMES = {
@@ -38,7 +39,8 @@ _HOMES = {
     "rwpost.evaluate.plan": ("DetectorEntry", "PlannedRun", "plan_runs", "run_plan"),
     "rwpost.evaluate.registry": ("available_detectors", "make_detector"),
     "rwpost.evaluate.run": ("evaluate",),
-    "rwpost.evaluate.runner": ("RunSpec", "split_train_test"),
+    "rwpost.evaluate.data": ("split_train_test",),
+    "rwpost.evaluate.runner": ("RunSpec",),
     "rwpost.evaluate.task": ("Cell", "EvalTask", "EvidenceSource", "blind"),
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names}

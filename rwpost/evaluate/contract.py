@@ -120,7 +120,7 @@ from pydantic import (
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate.inputs import image_input
-from rwpost.evaluate.leakage import LeakageGuard
+from rwpost.evaluate.leakage import LeakageGuard, dropped_report
 from rwpost.labels import Label
 from rwpost.llm.config import LLMSettings
 from rwpost.records import Sample
@@ -285,24 +285,28 @@ class RunContext:
     cell: Any = None
     """The run's input cell (:class:`~rwpost.evaluate.task.Cell`), so ``prepare`` can refuse what only
     this cell needs (a search key for an open-web cell)."""
-    models: dict[tuple[str | None, bool], Any] = field(default_factory=dict, repr=False)
-    """The models :meth:`model` built, by role and vision: each is built once a repeat."""
+    models: dict[tuple[Any, bool], Any] = field(default_factory=dict, repr=False)
+    """The models :meth:`model` built, by settings and vision: each is built once a repeat."""
 
-    def model(self, role: str | None = None, *, vision: bool = False) -> Any:
+    def model(self, settings: ModelOptions | str | None = None, *, vision: bool = False) -> Any:
         """The :class:`~rwpost.llm.chat.ChatModel` the detector's typed model settings name: its options
-        when they are :class:`ModelOptions`, else their field ``role``. An API model gets the run's key
-        from :attr:`secrets` (refused in one line without a key or a server), a local one (the settings'
-        :attr:`ModelOptions.local`) is loaded, seeded by :attr:`seed`; ``vision`` refuses a model that
-        reads no images. Built once a repeat; call it in ``prepare`` to refuse before anything is written."""
-        settings = self.options if role is None else getattr(self.options, role, None)
-        if not isinstance(settings, ModelOptions):
-            where = "the detector's options" if role is None else f"option {role!r}"
+        (None), their field ``settings`` (a role's name), or the :class:`ModelOptions` given. An API model
+        gets the run's key from :attr:`secrets` (refused in one line without a key or a server), a local
+        one (:attr:`ModelOptions.local`) is loaded, seeded by :attr:`seed`; either caches its answers at
+        the settings' ``cache_path`` when they have one; ``vision`` refuses a local model that reads no
+        images. Built once a repeat; call it in ``prepare`` to refuse before anything is written."""
+        chosen = getattr(self.options, settings, None) if isinstance(settings, str) else settings
+        chosen = self.options if settings is None else chosen
+        if not isinstance(chosen, ModelOptions):
+            where = f"option {settings!r}" if isinstance(settings, str) else "the detector's options"
             raise ConfigError(f"{where}: not model settings (a Config subclassing ModelOptions)")
-        if (role, vision) not in self.models:
-            cache = getattr(settings, "cache_path", None)
-            built = settings.chat_model(self.secrets, cache_path=cache, seed=self.seed, vision=vision)
-            self.models[(role, vision)] = built
-        return self.models[(role, vision)]
+        key = (settings if isinstance(settings, str) else id(chosen), vision)
+        if key not in self.models:
+            cache = getattr(chosen, "cache_path", None)
+            self.models[key] = chosen.chat_model(
+                self.secrets, cache_path=cache, seed=self.seed, vision=vision
+            )
+        return self.models[key]
 
     def image(self, sample: Sample) -> Any:
         """The sample's image (:class:`rwpost.llm.ImageInput`) from its bytes or file; None if neither."""
@@ -372,8 +376,10 @@ class Detector:
         return None
 
     def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any] | None:
-        """What the leakage guard dropped over ``predictions`` (a retrieving detector), for the manifest."""
-        return None
+        """What the leakage guard dropped over ``predictions`` (a retrieving detector), for the manifest:
+        counted from their drop rows (:func:`~rwpost.evaluate.leakage.dropped_report`); None for a detector
+        that does not retrieve."""
+        return dropped_report(predictions, ctx.guard) if self.capabilities.retrieves else None
 
     def notes(self, predictions: Sequence[Prediction], task: EvalTask, ctx: RunContext) -> list[str]:
         """Lines the run's report must show about how the detector ran (a profile, an ablation, an agent
@@ -425,6 +431,11 @@ class ModelOptions(BaseModel):
     def local(self) -> bool:
         """Whether the model runs in this process (a GPU when there is one) rather than behind an API."""
         return False
+
+    def answer_limit(self, max_tokens: int | None) -> int | None:
+        """A request's token limit: ``max_tokens`` for an API model; None for a local one (its own
+        ``max_new_tokens`` bounds every answer)."""
+        return None if self.local else max_tokens
 
     def chat_model(
         self,

@@ -20,17 +20,16 @@ import sys
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from pydantic import ValidationError
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.contract import Detector
+from rwpost.evaluate.contract import Detector, DetectorInputs
 from rwpost.evaluate.log import RunIdentity, RunRecord
 from rwpost.evaluate.manifest import code_version, fingerprint, now
 from rwpost.io import sha256_hex, write_json
 from rwpost.records import Sample
-
-if TYPE_CHECKING:
-    from rwpost.evaluate.runner import RunSpec
 
 PREDICTIONS_FILE = "predictions.jsonl"
 RUN_FILE = "run.json"
@@ -120,21 +119,28 @@ def detector_code(cls: type[Detector]) -> dict[str, str]:
 
 def run_identity(
     samples: Sequence[Sample],
-    spec: RunSpec,
-    detector: Detector,
+    spec: Any,
+    detector: Detector | type[Detector],
     train: Sequence[Sample] | None,
     data_info: Mapping[str, Any] | None,
 ) -> RunIdentity:
     """What makes two runs the same: the content of every input, never a path alone. The detector's
     files, prompts and schemas come from its ``inputs()``, its options from its ``config()`` (as
-    resolved, each once), its code from its class (:func:`detector_code`)."""
+    resolved, each once), its code from its class (:func:`detector_code`); ``spec`` is the run's
+    :class:`~rwpost.evaluate.runner.RunSpec`. Given the detector's class instead (a shard's key, where a
+    model is not loaded for it: :func:`shard_key`), its options as its ``Config`` validates them stand for
+    ``config()``, and ``inputs()`` is empty."""
     info = data_info or {}
-    inputs = detector.inputs()
+    if isinstance(detector, type):
+        cls, inputs = detector, DetectorInputs()
+        config = detector.Config.model_validate(dict(spec.config)).model_dump(mode="json")
+    else:
+        cls, inputs, config = type(detector), detector.inputs(), detector.config()
     facts = dict(
         predictions_sha256=inputs.sha256,
         detector=spec.detector,
-        detector_config=detector.config(),
-        detector_code=detector_code(type(detector)),
+        detector_config=config,
+        detector_code=detector_code(cls),
         prompt_hashes=dict(inputs.prompts),
         schema_hashes=dict(inputs.schemas),
         setting=str(spec.setting),
@@ -150,6 +156,37 @@ def run_identity(
         evidence_draw=(spec.evidence_sampler, spec.evidence_seed) if spec.setting.k else None,
     )
     return RunIdentity(**{k: v for k, v in facts.items() if v is not None})  # unknown facts left unset
+
+
+def shard_key(
+    samples: Sequence[Sample], spec: Any, train: Sequence[Sample] | None, data_info: Mapping[str, Any] | None
+) -> str:
+    """What a finished run's completion marker stands for: its :func:`run_identity` and what its scores
+    and reports read besides (name, resamples, failure policy, images, prices). The detector is built for
+    it (its ``inputs()``: a predictions file changed in place makes the run pending again) unless it
+    declares a GPU (``Capabilities.uses_gpu``) or its typed model settings name a local model: a model is
+    never loaded for a key, its class stands for it. A detector that cannot be built gets a key of its
+    name and options (the run then refuses it in one line)."""
+    from rwpost.evaluate.contract import ModelOptions
+    from rwpost.evaluate.registry import resolve_detector
+
+    try:
+        cls = resolve_detector(spec.detector)
+        options = cls.Config.model_validate(dict(spec.config))
+        local = cls.capabilities.uses_gpu or (isinstance(options, ModelOptions) and options.local)
+        detector = cls if local else cls(options)
+        identity: Any = run_identity(samples, spec, detector, train, data_info).dump()
+    except (ConfigError, ValidationError):
+        identity = {"detector": spec.detector, "options": spec.config}
+    return fingerprint(
+        {
+            "identity": identity,
+            "system": spec.system,
+            "scoring": [spec.n_resamples, spec.failures],
+            "images": [spec.allow_missing_images, str(spec.image_root)],
+            "prices": {k: v.model_dump() for k, v in (spec.prices or {}).items()},
+        }
+    )
 
 
 def _short(value: Any) -> str:
@@ -235,5 +272,6 @@ __all__ = [
     "resume_state",
     "run_identity",
     "samples_sha256",
+    "shard_key",
     "start_run",
 ]

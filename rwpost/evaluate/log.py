@@ -490,8 +490,21 @@ class RunManifest(LogFile, RunSpecRecord):
     transport_failures: int | None = None
     """Answers of this run that failed for a transport reason: the same command asks them again."""
     mean_detector_wall_s_per_sample: float | None = None
+    predictions_sha256: str | None = None
+    """The content of the files the detector read (its ``inputs()``: a predictions file or folder)."""
+    detector_code: dict[str, str] = {}
+    """The detector's own code (:attr:`RunIdentity.detector_code`)."""
+    evidence_draw: tuple[Literal["rwpost", "authors"], int] | None = None
+    """An evidence-k cell's draw: the sampler and its seed."""
     run_fingerprint: str
-    identity: RunIdentity
+    """The fingerprint of the run's identity (``run.json`` holds the identity itself; every fact of it is
+    stated once in this manifest, above)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _identity_stated_once(cls, data: Any) -> Any:
+        """A manifest written when it repeated the whole identity: the copy is dropped."""
+        return {k: v for k, v in data.items() if k != "identity"} if isinstance(data, dict) else data
 
 
 # --- reading -----------------------------------------------------------------------------------------

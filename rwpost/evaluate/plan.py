@@ -19,19 +19,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate.contract import ModelOptions
 from rwpost.evaluate.data import EvalData
-from rwpost.evaluate.identity import detector_code, samples_sha256
-from rwpost.evaluate.manifest import code_version, fingerprint
+from rwpost.evaluate.identity import shard_key
 from rwpost.evaluate.registry import resolve_detector
 from rwpost.evaluate.run import evaluate
 from rwpost.evaluate.runner import RunSpec
 from rwpost.evaluate.task import Cell, EvidenceSource, grid
 from rwpost.executors import ExecutorParams, ShardStore, ShardTask, run_shards
-from rwpost.io import read_json, sha256_file
+from rwpost.io import read_json
 
 
 class DetectorEntry(BaseModel):
@@ -149,38 +148,9 @@ def shard_id(planned: PlannedRun) -> str:
 
 
 def run_key(planned: PlannedRun, data: EvalData) -> str:
-    """What a finished run's completion marker stands for: the spec (never its secrets), the samples'
-    content, the files its options name (a predictions file) and the code version; a change to any of them
-    makes the run pending again (the runner then resumes or restarts it by its full identity)."""
-    spec = planned.spec
-    files = {
-        v: sha256_file(v) for v in spec.config.values() if isinstance(v, str) and v and Path(v).is_file()
-    }
-    return fingerprint(
-        {
-            "system": spec.system,
-            "detector": spec.detector,
-            "config": spec.config,
-            "setting": str(spec.setting),
-            "scoring": [spec.seed, spec.repeats, spec.n_resamples, spec.failures, spec.evidence_seed]
-            + ([spec.evidence_sampler] if spec.evidence_sampler != "rwpost" else []),
-            "images": [spec.allow_missing_images, str(spec.image_root)],
-            "prices": {k: v.model_dump() for k, v in (spec.prices or {}).items()},
-            "blocked_domains": spec.blocklist.sha256,
-            "samples": samples_sha256(data.test),
-            "train": samples_sha256(data.train) if data.train else None,
-            "files": files,
-            "code": code_version(),
-            "detector_code": _class_code(spec.detector),
-        }
-    )
-
-
-def _class_code(detector: str) -> dict[str, str] | None:
-    try:
-        return detector_code(resolve_detector(detector))
-    except ConfigError:  # refused by name when the run builds it
-        return None
+    """A planned run's completion marker key (:func:`rwpost.evaluate.identity.shard_key`): a change to
+    any input makes the run pending again (the runner then resumes or restarts it by its full identity)."""
+    return shard_key(data.test, planned.spec, data.train, data.info)
 
 
 def _evaluate_one(
@@ -237,16 +207,14 @@ def _shard_task(
 
 
 def uses_local_model(spec: RunSpec) -> bool:
-    """Whether a run's detector runs a local model (``backend=local``, or a detector whose default it is,
-    ``local-vlm``): run by Ray as one actor per GPU holding the model, taking run after run."""
-    backend = spec.config.get("backend")
-    if backend is None:
-        try:
-            field = resolve_detector(spec.detector).Config.model_fields.get("backend")
-        except Exception:  # an unknown detector or one without options: refused when the run builds it
-            return False
-        backend = field.default if field is not None else None
-    return backend == "local"
+    """Whether a run's detector runs a local model (its typed model settings say so: ``backend=local``,
+    or a detector whose default it is, ``local-vlm``): run by Ray as one actor per GPU holding the model,
+    taking run after run."""
+    try:
+        options = resolve_detector(spec.detector).Config.model_validate(dict(spec.config))
+    except (ConfigError, ValidationError):  # refused when the run builds it
+        return False
+    return isinstance(options, ModelOptions) and options.local
 
 
 def run_plan(

@@ -12,7 +12,6 @@ of two inputs are never mixed.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,19 +20,24 @@ from typing import Any
 import numpy as np
 
 from rwpost.errors import ConfigError, Interrupted, RwpostError, signal_name
-from rwpost.evaluate.contract import Call, Detector, Prediction, RunContext
+from rwpost.evaluate.contract import Detector, Prediction, RunContext
+from rwpost.evaluate.data import refuse_duplicate_ids
 from rwpost.evaluate.identity import PREDICTIONS_FILE, RUN_OUTPUTS, resume_state, run_identity, start_run
 from rwpost.evaluate.inputs import image_loadable
 from rwpost.evaluate.leakage import BlockList, LeakageGuard
 from rwpost.evaluate.log import DataRecord, RunManifest, TrainRecord
 from rwpost.evaluate.manifest import environment, fingerprint, ids_sha256, now
 from rwpost.evaluate.metrics import check_policy
+from rwpost.evaluate.outages import (
+    outage_counts,
+    retrieval_record,
+    retry_transport_failures,
+)
 from rwpost.evaluate.registry import make_detector
 from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSampler, EvidenceSource
 from rwpost.io import (
     append_jsonl_rows,
     check_output,
-    drop_jsonl_rows,
     drop_torn_tail,
     iter_jsonl,
     overlap,
@@ -123,107 +127,12 @@ class RunSpec:
         return self.name or f"{self.detector}/{self.setting}"
 
 
-def refuse_duplicate_ids(samples: Sequence[Sample], source: str) -> None:
-    """A ConfigError naming the ids that occur more than once (one copy could be trained on, the other
-    scored)."""
-    repeated = sorted(i for i, n in Counter(s.id for s in samples).items() if n > 1)
-    if repeated:
-        shown = ", ".join(repeated[:5]) + (f" and {len(repeated) - 5} more" if len(repeated) > 5 else "")
-        raise ConfigError(f"{source}: duplicate sample ids {shown}; each sample must occur once")
-
-
-def split_train_test(
-    samples: Sequence[Sample], fraction: float, seed: int
-) -> tuple[list[Sample], list[Sample], str]:
-    """A seeded split into train (``fraction``) and test, stratified by label when every label allows it."""
-    from sklearn.model_selection import train_test_split
-
-    if not 0 < fraction < 1:
-        raise ConfigError(f"--train-fraction must be between 0 and 1, got {fraction}")
-    n_train = int(np.floor(fraction * len(samples)))  # how scikit-learn sizes the parts
-    if not 0 < n_train < len(samples):
-        raise ConfigError(
-            f"--train-fraction {fraction} of {len(samples)} labelled samples leaves "
-            f"{n_train} to train on and {len(samples) - n_train} to score; both need at least one"
-        )
-    labels = [str(s.label) for s in samples]
-    try:
-        train, test = train_test_split(list(samples), train_size=fraction, random_state=seed, stratify=labels)
-        how = "stratified by label"
-    except ValueError:  # a label with a single sample cannot be stratified
-        train, test = train_test_split(list(samples), train_size=fraction, random_state=seed)
-        how = "random (a label is too rare to stratify)"
-    return train, test, f"{len(train)} of {len(samples)} samples, seed {seed}, {how}"
-
-
 def read_predictions(path: Path) -> dict[tuple[int, str], dict[str, Any]]:
     """Predictions already written, by ``(repeat, id)``; a last line cut short by a kill is removed."""
     drop_torn_tail(path)  # the write a kill interrupted: redo that sample
     if not path.exists():
         return {}
     return {(int(row["repeat"]), row["id"]): row for _, row in iter_jsonl(path)}
-
-
-def without_retrieval(calls: Sequence[Any]) -> bool:
-    """Whether an answer was made without one working tool call: it made some, and every one failed (a
-    search outage; calls as :class:`Call` or as the dicts of ``predictions.jsonl``)."""
-    failed = [c.failed if isinstance(c, Call) else bool(c.get("failed")) for c in calls if _kind(c) == "tool"]
-    return bool(failed) and all(failed)
-
-
-def _kind(call: Any) -> str | None:
-    return call.kind if isinstance(call, Call) else call.get("kind") if isinstance(call, dict) else None
-
-
-def _outage_failed(row: Any) -> bool:
-    """A ``predictions.jsonl`` row an outage spoiled: no answer for a transport reason, or an answer made
-    while every search failed."""
-    if not isinstance(row, dict):
-        return False
-    if row.get("label") is None and row.get("error"):
-        from rwpost.llm.client import is_transport_failure  # imports openai: only for a failed answer
-
-        if is_transport_failure(row["error"]):
-            return True
-    return without_retrieval([c for c in row.get("calls") or [] if isinstance(c, dict)])
-
-
-def retry_transport_failures(path: Path) -> int:
-    """Remove from ``path`` the predictions an outage spoiled, so a resumed run asks for them again:
-    those that failed for a transport reason (a server error, a rate limit, a timeout, no connection,
-    after every retry: :func:`rwpost.llm.client.is_transport_failure`) and those made while every search
-    failed; returns how many. Refusals and invalid answers stay."""
-    return drop_jsonl_rows(path, _outage_failed)
-
-
-class RetrievalFailed(RwpostError):
-    """An open-web run whose every search failed: its answers are closed-book ones."""
-
-
-def retrieval_record(predictions: Sequence[Sequence[Prediction]]) -> dict[str, Any]:
-    """The manifest's retrieval counts over every answer of an open-web run (resumed ones too)."""
-    answers = [p for preds in predictions for p in preds]
-    tools = [c for p in answers for c in p.calls if c.kind == "tool"]
-    failed = sum(c.failed for c in tools)
-    return {
-        "tool_calls": len(tools),
-        "failed": failed,
-        "predictions": len(answers),
-        "predictions_without_retrieval": sum(without_retrieval(p.calls) for p in answers),
-        "never_worked": failed > 0 and failed == len(tools),
-    }
-
-
-def check_retrieval(manifest: RunManifest) -> None:
-    """Refuse an open-web run whose every search failed (after its reports are written, marked so): its
-    scores are those of closed-book answers, not of the cell it names."""
-    retrieval = manifest.retrieval
-    if retrieval is not None and retrieval.never_worked:
-        raise RetrievalFailed(
-            f"{manifest.system}: every one of its {retrieval.failed} searches failed, so its answers are "
-            f"closed-book, not {manifest.setting} (the reports say so); fix the search backend and run the "
-            "same command again: those answers are asked again"
-        )
 
 
 def predict_all(
@@ -327,14 +236,6 @@ def refuse_inputs_in(out_dir: Path, inputs: Sequence[str | Path]) -> None:
     for folder in (g for g in given if g.is_dir()):
         if overlap(out_dir, folder) in ("is also", "is inside"):
             raise ConfigError(f"{out_dir}: is inside the input folder {folder}; write the run elsewhere")
-
-
-def outage_counts(retried: int, predictions: Sequence[Sequence[Prediction]]) -> dict[str, int]:
-    """The manifest's outage fields, only where not zero: answers asked again on resume, and answers of
-    this run an outage spoiled (a transport failure, or made while every search failed)."""
-    failed = sum(_outage_failed(p.model_dump(mode="json")) for preds in predictions for p in preds)
-    counts = {"retried_transport_failures": retried, "transport_failures": failed}
-    return {k: v for k, v in counts.items() if v}
 
 
 @dataclass
@@ -445,14 +346,14 @@ def run(
     manifest = RunManifest(
         system=spec.system,
         code_version=identity.code_version,
-        detector=spec.detector,
+        detector=identity.detector,
         detector_config=configs[0] if len(configs) == 1 else configs,
         prompt_hashes=hashes,
         schema_hashes=identity.schema_hashes,
-        setting=str(spec.setting),
+        setting=identity.setting,
         setting_alias=spec.setting.alias,
-        seed=spec.seed,
-        repeats=spec.repeats,
+        seed=identity.seed,
+        repeats=identity.repeats,
         failures=spec.failures,
         batch_size=spec.batch_size,
         bootstrap_resamples=spec.n_resamples,
@@ -473,7 +374,9 @@ def run(
         resume=resumed,
         **outage_counts(retried, all_predictions),
         mean_detector_wall_s_per_sample=float(np.mean(wall)) if wall else None,
+        predictions_sha256=identity.predictions_sha256,
+        detector_code=identity.detector_code,
+        evidence_draw=identity.evidence_draw,
         run_fingerprint=fingerprint(identity.dump()),
-        identity=identity,
     )
     return RunResult(all_predictions, manifest, input_report)

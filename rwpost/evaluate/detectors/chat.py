@@ -49,7 +49,7 @@ class ChatOptions(ModelOptions):
     @model_validator(mode="after")
     def _local_options_need_a_local_model(self) -> ChatOptions:
         given = sorted(LOCAL_OPTIONS & self.model_fields_set)
-        if self.backend == "api" and given:
+        if not self.local and given:
             raise ValueError(f"backend=api reads no {', '.join(given)} (options of a local model)")
         return self
 
