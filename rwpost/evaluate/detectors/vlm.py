@@ -41,6 +41,7 @@ from rwpost.evaluate.contract import (
 )
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
+from rwpost.evaluate.toolkit.ask import prompt_request
 from rwpost.evaluate.toolkit.cases import evidence_block, missing_image_prediction
 from rwpost.labels import Label
 from rwpost.llm.chat import ChatModel
@@ -212,9 +213,7 @@ class VLMDetector(Detector):
 
     def request(self, sample: Sample, task: EvalTask, image: Any) -> Any:
         """The model request for one sample of ``task`` (with ``image``, if any)."""
-        from rwpost.llm import LLMRequest
-
-        labels, local = task.label_names, self.options.local
+        labels = task.label_names
         prompt = self.prompt_file
         if self.prompt_files:  # the authors' baseline: their prompt of the cell, their answer schema
             prompt = self.prompt_files[task.cell.evidence is EvidenceSource.GOLD]
@@ -224,17 +223,15 @@ class VLMDetector(Detector):
                 verdict_user_text(prompt, sample, task.cell, labels),
                 task_schema(self.schema, labels),
             )
-        return LLMRequest(
-            key=sample.id,
+        return prompt_request(
+            prompt,
+            sample.id,
             task=f"detect-{task.cell.slug}",
-            system=prompt.system,
             user=user,
             schema=schema,
-            schema_name=prompt.schema_name,
-            prompt_version=prompt.version,
-            images=(image,) if image is not None else (),
+            images=(image,),
             temperature=self.options.temperature,
-            max_tokens=None if local else self.options.max_tokens,  # local: max_new_tokens bounds it
+            max_tokens=self.options.answer_limit(self.options.max_tokens),  # local: max_new_tokens bounds it
         )
 
     def prediction(self, sample_id: str, result: Any, labels: Sequence[str], share_s: float) -> Prediction:

@@ -7,7 +7,7 @@ from typing import Any
 
 from rwpost.errors import RwpostError
 from rwpost.evaluate.toolkit.trace import Trace
-from rwpost.prompts import load_prompt
+from rwpost.prompts import Prompt, load_prompt
 
 
 def prompt_hashes(names: Sequence[str]) -> dict[str, str]:
@@ -22,6 +22,35 @@ def schema_hashes(names: Sequence[str]) -> dict[str, str]:
 
     schemas = sorted({load_prompt(name).schema_name for name in names})
     return {n: sha256_hex((LLM_SCHEMA_DIR / f"{n}.schema.json").read_bytes()) for n in schemas}
+
+
+def prompt_request(
+    prompt: Prompt,
+    key: str,
+    *,
+    task: str,
+    user: str,
+    schema: dict[str, Any] | None = None,
+    images: Sequence[Any] = (),
+    temperature: float | None = 0.0,
+    max_tokens: int | None = None,
+) -> Any:
+    """The :class:`~rwpost.llm.LLMRequest` of one prompt file (its system text, answer schema and version)
+    with ``user`` as the user turn: the one place a detector's prompt becomes a request."""
+    from rwpost.llm import LLMRequest, load_llm_schema
+
+    return LLMRequest(
+        key=key,
+        task=task,
+        system=prompt.system,
+        user=user,
+        schema=schema or load_llm_schema(prompt.schema_name),
+        schema_name=prompt.schema_name,
+        prompt_version=prompt.version,
+        images=tuple(i for i in images if i is not None),
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )
 
 
 class ModelFailed(RwpostError):
@@ -47,23 +76,20 @@ class Asker:
         agent: str,
         images: Sequence[Any] = (),
         schema: dict[str, Any] | None = None,
-        temperature: float | None = None,
+        temperature: float | None | str = "default",
         **values: str,
     ) -> Any:
-        """The :class:`~rwpost.llm.LLMRequest` of prompt ``prompt_name`` filled with ``values``."""
-        from rwpost.llm import LLMRequest, load_llm_schema
-
+        """The :class:`~rwpost.llm.LLMRequest` of prompt ``prompt_name`` filled with ``values``, at the
+        asker's temperature unless ``temperature`` is given (None: not sent, the server's default)."""
         prompt = load_prompt(prompt_name)
-        return LLMRequest(
-            key=key,
+        return prompt_request(
+            prompt,
+            key,
             task=f"{self.task}-{agent}",
-            system=prompt.system,
             user=prompt.render_user(**values),
-            schema=schema or load_llm_schema(prompt.schema_name),
-            schema_name=prompt.schema_name,
-            prompt_version=prompt.version,
-            images=tuple(i for i in images if i is not None),
-            temperature=self.temperature if temperature is None else temperature,
+            schema=schema,
+            images=images,
+            temperature=self.temperature if temperature == "default" else temperature,  # type: ignore[arg-type]
             max_tokens=self.max_tokens,
         )
 
@@ -97,4 +123,4 @@ class Asker:
         return result.data
 
 
-__all__ = ["Asker", "ModelFailed", "prompt_hashes", "schema_hashes"]
+__all__ = ["Asker", "ModelFailed", "prompt_hashes", "prompt_request", "schema_hashes"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rwpost.evaluate.contract import Call
+from rwpost.evaluate.toolkit.ask import Asker
 from rwpost.labels import Label
 from rwpost.llm.chat import ChatModel
 from rwpost.prompts import Prompt, load_prompt
@@ -115,18 +116,19 @@ class Agents:
         temperature: float | None = 0.0,
         max_tokens: int | None = 1200,
         profile: str = "paper",
+        local: bool = False,
     ) -> None:
         from rwpost.llm import load_llm_schema
 
         self.model = model
-        self.local = model.config().get("backend") == "local"
+        self.local = local
         """A local model's calls cost nothing; an API model's are priced by the run's table."""
         self.temperature, self.max_tokens = temperature, max_tokens
         """None: the server's default temperature (not sent), as the authors' code calls the API."""
-        self.prompts: dict[str, Prompt] = {
-            agent: load_prompt(name) for agent, name in PROFILE_PROMPTS[profile].items()
-        }
+        self.names = PROFILE_PROMPTS[profile]
+        self.prompts: dict[str, Prompt] = {agent: load_prompt(name) for agent, name in self.names.items()}
         self.schemas = {p.schema_name: load_llm_schema(p.schema_name) for p in self.prompts.values()}
+        self.asker = Asker(model, task="agentfact", temperature=temperature, max_tokens=max_tokens)
 
     async def ask(
         self,
@@ -138,20 +140,10 @@ class Agents:
     ) -> tuple[dict[str, Any] | None, Call, str | None]:
         """One agent call: ``(answer or None, its ledger row, why there is no answer)``; ``temperature``
         other than ``"agents"`` overrides the agents' one (the authors summarise at 0.1)."""
-        from rwpost.llm import LLMRequest
-
-        prompt = self.prompts[agent]
-        request = LLMRequest(
-            key=key,
-            task=f"agentfact-{agent}",
-            system=prompt.system,
-            user=prompt.render_user(**values),
-            schema=self.schemas[prompt.schema_name],
-            schema_name=prompt.schema_name,
-            prompt_version=prompt.version,
-            images=tuple(attach),
-            temperature=self.temperature if temperature == "agents" else temperature,  # type: ignore[arg-type]
-            max_tokens=self.max_tokens,
+        schema = self.schemas[self.prompts[agent].schema_name]
+        chosen = "default" if temperature == "agents" else temperature
+        request = self.asker.request(
+            self.names[agent], key, agent=agent, images=attach, schema=schema, temperature=chosen, **values
         )
         result = await self.model.complete(request)
         call = Call.of_result(result, self.model.name, agent=agent, cost_usd=0.0 if self.local else None)

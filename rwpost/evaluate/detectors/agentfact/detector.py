@@ -190,7 +190,11 @@ class AgentFactDetector(Detector):
             if self.model is None:
                 self.model = ctx.model(o) if ctx else o.chat_model({}, cache_path=o.cache_path)
             self._agents = Agents(
-                self.model, temperature=o.temperature, max_tokens=o.max_tokens, profile=o.profile
+                self.model,
+                temperature=o.temperature,
+                max_tokens=o.max_tokens,
+                profile=o.profile,
+                local=o.local,
             )
         return self._agents
 
