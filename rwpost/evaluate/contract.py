@@ -63,9 +63,10 @@ Register it under a name with an entry point (group ``rwpost.detectors``) or run
 A detector that asks a model declares typed model settings (a ``Config`` subclassing
 :class:`ModelOptions`) and gets the model from the run (:meth:`RunContext.model`): the connection comes from
 the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``--model``) as for every built-in, the key never
-written anywhere. Also run by ``tests/test_evaluate_contract.py``, against the loopback LLM server::
+written anywhere; what it records in the sample's :meth:`RunContext.transcript` becomes the ledger. Also
+run by ``tests/test_evaluate_plugins.py``, against the loopback LLM server::
 
-    from rwpost.evaluate.contract import Call, Detector, ModelOptions, Prediction
+    from rwpost.evaluate.contract import Detector, ModelOptions, Prediction
     from rwpost.llm import LLMRequest
 
 
@@ -91,9 +92,9 @@ written anywhere. Also run by ``tests/test_evaluate_contract.py``, against the l
             ]
             out = []
             for s, answer in zip(samples, model.run(requests)):
-                call = Call.of_result(answer, model.name)
+                ctx.transcript(s.id).answered(answer, model.name)  # its ledger row
                 label = (answer.data or {}).get("label")
-                out.append(Prediction(id=s.id, label=label, error=answer.error, calls=[call]))
+                out.append(Prediction(id=s.id, label=label, error=answer.error))
             return out
 """
 
@@ -104,6 +105,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -120,7 +122,7 @@ from pydantic import (
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate.inputs import image_input
-from rwpost.evaluate.leakage import LeakageGuard, dropped_report
+from rwpost.evaluate.leakage import DROPPED, LeakageGuard, SearchResult, dropped_report
 from rwpost.labels import Label
 from rwpost.llm.config import LLMSettings
 from rwpost.records import Sample
@@ -261,6 +263,37 @@ class DetectorInputs(BaseModel):
 
 
 @dataclass
+class Trace:
+    """One sample's transcript: ledger rows (:class:`Call`) of every model and tool call, the results the
+    leakage guard dropped (each also a zero-cost ledger row naming its reason) and the images sent to a
+    model. :meth:`RunContext.transcript` gives one per sample; agentic detectors keep theirs in it."""
+
+    calls: list[Call] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    images_sent: int = 0
+
+    def answered(self, result: Any, model: str, *, agent: str | None = None, images: int = 0) -> None:
+        """The ledger row of one model answer (:class:`~rwpost.llm.ChatResult`) with ``images`` sent."""
+        self.images_sent += images
+        self.calls.append(Call.of_result(result, model, agent=agent))
+
+    def drop(self, url: str, reason: str, **where: str) -> None:
+        """A result set aside before any agent saw it: kept with its reason (and ``where``: the tool or
+        query), and a zero-cost ledger row the leakage report counts."""
+        self.dropped.append({"url": url, "reason": reason, **where})
+        self.calls.append(Call(kind="tool", name=f"{DROPPED}{reason}", cost_usd=0.0))
+
+    def screen(
+        self, guard: LeakageGuard, results: list[SearchResult], claim_time: date | None, **where: str
+    ) -> list[SearchResult]:
+        """The results ``guard`` keeps; each dropped one is recorded (:meth:`drop`)."""
+        screened = guard.screen(results, claim_time)
+        for dropped in screened.dropped:
+            self.drop(dropped.result.url, dropped.reason, **where)
+        return screened.kept
+
+
+@dataclass
 class RunContext:
     """Run-wide inputs of one repeat, the same for every batch: handed to ``fit`` and ``predict``."""
 
@@ -285,6 +318,8 @@ class RunContext:
     cell: Any = None
     """The run's input cell (:class:`~rwpost.evaluate.task.Cell`), so ``prepare`` can refuse what only
     this cell needs (a search key for an open-web cell)."""
+    transcripts: dict[str, Trace] = field(default_factory=dict, repr=False)
+    """The samples' transcripts of the batch being asked (:meth:`transcript`)."""
     models: dict[tuple[Any, bool], Any] = field(default_factory=dict, repr=False)
     """The models :meth:`model` built, by settings and vision: each is built once a repeat."""
 
@@ -307,6 +342,12 @@ class RunContext:
                 self.secrets, cache_path=cache, seed=self.seed, vision=vision
             )
         return self.models[key]
+
+    def transcript(self, key: str) -> Trace:
+        """The transcript of sample ``key`` (made on first use): what the detector records there (model
+        answers with :meth:`Trace.answered`, guard drops with :meth:`Trace.screen`) becomes the ledger
+        rows of its prediction when the prediction carries none itself, and its images are counted."""
+        return self.transcripts.setdefault(key, Trace())
 
     def image(self, sample: Sample) -> Any:
         """The sample's image (:class:`rwpost.llm.ImageInput`) from its bytes or file; None if neither."""
@@ -467,5 +508,6 @@ __all__ = [
     "RunContext",
     "Seed",
     "Temperature",
+    "Trace",
     "check_option",
 ]

@@ -181,6 +181,10 @@ def predict_all(
             for s in batch:
                 missing = Prediction(id=s.id, error=f"detector {detector.name!r} gave no answer")
                 pred = by_id.get(s.id) or missing
+                trace = ctx.transcripts.pop(s.id, None)  # what the detector recorded in ctx.transcript
+                if trace is not None:
+                    ctx.sent_images(trace.images_sent)
+                    pred = pred if pred.calls else pred.model_copy(update={"calls": trace.calls})
                 rows.append({"repeat": repeat, "wall_s": wall, **pred.model_dump(mode="json")})
             append_jsonl_rows(path, rows)
             for row in rows:

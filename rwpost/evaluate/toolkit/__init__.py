@@ -1,7 +1,8 @@
 """What agentic detectors share, below every detector: one home for each piece of their plumbing.
 
-- :mod:`~rwpost.evaluate.toolkit.trace`: :class:`Trace`, one sample's transcript (every model and tool
-  call as a ledger row, every result the leakage guard dropped, the images sent);
+- one sample's transcript is the contract's :class:`~rwpost.evaluate.contract.Trace` (every model and
+  tool call as a ledger row, every result the leakage guard dropped, the images sent), which
+  ``RunContext.transcript`` hands out;
 - :mod:`~rwpost.evaluate.toolkit.ask`: :class:`Asker`, prompt -> request -> complete -> ledger row;
 - :mod:`~rwpost.evaluate.toolkit.tools`: the tools agents call (search, Wikipedia, reverse image, a
   forgery classifier, a model as a tool), their cards, cache and ledger rows, behind the leakage guard;

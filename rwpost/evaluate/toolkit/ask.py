@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rwpost.errors import RwpostError
-from rwpost.evaluate.toolkit.trace import Trace
+from rwpost.evaluate.contract import Trace
 from rwpost.prompts import Prompt, load_prompt
 
 

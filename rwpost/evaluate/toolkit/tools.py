@@ -35,11 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import RwpostError
-from rwpost.evaluate.contract import Call
+from rwpost.evaluate.contract import Call, Trace
 from rwpost.evaluate.leakage import LeakageGuard, SearchResult
 from rwpost.evaluate.search.dates import parse_result_date
 from rwpost.evaluate.toolkit.ask import ModelFailed
-from rwpost.evaluate.toolkit.trace import Trace
 from rwpost.io import sha256_hex
 
 TOOL_CACHE = "t2agent-tool"

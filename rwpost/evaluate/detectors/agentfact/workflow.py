@@ -31,6 +31,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from rwpost.evaluate.contract import Call
+from rwpost.evaluate.contract import Trace as AgentTrace
 from rwpost.evaluate.detectors.agentfact.agents import (
     Agents,
     EvidenceItem,
@@ -44,7 +45,6 @@ from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
 from rwpost.evaluate.leakage import LeakageGuard, SearchResult, normalize_domain
 from rwpost.evaluate.search.dates import parse_result_date
 from rwpost.evaluate.task import EvidenceSource
-from rwpost.evaluate.toolkit.trace import Trace as AgentTrace
 from rwpost.labels import Label
 from rwpost.records import Sample
 
