@@ -236,3 +236,25 @@ def test_importing_the_contract_imports_nothing_of_the_harness():
     loaded = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     harness = ("runner", "plan", "run", "registry", "identity", "select", "shards", "detectors", "toolkit")
     assert not {f"rwpost.evaluate.{h}" for h in harness} & set(json.loads(loaded.stdout))
+
+
+def test_an_open_web_run_without_its_search_key_writes_nothing_so_the_corrected_run_goes_on(
+    tmp_path, monkeypatch
+):
+    from dataclasses import replace
+
+    from rwpost.errors import ConfigError
+    from rwpost.evaluate import evaluate
+    from rwpost.testing.search import SearchServer
+    from tests.evaluate_helpers import Agents, agentfact_spec, news
+
+    monkeypatch.delenv("SERPER_API_KEY", raising=False)
+    samples, out = [make_sample(0, Label.FALSE)], tmp_path / "run"
+    with FakeLLMServer(Agents()) as llm, SearchServer(news) as search:
+        spec = agentfact_spec(llm, search, tmp_path)
+        serper = replace(spec, config={**spec.config, "search": "serper", "search_options": {}})
+        with pytest.raises(ConfigError, match="SERPER_API_KEY"):
+            evaluate(samples, serper, out, encode=None)
+        assert not (out / "run.json").exists() and llm.chat_requests == 0
+        metrics = evaluate(samples, spec, out, encode=None)  # the corrected command: not "a different run"
+    assert metrics["accuracy"] == 1.0
