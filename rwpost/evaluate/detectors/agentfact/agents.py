@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rwpost.evaluate.contract import Call
-from rwpost.evaluate.toolkit.ask import Asker
+from rwpost.evaluate.toolkit.ask import prompt_request
 from rwpost.labels import Label
 from rwpost.llm.chat import ChatModel
 from rwpost.prompts import Prompt, load_prompt
@@ -125,10 +125,10 @@ class Agents:
         """A local model's calls cost nothing; an API model's are priced by the run's table."""
         self.temperature, self.max_tokens = temperature, max_tokens
         """None: the server's default temperature (not sent), as the authors' code calls the API."""
-        self.names = PROFILE_PROMPTS[profile]
-        self.prompts: dict[str, Prompt] = {agent: load_prompt(name) for agent, name in self.names.items()}
+        self.prompts: dict[str, Prompt] = {
+            agent: load_prompt(name) for agent, name in PROFILE_PROMPTS[profile].items()
+        }
         self.schemas = {p.schema_name: load_llm_schema(p.schema_name) for p in self.prompts.values()}
-        self.asker = Asker(model, task="agentfact", temperature=temperature, max_tokens=max_tokens)
 
     async def ask(
         self,
@@ -140,10 +140,16 @@ class Agents:
     ) -> tuple[dict[str, Any] | None, Call, str | None]:
         """One agent call: ``(answer or None, its ledger row, why there is no answer)``; ``temperature``
         other than ``"agents"`` overrides the agents' one (the authors summarise at 0.1)."""
-        schema = self.schemas[self.prompts[agent].schema_name]
-        chosen = "default" if temperature == "agents" else temperature
-        request = self.asker.request(
-            self.names[agent], key, agent=agent, images=attach, schema=schema, temperature=chosen, **values
+        prompt = self.prompts[agent]  # (its values may hold an "images" text: the attachments are apart)
+        request = prompt_request(
+            prompt,
+            key,
+            task=f"agentfact-{agent}",
+            user=prompt.render_user(**values),
+            schema=self.schemas[prompt.schema_name],
+            images=attach,
+            temperature=self.temperature if temperature == "agents" else temperature,  # type: ignore[arg-type]
+            max_tokens=self.max_tokens,
         )
         result = await self.model.complete(request)
         call = Call.of_result(result, self.model.name, agent=agent, cost_usd=0.0 if self.local else None)
