@@ -211,9 +211,13 @@ def uses_local_model(spec: RunSpec) -> bool:
     or a detector whose default it is, ``local-vlm``): run by Ray as one actor per GPU holding the model,
     taking run after run."""
     try:
-        options = resolve_detector(spec.detector).Config.model_validate(dict(spec.config))
-    except (ConfigError, ValidationError):  # refused when the run builds it
+        config = resolve_detector(spec.detector).Config
+    except ConfigError:  # refused when the run builds it
         return False
+    try:
+        options = config.model_validate(dict(spec.config))
+    except ValidationError:  # refused when the run builds it; their type still says where the model runs
+        options = config.model_construct(**spec.config)
     return isinstance(options, ModelOptions) and options.local
 
 
