@@ -19,9 +19,9 @@ from rwpost.cli import main
 from rwpost.dataset import read_samples
 from rwpost.errors import ConfigError
 from rwpost.evaluate import RunSpec, evaluate
+from rwpost.evaluate.data import split_train_test
 from rwpost.evaluate.plan import DetectorEntry, plan_runs
 from rwpost.evaluate.registry import make_detector
-from rwpost.evaluate.runner import split_train_test
 from rwpost.evaluate.task import Cell, EvalTask
 from rwpost.stages.evaluate import Params
 
@@ -30,9 +30,9 @@ RELEASED = ROOT / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
 COMMON = ["--bootstrap", "0", "--no-progress", "--no-key-points"]
 
 
-def documented_example() -> str:
-    """The code block of ``rwpost.evaluate.contract``'s docstring, dedented."""
-    block = contract.__doc__.split("through the real runner::\n", 1)[1]
+def documented_example(after: str = "through the real runner::\n") -> str:
+    """The code block of ``rwpost.evaluate.contract``'s docstring that follows ``after``, dedented."""
+    block = contract.__doc__.split(after, 1)[1]
     lines = []
     for line in block.splitlines()[1:]:
         if line and not line.startswith("    "):

@@ -232,7 +232,8 @@ class TestTrust:
         rows = (out / "predictions.jsonl").read_text().splitlines()
         assert len(rows) == len(TRUST_GOLD)  # the first run's predictions are gone, not mixed in
         manifest = json.loads((out / "manifest.json").read_text())
-        assert manifest["identity"]["predictions_sha256"] == manifest["detector_config"]["sha256"]
+        assert manifest["predictions_sha256"] == manifest["detector_config"]["sha256"]
+        assert "identity" not in manifest  # run.json holds it; the manifest states each fact once
         assert manifest["failures"] == "wrong"
 
     def test_an_identical_run_resumes_and_every_changed_input_is_named(self, tmp_path, samples):
@@ -262,13 +263,13 @@ class TestTrust:
         assert restarted.manifest.resume == "restarted"
 
     def test_code_version_and_prompts_are_in_the_identity(self, tmp_path, samples, monkeypatch):
-        import rwpost.evaluate.runner as runner
+        import rwpost.evaluate.identity as identity
 
         script = tmp_path / "script.json"
         script.write_text(json.dumps({"0": {s.id: "False" for s in samples}}))
         spec = RunSpec(SCRIPTED, config={"script": str(script)})
         run(samples, spec, tmp_path / "run")
-        monkeypatch.setattr(runner, "code_version", lambda: "9.9.9")
+        monkeypatch.setattr(identity, "code_version", lambda: "9.9.9")
         with pytest.raises(ConfigError, match="the code version"):
             run(samples, spec, tmp_path / "run")
         from rwpost.evaluate.registry import resolve_detector

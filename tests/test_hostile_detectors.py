@@ -12,7 +12,7 @@ import pytest
 
 from rwpost.cli import main
 from rwpost.evaluate import RunSpec, evaluate
-from rwpost.evaluate.runner import RetrievalFailed
+from rwpost.evaluate.outages import RetrievalFailed
 from rwpost.evaluate.search.dates import parse_result_date
 from rwpost.labels import Label
 from rwpost.llm import LLMAccessError, LLMClient, LLMRequest, load_llm_schema

@@ -148,7 +148,7 @@ def test_evaluate_writes_and_prints_no_secret(tmp_path, monkeypatch, capsys):
         assert all(echoed in e for e in errors), (run, errors)  # the echo arrived, redacted
     assert leaks(out, printed.out, printed.err) == []
     run = json.loads((out / "cli" / "run.json").read_text())
-    assert "api_key" not in run["identity"]["config"]  # a key is not what a run is
+    assert "api_key" not in json.dumps(run["identity"]["detector_config"])  # a key is not what a run is
 
 
 def test_extract_rejects_keep_no_echoed_key(tmp_path, monkeypatch, capsys):

@@ -472,7 +472,7 @@ def test_t2agent_native_view_on_mmfakebench_scores_both_views(tmp_path):
 
 
 def test_tool_selection_keeps_a_tool_only_when_it_raises_accuracy(tmp_path):
-    from rwpost.evaluate.detectors.t2agent.selection import read_toolset, select_tools, write_toolset
+    from rwpost.evaluate.toolkit.toolsets import read_toolset, select_tools, write_toolset
 
     gains = {"Google": 0.1, "Entity": 0.05, "Counterfactual": -0.02, "ReverseImage": 0.0}
     asked = []
@@ -488,4 +488,4 @@ def test_tool_selection_keeps_a_tool_only_when_it_raises_accuracy(tmp_path):
     assert asked[-1] == ["Wikipedia", "VQA", "Google", "Entity", "ReverseImage"]  # combined, greedily
     assert [s["kept"] for s in steps] == [True, True, False, True, False]
     write_toolset(tmp_path / "toolset.json", chosen, steps)
-    assert read_toolset(tmp_path / "toolset.json") == chosen
+    assert read_toolset(tmp_path / "toolset.json", list(gains) + ["Wikipedia", "VQA"]) == chosen

@@ -133,7 +133,7 @@ def test_select_tools_refuses_an_unlabelled_split_an_unknown_tool_and_another_de
     )
     assert code == 2 and "unknown tools ['TinEye']" in one_line(err)
     code, err = run_cli(capsys, *base, "--data", labelled, "--detector", "majority")
-    assert code == 2 and "--select-tools chooses T2Agent's toolset" in one_line(err)
+    assert code == 2 and "--select-tools: detector 'majority' has no tool set" in one_line(err)
 
 
 def test_one_t2agent_configuration_on_rw_post_and_mmfakebench_in_one_leaderboard(

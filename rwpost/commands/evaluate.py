@@ -206,8 +206,8 @@ def evaluate(
     select_tools: bool = typer.Option(
         False,
         "--select-tools",
-        help="--detector t2agent: choose its toolset on the labelled --data (paper Algorithm 2) and write "
-        "OUT/toolset.json; a later run loads it with --set toolset=OUT/toolset.json.",
+        help="A detector with a tool set (t2agent): choose its toolset on the labelled --data (T2Agent's "
+        "Algorithm 2) and write OUT/toolset.json; a later run loads it with --set toolset=OUT/toolset.json.",
     ),
     recipe: str = typer.Option(
         None,
@@ -234,10 +234,8 @@ def evaluate(
     from rwpost.evaluate.data import authors_denominators, load_eval_data
     from rwpost.evaluate.encoders import lazy_encoder
     from rwpost.evaluate.leaderboard import write_leaderboard
-    from rwpost.evaluate.leakage import BlockList
-    from rwpost.evaluate.plan import DetectorEntry, plan_runs, run_plan
+    from rwpost.evaluate.plan import DetectorEntry, run_plan
     from rwpost.evaluate.task import GRID
-    from rwpost.llm.config import detector_secrets_from_env  # rwpost.llm loads the OpenAI SDK (~0.5 s)
 
     for option, value in (("--seed", seed), ("--evidence-seed", evidence_seed)):
         if value is not None:
@@ -326,28 +324,22 @@ def evaluate(
             f"authors' denominators: {left_out} of {left_out + len(loaded.test)} "
             "claims left out of every cell (no post image, or it does not open: their loader's rule)"
         )
-    plan = plan_runs(
-        entries,
-        o["settings"],
-        o["k"],
-        out=out,
-        name=name,
-        single_in_out=True,
-        secrets=detector_secrets_from_env,
-        seed=o["seed"],
-        n_resamples=o["bootstrap"],
-        prices=_read_prices(prices),
-        blocklist=BlockList.from_file(blocked_domains),
-        allow_missing_images=o["allow_missing_images"],
-        failures=o["failures"],
-        evidence_seed=o["evidence_seed"],
-        evidence_sampler=o["evidence_sampler"],
-        image_root=image_root,
-        batch_api=o["batch_api"],
-        batch_poll_s=o["batch_poll_s"],
-    )
+    from pydantic import ValidationError
+
+    from rwpost.evaluate.shards import EvaluateSettings, plan_for
+    from rwpost.io import validation_problem
+
+    fields = set(EvaluateSettings.model_fields) - {"detectors", "recipe"}
+    given = {k: v for k, v in o.items() if k in fields}
+    given |= {"blocked_domains": blocked_domains, "image_root": image_root, "prices": _read_prices(prices)}
+    try:  # the one settings model of the stage, validated once
+        settings = EvaluateSettings.model_validate(given)
+    except ValidationError as exc:
+        message, where = validation_problem(exc)
+        raise ConfigError(f"--{(where or 'options').split('.')[0].replace('_', '-')}: {message}") from None
+    plan = plan_for(settings, entries, out=out, name=name, single_in_out=True)
     if select_tools:
-        from rwpost.evaluate.detectors.t2agent.selection import select_for_plan
+        from rwpost.evaluate.select import select_for_plan
 
         path, chosen = select_for_plan(plan, loaded, out)
         line = f"toolset {', '.join(chosen)} in {path}; load it with --set toolset={path}"

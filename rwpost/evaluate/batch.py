@@ -33,16 +33,22 @@ def _api_model(detector: Detector) -> bool:
     """Whether the detector asks an API model (its options are :class:`ModelOptions` with no local
     ``backend``)."""
     options = getattr(detector, "options", None)
-    return isinstance(options, ModelOptions) and getattr(options, "backend", "api") == "api"
+    return isinstance(options, ModelOptions) and not options.local
 
 
 def check_batchable(detector: Detector) -> None:
-    """Refuse ``--batch-api`` for a detector over an API model whose calls depend on each other."""
+    """Refuse ``--batch-api`` for a detector over an API model whose calls depend on each other, or one
+    without an answer cache (where the batch's answers are kept): before anything is written."""
     if _api_model(detector) and not hasattr(detector, "batch_requests"):
         raise ConfigError(
             f"--batch-api: detector {detector.name!r} makes dependent model calls (each step needs the "
             "answer before it), which one batch cannot hold; only single-call detectors (vlm) batch: run "
             "it without --batch-api"
+        )
+    if _api_model(detector) and not getattr(detector.options, "cache_path", None):
+        raise ConfigError(
+            f"--batch-api: detector {detector.name!r} keeps the batch's answers in its answer cache: give "
+            "it one (--set cache_path=data/cache/llm.sqlite)"
         )
 
 

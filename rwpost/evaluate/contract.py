@@ -57,7 +57,45 @@ A complete detector, run by ``tests/test_evaluate_contract.py`` through the real
             return out
 
 Register it under a name with an entry point (group ``rwpost.detectors``) or run it as
-``--detector my_module:KeywordVote``.
+``--detector my_module:KeywordVote``. The value of the entry point is the class, as in
+``keyword-vote = "my_module:KeywordVote"``; labels are :class:`rwpost.labels.Label` values (or their names).
+
+A detector that asks a model declares typed model settings (a ``Config`` subclassing
+:class:`ModelOptions`) and gets the model from the run (:meth:`RunContext.model`): the connection comes from
+the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``--model``) as for every built-in, the key never
+written anywhere; what it records in the sample's :meth:`RunContext.transcript` becomes the ledger. Also
+run by ``tests/test_evaluate_plugins.py``, against the loopback LLM server::
+
+    from rwpost.evaluate.contract import Detector, ModelOptions, Prediction
+    from rwpost.llm import LLMRequest
+
+
+    class AskModel(Detector):
+        \"\"\"Asks the run's model for each claim's label, in the task's label space.\"\"\"
+
+        name = "ask-model"
+
+        class Config(ModelOptions):
+            system: str = "You check claims. Give the claim's label."
+            \"\"\"The system prompt (an option: it enters the run identity).\"\"\"
+
+        def prepare(self, ctx):
+            ctx.model()  # no key and no server: refused before anything is written
+
+        def predict(self, samples, task, ctx):
+            model = ctx.model()
+            label = {"type": "string", "enum": task.label_names}
+            schema = {"type": "object", "properties": {"label": label}, "required": ["label"]}
+            requests = [
+                LLMRequest(s.id, "ask", self.options.system, s.claim, schema, "verdict", "ask-model.v1")
+                for s in samples
+            ]
+            out = []
+            for s, answer in zip(samples, model.run(requests)):
+                ctx.transcript(s.id).answered(answer, model.name)  # its ledger row
+                label = (answer.data or {}).get("label")
+                out.append(Prediction(id=s.id, label=label, error=answer.error))
+            return out
 """
 
 from __future__ import annotations
@@ -67,6 +105,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -83,7 +122,7 @@ from pydantic import (
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate.inputs import image_input
-from rwpost.evaluate.leakage import LeakageGuard
+from rwpost.evaluate.leakage import DROPPED, LeakageGuard, SearchResult, dropped_report
 from rwpost.labels import Label
 from rwpost.llm.config import LLMSettings
 from rwpost.records import Sample
@@ -224,6 +263,37 @@ class DetectorInputs(BaseModel):
 
 
 @dataclass
+class Trace:
+    """One sample's transcript: ledger rows (:class:`Call`) of every model and tool call, the results the
+    leakage guard dropped (each also a zero-cost ledger row naming its reason) and the images sent to a
+    model. :meth:`RunContext.transcript` gives one per sample; agentic detectors keep theirs in it."""
+
+    calls: list[Call] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    images_sent: int = 0
+
+    def answered(self, result: Any, model: str, *, agent: str | None = None, images: int = 0) -> None:
+        """The ledger row of one model answer (:class:`~rwpost.llm.ChatResult`) with ``images`` sent."""
+        self.images_sent += images
+        self.calls.append(Call.of_result(result, model, agent=agent))
+
+    def drop(self, url: str, reason: str, **where: str) -> None:
+        """A result set aside before any agent saw it: kept with its reason (and ``where``: the tool or
+        query), and a zero-cost ledger row the leakage report counts."""
+        self.dropped.append({"url": url, "reason": reason, **where})
+        self.calls.append(Call(kind="tool", name=f"{DROPPED}{reason}", cost_usd=0.0))
+
+    def screen(
+        self, guard: LeakageGuard, results: list[SearchResult], claim_time: date | None, **where: str
+    ) -> list[SearchResult]:
+        """The results ``guard`` keeps; each dropped one is recorded (:meth:`drop`)."""
+        screened = guard.screen(results, claim_time)
+        for dropped in screened.dropped:
+            self.drop(dropped.result.url, dropped.reason, **where)
+        return screened.kept
+
+
+@dataclass
 class RunContext:
     """Run-wide inputs of one repeat, the same for every batch: handed to ``fit`` and ``predict``."""
 
@@ -243,6 +313,41 @@ class RunContext:
     repeat: int = 0
     images_sent: int = 0
     """Images the detector sent to a model (it counts them with :meth:`sent_images`; in the manifest)."""
+    options: Any = None
+    """The detector's options (set by the runner): :meth:`model` builds the model their settings name."""
+    cell: Any = None
+    """The run's input cell (:class:`~rwpost.evaluate.task.Cell`), so ``prepare`` can refuse what only
+    this cell needs (a search key for an open-web cell)."""
+    transcripts: dict[str, Trace] = field(default_factory=dict, repr=False)
+    """The samples' transcripts of the batch being asked (:meth:`transcript`)."""
+    models: dict[tuple[Any, bool], Any] = field(default_factory=dict, repr=False)
+    """The models :meth:`model` built, by settings and vision: each is built once a repeat."""
+
+    def model(self, settings: ModelOptions | str | None = None, *, vision: bool = False) -> Any:
+        """The :class:`~rwpost.llm.chat.ChatModel` the detector's typed model settings name: its options
+        (None), their field ``settings`` (a role's name), or the :class:`ModelOptions` given. An API model
+        gets the run's key from :attr:`secrets` (refused in one line without a key or a server), a local
+        one (:attr:`ModelOptions.local`) is loaded, seeded by :attr:`seed`; either caches its answers at
+        the settings' ``cache_path`` when they have one; ``vision`` refuses a local model that reads no
+        images. Built once a repeat; call it in ``prepare`` to refuse before anything is written."""
+        chosen = getattr(self.options, settings, None) if isinstance(settings, str) else settings
+        chosen = self.options if settings is None else chosen
+        if not isinstance(chosen, ModelOptions):
+            where = f"option {settings!r}" if isinstance(settings, str) else "the detector's options"
+            raise ConfigError(f"{where}: not model settings (a Config subclassing ModelOptions)")
+        key = (settings if isinstance(settings, str) else id(chosen), vision)
+        if key not in self.models:
+            cache = getattr(chosen, "cache_path", None)
+            self.models[key] = chosen.chat_model(
+                self.secrets, cache_path=cache, seed=self.seed, vision=vision
+            )
+        return self.models[key]
+
+    def transcript(self, key: str) -> Trace:
+        """The transcript of sample ``key`` (made on first use): what the detector records there (model
+        answers with :meth:`Trace.answered`, guard drops with :meth:`Trace.screen`) becomes the ledger
+        rows of its prediction when the prediction carries none itself, and its images are counted."""
+        return self.transcripts.setdefault(key, Trace())
 
     def image(self, sample: Sample) -> Any:
         """The sample's image (:class:`rwpost.llm.ImageInput`) from its bytes or file; None if neither."""
@@ -312,8 +417,10 @@ class Detector:
         return None
 
     def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any] | None:
-        """What the leakage guard dropped over ``predictions`` (a retrieving detector), for the manifest."""
-        return None
+        """What the leakage guard dropped over ``predictions`` (a retrieving detector), for the manifest:
+        counted from their drop rows (:func:`~rwpost.evaluate.leakage.dropped_report`); None for a detector
+        that does not retrieve."""
+        return dropped_report(predictions, ctx.guard) if self.capabilities.retrieves else None
 
     def notes(self, predictions: Sequence[Prediction], task: EvalTask, ctx: RunContext) -> list[str]:
         """Lines the run's report must show about how the detector ran (a profile, an ablation, an agent
@@ -361,6 +468,30 @@ class ModelOptions(BaseModel):
         """The connection settings with the run's API key (from the secrets, never from the options)."""
         return dataclasses.replace(self.llm, api_key=secrets.get("api_key") or self.llm.api_key)
 
+    @property
+    def local(self) -> bool:
+        """Whether the model runs in this process (a GPU when there is one) rather than behind an API."""
+        return False
+
+    def answer_limit(self, max_tokens: int | None) -> int | None:
+        """A request's token limit: ``max_tokens`` for an API model; None for a local one (its own
+        ``max_new_tokens`` bounds every answer)."""
+        return None if self.local else max_tokens
+
+    def chat_model(
+        self,
+        secrets: Mapping[str, Any],
+        *,
+        cache_path: str | None = None,
+        seed: int = 0,
+        vision: bool = False,
+    ) -> Any:  # noqa: ARG002 (seed and vision are a local model's)
+        """The :class:`~rwpost.llm.chat.ChatModel` of the API of ``llm``, with the run's key, its answers
+        cached at ``cache_path`` (refused without a key or a base URL)."""
+        from rwpost.llm import ApiChatModel, client_from
+
+        return ApiChatModel(client_from(self.connection(secrets), cache_path=cache_path))
+
 
 __all__ = [
     "EVIDENCE_K_MAX",
@@ -377,5 +508,6 @@ __all__ = [
     "RunContext",
     "Seed",
     "Temperature",
+    "Trace",
     "check_option",
 ]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from rwpost.dataset import read_samples
 from rwpost.errors import ConfigError
 from rwpost.evaluate.datasets import parse_data_spec
-from rwpost.evaluate.runner import refuse_duplicate_ids, split_train_test
 from rwpost.io import sha256_file
 from rwpost.records import Sample
 
@@ -24,6 +27,39 @@ class EvalData:
     media_root: Path | None = None
     """Where the test samples' relative image and video paths are found, when the data says (a benchmark
     folder); ``--image-root`` overrides it."""
+
+
+def refuse_duplicate_ids(samples: Sequence[Sample], source: str) -> None:
+    """A ConfigError naming the ids that occur more than once (one copy could be trained on, the other
+    scored)."""
+    repeated = sorted(i for i, n in Counter(s.id for s in samples).items() if n > 1)
+    if repeated:
+        shown = ", ".join(repeated[:5]) + (f" and {len(repeated) - 5} more" if len(repeated) > 5 else "")
+        raise ConfigError(f"{source}: duplicate sample ids {shown}; each sample must occur once")
+
+
+def split_train_test(
+    samples: Sequence[Sample], fraction: float, seed: int
+) -> tuple[list[Sample], list[Sample], str]:
+    """A seeded split into train (``fraction``) and test, stratified by label when every label allows it."""
+    from sklearn.model_selection import train_test_split
+
+    if not 0 < fraction < 1:
+        raise ConfigError(f"--train-fraction must be between 0 and 1, got {fraction}")
+    n_train = int(np.floor(fraction * len(samples)))  # how scikit-learn sizes the parts
+    if not 0 < n_train < len(samples):
+        raise ConfigError(
+            f"--train-fraction {fraction} of {len(samples)} labelled samples leaves "
+            f"{n_train} to train on and {len(samples) - n_train} to score; both need at least one"
+        )
+    labels = [str(s.label) for s in samples]
+    try:
+        train, test = train_test_split(list(samples), train_size=fraction, random_state=seed, stratify=labels)
+        how = "stratified by label"
+    except ValueError:  # a label with a single sample cannot be stratified
+        train, test = train_test_split(list(samples), train_size=fraction, random_state=seed)
+        how = "random (a label is too rare to stratify)"
+    return train, test, f"{len(train)} of {len(samples)} samples, seed {seed}, {how}"
 
 
 def _labelled(samples: list[Sample]) -> tuple[list[Sample], int]:

@@ -123,7 +123,8 @@ def agentfact_row(
 
 
 def _read_run(run: Path) -> tuple[dict[str, Any], list[Prediction]]:
-    from rwpost.evaluate.runner import PREDICTIONS_FILE, read_predictions
+    from rwpost.evaluate.identity import PREDICTIONS_FILE
+    from rwpost.evaluate.runner import read_predictions
 
     try:
         manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_validator
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.evaluate.metrics import HEADLINE, check_policy
@@ -328,6 +328,9 @@ class TrainFile(LogPart):
     excluded_unlabelled: int | None = None
     split_of_data: str | None = None
     fraction: float | None = None
+    benchmark: str | None = None
+    """A benchmark's training split (``--train NAME/SPLIT:FOLDER``): its adapter and split."""
+    split: str | None = None
 
 
 class DataRecord(LogPart):
@@ -408,12 +411,16 @@ class Environment(LogPart):
 
 
 class RunIdentity(LogPart):
-    """What makes two runs the same (``runner.run_identity``): the content of every input."""
+    """What makes two runs the same (:func:`rwpost.evaluate.identity.run_identity`): the content of every
+    input, each once."""
 
     predictions_sha256: str | None = None
     detector: str
-    config: dict[str, Any] = {}
     detector_config: dict[str, Any] = {}
+    """The detector's options as resolved (``Detector.config()``)."""
+    detector_code: dict[str, str] = {}
+    """The detector's own code: the source hash of each module defining its class, by module name, and
+    the version of a plug-in's distribution (``dist:<name>``): ``identity.detector_code``."""
     prompt_hashes: dict[str, str] = {}
     schema_hashes: dict[str, str] = {}
     setting: str
@@ -427,6 +434,12 @@ class RunIdentity(LogPart):
     code_version: str
     evidence_draw: tuple[Literal["rwpost", "authors"], int] | None = None
     """An evidence-k cell's draw: the sampler and its seed (absent in other cells)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _options_as_given(cls, data: Any) -> Any:
+        """A log written before the options were recorded once: their copy as given is dropped."""
+        return {k: v for k, v in data.items() if k != "config"} if isinstance(data, dict) else data
 
 
 class RunRecord(LogFile):
@@ -481,8 +494,21 @@ class RunManifest(LogFile, RunSpecRecord):
     transport_failures: int | None = None
     """Answers of this run that failed for a transport reason: the same command asks them again."""
     mean_detector_wall_s_per_sample: float | None = None
+    predictions_sha256: str | None = None
+    """The content of the files the detector read (its ``inputs()``: a predictions file or folder)."""
+    detector_code: dict[str, str] = {}
+    """The detector's own code (:attr:`RunIdentity.detector_code`)."""
+    evidence_draw: tuple[Literal["rwpost", "authors"], int] | None = None
+    """An evidence-k cell's draw: the sampler and its seed."""
     run_fingerprint: str
-    identity: RunIdentity
+    """The fingerprint of the run's identity (``run.json`` holds the identity itself; every fact of it is
+    stated once in this manifest, above)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _identity_stated_once(cls, data: Any) -> Any:
+        """A manifest written when it repeated the whole identity: the copy is dropped."""
+        return {k: v for k, v in data.items() if k != "identity"} if isinstance(data, dict) else data
 
 
 # --- reading -----------------------------------------------------------------------------------------

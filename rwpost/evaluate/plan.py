@@ -19,16 +19,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
 from rwpost.errors import ConfigError
+from rwpost.evaluate.contract import ModelOptions
 from rwpost.evaluate.data import EvalData
-from rwpost.evaluate.manifest import code_version, fingerprint
+from rwpost.evaluate.identity import shard_key
+from rwpost.evaluate.registry import resolve_detector
 from rwpost.evaluate.run import evaluate
-from rwpost.evaluate.runner import RunSpec, samples_sha256
+from rwpost.evaluate.runner import RunSpec
 from rwpost.evaluate.task import Cell, EvidenceSource, grid
 from rwpost.executors import ExecutorParams, ShardJob, ShardStore, run_job
-from rwpost.io import read_json, sha256_file
+from rwpost.io import read_json
 
 
 class DetectorEntry(BaseModel):
@@ -85,15 +87,16 @@ def plan_runs(
     subset: str | None = None,
     name: str | None = None,
     single_in_out: bool = False,
-    secrets: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+    secrets: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     **run_options: Any,
 ) -> list[PlannedRun]:
     """Every run of ``detectors`` x their cells (``cells`` and ``ks`` for an entry that names none).
 
     Runs are named ``<label>/<cell>`` (``<name>/<label>/<cell>`` when ``name`` is given) and written to
     ``<out>/<label>-<cell slug>``; with ``single_in_out`` a plan of one run writes into ``out`` itself,
-    named ``name`` when given. ``secrets(detector, config)`` (an edge's reader of the environment) fills
-    connection options into ``config`` and returns the credentials, kept out of every record.
+    named ``name`` when given. ``secrets(config)`` (an edge's reader of the environment) fills connection
+    options into the ``config`` of a detector whose options are typed model settings
+    (:func:`wants_connection`) and returns the credentials, kept out of every record.
     ``run_options`` are the :class:`RunSpec` fields every run shares (seed, failures, blocklist...).
     """
     chosen: dict[tuple[str, str, str, str], tuple[DetectorEntry, Cell]] = {}
@@ -108,7 +111,7 @@ def plan_runs(
     for entry, cell in chosen.values():
         label = entry.label or entry.name
         config = dict(entry.config)
-        own = secrets(entry.name, config) if secrets else {}
+        own = secrets(config) if secrets and wants_connection(entry.name) else {}
         if single:
             system, folder = name or f"{label}/{cell}", out
         else:
@@ -128,36 +131,26 @@ def plan_runs(
     return planned
 
 
+def wants_connection(detector: str) -> bool:
+    """Whether ``detector``'s options are typed model settings (a :class:`ModelOptions`): it then gets the
+    connection (model, base URL, API key) from the edge's environment, a plug-in as a built-in. An unknown
+    detector gets none (the run refuses it by name)."""
+    try:
+        cls = resolve_detector(detector)
+    except ConfigError:
+        return False
+    return isinstance(cls.Config, type) and issubclass(cls.Config, ModelOptions)
+
+
 def shard_id(planned: PlannedRun) -> str:
     """A planned run's shard id: its folder."""
     return planned.out.as_posix()
 
 
 def run_key(planned: PlannedRun, data: EvalData) -> str:
-    """What a finished run's completion marker stands for: the spec (never its secrets), the samples'
-    content, the files its options name (a predictions file) and the code version; a change to any of them
-    makes the run pending again (the runner then resumes or restarts it by its full identity)."""
-    spec = planned.spec
-    files = {
-        v: sha256_file(v) for v in spec.config.values() if isinstance(v, str) and v and Path(v).is_file()
-    }
-    return fingerprint(
-        {
-            "system": spec.system,
-            "detector": spec.detector,
-            "config": spec.config,
-            "setting": str(spec.setting),
-            "scoring": [spec.seed, spec.repeats, spec.n_resamples, spec.failures, spec.evidence_seed]
-            + ([spec.evidence_sampler] if spec.evidence_sampler != "rwpost" else []),
-            "images": [spec.allow_missing_images, str(spec.image_root)],
-            "prices": {k: v.model_dump() for k, v in (spec.prices or {}).items()},
-            "blocked_domains": spec.blocklist.sha256,
-            "samples": samples_sha256(data.test),
-            "train": samples_sha256(data.train) if data.train else None,
-            "files": files,
-            "code": code_version(),
-        }
-    )
+    """A planned run's completion marker key (:func:`rwpost.evaluate.identity.shard_key`): a change to
+    any input makes the run pending again (the runner then resumes or restarts it by its full identity)."""
+    return shard_key(data.test, planned.spec, data.train, data.info)
 
 
 def _evaluate_one(
@@ -211,18 +204,18 @@ def _shard_task(
 
 
 def uses_local_model(spec: RunSpec) -> bool:
-    """Whether a run's detector runs a local model (``backend=local``, or a detector whose default it is,
-    ``local-vlm``): run by Ray as one actor per GPU holding the model, taking run after run."""
-    from rwpost.evaluate.registry import resolve_detector
-
-    backend = spec.config.get("backend")
-    if backend is None:
-        try:
-            field = resolve_detector(spec.detector).Config.model_fields.get("backend")
-        except Exception:  # an unknown detector or one without options: refused when the run builds it
-            return False
-        backend = field.default if field is not None else None
-    return backend == "local"
+    """Whether a run's detector runs a local model (its typed model settings say so: ``backend=local``,
+    or a detector whose default it is, ``local-vlm``): run by Ray as one actor per GPU holding the model,
+    taking run after run."""
+    try:
+        config = resolve_detector(spec.detector).Config
+    except ConfigError:  # refused when the run builds it
+        return False
+    try:
+        options = config.model_validate(dict(spec.config))
+    except ValidationError:  # refused when the run builds it; their type still says where the model runs
+        options = config.model_construct(**spec.config)
+    return isinstance(options, ModelOptions) and options.local
 
 
 def run_plan(

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from rwpost.evaluate.outages import check_retrieval
 from rwpost.evaluate.report import write_reports
-from rwpost.evaluate.runner import RunSpec, check_retrieval, run
+from rwpost.evaluate.runner import RunSpec, run
 from rwpost.io import folder_lock
 from rwpost.records import Sample
 

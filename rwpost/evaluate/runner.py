@@ -11,10 +11,7 @@ of two inputs are never mixed.
 
 from __future__ import annotations
 
-import json
-import shutil
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,61 +20,31 @@ from typing import Any
 import numpy as np
 
 from rwpost.errors import ConfigError, Interrupted, RwpostError, signal_name
-from rwpost.evaluate.contract import Call, Detector, Prediction, RunContext
+from rwpost.evaluate.contract import Detector, Prediction, RunContext
+from rwpost.evaluate.data import refuse_duplicate_ids
+from rwpost.evaluate.identity import PREDICTIONS_FILE, RUN_OUTPUTS, resume_state, run_identity, start_run
 from rwpost.evaluate.inputs import image_loadable
 from rwpost.evaluate.leakage import BlockList, LeakageGuard
-from rwpost.evaluate.log import RunManifest, RunRecord
-from rwpost.evaluate.manifest import code_version, environment, fingerprint, ids_sha256, now
+from rwpost.evaluate.log import DataRecord, RunManifest, TrainRecord
+from rwpost.evaluate.manifest import environment, fingerprint, ids_sha256, now
 from rwpost.evaluate.metrics import check_policy
+from rwpost.evaluate.outages import (
+    outage_counts,
+    retrieval_record,
+    retry_transport_failures,
+)
 from rwpost.evaluate.registry import make_detector
 from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSampler, EvidenceSource
 from rwpost.io import (
     append_jsonl_rows,
     check_output,
-    drop_jsonl_rows,
     drop_torn_tail,
     iter_jsonl,
     overlap,
-    sha256_hex,
-    write_json,
 )
 from rwpost.llm.types import PriceTable
 from rwpost.records import Sample
 from rwpost.secrets import register_config
-
-PREDICTIONS_FILE = "predictions.jsonl"
-RUN_FILE = "run.json"
-RUN_OUTPUTS = (
-    RUN_FILE,
-    PREDICTIONS_FILE,
-    "metrics.json",
-    "manifest.json",
-    "scored.jsonl",
-    "explanations.jsonl",
-    "input_report.json",
-    "report.md",
-    "plots",
-)
-"""What a run writes in its folder (and all that ``overwrite`` removes: nothing else of the folder)."""
-
-IDENTITY_NAMES = {
-    "data_sha256": "the data file",
-    "samples_sha256": "the samples' content",
-    "train_data_sha256": "the training data file",
-    "train_sha256": "the training samples",
-    "predictions_sha256": "the predictions file",
-    "detector": "the detector",
-    "config": "the detector options",
-    "detector_config": "the detector configuration",
-    "prompt_hashes": "the prompts",
-    "schema_hashes": "the answer schemas",
-    "blocked_domains_sha256": "the blocked-domain list",
-    "code_version": "the code version",
-    "setting": "the setting",
-    "seed": "the seed",
-    "repeats": "the number of repeats",
-}
-"""The run identity's keys, as the refusal to resume names them."""
 
 
 @dataclass
@@ -139,9 +106,12 @@ class RunSpec:
             split=info.get("split"),
         )
 
-    def context(self, repeat: int = 0, *, progress: bool = False) -> RunContext:
-        """The detector's run context for one repeat: the seed is ``seed + repeat``."""
+    def context(self, detector: Detector, repeat: int = 0, *, progress: bool = False) -> RunContext:
+        """``detector``'s run context for one repeat: the seed is ``seed + repeat``; its options name the
+        model :meth:`RunContext.model` builds."""
         return RunContext(
+            options=detector.options,
+            cell=self.setting,
             seed=self.seed + repeat,
             guard=LeakageGuard(self.blocklist),
             image_root=self.image_root,
@@ -157,112 +127,12 @@ class RunSpec:
         return self.name or f"{self.detector}/{self.setting}"
 
 
-def refuse_duplicate_ids(samples: Sequence[Sample], source: str) -> None:
-    """A ConfigError naming the ids that occur more than once (one copy could be trained on, the other
-    scored)."""
-    repeated = sorted(i for i, n in Counter(s.id for s in samples).items() if n > 1)
-    if repeated:
-        shown = ", ".join(repeated[:5]) + (f" and {len(repeated) - 5} more" if len(repeated) > 5 else "")
-        raise ConfigError(f"{source}: duplicate sample ids {shown}; each sample must occur once")
-
-
-def samples_sha256(samples: Sequence[Sample]) -> str:
-    """SHA-256 of the samples' content (every field, in order): changes when any sample does."""
-    return sha256_hex("\n".join(s.model_dump_json() for s in samples))
-
-
-def split_train_test(
-    samples: Sequence[Sample], fraction: float, seed: int
-) -> tuple[list[Sample], list[Sample], str]:
-    """A seeded split into train (``fraction``) and test, stratified by label when every label allows it."""
-    from sklearn.model_selection import train_test_split
-
-    if not 0 < fraction < 1:
-        raise ConfigError(f"--train-fraction must be between 0 and 1, got {fraction}")
-    n_train = int(np.floor(fraction * len(samples)))  # how scikit-learn sizes the parts
-    if not 0 < n_train < len(samples):
-        raise ConfigError(
-            f"--train-fraction {fraction} of {len(samples)} labelled samples leaves "
-            f"{n_train} to train on and {len(samples) - n_train} to score; both need at least one"
-        )
-    labels = [str(s.label) for s in samples]
-    try:
-        train, test = train_test_split(list(samples), train_size=fraction, random_state=seed, stratify=labels)
-        how = "stratified by label"
-    except ValueError:  # a label with a single sample cannot be stratified
-        train, test = train_test_split(list(samples), train_size=fraction, random_state=seed)
-        how = "random (a label is too rare to stratify)"
-    return train, test, f"{len(train)} of {len(samples)} samples, seed {seed}, {how}"
-
-
 def read_predictions(path: Path) -> dict[tuple[int, str], dict[str, Any]]:
     """Predictions already written, by ``(repeat, id)``; a last line cut short by a kill is removed."""
     drop_torn_tail(path)  # the write a kill interrupted: redo that sample
     if not path.exists():
         return {}
     return {(int(row["repeat"]), row["id"]): row for _, row in iter_jsonl(path)}
-
-
-def without_retrieval(calls: Sequence[Any]) -> bool:
-    """Whether an answer was made without one working tool call: it made some, and every one failed (a
-    search outage; calls as :class:`Call` or as the dicts of ``predictions.jsonl``)."""
-    failed = [c.failed if isinstance(c, Call) else bool(c.get("failed")) for c in calls if _kind(c) == "tool"]
-    return bool(failed) and all(failed)
-
-
-def _kind(call: Any) -> str | None:
-    return call.kind if isinstance(call, Call) else call.get("kind") if isinstance(call, dict) else None
-
-
-def _outage_failed(row: Any) -> bool:
-    """A ``predictions.jsonl`` row an outage spoiled: no answer for a transport reason, or an answer made
-    while every search failed."""
-    if not isinstance(row, dict):
-        return False
-    if row.get("label") is None and row.get("error"):
-        from rwpost.llm.client import is_transport_failure  # imports openai: only for a failed answer
-
-        if is_transport_failure(row["error"]):
-            return True
-    return without_retrieval([c for c in row.get("calls") or [] if isinstance(c, dict)])
-
-
-def retry_transport_failures(path: Path) -> int:
-    """Remove from ``path`` the predictions an outage spoiled, so a resumed run asks for them again:
-    those that failed for a transport reason (a server error, a rate limit, a timeout, no connection,
-    after every retry: :func:`rwpost.llm.client.is_transport_failure`) and those made while every search
-    failed; returns how many. Refusals and invalid answers stay."""
-    return drop_jsonl_rows(path, _outage_failed)
-
-
-class RetrievalFailed(RwpostError):
-    """An open-web run whose every search failed: its answers are closed-book ones."""
-
-
-def retrieval_record(predictions: Sequence[Sequence[Prediction]]) -> dict[str, Any]:
-    """The manifest's retrieval counts over every answer of an open-web run (resumed ones too)."""
-    answers = [p for preds in predictions for p in preds]
-    tools = [c for p in answers for c in p.calls if c.kind == "tool"]
-    failed = sum(c.failed for c in tools)
-    return {
-        "tool_calls": len(tools),
-        "failed": failed,
-        "predictions": len(answers),
-        "predictions_without_retrieval": sum(without_retrieval(p.calls) for p in answers),
-        "never_worked": failed > 0 and failed == len(tools),
-    }
-
-
-def check_retrieval(manifest: RunManifest) -> None:
-    """Refuse an open-web run whose every search failed (after its reports are written, marked so): its
-    scores are those of closed-book answers, not of the cell it names."""
-    retrieval = manifest.retrieval
-    if retrieval is not None and retrieval.never_worked:
-        raise RetrievalFailed(
-            f"{manifest.system}: every one of its {retrieval.failed} searches failed, so its answers are "
-            f"closed-book, not {manifest.setting} (the reports say so); fix the search backend and run the "
-            "same command again: those answers are asked again"
-        )
 
 
 def predict_all(
@@ -311,6 +181,10 @@ def predict_all(
             for s in batch:
                 missing = Prediction(id=s.id, error=f"detector {detector.name!r} gave no answer")
                 pred = by_id.get(s.id) or missing
+                trace = ctx.transcripts.pop(s.id, None)  # what the detector recorded in ctx.transcript
+                if trace is not None:
+                    ctx.sent_images(trace.images_sent)
+                    pred = pred if pred.calls else pred.model_copy(update={"calls": trace.calls})
                 rows.append({"repeat": repeat, "wall_s": wall, **pred.model_dump(mode="json")})
             append_jsonl_rows(path, rows)
             for row in rows:
@@ -356,39 +230,6 @@ def check_cell(
     }
 
 
-def identity_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """What differs between two run identities, in words (``the data file (sha256 1a2b3c -> 4d5e6f)``)."""
-
-    def short(value: Any) -> str:
-        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-        return text[:12] + "..." if len(text) > 15 else text
-
-    changes = []
-    order = list(IDENTITY_NAMES)
-    for key in sorted(set(old) | set(new), key=lambda k: (order.index(k) if k in order else len(order), k)):
-        a, b = old.get(key), new.get(key)
-        if a == b:
-            continue
-        name = IDENTITY_NAMES.get(key, key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-            parts = [f"{k} {short(a.get(k))} -> {short(b.get(k))}" for k in keys]
-            changes.append(f"{name} ({'; '.join(parts)})")
-        else:
-            changes.append(f"{name} ({short(a)} -> {short(b)})")
-    return changes
-
-
-def clear_run(out_dir: Path) -> None:
-    """Remove what a run wrote in ``out_dir`` (:data:`RUN_OUTPUTS`), nothing else."""
-    for name in RUN_OUTPUTS:
-        path = out_dir / name
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
-
-
 def refuse_inputs_in(out_dir: Path, inputs: Sequence[str | Path]) -> None:
     """A ConfigError when the run would write over one of its ``inputs`` (a file named like a run file in
     ``out_dir``, which ``overwrite`` would delete) or into an input folder (its files would be read as
@@ -401,40 +242,6 @@ def refuse_inputs_in(out_dir: Path, inputs: Sequence[str | Path]) -> None:
             raise ConfigError(f"{out_dir}: is inside the input folder {folder}; write the run elsewhere")
 
 
-def claim_run(
-    out_dir: Path, identity: dict[str, Any], *, overwrite: bool = False, on_change: str = "refuse"
-) -> str:
-    """Resume the run in ``out_dir`` if its identity is this one, else refuse naming what changed; or
-    start afresh: always with ``overwrite``, when something changed with ``on_change="restart"`` (for
-    pipeline stages, which own their folders). Returns ``new``, ``resumed`` or ``restarted``."""
-    path = out_dir / RUN_FILE
-    key = fingerprint(identity)
-    state = "new"
-    if path.exists() or (out_dir / PREDICTIONS_FILE).exists():
-        existing = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        same = existing.get("fingerprint") == key
-        if same and not overwrite:
-            return "resumed"
-        if not (overwrite or on_change == "restart"):
-            changes = "; ".join(identity_changes(existing.get("identity") or {}, identity))
-            raise ConfigError(
-                f"{out_dir} holds a different run: changed since it started: {changes}; "
-                "use --overwrite to start afresh, or another --out folder"
-            )
-        clear_run(out_dir)
-        state = "restarted"
-    write_json(path, RunRecord(fingerprint=key, identity=identity, started=now()).dump())
-    return state
-
-
-def outage_counts(retried: int, predictions: Sequence[Sequence[Prediction]]) -> dict[str, int]:
-    """The manifest's outage fields, only where not zero: answers asked again on resume, and answers of
-    this run an outage spoiled (a transport failure, or made while every search failed)."""
-    failed = sum(_outage_failed(p.model_dump(mode="json")) for preds in predictions for p in preds)
-    counts = {"retried_transport_failures": retried, "transport_failures": failed}
-    return {k: v for k, v in counts.items() if v}
-
-
 @dataclass
 class RunResult:
     """Predictions of every repeat, plus what the report needs to know about the run."""
@@ -444,35 +251,21 @@ class RunResult:
     input_report: dict[str, Any] | None
 
 
-def run_identity(
-    samples: Sequence[Sample],
-    spec: RunSpec,
-    detector: Detector,
-    train: Sequence[Sample] | None,
-    data_info: dict[str, Any] | None,
-) -> dict[str, Any]:
-    """What makes two runs the same: the content of every input, never a path alone."""
-    info = data_info or {}
-    inputs = detector.inputs()
-    return {
-        "predictions_sha256": inputs.sha256,  # a detector reading its answers from files: their content
-        "detector": spec.detector,
-        "config": spec.config,
-        "detector_config": detector.config(),
-        "prompt_hashes": dict(inputs.prompts),
-        "schema_hashes": dict(inputs.schemas),
-        "setting": str(spec.setting),
-        "seed": spec.seed,
-        "repeats": spec.repeats,
-        "data_sha256": info.get("sha256"),
-        "samples_sha256": samples_sha256(samples),
-        "train_data_sha256": (info.get("train") or {}).get("sha256"),
-        "train_sha256": samples_sha256(train) if train else None,
-        "blocked_domains_sha256": spec.blocklist.sha256,
-        "code_version": code_version(),
-        # the evidence a k cell shows: which draw and its seed (absent elsewhere, so other runs keep theirs)
-        **({"evidence_draw": [spec.evidence_sampler, spec.evidence_seed]} if spec.setting.k else {}),
-    }
+def data_record(
+    samples: Sequence[Sample], train: Sequence[Sample] | None, identity: Any, data_info: dict[str, Any] | None
+) -> DataRecord:
+    """The manifest's record of the evaluated data: the file as given and the samples scored."""
+    ids = ids_sha256([s.id for s in samples])
+    facts = {**(data_info or {}), "samples": len(samples), "ids_sha256": ids}
+    return DataRecord.model_validate({**facts, "content_sha256": identity.samples_sha256})
+
+
+def train_record(train: Sequence[Sample] | None, identity: Any) -> TrainRecord | None:
+    """The manifest's record of the training samples (None without)."""
+    if not train:
+        return None
+    ids = ids_sha256([s.id for s in train])
+    return TrainRecord(samples=len(train), ids_sha256=ids, content_sha256=identity.train_sha256)
 
 
 def run(
@@ -507,8 +300,10 @@ def run(
     info = data_info or {}
     inputs = [info.get("path"), (info.get("train") or {}).get("path"), *first.inputs().files]
     refuse_inputs_in(out, [i for i in inputs if isinstance(i, str | Path)])
-    first_ctx = ctx = spec.context(0, progress=progress)
-    first.prepare(first_ctx)  # a missing API key is refused before anything is written
+    # every check a run can fail comes before anything is written, so a corrected command is not blocked
+    data_record(samples, train, identity, data_info)  # the manifest's data facts read as its model
+    first_ctx = ctx = spec.context(first, 0, progress=progress)
+    first.prepare(first_ctx)  # a missing API or search key is refused before anything is written
     if spec.batch_api:
         from rwpost.evaluate.batch import check_batchable
 
@@ -518,8 +313,15 @@ def run(
     allow = spec.allow_missing_images
     images = check_cell(first, task.cell, samples, image_root=spec.image_root, allow_missing_images=allow)
     input_report = first.check(samples)
-    resumed = claim_run(out, identity, overwrite=overwrite, on_change=on_change)
     path = out / PREDICTIONS_FILE
+    state = resume_state(out, identity, overwrite=overwrite, on_change=on_change)
+    if first.capabilities.needs_training and not train:
+        answered = read_predictions(path) if state == "resumed" else {}
+        if not all((r, s.id) in answered for r in range(spec.repeats) for s in samples):
+            raise ConfigError(
+                f"detector {spec.detector!r} learns from labelled samples: give --train or --train-fraction"
+            )
+    resumed = start_run(out, identity, state)
     retried = retry_transport_failures(path)
     done = read_predictions(path)
     all_predictions, configs, hashes = [], [], {}
@@ -527,18 +329,12 @@ def run(
     started = now()
     for repeat in range(spec.repeats):
         if repeat:
-            detector, ctx = make(spec.detector, spec.config), spec.context(repeat, progress=progress)
+            detector = make(spec.detector, spec.config)
+            ctx = spec.context(detector, repeat, progress=progress)
         configs.append(detector.config())
         hashes.update(detector.inputs().prompts)
-        if detector.capabilities.needs_training:
-            if all((repeat, s.id) in done for s in samples):
-                pass  # every answer is on disk: no need to train again
-            elif not train:
-                raise ConfigError(
-                    f"detector {spec.detector!r} learns from labelled samples: "
-                    "give --train or --train-fraction"
-                )
-            else:
+        if detector.capabilities.needs_training and not all((repeat, s.id) in done for s in samples):
+            if train:  # (without training data, refused above unless every answer is on disk)
                 seen = [task.blind(s, keep_label=True, blocklist=spec.blocklist) for s in train]
                 detector.fit(seen, task, ctx)
         if spec.batch_api:
@@ -551,35 +347,23 @@ def run(
             predict_all(detector, samples, task, ctx, path, batch_size=spec.batch_size, done=done)
         )
     wall = [float(r["wall_s"]) for r in done.values() if "wall_s" in r]
-    ids = ids_sha256([s.id for s in samples])
     manifest = RunManifest(
         system=spec.system,
-        code_version=identity["code_version"],
-        detector=spec.detector,
+        code_version=identity.code_version,
+        detector=identity.detector,
         detector_config=configs[0] if len(configs) == 1 else configs,
         prompt_hashes=hashes,
-        schema_hashes=identity["schema_hashes"],
-        setting=str(spec.setting),
+        schema_hashes=identity.schema_hashes,
+        setting=identity.setting,
         setting_alias=spec.setting.alias,
-        seed=spec.seed,
-        repeats=spec.repeats,
+        seed=identity.seed,
+        repeats=identity.repeats,
         failures=spec.failures,
         batch_size=spec.batch_size,
         bootstrap_resamples=spec.n_resamples,
         device=detector.device,
-        data={
-            **(data_info or {}),
-            "samples": len(samples),
-            "ids_sha256": ids,
-            "content_sha256": identity["samples_sha256"],
-        },
-        train={
-            "samples": len(train),
-            "ids_sha256": ids_sha256([s.id for s in train]),
-            "content_sha256": identity["train_sha256"],
-        }
-        if train
-        else None,
+        data=data_record(samples, train, identity, data_info),
+        train=train_record(train, identity),
         blocked_domains=len(spec.blocklist.domains),
         blocked_domain_list=spec.blocklist.describe(),
         leakage=first.leakage_report([p for preds in all_predictions for p in preds], first_ctx),
@@ -594,7 +378,9 @@ def run(
         resume=resumed,
         **outage_counts(retried, all_predictions),
         mean_detector_wall_s_per_sample=float(np.mean(wall)) if wall else None,
-        run_fingerprint=fingerprint(identity),
-        identity=identity,
+        predictions_sha256=identity.predictions_sha256,
+        detector_code=identity.detector_code,
+        evidence_draw=identity.evidence_draw,
+        run_fingerprint=fingerprint(identity.dump()),
     )
     return RunResult(all_predictions, manifest, input_report)

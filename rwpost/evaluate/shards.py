@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol, Self
 
@@ -38,7 +39,7 @@ from rwpost.evaluate.plan import (
 from rwpost.evaluate.task import EVIDENCE_SEED, EvidenceSampler
 from rwpost.executors import ExecutorParams, ShardJob, ShardStore, Submitted, run_job
 from rwpost.io import read_json, write_json
-from rwpost.llm.config import detector_secrets_from_env
+from rwpost.llm.config import connection_from_env
 from rwpost.llm.types import PriceTable
 
 Result = tuple[str, PlannedRun, dict[str, Any]]
@@ -146,18 +147,32 @@ def _data(settings: EvaluateSettings, dataset: Version, subset: str) -> EvalData
     return authors_denominators(data, settings.image_root) if settings.denominators == "authors" else data
 
 
-def _plan(settings: EvaluateSettings, subset: str, blocklist: BlockList) -> list[PlannedRun]:
+def plan_for(
+    settings: EvaluateSettings,
+    detectors: Sequence[DetectorEntry],
+    *,
+    out: Path,
+    subset: str | None = None,
+    name: str | None = None,
+    single_in_out: bool = False,
+    blocklist: BlockList | None = None,
+) -> list[PlannedRun]:
+    """The runs of ``detectors`` under ``settings`` (their cells, seeds, scoring and image options): the
+    one plan of both front doors, the evaluate stage (a version's subsets) and ``rwpost evaluate`` (one
+    data file, ``single_in_out``); connections come from the environment by the options' type."""
     return plan_runs(
-        settings.detectors,
+        detectors,
         settings.settings,
         settings.k,
-        out=settings.out / subset,
+        out=out,
         subset=subset,
-        secrets=detector_secrets_from_env,
+        name=name,
+        single_in_out=single_in_out,
+        secrets=connection_from_env,
         seed=settings.seed,
         n_resamples=settings.bootstrap,
         prices=settings.prices or None,
-        blocklist=blocklist,
+        blocklist=blocklist if blocklist is not None else BlockList.from_file(settings.blocked_domains),
         allow_missing_images=settings.allow_missing_images,
         failures=settings.failures,
         evidence_seed=settings.evidence_seed,
@@ -165,6 +180,12 @@ def _plan(settings: EvaluateSettings, subset: str, blocklist: BlockList) -> list
         image_root=settings.image_root,
         batch_api=settings.batch_api,
         batch_poll_s=settings.batch_poll_s,
+    )
+
+
+def _plan(settings: EvaluateSettings, subset: str, blocklist: BlockList) -> list[PlannedRun]:
+    return plan_for(
+        settings, settings.detectors, out=settings.out / subset, subset=subset, blocklist=blocklist
     )
 
 

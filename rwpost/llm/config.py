@@ -63,18 +63,14 @@ def settings_from_env(
         raise ConfigError(f"bad RWPOST_LLM_* setting in the environment: {exc}") from exc
 
 
-LLM_DETECTORS = frozenset({"vlm", "agentfact", "agentm3d", "factguard", "t2agent"})
-"""Built-in detectors that call an OpenAI-compatible server (their key comes from the environment)."""
-
-
-def detector_secrets_from_env(detector: str, config: dict, environ: Mapping[str, str] | None = None) -> dict:
-    """Connection settings of an LLM-backed detector (:data:`LLM_DETECTORS`) from the environment.
+def connection_from_env(config: dict, environ: Mapping[str, str] | None = None) -> dict:
+    """The connection of a detector whose options are typed model settings, from the environment.
 
     Fills ``model`` and ``base_url`` into ``config`` where it leaves them unset and returns the secrets
-    (the API key) to pass separately, so they never enter a run's recorded configuration.
+    (the API key) to pass separately, so they never enter a run's recorded configuration. Which detectors
+    get one is decided by the type of their options (:func:`rwpost.evaluate.plan.wants_connection`), never
+    by their name: a plug-in gets its connection as a built-in does.
     """
-    if detector not in LLM_DETECTORS:
-        return {}
     settings = settings_from_env(environ, model=config.get("model"))
     config.setdefault("model", settings.model)
     if settings.base_url:

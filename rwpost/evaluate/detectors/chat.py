@@ -49,7 +49,7 @@ class ChatOptions(ModelOptions):
     @model_validator(mode="after")
     def _local_options_need_a_local_model(self) -> ChatOptions:
         given = sorted(LOCAL_OPTIONS & self.model_fields_set)
-        if self.backend == "api" and given:
+        if not self.local and given:
             raise ValueError(f"backend=api reads no {', '.join(given)} (options of a local model)")
         return self
 
@@ -65,7 +65,7 @@ class ChatOptions(ModelOptions):
         (either backend). ``api``: the client with the run's API key (refused without a key or a base
         URL); ``local``: the folder loaded (kept loaded between calls), sampling seeded by ``seed``,
         ``vision`` refusing a model that reads no images."""
-        if self.backend == "local":
+        if self.local:
             from rwpost.llm.held import local_chat_model
 
             return local_chat_model(  # held by a Ray actor: loaded once for every run it takes
@@ -81,9 +81,11 @@ class ChatOptions(ModelOptions):
                 vision=vision,
                 cache_path=cache_path,
             )
-        from rwpost.llm import ApiChatModel, client_from
+        return super().chat_model(secrets, cache_path=cache_path)
 
-        return ApiChatModel(client_from(self.connection(secrets), cache_path=cache_path))
+    @property
+    def local(self) -> bool:
+        return self.backend == "local"
 
     def remote_device(self) -> str:
         """The manifest's device of an API model: ``remote (<base URL>)``."""

@@ -41,6 +41,8 @@ from rwpost.evaluate.contract import (
 )
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
+from rwpost.evaluate.toolkit.ask import prompt_request
+from rwpost.evaluate.toolkit.cases import evidence_block, missing_image_prediction
 from rwpost.labels import Label
 from rwpost.llm.chat import ChatModel
 from rwpost.prompts import Prompt, load_prompt
@@ -62,14 +64,6 @@ LABEL_DEFINITIONS: dict[Label, str] = {
     Label.OUTDATED: "the claim was once accurate but is no longer.",
 }
 """One line per label, as the prompt defines it; only the task's labels are shown."""
-
-
-def evidence_block(sample: Sample, max_chars: int = 6000) -> str:
-    """The gold evidence items as ``[id] content`` lines, content only (empty when there are none)."""
-    lines = [f"[{e.id}] {e.content}" for e in sample.evidence if e.content]
-    if not lines:
-        return ""
-    return "\n".join(["Evidence items:", *lines])[:max_chars] + "\n"
 
 
 def task_schema(schema: dict[str, Any], labels: Sequence[str]) -> dict[str, Any]:
@@ -119,17 +113,6 @@ def baseline_verdict(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def missing_image_prediction(sample: Sample, image: Any, call: Call | None = None) -> Prediction | None:
-    """A failed prediction when the sample has an image that could not be loaded (never sent without)."""
-    if sample.image is None or image is not None:
-        return None
-    return Prediction(
-        id=sample.id,
-        calls=[call] if call else [],
-        error="image missing: the sample has an image but neither its bytes nor its file could be read",
-    )
-
-
 def verdict_prediction(sample_id: str, data: dict[str, Any], labels: Sequence[str], call: Call) -> Prediction:
     """A prediction from a schema-valid verdict: the label gets the stated confidence, the other
     labels share the rest evenly (for ROC-AUC and calibration)."""
@@ -177,7 +160,7 @@ class VLMDetector(Detector):
         @model_validator(mode="after")
         def _api_options_need_the_api(self) -> VLMDetector.Config:
             given = sorted({"cache_path", "temperature", "max_tokens"} & self.model_fields_set)
-            if self.backend == "local" and given:
+            if self.local and given:
                 raise ValueError(f"backend=local reads no {', '.join(given)} (a local model is greedy)")
             return self
 
@@ -191,7 +174,7 @@ class VLMDetector(Detector):
         self.schema = load_llm_schema(self.prompt_file.schema_name)
         self.model: ChatModel | None = None
         self.device = config.remote_device()
-        if config.backend == "local":  # loaded now: a folder that is no vision model is refused up front
+        if config.local:  # loaded now: a folder that is no vision model is refused up front
             try:
                 self.model = config.chat_model({}, vision=True)
             except ConfigError as exc:
@@ -201,7 +184,7 @@ class VLMDetector(Detector):
 
     def config(self) -> dict[str, Any]:
         o = self.options
-        if o.backend == "local":
+        if o.local:
             kept = ("model", "model_path", "model_type", "dtype", "max_new_tokens", "static_cache")
             local = self.model.config()
             return {k: local[k] for k in kept} | {"prompt": o.prompt, "decoding": "greedy"}
@@ -225,14 +208,12 @@ class VLMDetector(Detector):
     def chat_model(self, ctx: RunContext) -> ChatModel:
         """The model asked: the local one loaded at build, or the API client with the run's key."""
         if self.model is None:
-            self.model = self.options.chat_model(ctx.secrets, cache_path=self.options.cache_path)
+            self.model = ctx.model(self.options, vision=True)
         return self.model
 
     def request(self, sample: Sample, task: EvalTask, image: Any) -> Any:
         """The model request for one sample of ``task`` (with ``image``, if any)."""
-        from rwpost.llm import LLMRequest
-
-        labels, local = task.label_names, self.options.backend == "local"
+        labels = task.label_names
         prompt = self.prompt_file
         if self.prompt_files:  # the authors' baseline: their prompt of the cell, their answer schema
             prompt = self.prompt_files[task.cell.evidence is EvidenceSource.GOLD]
@@ -242,17 +223,15 @@ class VLMDetector(Detector):
                 verdict_user_text(prompt, sample, task.cell, labels),
                 task_schema(self.schema, labels),
             )
-        return LLMRequest(
-            key=sample.id,
+        return prompt_request(
+            prompt,
+            sample.id,
             task=f"detect-{task.cell.slug}",
-            system=prompt.system,
             user=user,
             schema=schema,
-            schema_name=prompt.schema_name,
-            prompt_version=prompt.version,
-            images=(image,) if image is not None else (),
+            images=(image,),
             temperature=self.options.temperature,
-            max_tokens=None if local else self.options.max_tokens,  # local: max_new_tokens bounds it
+            max_tokens=self.options.answer_limit(self.options.max_tokens),  # local: max_new_tokens bounds it
         )
 
     def prediction(self, sample_id: str, result: Any, labels: Sequence[str], share_s: float) -> Prediction:
@@ -262,7 +241,7 @@ class VLMDetector(Detector):
         error = result.error or "no answer"
         if error.startswith("image unreadable"):  # refused before any model call
             return Prediction(id=sample_id, error=error)
-        local = self.options.backend == "local"
+        local = self.options.local
         call = Call.of_result(
             result,
             self.model.name if self.model is not None else self.options.llm.model,

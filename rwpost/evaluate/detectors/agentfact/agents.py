@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rwpost.evaluate.contract import Call
+from rwpost.evaluate.toolkit.ask import prompt_request
 from rwpost.labels import Label
 from rwpost.llm.chat import ChatModel
 from rwpost.prompts import Prompt, load_prompt
@@ -115,11 +116,12 @@ class Agents:
         temperature: float | None = 0.0,
         max_tokens: int | None = 1200,
         profile: str = "paper",
+        local: bool = False,
     ) -> None:
         from rwpost.llm import load_llm_schema
 
         self.model = model
-        self.local = model.config().get("backend") == "local"
+        self.local = local
         """A local model's calls cost nothing; an API model's are priced by the run's table."""
         self.temperature, self.max_tokens = temperature, max_tokens
         """None: the server's default temperature (not sent), as the authors' code calls the API."""
@@ -138,18 +140,14 @@ class Agents:
     ) -> tuple[dict[str, Any] | None, Call, str | None]:
         """One agent call: ``(answer or None, its ledger row, why there is no answer)``; ``temperature``
         other than ``"agents"`` overrides the agents' one (the authors summarise at 0.1)."""
-        from rwpost.llm import LLMRequest
-
-        prompt = self.prompts[agent]
-        request = LLMRequest(
-            key=key,
+        prompt = self.prompts[agent]  # (its values may hold an "images" text: the attachments are apart)
+        request = prompt_request(
+            prompt,
+            key,
             task=f"agentfact-{agent}",
-            system=prompt.system,
             user=prompt.render_user(**values),
             schema=self.schemas[prompt.schema_name],
-            schema_name=prompt.schema_name,
-            prompt_version=prompt.version,
-            images=tuple(attach),
+            images=attach,
             temperature=self.temperature if temperature == "agents" else temperature,  # type: ignore[arg-type]
             max_tokens=self.max_tokens,
         )

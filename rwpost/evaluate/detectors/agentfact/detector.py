@@ -24,8 +24,8 @@ from rwpost.evaluate.detectors.agentfact.authors import AuthorsWorkflow
 from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
 from rwpost.evaluate.detectors.agentfact.workflow import ABLATIONS, Options, Tools, Trace, Workflow
 from rwpost.evaluate.detectors.chat import ChatOptions
-from rwpost.evaluate.leakage import LeakageGuard, dropped_report
-from rwpost.evaluate.task import EvalTask, EvidenceSource
+from rwpost.evaluate.leakage import LeakageGuard
+from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
 from rwpost.labels import Label
 from rwpost.llm.chat import ChatModel
 from rwpost.records import Sample
@@ -161,7 +161,7 @@ class AgentFactDetector(Detector):
         self.traces: dict[str, Trace] = {}
         self._agents: Agents | None = None
         self.model: ChatModel | None = None
-        if o.backend == "local":  # loaded now: a bad folder is refused before the run starts
+        if o.local:  # loaded now: a bad folder is refused before the run starts
             self.model = o.chat_model({})
             self.device = self.model.device
             self.capabilities = Capabilities(retrieves=True, uses_gpu=True)
@@ -180,7 +180,7 @@ class AgentFactDetector(Detector):
             "image_search": o.image_search,
             "image_search_options": o.image_search_options,
             **asdict(self.workflow_options),
-            **(self.model.config() if o.backend == "local" else {}),
+            **(self.model.config() if o.local else {}),
         }
 
     def agents(self, ctx: RunContext | None = None) -> Agents:
@@ -188,21 +188,24 @@ class AgentFactDetector(Detector):
         if self._agents is None:
             o = self.options
             if self.model is None:
-                self.model = o.chat_model(ctx.secrets if ctx else {}, cache_path=o.cache_path)
+                self.model = ctx.model(o) if ctx else o.chat_model({}, cache_path=o.cache_path)
             self._agents = Agents(
-                self.model, temperature=o.temperature, max_tokens=o.max_tokens, profile=o.profile
+                self.model,
+                temperature=o.temperature,
+                max_tokens=o.max_tokens,
+                profile=o.profile,
+                local=o.local,
             )
         return self._agents
 
     def prepare(self, ctx: RunContext) -> None:
         self.agents(ctx)  # an API model without a key or a server is refused here
+        if ctx.cell is not None and ctx.cell.evidence is EvidenceSource.WEB:
+            tools = self._tools(ctx.cell, ctx.guard)  # so is a search backend without its key
+            asyncio.run(tools.aclose())
 
     def inputs(self) -> DetectorInputs:
         return DetectorInputs(prompts=prompt_hashes(self.options.profile))
-
-    def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any]:
-        """What the leakage guard dropped before any agent saw it (``source:factcheck`` included)."""
-        return dropped_report(predictions, ctx.guard)
 
     def notes(self, predictions: Sequence[Prediction], task: EvalTask, ctx: RunContext) -> list[str]:
         """The report's notes: the profile, Table V's ablations (and Agent-IR off for want of a reverse-image
@@ -236,8 +239,8 @@ class AgentFactDetector(Detector):
 
     # --- prediction ------------------------------------------------------------------------------------
 
-    def _tools(self, task: EvalTask, guard: LeakageGuard) -> Tools | None:
-        if task.cell.evidence is not EvidenceSource.WEB:
+    def _tools(self, cell: Cell, guard: LeakageGuard) -> Tools | None:
+        if cell.evidence is not EvidenceSource.WEB:
             return None
         from rwpost.cache import SqliteStore
         from rwpost.evaluate.detectors.agentfact.pages import PageReader
@@ -256,7 +259,7 @@ class AgentFactDetector(Detector):
 
     async def _predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         agents = self.agents(ctx)
-        tools = self._tools(task, ctx.guard)
+        tools = self._tools(task.cell, ctx.guard)
         web = task.cell.evidence is EvidenceSource.WEB
         try:
             runs = []

@@ -31,6 +31,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from rwpost.evaluate.contract import Call
+from rwpost.evaluate.contract import Trace as AgentTrace
 from rwpost.evaluate.detectors.agentfact.agents import (
     Agents,
     EvidenceItem,
@@ -41,7 +42,7 @@ from rwpost.evaluate.detectors.agentfact.agents import (
 )
 from rwpost.evaluate.detectors.agentfact.pages import PageReader, article_text
 from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
-from rwpost.evaluate.leakage import DROPPED, LeakageGuard, SearchResult, normalize_domain
+from rwpost.evaluate.leakage import LeakageGuard, SearchResult, normalize_domain
 from rwpost.evaluate.search.dates import parse_result_date
 from rwpost.evaluate.task import EvidenceSource
 from rwpost.labels import Label
@@ -109,17 +110,16 @@ class Options:
 
 
 @dataclass
-class Trace:
-    """What happened for one sample: ledger rows, pools, reasoning outputs, drops, the final answer."""
+class Trace(AgentTrace):
+    """What happened for one sample: the toolkit's trace (ledger rows, drops) and AgentFact's pools,
+    reasoning outputs and final answer."""
 
-    calls: list[Call] = field(default_factory=list)
     pool: list[EvidenceItem] = field(default_factory=list)
     useful: list[EvidenceItem] = field(default_factory=list)
     images: list[dict[str, Any]] = field(default_factory=list)
     plans: list[dict[str, Any]] = field(default_factory=list)
     reasoning: list[dict[str, Any]] = field(default_factory=list)
     searched: list[str] = field(default_factory=list)
-    dropped: list[dict[str, Any]] = field(default_factory=list)
     excluded: list[dict[str, Any]] = field(default_factory=list)
     """Results the authors' source filters removed (not leakage)."""
     errors: list[str] = field(default_factory=list)
@@ -235,12 +235,8 @@ class Tools:
         """``results`` the leakage guard keeps (``claim_time``: the cut) and the switched-on source filters
         pass; each one dropped is recorded in ``trace`` with its reason (leakage and source exclusions
         apart)."""
-        screened = self.leakage_guard.screen(results, claim_time)
-        for drop in screened.dropped:
-            trace.dropped.append({"url": drop.result.url, "reason": drop.reason, "query": query})
-            trace.calls.append(Call(kind="tool", name=f"{DROPPED}{drop.reason}", cost_usd=0.0))
         kept = []
-        for result in screened.kept:
+        for result in trace.screen(self.leakage_guard, results, claim_time, query=query):
             why = self.sources.reason(result.url) if self.sources.active else None
             if why is None:
                 kept.append(result)
@@ -367,8 +363,7 @@ class Workflow:
             r = results[index - 1]
             reliability = await self.reliability(sample, trace, r.url)
             if reliability == "factcheck" and self.options.drop_factcheck_sources:
-                trace.dropped.append({"url": r.url, "reason": "source:factcheck", "query": query})
-                trace.calls.append(Call(kind="tool", name=f"{DROPPED}source:factcheck", cost_usd=0.0))
+                trace.drop(r.url, "source:factcheck", query=query)
                 continue
             evidence_id = f"T{sum(1 for e in trace.pool if e.id.startswith('T')) + len(items) + 1}"
             items.append(

@@ -1,12 +1,12 @@
 """AgentM3D on one sample: the planning agent, the hierarchical cascade of detection agents, Best-of-N
 with critique-aware ranking, and the tools (paper sections 3.1-3.3, Algorithm 1, appendix A.3).
 
-:class:`Asker` puts the prompt files (``rwpost/prompts/agentm3d_*.v1.md``) to one
-:class:`~rwpost.llm.chat.ChatModel` and writes a ledger row per answer, tagged with the agent that asked
-(``planner``, ``text``, ``image``, ``cross``, ``text:critic``, ``image:critic``, ``<agent>:reward``,
-``text:entities``, ``tool:logic``, ``tool:image-analysis``); the search and forgery tools are T2Agent's
-(:mod:`rwpost.evaluate.detectors.t2agent.tools`: tool cache, leakage guard, ``tool:Wikipedia`` and
-``tool:Detect`` rows). :class:`Cascade` runs one sample:
+The toolkit's :class:`~rwpost.evaluate.toolkit.ask.Asker` puts the prompt files
+(``rwpost/prompts/agentm3d_*.v1.md``) to one :class:`~rwpost.llm.chat.ChatModel` and writes a ledger row
+per answer, tagged with the agent that asked (``planner``, ``text``, ``image``, ``cross``, ``text:critic``,
+``image:critic``, ``<agent>:reward``, ``text:entities``, ``tool:logic``, ``tool:image-analysis``); the search
+and forgery tools are the toolkit's (:mod:`rwpost.evaluate.toolkit.tools`: tool cache, leakage guard,
+``tool:Wikipedia`` and ``tool:Detect`` rows). :class:`Cascade` runs one sample:
 
 1. the planner picks standard reasoning (``[BON level-0]``: one greedy answer per agent) or Best-of-N
    (``[BON level-1]``: N sampled candidates per agent, one ``sample(request, N)`` call);
@@ -38,8 +38,10 @@ from rwpost.evaluate.detectors.agentm3d.labels import (
 )
 from rwpost.evaluate.detectors.agentm3d.ranking import Ranking, rank
 from rwpost.evaluate.detectors.agentm3d.reward import FALLBACK, LocalRewardModel, Scored
-from rwpost.evaluate.detectors.t2agent.tools import Case, ModelFailed, Toolbox, Trace
-from rwpost.prompts import load_prompt
+from rwpost.evaluate.toolkit.ask import Asker, ModelFailed
+from rwpost.evaluate.toolkit.ask import prompt_hashes as toolkit_prompt_hashes
+from rwpost.evaluate.toolkit.ask import schema_hashes as toolkit_schema_hashes
+from rwpost.evaluate.toolkit.tools import Case, Toolbox, Trace
 
 PROMPTS: tuple[str, ...] = (
     "agentm3d_plan.v1",
@@ -65,15 +67,11 @@ UNPROVEN_RULE = (
 
 
 def prompt_hashes() -> dict[str, str]:
-    return {name: load_prompt(name).sha256 for name in PROMPTS}
+    return toolkit_prompt_hashes(PROMPTS)
 
 
 def schema_hashes() -> dict[str, str]:
-    from rwpost.io import sha256_hex
-    from rwpost.llm.schemas import LLM_SCHEMA_DIR
-
-    names = sorted({load_prompt(name).schema_name for name in PROMPTS})
-    return {n: sha256_hex((LLM_SCHEMA_DIR / f"{n}.schema.json").read_bytes()) for n in names}
+    return toolkit_schema_hashes(PROMPTS)
 
 
 def detect_schema(labels: Sequence[str]) -> dict[str, Any]:
@@ -84,79 +82,6 @@ def detect_schema(labels: Sequence[str]) -> dict[str, Any]:
     properties = dict(schema["properties"])
     properties["label"] = {"type": "string", "enum": list(labels)}
     return {**schema, "properties": properties}
-
-
-class Asker:
-    """The detector's prompts over one chat model; every answer is a ledger row in the sample's trace."""
-
-    def __init__(self, model: Any, *, temperature: float, max_tokens: int | None) -> None:
-        self.model, self.temperature, self.max_tokens = model, temperature, max_tokens
-
-    def request(
-        self,
-        prompt_name: str,
-        key: str,
-        *,
-        agent: str,
-        images: Sequence[Any] = (),
-        schema: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        **values: str,
-    ) -> Any:
-        from rwpost.llm import LLMRequest, load_llm_schema
-
-        prompt = load_prompt(prompt_name)
-        return LLMRequest(
-            key=key,
-            task=f"agentm3d-{agent}",
-            system=prompt.system,
-            user=prompt.render_user(**values),
-            schema=schema or load_llm_schema(prompt.schema_name),
-            schema_name=prompt.schema_name,
-            prompt_version=prompt.version,
-            images=tuple(i for i in images if i is not None),
-            temperature=temperature,
-            max_tokens=self.max_tokens,
-        )
-
-    def record(self, results: Sequence[Any], request: Any, agent: str, trace: Trace) -> None:
-        """One ledger row per answer (a local model's answers carry their share of the batch's time)."""
-        trace.images_sent += len(request.images) * len(results)
-        for result in results:
-            trace.calls.append(
-                Call(
-                    kind="model",
-                    name=self.model.name,
-                    agent=agent,
-                    tokens_in=result.prompt_tokens,
-                    tokens_out=result.completion_tokens,
-                    latency_s=result.latency_s,
-                    cached=result.cached,
-                )
-            )
-
-    async def sample(self, request: Any, n: int, agent: str, trace: Trace) -> list[Any]:
-        """``n`` answers to ``request`` (n > 1: one batched ``sample`` call at the request's temperature)."""
-        results = await self.model.sample(request, n) if n > 1 else [await self.model.complete(request)]
-        self.record(results, request, agent, trace)
-        return results
-
-    async def ask(
-        self,
-        prompt_name: str,
-        key: str,
-        trace: Trace,
-        *,
-        agent: str,
-        images: Sequence[Any] = (),
-        **values: str,
-    ) -> dict[str, Any]:
-        """The greedy answer of ``prompt_name``; raises :class:`ModelFailed` without a valid one."""
-        request = self.request(prompt_name, key, agent=agent, images=images, **values)
-        [result] = await self.sample(request, 1, agent, trace)
-        if not result.ok or result.data is None:
-            raise ModelFailed(f"model answer rejected ({agent}): {result.error}")
-        return result.data
 
 
 @dataclass

@@ -11,7 +11,6 @@ from pydantic import Field, NonNegativeFloat, PositiveInt
 from rwpost.errors import ConfigError
 from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
 from rwpost.evaluate.detectors.agentm3d.agent import (
-    Asker,
     Cascade,
     CascadeOptions,
     JudgeReward,
@@ -22,9 +21,11 @@ from rwpost.evaluate.detectors.agentm3d.agent import (
 from rwpost.evaluate.detectors.agentm3d.labels import HEAD, VIEWS
 from rwpost.evaluate.detectors.agentm3d.reward import FALLBACK, LocalRewardModel
 from rwpost.evaluate.detectors.chat import ChatOptions
-from rwpost.evaluate.detectors.t2agent import T2AgentDetector
-from rwpost.evaluate.detectors.t2agent.detector import cases_of
-from rwpost.evaluate.detectors.t2agent.tools import (
+from rwpost.evaluate.leakage import LeakageGuard
+from rwpost.evaluate.task import EvalTask, EvidenceSource
+from rwpost.evaluate.toolkit.ask import Asker
+from rwpost.evaluate.toolkit.cases import cases_of
+from rwpost.evaluate.toolkit.tools import (
     CARDS,
     Case,
     ForgeryTool,
@@ -35,8 +36,6 @@ from rwpost.evaluate.detectors.t2agent.tools import (
     ToolFailed,
     Trace,
 )
-from rwpost.evaluate.leakage import LeakageGuard
-from rwpost.evaluate.task import EvalTask, EvidenceSource
 from rwpost.records import Sample
 
 
@@ -91,7 +90,7 @@ class AgentM3DDetector(Detector):
         o = self.options
         self.chat: Any = None
         self.device = o.remote_device()
-        if o.backend == "local":  # loaded now: a folder that is no model is refused up front
+        if o.local:  # loaded now: a folder that is no model is refused up front
             self.chat = o.chat_model({})
             self.device = self.chat.device
             self.capabilities = Capabilities(retrieves=True, reads_images=True, uses_gpu=True)
@@ -120,7 +119,7 @@ class AgentM3DDetector(Detector):
 
     def config(self) -> dict[str, Any]:
         o = self.options
-        if o.backend == "local":
+        if o.local:
             local = self.chat.config()
             model = {
                 k: local.get(k) for k in ("model", "model_path", "model_type", "dtype", "max_new_tokens")
@@ -152,15 +151,9 @@ class AgentM3DDetector(Detector):
     def prepare(self, ctx: RunContext) -> None:
         self.chat_model(ctx)  # an API model without a key or a server is refused here
 
-    leakage_report = T2AgentDetector.leakage_report
-
     def chat_model(self, ctx: RunContext) -> Any:
-        """The backbone: the local folder (sampling seeded by the run) or the API client with the key."""
-        o = self.options
-        if o.backend == "local":
-            self.chat = o.chat_model({}, seed=ctx.seed)
-        elif self.chat is None:
-            self.chat = o.chat_model(ctx.secrets, cache_path=o.cache_path)
+        """The backbone the run builds from the typed settings (:meth:`RunContext.model`)."""
+        self.chat = ctx.model(self.options)
         return self.chat
 
     def toolbox(self, task: EvalTask, guard: LeakageGuard) -> Toolbox:
@@ -191,9 +184,8 @@ class AgentM3DDetector(Detector):
         self, model: Any, samples: Sequence[Sample], task: EvalTask, ctx: RunContext
     ) -> list[Prediction]:
         o = self.options
-        asker = Asker(
-            model, temperature=o.temperature, max_tokens=None if o.backend == "local" else o.max_tokens
-        )
+        # greedy unless a request samples; the task name keeps the answer cache's keys
+        asker = Asker(model, task="agentm3d", temperature=0.0, max_tokens=o.answer_limit(o.max_tokens))
         reward = self.reward or JudgeReward(asker)
         toolbox = self.toolbox(task, ctx.guard)
         options = self.cascade_options(task.cell.evidence is EvidenceSource.WEB)

@@ -12,13 +12,12 @@ from pydantic import PositiveInt
 
 from rwpost.errors import ConfigError
 from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
-from rwpost.evaluate.detectors.agentm3d.agent import Asker
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.detectors.factguard.tools import CLIPSCOUT, FACTPROBE, FactProbe, clip_scout
-from rwpost.evaluate.detectors.t2agent import T2AgentDetector
-from rwpost.evaluate.detectors.t2agent.detector import news_text
-from rwpost.evaluate.detectors.t2agent.tools import Case, ModelFailed, Toolbox, ToolFailed, Trace
 from rwpost.evaluate.task import EvalTask, EvidenceSource
+from rwpost.evaluate.toolkit.ask import Asker, ModelFailed
+from rwpost.evaluate.toolkit.cases import news_text
+from rwpost.evaluate.toolkit.tools import Case, Toolbox, ToolFailed, Trace
 from rwpost.evaluate.video import Video, VideoRefused, find_video, frames, probe, tile
 from rwpost.labels import Label
 from rwpost.llm.types import ImageInput
@@ -101,7 +100,7 @@ class FactGuardDetector(Detector):
         self.chat: Any = None
         self.ctx: RunContext | None = None
         self.device = o.remote_device()
-        if o.backend == "local":
+        if o.local:
             self.chat = o.chat_model({}, vision=True)
             self.device = self.chat.device
             self.capabilities = Capabilities(retrieves=True, uses_gpu=True)
@@ -111,7 +110,7 @@ class FactGuardDetector(Detector):
         return {
             "backend": o.backend,
             "model": self.chat.config().get("model_path") if self.chat is not None else o.llm.model,
-            "base_url": o.llm.base_url if o.backend == "api" else None,
+            "base_url": o.llm.base_url if not o.local else None,
             "video_dir": o.video_dir,
             "temperature": o.temperature,
             "max_tokens": o.max_tokens,
@@ -151,18 +150,18 @@ class FactGuardDetector(Detector):
             )
         return {"videos": len(samples), "video_dir": str(folder) if folder else None}
 
-    leakage_report = T2AgentDetector.leakage_report
-
     def prepare(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self.chat_model(ctx)
+        if ctx.cell is not None and ctx.cell.evidence is EvidenceSource.WEB:
+            from rwpost.evaluate.search import make_backend
+
+            o = self.options  # a search backend without its key is refused before anything is written
+            asyncio.run(make_backend(o.search, o.search_options).aclose())
 
     def chat_model(self, ctx: RunContext) -> Any:
-        o = self.options
-        if o.backend == "local":
-            self.chat = o.chat_model({}, seed=ctx.seed, vision=True)
-        elif self.chat is None:
-            self.chat = o.chat_model(ctx.secrets, cache_path=o.cache_path)
+        """The model the run builds from the typed settings (:meth:`RunContext.model`; it reads images)."""
+        self.chat = ctx.model(self.options, vision=True)
         return self.chat
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
@@ -176,9 +175,8 @@ class FactGuardDetector(Detector):
         from rwpost.evaluate.search import make_backend
 
         o = self.options
-        asker = Asker(
-            model, temperature=o.temperature, max_tokens=None if o.backend == "local" else o.max_tokens
-        )
+        # greedy unless a request samples; the task name keeps the answer cache's keys
+        asker = Asker(model, task="agentm3d", temperature=0.0, max_tokens=o.answer_limit(o.max_tokens))
         tools: dict[str, Any] = {}
         if task.cell.evidence is EvidenceSource.WEB:
             backend = make_backend(o.search, o.search_options)

@@ -4,7 +4,7 @@
   only), results from user-generated and social media sources excluded (:data:`SOCIAL_DOMAINS`), the rest
   through the leakage guard, then the titles, snippets and sources put together as one compact report
   (the paper's "lightweight retrieval-and-snippet strategy"; no page is read). It is T2Agent's search tool
-  (:class:`~rwpost.evaluate.detectors.t2agent.tools.SearchTool`): cached by content, a ledger row per call
+  (:class:`~rwpost.evaluate.toolkit.tools.SearchTool`): cached by content, a ledger row per call
   (``tool:FactProbe``), dropped results as ``leakage-guard:dropped:<reason>`` rows.
 - :func:`clip_scout`: 4 frames sampled uniformly in the interval the model asks for, tiled 2 x 2 and scaled
   to at most :data:`rwpost.evaluate.video.MAX_GRID_SIDE` (:mod:`rwpost.evaluate.video`); at most one call
@@ -17,7 +17,8 @@ import time
 from typing import Any
 
 from rwpost.evaluate.contract import Call
-from rwpost.evaluate.detectors.t2agent.tools import (
+from rwpost.evaluate.leakage import BlockList
+from rwpost.evaluate.toolkit.tools import (
     Case,
     Observed,
     SearchTool,
@@ -25,7 +26,6 @@ from rwpost.evaluate.detectors.t2agent.tools import (
     Trace,
     _results,
 )
-from rwpost.evaluate.leakage import BlockList
 from rwpost.evaluate.video import Video, frames, tile
 from rwpost.llm.types import ImageInput
 
@@ -64,7 +64,9 @@ class FactProbe(SearchTool):
         results = _results(raw)
         social = [r for r in results if SOCIAL.blocked_domain(r.url)]
         trace.calls += [Call(kind="tool", name="factprobe:excluded:social", cost_usd=0.0) for _ in social]
-        kept = trace.screen(self.guard, [r for r in results if r not in social], case.claim_time, "FactProbe")
+        kept = trace.screen(
+            self.guard, [r for r in results if r not in social], case.claim_time, tool="FactProbe"
+        )
         if not kept:
             return Observed(f"FactProbe report for {argument!r}: no results.")
         lines = [f"FactProbe report for {argument!r} ({len(kept)} sources):"]
@@ -73,15 +75,6 @@ class FactProbe(SearchTool):
             dated = f", {r.published}" if r.published else ""
             lines.append(f"{i}. {r.title} ({source}{dated}): {r.snippet}")
         return Observed("\n".join(lines)[:REPORT_CHARS], [r.url for r in kept])
-
-    def call_row(self, cached: bool, latency_s: float) -> Call:
-        return Call(
-            kind="tool",
-            name=f"search:{self.backend.name}",
-            agent="tool:FactProbe",
-            latency_s=latency_s,
-            cached=cached,
-        )
 
 
 def clip_scout(video: Video, start_s: float, end_s: float, trace: Trace) -> tuple[ImageInput, str]:

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rwpost.evaluate.detectors.t2agent.backbone import Backbone
 from rwpost.evaluate.detectors.t2agent.labels import (
     SUBTASKS,
     UNPROVEN_RULE,
@@ -22,8 +21,9 @@ from rwpost.evaluate.detectors.t2agent.labels import (
     decide,
     normalize_answer,
 )
-from rwpost.evaluate.detectors.t2agent.tools import Case, Toolbox, Trace
 from rwpost.evaluate.detectors.t2agent.tree import Node, Outcome, Search, SearchOptions
+from rwpost.evaluate.toolkit.ask import Asker
+from rwpost.evaluate.toolkit.tools import Case, Toolbox, Trace
 
 MEMORY_SHOWN = 3
 """Failed trajectories of a sub-task shown in its expansion prompt (the most recent)."""
@@ -66,7 +66,7 @@ class Agent:
 
     def __init__(
         self,
-        backbone: Backbone,
+        backbone: Asker,
         toolbox: Toolbox,
         case: Case,
         options: SearchOptions,
@@ -160,7 +160,7 @@ class Agent:
 
 
 async def run_case(
-    backbone: Backbone,
+    backbone: Asker,
     toolbox: Toolbox,
     case: Case,
     options: SearchOptions,

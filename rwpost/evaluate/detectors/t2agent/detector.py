@@ -12,9 +12,13 @@ from pydantic import Field, NonNegativeFloat, PositiveInt, field_validator, mode
 from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.detectors.t2agent.agent import Result, run_case
-from rwpost.evaluate.detectors.t2agent.backbone import Backbone, prompt_hashes, schema_hashes
-from rwpost.evaluate.detectors.t2agent.selection import read_toolset
-from rwpost.evaluate.detectors.t2agent.tools import (
+from rwpost.evaluate.detectors.t2agent.backbone import backbone, prompt_hashes, schema_hashes
+from rwpost.evaluate.detectors.t2agent.tree import SearchOptions
+from rwpost.evaluate.leakage import LeakageGuard
+from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
+from rwpost.evaluate.toolkit.ask import Asker
+from rwpost.evaluate.toolkit.cases import cases_of
+from rwpost.evaluate.toolkit.tools import (
     CARDS,
     Case,
     ForgeryTool,
@@ -28,10 +32,7 @@ from rwpost.evaluate.detectors.t2agent.tools import (
     Trace,
     WikipediaTool,
 )
-from rwpost.evaluate.detectors.t2agent.tree import SearchOptions
-from rwpost.evaluate.detectors.vlm import evidence_block, missing_image_prediction
-from rwpost.evaluate.leakage import LeakageGuard, dropped_report
-from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
+from rwpost.evaluate.toolkit.toolsets import read_toolset
 from rwpost.records import Sample
 
 VIEWS = {
@@ -45,38 +46,6 @@ MODEL_TOOL_PROMPTS = {
     "Counterfactual": "t2agent_counterfactual.v1",
 }
 """The prompt of each tool run through the backbone model."""
-
-
-def news_text(sample: Sample, cell: Cell) -> str:
-    """The news as every prompt shows it: claim, post text, the image's OCR text (image cells), the date,
-    and the gold evidence items as content only (gold-evidence cells)."""
-    lines = [f"News text: {sample.claim}"]
-    if sample.post_text:
-        lines.append(f"Post text: {sample.post_text}")
-    if cell.image and sample.ocr:
-        lines.append(f"Text in the image (OCR): {sample.ocr}")
-    if sample.claim_time:
-        lines.append(f"Date of the news: {sample.claim_time.isoformat()}")
-    if cell.evidence is EvidenceSource.GOLD:
-        lines.append(evidence_block(sample).rstrip())
-    return "\n".join(x for x in lines if x)
-
-
-def cases_of(
-    samples: Sequence[Sample], task: EvalTask, ctx: RunContext
-) -> tuple[list[Case], dict[str, Prediction]]:
-    """The samples as an agent's cases (the news text of the cell, the image where it has one), and the
-    failed predictions of those whose image the cell needs but cannot be read."""
-    failed: dict[str, Prediction] = {}
-    cases: list[Case] = []
-    for sample in samples:
-        image = ctx.image(sample) if task.cell.image else None
-        missing = missing_image_prediction(sample, image) if task.cell.image else None
-        if missing is not None:
-            failed[sample.id] = missing
-            continue
-        cases.append(Case(sample.id, news_text(sample, task.cell), image, sample.claim_time))
-    return cases, failed
 
 
 class T2AgentDetector(Detector):
@@ -138,14 +107,14 @@ class T2AgentDetector(Detector):
             if self.toolset is not None:
                 if self.tools is not None:
                     raise ValueError("give tools or toolset (a file of them), not both")
-                self.tools = read_toolset(self.toolset)
+                self.tools = read_toolset(self.toolset, CARDS)
             return self
 
     def __init__(self, config: Config) -> None:
         super().__init__(config)
         o = self.options
         self.search_options = SearchOptions(**{f.name: getattr(o, f.name) for f in fields(SearchOptions)})
-        if o.backend == "local":
+        if o.local:
             from rwpost.llm.local import pick_device
 
             self.device = pick_device(o.device)
@@ -161,6 +130,18 @@ class T2AgentDetector(Detector):
         chosen = self.options.tools
         return [name for name in CARDS if chosen is None or name in chosen]
 
+    def usable_tools(self, cell: Cell) -> list[str]:
+        """The selected tools the ``cell`` allows (web tools in open-web cells, image tools in image cells)
+        and this configuration can run: what ``--select-tools`` chooses among."""
+        absent = self.absent_tools()
+        return [
+            name
+            for name in self.toolset()
+            if name not in absent
+            and (cell.evidence is EvidenceSource.WEB or not CARDS[name].web)
+            and (cell.image or not CARDS[name].needs_image)
+        ]
+
     def absent_tools(self) -> dict[str, str]:
         """Selected tools this configuration cannot run, with the reason (the manifest says so)."""
         o, absent = self.options, {}
@@ -174,7 +155,7 @@ class T2AgentDetector(Detector):
         o = self.options
         return {
             "model": o.llm.model,
-            **({"backend": "local", "batch_size": o.batch_size} if o.backend == "local" else {}),
+            **({"backend": "local", "batch_size": o.batch_size} if o.local else {}),
             "base_url": o.llm.base_url,
             "cache_path": o.cache_path,
             "temperature": o.temperature,
@@ -200,9 +181,6 @@ class T2AgentDetector(Detector):
         toolset = (self.options.toolset,) if self.options.toolset else ()
         return DetectorInputs(files=toolset, prompts=prompt_hashes(), schemas=schema_hashes())
 
-    def leakage_report(self, predictions: Sequence[Prediction], ctx: RunContext) -> dict[str, Any]:
-        return dropped_report(predictions, ctx.guard)
-
     def notes(self, predictions: Sequence[Prediction], task: EvalTask, ctx: RunContext) -> list[str]:
         """The RW-Post view marked as adapted, and each selected tool this configuration could not run."""
         lines = []
@@ -221,12 +199,9 @@ class T2AgentDetector(Detector):
         """The backbone chat model, answers cached at ``cache_path``: the project's client with the run's
         API key, or (``backend=local``) the local model folder, refused unless it reads images when
         ``vision``."""
-        o = self.options
-        if o.backend == "local":
-            return o.chat_model({}, cache_path=o.cache_path, seed=ctx.seed, vision=vision)
-        return o.chat_model(ctx.secrets, cache_path=o.cache_path)
+        return ctx.model(self.options, vision=vision)
 
-    def toolbox(self, task: EvalTask, guard: LeakageGuard, backbone: Backbone) -> Toolbox:
+    def toolbox(self, task: EvalTask, guard: LeakageGuard, backbone: Asker) -> Toolbox:
         """The selected tools the task's cell allows (web tools only in open-web cells, image tools only
         in image cells), with the tool cache."""
         from rwpost.cache import SqliteStore
@@ -262,19 +237,19 @@ class T2AgentDetector(Detector):
     async def _predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         o = self.options
         model = self.model(ctx, vision=task.cell.image)
-        backbone = Backbone(model, temperature=o.temperature, max_tokens=o.max_tokens)
-        toolbox = self.toolbox(task, ctx.guard, backbone)
+        asker = backbone(model, temperature=o.temperature, max_tokens=o.max_tokens)
+        toolbox = self.toolbox(task, ctx.guard, asker)
         cases, failed = cases_of(samples, task, ctx)
         try:
-            answers = await asyncio.gather(*(self._one(backbone, toolbox, case) for case in cases))
+            answers = await asyncio.gather(*(self._one(asker, toolbox, case) for case in cases))
         finally:
-            await backbone.model.aclose()
+            await asker.model.aclose()
             await toolbox.aclose()
         ctx.sent_images(sum(trace.images_sent for _, trace in answers))
         by_id = {p.id: p for p, _ in answers} | failed
         return [by_id[s.id] for s in samples]
 
-    async def _one(self, backbone: Backbone, toolbox: Toolbox, case: Case) -> tuple[Prediction, Trace]:
+    async def _one(self, backbone: Asker, toolbox: Toolbox, case: Case) -> tuple[Prediction, Trace]:
         o, trace = self.options, Trace()
         try:
             result = await run_case(
@@ -328,4 +303,4 @@ class T2AgentDetector(Detector):
         )
 
 
-__all__ = ["T2AgentDetector", "cases_of", "news_text"]
+__all__ = ["T2AgentDetector"]

@@ -1,4 +1,5 @@
-"""T2Agent's extensible toolset (paper section "Extensible Toolset" and appendix "Toolset Details").
+"""The tools agents call: T2Agent's extensible toolset (paper section "Extensible Toolset" and appendix
+"Toolset Details"), also AgentM3D's and FactGuard's.
 
 Every tool has a card (name, argument, what it returns, the sub-tasks it serves: the action space the
 expansion prompt lists) and one interface, ``await tool(argument, case, trace) -> Observed``. The
@@ -34,13 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import RwpostError
-from rwpost.evaluate.contract import Call
-from rwpost.evaluate.leakage import DROPPED, LeakageGuard, SearchResult
+from rwpost.evaluate.contract import Call, Trace
+from rwpost.evaluate.leakage import LeakageGuard, SearchResult
 from rwpost.evaluate.search.dates import parse_result_date
+from rwpost.evaluate.toolkit.ask import ModelFailed
 from rwpost.io import sha256_hex
-
-"""Name prefix of the zero-cost ledger row of one result the leakage guard dropped, with its reason (the
-same rows AgentFact writes, so the run's leakage report counts them from any resumed prediction)."""
 
 TOOL_CACHE = "t2agent-tool"
 """The sqlite store namespace of cached tool results."""
@@ -48,10 +47,6 @@ TOOL_CACHE = "t2agent-tool"
 
 class ToolFailed(RwpostError):
     """A tool call that failed (the backend's retries spent): the sample fails with this reason."""
-
-
-class ModelFailed(RwpostError):
-    """A backbone model call without a usable answer: the sample fails with this reason."""
 
 
 @dataclass(frozen=True)
@@ -148,25 +143,6 @@ class Observed:
     urls: list[str] = field(default_factory=list)
 
 
-@dataclass
-class Trace:
-    """What one sample's search recorded: ledger rows and the results the guard dropped."""
-
-    calls: list[Call] = field(default_factory=list)
-    dropped: list[dict[str, str]] = field(default_factory=list)
-    images_sent: int = 0
-
-    def screen(
-        self, guard: LeakageGuard, results: list[SearchResult], claim_time: date | None, tool: str
-    ) -> list[SearchResult]:
-        """The results ``guard`` keeps; each dropped one becomes a zero-cost ledger row with its reason."""
-        screened = guard.screen(results, claim_time)
-        for drop in screened.dropped:
-            self.dropped.append({"url": drop.result.url, "reason": drop.reason, "tool": tool})
-            self.calls.append(Call(kind="tool", name=f"{DROPPED}{drop.reason}", cost_usd=0.0))
-        return screened.kept
-
-
 class Tool:
     """A tool: its card, what makes its results comparable, and a run over one argument."""
 
@@ -185,12 +161,21 @@ class Tool:
         """The raw, JSON-able result (cached); raises :class:`ToolFailed`."""
         raise NotImplementedError
 
+    cost_usd: float | None = None
+    """The price of a call when the price table has none (a local model: 0)."""
+
+    def ledger_name(self) -> str:
+        """The name of its calls in the ledger (the price table is keyed by it)."""
+        return self.card.name.lower()
+
     def call_row(self, cached: bool, latency_s: float) -> Call:
+        """The ledger row of one call, named by :meth:`ledger_name`, its agent ``tool:<Name>``."""
         return Call(
             kind="tool",
-            name=self.card.name.lower(),
+            name=self.ledger_name(),
             agent=f"tool:{self.card.name}",
             latency_s=latency_s,
+            cost_usd=self.cost_usd,
             cached=cached,
         )
 
@@ -240,17 +225,11 @@ class SearchTool(Tool):
             raise ToolFailed(f"tool {self.card.name} ({self.backend.name}) failed: {exc}") from None
         return _result_rows(found)
 
-    def call_row(self, cached: bool, latency_s: float) -> Call:
-        return Call(
-            kind="tool",
-            name=f"search:{self.backend.name}",
-            agent=f"tool:{self.card.name}",
-            latency_s=latency_s,
-            cached=cached,
-        )
+    def ledger_name(self) -> str:
+        return f"search:{self.backend.name}"
 
     def observe(self, raw: Any, argument: str, case: Case, trace: Trace) -> Observed:
-        kept = trace.screen(self.guard, _results(raw), case.claim_time, self.card.name)
+        kept = trace.screen(self.guard, _results(raw), case.claim_time, tool=self.card.name)
         if not kept:
             return Observed("No results.")
         lines = [
@@ -270,7 +249,7 @@ class WikipediaTool(SearchTool):
     Wikipedia tool, as the paper's prompt describes it)."""
 
     def observe(self, raw: Any, argument: str, case: Case, trace: Trace) -> Observed:
-        kept = trace.screen(self.guard, _results(raw), case.claim_time, self.card.name)
+        kept = trace.screen(self.guard, _results(raw), case.claim_time, tool=self.card.name)
         entity = " ".join(argument.split()).lower()
         exact = [r for r in kept if r.title.lower() == entity]
         if exact:
@@ -305,18 +284,12 @@ class ReverseImageTool(Tool):
             raise ToolFailed(f"tool {self.card.name} ({self.backend.name}) failed: {exc}") from None
         return [{"url": m.page_url, "title": m.page_title, "match": m.match} for m in matches]
 
-    def call_row(self, cached: bool, latency_s: float) -> Call:
-        return Call(
-            kind="tool",
-            name=f"reverse-image:{self.backend.name}",
-            agent=f"tool:{self.card.name}",
-            latency_s=latency_s,
-            cached=cached,
-        )
+    def ledger_name(self) -> str:
+        return f"reverse-image:{self.backend.name}"
 
     def observe(self, raw: Any, argument: str, case: Case, trace: Trace) -> Observed:
         pages = [SearchResult(r["url"], r["title"]) for r in raw]
-        kept = {r.url for r in trace.screen(self.guard, pages, case.claim_time, self.card.name)}
+        kept = {r.url for r in trace.screen(self.guard, pages, case.claim_time, tool=self.card.name)}
         rows = [r for r in raw if r["url"] in kept]
         if not rows:
             return Observed("No page shows this image.")
@@ -381,15 +354,10 @@ class ForgeryTool(Tool):
         except Exception as exc:  # a broken model folder or image: the sample fails with the reason
             raise ToolFailed(f"tool Detect ({Path(self.folder).name}) failed: {exc}") from None
 
-    def call_row(self, cached: bool, latency_s: float) -> Call:
-        return Call(
-            kind="tool",
-            name=f"forgery:{Path(self.folder).name}",
-            agent="tool:Detect",
-            latency_s=latency_s,
-            cost_usd=0.0,
-            cached=cached,
-        )
+    cost_usd = 0.0
+
+    def ledger_name(self) -> str:
+        return f"forgery:{Path(self.folder).name}"
 
     def observe(self, raw: Any, argument: str, case: Case, trace: Trace) -> Observed:
         found = ", ".join(f"{r['label']} ({r['score']:.2f})" for r in raw) or "nothing"

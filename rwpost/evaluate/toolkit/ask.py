@@ -1,0 +1,126 @@
+"""Prompt -> request -> answer -> ledger row: how every agentic detector asks its chat model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rwpost.errors import RwpostError
+from rwpost.evaluate.contract import Trace
+from rwpost.prompts import Prompt, load_prompt
+
+
+def prompt_hashes(names: Sequence[str]) -> dict[str, str]:
+    """The hash of each prompt file, by prompt name (they enter the run identity)."""
+    return {name: load_prompt(name).sha256 for name in names}
+
+
+def schema_hashes(names: Sequence[str]) -> dict[str, str]:
+    """The hash of every answer schema the prompts ``names`` use, by schema name."""
+    from rwpost.io import sha256_hex
+    from rwpost.llm.schemas import LLM_SCHEMA_DIR
+
+    schemas = sorted({load_prompt(name).schema_name for name in names})
+    return {n: sha256_hex((LLM_SCHEMA_DIR / f"{n}.schema.json").read_bytes()) for n in schemas}
+
+
+def prompt_request(
+    prompt: Prompt,
+    key: str,
+    *,
+    task: str,
+    user: str,
+    schema: dict[str, Any] | None = None,
+    images: Sequence[Any] = (),
+    temperature: float | None = 0.0,
+    max_tokens: int | None = None,
+) -> Any:
+    """The :class:`~rwpost.llm.LLMRequest` of one prompt file (its system text, answer schema and version)
+    with ``user`` as the user turn: the one place a detector's prompt becomes a request."""
+    from rwpost.llm import LLMRequest, load_llm_schema
+
+    return LLMRequest(
+        key=key,
+        task=task,
+        system=prompt.system,
+        user=user,
+        schema=schema or load_llm_schema(prompt.schema_name),
+        schema_name=prompt.schema_name,
+        prompt_version=prompt.version,
+        images=tuple(i for i in images if i is not None),
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )
+
+
+class ModelFailed(RwpostError):
+    """A model call without a usable answer (none satisfies the schema): the sample fails with this reason."""
+
+
+class Asker:
+    """A detector's prompts (files of ``rwpost/prompts/``) over one :class:`~rwpost.llm.chat.ChatModel`:
+    each answer is a ledger row in the sample's :class:`Trace`, tagged with the agent or step that asked.
+    ``task`` prefixes the cost report's task (``<task>-<agent>``); ``temperature`` is the default of every
+    request (a request may set its own); ``max_tokens`` bounds every answer (None: the model's own)."""
+
+    def __init__(
+        self, model: Any, *, task: str, temperature: float = 0.0, max_tokens: int | None = None
+    ) -> None:
+        self.model, self.task, self.temperature, self.max_tokens = model, task, temperature, max_tokens
+
+    def request(
+        self,
+        prompt_name: str,
+        key: str,
+        *,
+        agent: str,
+        images: Sequence[Any] = (),
+        schema: dict[str, Any] | None = None,
+        temperature: float | None | str = "default",
+        **values: str,
+    ) -> Any:
+        """The :class:`~rwpost.llm.LLMRequest` of prompt ``prompt_name`` filled with ``values``, at the
+        asker's temperature unless ``temperature`` is given (None: not sent, the server's default)."""
+        prompt = load_prompt(prompt_name)
+        return prompt_request(
+            prompt,
+            key,
+            task=f"{self.task}-{agent}",
+            user=prompt.render_user(**values),
+            schema=schema,
+            images=images,
+            temperature=self.temperature if temperature == "default" else temperature,  # type: ignore[arg-type]
+            max_tokens=self.max_tokens,
+        )
+
+    def record(self, results: Sequence[Any], request: Any, agent: str, trace: Trace) -> None:
+        """One ledger row per answer (a local model's answers carry their share of the batch's time)."""
+        for result in results:
+            trace.answered(result, self.model.name, agent=agent, images=len(request.images))
+
+    async def sample(self, request: Any, n: int, agent: str, trace: Trace) -> list[Any]:
+        """``n`` answers to ``request`` (n > 1: one batched ``sample`` call at the request's temperature)."""
+        results = await self.model.sample(request, n) if n > 1 else [await self.model.complete(request)]
+        self.record(results, request, agent, trace)
+        return results
+
+    async def ask(
+        self,
+        prompt_name: str,
+        key: str,
+        trace: Trace,
+        *,
+        agent: str,
+        images: Sequence[Any] = (),
+        schema: dict[str, Any] | None = None,
+        **values: str,
+    ) -> dict[str, Any]:
+        """The answer of ``prompt_name``; raises :class:`ModelFailed` without a valid one."""
+        request = self.request(prompt_name, key, agent=agent, images=images, schema=schema, **values)
+        [result] = await self.sample(request, 1, agent, trace)
+        if not result.ok or result.data is None:
+            raise ModelFailed(f"model answer rejected ({agent}): {result.error}")
+        return result.data
+
+
+__all__ = ["Asker", "ModelFailed", "prompt_hashes", "prompt_request", "schema_hashes"]
