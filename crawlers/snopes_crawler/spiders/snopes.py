@@ -251,9 +251,9 @@ class SnopesSpider(scrapy.Spider):
         from rwpost.sites.registry import packaged_registry
 
         site = packaged_registry().for_url(self.store.origin.url(url))
-        sections = [urlsplit(e).path for e in site.entry_points] if site else []
+        sections = [url_parts(e).path for e in site.entry_points] if site else []
         sections = [p for p in sections if p.strip("/")]
-        return not sections or any(urlsplit(url).path.startswith(p.rstrip("/")) for p in sections)
+        return not sections or any(url_parts(url).path.startswith(p.rstrip("/")) for p in sections)
 
     def parse_listing(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
         self.count("listing_pages")
