@@ -146,6 +146,12 @@ class CrawledArticle(Record):
         exclude_if=_unset,
         description="where each read field came from (json-ld, microdata, rdfa, feed, article, meta, ...)",
     )
+    read_problems: list[str] = Field(
+        default_factory=list,
+        exclude_if=_unset,
+        description="what the reader could not use on a page it read all the same (e.g. a JSON-LD script "
+        "no repair could read)",
+    )
 
     def image_for(self, link: str) -> ImageFile | None:
         """The downloaded image of a link as the tagged text gives it, or None.

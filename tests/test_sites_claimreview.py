@@ -170,3 +170,26 @@ def test_the_feed_alone_gives_the_review_of_a_page_without_markup():
     assert not page.metadata_only
     assert page.review is not None and page.review.source == "feed"
     assert (page.date_published, page.field_sources["claim_reviewed"]) == ("2019-09-20", "feed")
+
+
+def test_a_site_whose_markup_needs_it_names_its_body_selector_as_data():
+    from rwpost.sites.registry import Selectors, Site
+
+    site = Site(
+        name="story-site",
+        publisher="Story Site",
+        domains=["faktencheck.example"],
+        terms="t",
+        selectors=Selectors(body=["div.story"]),
+    )
+    html = _page(
+        body='<div class="story"><p>Nur dieser Absatz ist der Artikel, mit <a href="https://q.example/">Quelle</a>.</p></div>'
+    )
+    page = read_page(html, "https://faktencheck.example/a/1", registry=Registry([site]))
+    assert (
+        page.tagged.body == "div.story" and page.publisher == "Story Site" and page.site_name == "story-site"
+    )
+    assert page.tagged.text.startswith("Nur dieser Absatz") and [link.url for link in page.tagged.links] == [
+        "https://q.example/"
+    ]
+    assert _read(html).tagged.body == "trafilatura"  # no entry: the generic reading

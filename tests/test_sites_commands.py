@@ -133,3 +133,49 @@ def test_crawl_feed_refuses_a_missing_feed_file_in_one_line_and_writes_nothing(t
     )
     assert code == 2 and "--feed" in one_line(err) and "no such file" in err
     assert not out.exists()
+
+
+def _claim(i: int, site: str) -> dict:
+    return {
+        "text": f"claim {i}",
+        "claimant": "someone",
+        "claimDate": "2024-01-01T00:00:00Z",
+        "claimReview": [
+            {
+                "publisher": {"name": site, "site": site},
+                "url": f"https://{site}/fc/{i}",
+                "title": f"title {i}",
+                "reviewDate": "2024-01-02T00:00:00Z",
+                "textualRating": "Faux",
+                "languageCode": "fr",
+            }
+        ],
+    }
+
+
+def test_claims_search_pages_a_publishers_claims_into_a_feed_without_the_key(tmp_path, capsys, monkeypatch):
+    from rwpost.sites.feed import read_feed
+    from rwpost.testing.factcheck import FactCheckToolsServer
+
+    claims = [_claim(i, "factuel.afp.com") for i in range(230)] + [_claim(999, "other.example")]
+    out = tmp_path / "afp.json"
+    with FactCheckToolsServer(claims, key="sekret-123") as server:
+        monkeypatch.setenv("FACTCHECK_API_KEY", "sekret-123")
+        monkeypatch.setenv("FACTCHECK_API_BASE", server.search_url)
+        code, stdout, _err = run_cli_out(capsys, "claims-search", "factuel.afp.com", "--out", out)
+        requests = list(server.requests)
+        assert code == 0 and "230 claims of factuel.afp.com in 3 pages" in stdout
+        reviews = list(read_feed(out))
+        assert [r.url for r in reviews] == [f"https://factuel.afp.com/fc/{i}" for i in range(230)]
+        assert reviews[0].review.rating_alternate_name == "Faux" and reviews[0].review.source == "feed"
+        assert "sekret-123" not in out.read_text(encoding="utf-8")
+        assert [r.get("pageToken") for r in requests] == [None, "100", "200"]
+        code, err = run_cli(capsys, "claims-search", "factuel.afp.com", "--out", out)
+        assert code == 2 and "exists" in one_line(err)
+        monkeypatch.setenv("FACTCHECK_API_KEY", "wrong-key")
+        code, err = run_cli(capsys, "claims-search", "factuel.afp.com", "--out", out, "--overwrite")
+        assert code == 1 and one_line(err) == "error: claims:search for factuel.afp.com: HTTP 403"
+        assert "wrong-key" not in err
+    assert [r.url for r in read_feed(out)][:1] == [
+        "https://factuel.afp.com/fc/0"
+    ]  # a failed run left it whole

@@ -182,3 +182,10 @@ def test_the_llm_path_uses_the_multisite_prompts_and_keeps_the_appearance_as_the
 def test_no_loopback_port_enters_the_crawl_store(built):
     text = (built["params"].crawl_out / "articles.jsonl").read_text(encoding="utf-8")
     assert "127.0.0.1" not in text and stage.SAMPLE_ORIGIN in text
+
+
+def test_a_json_ld_script_no_repair_reads_is_kept_as_a_read_problem_of_its_page(built):
+    lines = (built["params"].crawl_out / "articles.jsonl").read_text(encoding="utf-8").splitlines()
+    problems = {r["url"]: r.get("read_problems") for r in map(json.loads, lines) if r.get("read_problems")}
+    hindi = next(g["url"] for g in GOLD.values() if g["language"] == "hi")
+    assert problems == {hindi: ["JSON-LD script 2: not JSON, and nothing could be repaired"]}

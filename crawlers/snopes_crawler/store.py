@@ -165,6 +165,7 @@ MULTISITE_FIELDS = (
     "claim_reviews",
     "metadata_only",
     "field_sources",
+    "read_problems",
 )
 """The crawl record's fields only pages of other fact-checkers than Snopes carry."""
 

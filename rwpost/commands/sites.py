@@ -123,7 +123,35 @@ def sample_build_multisite(
     )
 
 
+def claims_search(
+    site: str = typer.Argument(..., help="The publisher's site, e.g. factuel.afp.com."),
+    out: Path = typer.Option(..., "--out", help="The feed file to write (read by rwpost crawl --feed)."),
+    language: str = typer.Option(None, "--language", help="Only claims reviewed in this language."),
+    max_pages: int = typer.Option(None, "--max-pages", min=1, help="Stop after N pages of 100 claims."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out."),
+) -> None:
+    """Page through Google's Fact Check Tools claims:search for one publisher into a feed file; the key is
+    FACTCHECK_API_KEY (never written), FACTCHECK_API_BASE another server (a twin in tests).
+
+    Example: FACTCHECK_API_KEY=... rwpost claims-search factuel.afp.com --out afp.json;
+    rwpost crawl --feed afp.json --out data/work/sites --contact ME
+    """
+    import os
+
+    from rwpost.sites.factcheck_api import API_BASE, search_claims
+
+    key = os.environ.get("FACTCHECK_API_KEY")
+    if not key:
+        raise ConfigError("claims-search needs FACTCHECK_API_KEY in the environment (a Google API key)")
+    if out.exists() and not overwrite:
+        raise ConfigError(f"{out}: exists (pass --overwrite to replace it)")
+    base = os.environ.get("FACTCHECK_API_BASE") or API_BASE
+    counts = search_claims(site, out, api_key=key, base_url=base, language=language, max_pages=max_pages)
+    console.print(f"wrote {out}: {counts['claims']} claims of {site} in {counts['pages']} pages")
+
+
 def register(app: typer.Typer) -> None:
+    app.command("claims-search")(claims_search)
     from rwpost.commands.crawl import sample_app
 
     app.command("sites")(sites)

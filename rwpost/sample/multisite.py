@@ -369,7 +369,8 @@ def _markup(page: SamplePage) -> tuple[str, str]:
         ), ""
     if shape.startswith("broken JSON-LD"):
         text = json.dumps({"@context": "https://schema.org", **_review(page)}, ensure_ascii=False)
-        return f'<script type="application/ld+json">{text[:-1]},}}</script>', ""  # a trailing comma
+        broken = f'<script type="application/ld+json">{text[:-1]},}}</script>'  # a trailing comma: repaired
+        return broken + '<script type="application/ld+json"><<< not JSON >>></script>', ""  # set aside
     if shape.startswith("no ratingValue, two"):
         second = {**_review(page, "喝熱水可以治療流感。")}
         return _script([{"@context": "https://schema.org", **_review(page)}, second]), ""

@@ -253,4 +253,5 @@ def crawl_fields(page: SitePage) -> dict[str, Any]:
         "claim_reviews": [review.model_dump() for review in page.claim_reviews],
         "metadata_only": page.metadata_only,
         "field_sources": page.field_sources,
+        "read_problems": page.problems,
     }
