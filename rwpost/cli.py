@@ -46,7 +46,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sites": (
         "sites",
         "List the fact-checkers rwpost knows by name (the packaged sites.yaml): publisher, domains, language "
-        "hint, entry points and terms. A page of a site not listed is read all the same.",
+        "hint, entry points and terms.",
+    ),
+    "claims-search": (
+        "sites",
+        "Page through Google's Fact Check Tools claims:search for one publisher into a feed file; the key is "
+        "FACTCHECK_API_KEY (never written), FACTCHECK_API_BASE another server (a twin in tests).",
     ),
     "stats": (
         "data",

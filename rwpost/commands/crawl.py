@@ -50,6 +50,30 @@ def sample_build(
     )
 
 
+@sample_app.command("build-multisite")
+def sample_build_multisite(
+    out: Path = typer.Option(Path("data/sample/multisite"), "--out", help="Where to write the sample."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Rebuild into an existing, non-empty --out."),
+) -> None:
+    """Generate the multi-site sample: pages of eight fictional fact-checkers in seven languages, in the
+    markup shapes of real ones, with a ClaimReview feed, a sitemap, robots.txt and the gold answers.
+
+    Example: rwpost sample build-multisite --out data/sample/multisite --overwrite
+    """
+    from rwpost.errors import ConfigError
+    from rwpost.sample.multisite import build_multisite
+
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out}: is a file, expected a folder for the sample")
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        raise ConfigError(f"{out}: already holds files (pass --overwrite to rebuild the sample there)")
+    counts = build_multisite(out)
+    console.print(
+        f"wrote {out}: {counts['pages']} pages in {counts['languages']} languages, "
+        f"{counts['feed_reviews']} feed reviews"
+    )
+
+
 @sample_app.command("serve")
 def sample_serve(
     site: Path = typer.Option(Path("data/sample/site"), "--site", help="Folder of the built site."),
