@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -45,6 +46,11 @@ def machine_cores() -> int:
 
 def _start(run: ShardRun, threads: int, queue: Any) -> None:
     global _STATE
+    # the parent stops its workers (SIGTERM, default: they die; a shard's writes are atomic or resumable):
+    # Ctrl-C reaches the whole process group but is the parent's to handle, and a forked worker must not
+    # keep the parent's SIGTERM-as-KeyboardInterrupt handler, which the pool would catch and carry on
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _STATE = (run, Worker(threads), queue)
 
 
