@@ -73,6 +73,54 @@ def test_local_pool_runs_shards_in_parallel_processes_and_names_each_failure(tmp
     assert len(pids) == 2 and str(os.getpid()) not in pids  # every shard ran, in two worker processes
 
 
+STOPPED_POOL = """
+import os, sys, threading
+from pathlib import Path
+from rwpost.errors import sigterm_interrupts
+from rwpost.executors import ExecutorParams, ShardJob, run_job
+
+root = Path(sys.argv[1])
+
+def run(shard, progress):
+    (root / f"{shard}.pid").write_text(str(os.getpid()))
+    threading.Event().wait()  # until stopped
+
+job = ShardJob(name="demo", keys=dict.fromkeys("abcd", "k"), pending=list("abcd"), run=run, root=root)
+try:
+    with sigterm_interrupts():
+        run_job(ExecutorParams(workers=2), job)
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_a_stopped_local_run_stops_its_workers(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
+    driver = subprocess.Popen(
+        [sys.executable, "-c", STOPPED_POOL, str(tmp_path)], env=env, stdout=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 300  # a loaded machine forks slowly: wait for both workers, however long
+    while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline and driver.poll() is None:
+        time.sleep(0.1)
+    workers = [int(p.read_text()) for p in tmp_path.glob("*.pid")]
+    assert len(workers) == 2
+    driver.send_signal(signal.SIGTERM)
+    out, _ = driver.communicate(timeout=300)
+    assert out.decode().strip() == "interrupted"
+    for pid in workers:  # the workers are gone, not left running their shards
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        status = Path(f"/proc/{pid}/status").read_text() if Path(f"/proc/{pid}/status").exists() else ""
+        assert "zombie" in status, f"worker {pid} still running"
+
+
 def test_local_model_shards_share_one_held_model_in_this_process(tmp_path):
     built: list[int] = []
 

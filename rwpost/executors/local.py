@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -43,8 +44,13 @@ def machine_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _start(run: ShardRun, threads: int, queue: Any) -> None:
+def _start(run: ShardRun, threads: int | None, queue: Any) -> None:
     global _STATE
+    # the parent stops its workers (SIGTERM, default: they die; a shard's writes are atomic or resumable):
+    # Ctrl-C reaches the whole process group but is the parent's to handle, and a forked worker must not
+    # keep the parent's SIGTERM-as-KeyboardInterrupt handler, which the pool would catch and carry on
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _STATE = (run, Worker(threads), queue)
 
 
@@ -90,7 +96,8 @@ class LocalExecutor:
             min(self.workers, len(shards)),
             context,
             initializer=_start,
-            initargs=(job.run, driver_threads(), queue),
+            # a forked worker has this process's thread settings already; a spawned one is told them
+            initargs=(job.run, None if context.get_start_method() == "fork" else driver_threads(), queue),
         )
         try:
             futures: dict[str, Future[str]] = {shard: pool.submit(_one, shard) for shard in shards}
