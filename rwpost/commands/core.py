@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from rwpost.commands import LazyConsole
 from rwpost.errors import ConfigError, RwpostError
 
-console = Console()
+console = LazyConsole()
 
 
 def schemas(
@@ -85,6 +84,8 @@ def labels(
 
     Example: rwpost labels "Mostly False" "Labeled Satire";  rwpost labels --unknown data/work/crawl
     """
+    from rich.table import Table
+
     from rwpost.labels import known_ratings, map_rating
 
     if unknown is not None:
