@@ -25,19 +25,11 @@ import time
 from pathlib import Path
 
 from benchmarks import RESULTS, arguments, goal, load, save
+from benchmarks.evaluate_stage import tree_at
 from rwpost.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "7a62fe2"
-
-
-def tree_at(commit: str, work: Path) -> Path:
-    """The files of ``commit`` (git archive), unpacked under ``work``."""
-    folder = work / f"tree-{commit}"
-    folder.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    return folder
 
 
 def timed(args: list[str], tree: Path) -> tuple[float, float]:

@@ -41,6 +41,7 @@ from PIL import Image, ImageDraw, ImageFont
 from skimage import data as skdata
 
 from benchmarks import RESULTS, arguments, goal, load, save
+from benchmarks.evaluate_stage import tree_at
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "7a62fe2"
@@ -125,15 +126,6 @@ def image_records(n: int, folder: Path, seed: int = 40) -> list[dict[str, Any]]:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         rows.append({"id": f"rw-{i:05d}", "word_count": 500, "image_path": str(path), "image_sha256": digest})
     return rows
-
-
-def tree_at(commit: str, work: Path) -> Path:
-    """The files of ``commit`` (git archive), unpacked under ``work``."""
-    folder = work / f"tree-{commit}"
-    folder.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    return folder
 
 
 def run_child(tree: Path, args: list[str]) -> dict[str, float]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import RESULTS, arguments, goal, load, save
+from benchmarks.evaluate_stage import tree_at
 from benchmarks.extract import ceiling
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,15 +59,6 @@ if __name__ == "__main__":
         calls = server.counts()[0] - before
     print(json.dumps({"calls": calls, "cpu_s": cpu, "wall_s": wall}))
 """
-
-
-def tree_at(commit: str, work: Path) -> Path:
-    """The files of ``commit`` (git archive), unpacked under ``work``."""
-    folder = work / f"tree-{commit}"
-    folder.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    return folder
 
 
 def one(tree: Path, articles: int, latency: float, in_flight: int, busy: bool) -> dict[str, Any]:

@@ -17,13 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from rwpost.commands import bundled_sample
+from rwpost.commands import LazyConsole, bundled_sample
 from rwpost.errors import ConfigError
 
-console = Console()
+console = LazyConsole()
 annotate_app = typer.Typer(
     help="Human validation in Label Studio: serve, push tasks, pull verdicts, agreement, merge.\n\n"
     "Example: rwpost annotate serve   (then, in another shell)   rwpost annotate push "
@@ -181,6 +179,8 @@ def push(
 
     Example: rwpost annotate push data/sample/released/rwpost_dev_main.head.jsonl --annotators a@x.org,b@x.org
     """
+    from rich.table import Table
+
     from rwpost.annotate import sync, workflow
     from rwpost.annotate.server import load_annotators, save_annotators
     from rwpost.annotate.sources import read_annotation_samples, read_articles
@@ -300,6 +300,8 @@ def pull(
 
     Example: rwpost annotate pull --out state/label-studio/export
     """
+    from rich.table import Table
+
     from rwpost.annotate import workflow
     from rwpost.annotate.merge import resolve_verdicts
     from rwpost.io import check_outputs, sorted_by_id, sorted_rejects, write_jsonl
@@ -419,6 +421,8 @@ def merge(
 
     Example: rwpost annotate merge data/sample/released/rwpost_dev_main.head.jsonl
     """
+    from rich.table import Table
+
     from rwpost.io import check_outputs
     from rwpost.stages import annotate_merge as stage
 

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from rwpost.commands import LazyConsole
 from rwpost.errors import ConfigError, RwpostError
 
-console = Console()
+console = LazyConsole()
 
 
 def schemas(
@@ -90,6 +89,8 @@ def labels(
     Example: rwpost labels "Mostly False" "Labeled Satire";  rwpost labels --unknown data/work/crawl
     Other fact-checkers: rwpost labels --site factuel.afp.com --json Faux Trompeur
     """
+    from rich.table import Table
+
     from rwpost.commands import sites as site_commands
     from rwpost.labels import known_ratings, map_rating
 

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from rwpost.commands import LazyConsole
 from rwpost.stages import crawl as crawl_stage
 
-console = Console()
+console = LazyConsole()
 sample_app = typer.Typer(
     help="Build or serve the local Snopes-like sample site.\n\n"
     "Example: rwpost sample build --out /tmp/site; rwpost sample serve --site /tmp/site --port 8000",
@@ -213,7 +212,9 @@ def crawl(
     A ClaimReview feed: rwpost crawl --feed claimreview-feed.json --out data/work/sites --contact ME
     Sitemaps only: rwpost crawl --start-url https://www.snopes.com/ --sitemaps --since 2025-01-01 --contact ME
     """
+    from rich.console import Console
     from rich.live import Live
+    from rich.table import Table
 
     if from_html is not None:
         from rwpost.crawl import run_import_html
@@ -284,6 +285,8 @@ def crawl(
 
 def print_report(report: dict, out: Path) -> None:
     """The crawl report as two small tables: this run's counts and the store's totals."""
+    from rich.table import Table
+
     run_table = Table("this run", "count", title=f"crawl of {report['settings']['start_url']}")
     for key, value in report["this_run"].items():
         if value:

@@ -6,13 +6,11 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from rwpost.commands import bundled_sample
+from rwpost.commands import LazyConsole, bundled_sample
 from rwpost.errors import ConfigError, RwpostError
 
-console = Console()
+console = LazyConsole()
 
 OVERWRITE = typer.Option(False, "--overwrite", help="Replace output files that already exist.")
 
@@ -55,6 +53,8 @@ def stats(
 
     Example: rwpost stats data/sample/released/rwpost_dev_main.head.jsonl --out reports/stats
     """
+    from rich.table import Table
+
     from rwpost.io import check_output, check_outputs, write_json
     from rwpost.stats import REPORT_FILES, compute_stats, write_report
 

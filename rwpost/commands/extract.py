@@ -7,17 +7,15 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
 
+from rwpost.commands import LazyConsole
 from rwpost.errors import interrupted_exit, interrupted_line, sigterm_interrupts
 from rwpost.extract.shards import price_table
 from rwpost.stages import extract as extract_stage
 from rwpost.stages import reformat as reformat_stage
 
-console = Console()
-err_console = Console(stderr=True)
+console = LazyConsole()
+err_console = LazyConsole(stderr=True)
 OUTPUTS = ("extractions.jsonl", "rejects.jsonl", "summary.json", "cost.json", "funnel.json")
 """What ``rwpost extract`` writes in its --out folder (rejects.jsonl only when something was set aside)."""
 
@@ -123,6 +121,8 @@ def extract(
 
     Example: rwpost extract --in data/work/tagged/articles.jsonl --out data/work/extract --backend offline
     """
+    from rich.progress import Progress
+
     from rwpost.io import check_outputs, iter_lines
     from rwpost.llm import settings_from_env
 
@@ -160,7 +160,7 @@ def extract(
         return
     total = sum(1 for _ in iter_lines(params.input)) if params.input.is_file() else 0
     try:
-        with sigterm_interrupts(), Progress(console=console, transient=True) as bar:
+        with sigterm_interrupts(), Progress(console=console.get(), transient=True) as bar:
             task = bar.add_task(f"extract ({params.backend})", total=total)
             done = extract_stage.run(params, progress=lambda n: bar.advance(task, n))
     except KeyboardInterrupt as exc:
@@ -230,6 +230,8 @@ def _dry_run(params: extract_stage.Params, as_json: bool) -> None:
 
 
 def _print_usage(title: str, tasks: dict, total: dict, *, priced: bool = True) -> None:
+    from rich.table import Table
+
     columns = [c for c in total if c != "cost_usd"] + ["cost_usd"]
     table = Table(*(["task"] + columns), title=title)
     for name, row in list(tasks.items()) + [("total", total)]:

@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from rwpost.commands import LazyConsole
 from rwpost.errors import ConfigError
 from rwpost.stages import filter as filter_stage
 
-console = Console()
+console = LazyConsole()
 
 
 def stage_default(name: str) -> str:
@@ -48,6 +47,8 @@ def _same_inputs_or_refuse(out: Path, current: dict[str, str | None], inputs_fil
 
 def print_funnel(steps: list[dict[str, Any]]) -> None:
     """The funnel as a table: per step in order, in / removed / out and the reasons."""
+    from rich.table import Table
+
     table = Table("step", "in", "removed", "out", "why removed", "measured", "cached", title="funnel")
     for step in steps:
         reasons = ", ".join(f"{k} {v}" for k, v in (step.get("reasons") or {}).items())
@@ -158,6 +159,8 @@ def keywords(
     Example: rwpost filter keywords "FACT CHECK: MOSTLY FALSE"
     """
     import sys
+
+    from rich.table import Table
 
     from rwpost.filters.keywords import find_keywords, matched_keywords
 

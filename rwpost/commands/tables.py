@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.measure import Measurement
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def print_table(
@@ -15,6 +15,10 @@ def print_table(
     """``rows`` under ``headers`` as a table when its widest form fits the console (a terminal's width;
     80 columns in a log or under ``COLUMNS=80``); otherwise the title, then each row on its own line as
     ``first cell: header value, ...`` (soft-wrapped, so a narrow terminal or a log never shows ``0.…``)."""
+    from rich.console import Console
+    from rich.measure import Measurement
+    from rich.table import Table
+
     console = console or Console()
     table = Table(*headers, title=title)
     for row in rows:

@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
-from rich.console import Console
-from rich.progress import Progress
 
 from rwpost.errors import ConfigError
 from rwpost.filters import DEFAULT_ORDER, REGISTRY
@@ -136,6 +134,9 @@ def _measure_all(
         if cache:
             cache.put(flt.name, flt.version, key, measurement)
         return key, measurement
+
+    from rich.console import Console
+    from rich.progress import Progress
 
     bar = Progress(console=Console(stderr=True), transient=True, disable=not progress or not todo)
     with bar:

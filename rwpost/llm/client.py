@@ -11,7 +11,6 @@ import asyncio
 import functools
 import json
 import re
-import ssl
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
@@ -26,6 +25,8 @@ from rwpost.llm.types import LLMRequest, LLMResult, PriceTable, Usage
 from rwpost.secrets import redact, register
 
 if TYPE_CHECKING:  # the SDK is imported on the first call: importing it is most of a command's start-up
+    import ssl
+
     import openai
     from openai import AsyncOpenAI
 

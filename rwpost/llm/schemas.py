@@ -7,8 +7,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from rwpost.errors import ConfigError
 
 LLM_SCHEMA_DIR = Path(__file__).resolve().parent / "answer_schemas"
@@ -27,6 +25,8 @@ def load_llm_schema(name: str, directory: Path | None = None) -> dict[str, Any]:
         schema = json.loads(_load(str(path)))
     except FileNotFoundError as exc:
         raise ConfigError(f"LLM output schema not found: {path}") from exc
+    import jsonschema  # here, not at import: it is a tenth of a second of every command's start-up
+
     jsonschema.Draft202012Validator.check_schema(schema)
     return schema
 
