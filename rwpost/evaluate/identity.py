@@ -209,6 +209,8 @@ def identity_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str
         a, b = old.get(key), new.get(key)
         if a == b or (a in (None, {}, []) and b in (None, {}, [])):
             continue
+        if key not in IDENTITY_NAMES and key not in new:  # a fact an older rwpost recorded (its copy)
+            continue
         name = IDENTITY_NAMES.get(key, key)
         if isinstance(a, dict) and isinstance(b, dict):
             keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
@@ -244,7 +246,8 @@ def resume_state(
     if existing.get("fingerprint") == fingerprint(dumped) and not overwrite:
         return "resumed"
     if not (overwrite or on_change == "restart"):
-        changes = "; ".join(identity_changes(existing.get("identity") or {}, dumped))
+        named = identity_changes(existing.get("identity") or {}, dumped)
+        changes = "; ".join(named) or "the run identity's format (written by another rwpost version)"
         raise ConfigError(
             f"{out_dir} holds a different run: changed since it started: {changes}; "
             "use --overwrite to start afresh, or another --out folder"
