@@ -228,6 +228,8 @@ def test_the_identity_diff_names_only_what_changed():
     old = json.loads(json.dumps(identity(ablate=(), search="serper").dump()))  # as run.json holds it
     changes = identity_changes(old, identity(ablate=(), search="loopback").dump())
     assert changes == ["the detector options (search serper -> loopback)"]
+    legacy = {**old, "config": {"search": "serper"}}  # an older run.json: the options as given too
+    assert identity_changes(legacy, identity(ablate=(), search="loopback").dump()) == changes
 
 
 def test_importing_the_contract_imports_nothing_of_the_harness():

@@ -343,6 +343,15 @@ class RunContext:
             )
         return self.models[key]
 
+    def search(self, name: str, options: Mapping[str, Any] | None = None) -> Any:
+        """The search plug-in ``name`` (:mod:`rwpost.evaluate.search`: text, Wikipedia or reverse image)
+        built with ``options``, its key read from the environment by the plug-in (refused in one line
+        without it: call it in ``prepare`` for an open-web cell). Its results reach no agent unscreened:
+        the toolkit's tools and :meth:`Trace.screen` pass each through :attr:`guard`."""
+        from rwpost.evaluate.search import make_backend
+
+        return make_backend(name, dict(options or {}))
+
     def transcript(self, key: str) -> Trace:
         """The transcript of sample ``key`` (made on first use): what the detector records there (model
         answers with :meth:`Trace.answered`, guard drops with :meth:`Trace.screen`) becomes the ledger

@@ -73,8 +73,15 @@ def samples_sha256(samples: Sequence[Sample]) -> str:
 
 
 @functools.cache
-def _distributions() -> Mapping[str, list[str]]:
-    return metadata.packages_distributions()
+def _distribution(top: str) -> tuple[str, str] | None:
+    """``(name, version)`` of the installed distribution named like the top-level package ``top``
+    (``rwpost_keyword`` is ``rwpost-keyword``), None when there is none: a lookup by name, never a scan
+    of every installed distribution's files."""
+    try:
+        found = metadata.distribution(top)
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+    return found.metadata["Name"], found.version
 
 
 def _module_code(module_name: str, classes: Sequence[type]) -> str:
@@ -99,7 +106,8 @@ def _module_code(module_name: str, classes: Sequence[type]) -> str:
 def detector_code(cls: type[Detector]) -> dict[str, str]:
     """The detector's own code, for the run identity: the SHA-256 of the source of each module that
     defines its class or a class it extends (up to :class:`Detector`), by module name, and the version of
-    each installed distribution (other than rwpost) those modules come from, as ``dist:<name>``. A plug-in
+    the installed distribution (other than rwpost) named like each module's top-level package, as
+    ``dist:<name>``. A plug-in
     whose ``predict`` changed is then another run, whatever rwpost's own code version says."""
     classes: dict[str, list[type]] = {}
     for base in cls.__mro__:
@@ -109,11 +117,9 @@ def detector_code(cls: type[Detector]) -> dict[str, str]:
     code = {module: _module_code(module, found)[:16] for module, found in classes.items()}
     for module in classes:
         top = module.partition(".")[0]
-        for dist in _distributions().get(top, []) if top != "rwpost" else []:
-            try:
-                code[f"dist:{dist}"] = metadata.version(dist)
-            except metadata.PackageNotFoundError:
-                continue
+        found = _distribution(top) if top != "rwpost" else None
+        if found is not None:
+            code[f"dist:{found[0]}"] = found[1]
     return code
 
 
@@ -203,6 +209,8 @@ def identity_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str
         a, b = old.get(key), new.get(key)
         if a == b or (a in (None, {}, []) and b in (None, {}, [])):
             continue
+        if key not in IDENTITY_NAMES and key not in new:  # a fact an older rwpost recorded (its copy)
+            continue
         name = IDENTITY_NAMES.get(key, key)
         if isinstance(a, dict) and isinstance(b, dict):
             keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
@@ -238,7 +246,8 @@ def resume_state(
     if existing.get("fingerprint") == fingerprint(dumped) and not overwrite:
         return "resumed"
     if not (overwrite or on_change == "restart"):
-        changes = "; ".join(identity_changes(existing.get("identity") or {}, dumped))
+        named = identity_changes(existing.get("identity") or {}, dumped)
+        changes = "; ".join(named) or "the run identity's format (written by another rwpost version)"
         raise ConfigError(
             f"{out_dir} holds a different run: changed since it started: {changes}; "
             "use --overwrite to start afresh, or another --out folder"

@@ -24,7 +24,6 @@ from rwpost.evaluate.detectors.agentfact.authors import AuthorsWorkflow
 from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
 from rwpost.evaluate.detectors.agentfact.workflow import ABLATIONS, Options, Tools, Trace, Workflow
 from rwpost.evaluate.detectors.chat import ChatOptions
-from rwpost.evaluate.leakage import LeakageGuard
 from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
 from rwpost.labels import Label
 from rwpost.llm.chat import ChatModel
@@ -201,7 +200,7 @@ class AgentFactDetector(Detector):
     def prepare(self, ctx: RunContext) -> None:
         self.agents(ctx)  # an API model without a key or a server is refused here
         if ctx.cell is not None and ctx.cell.evidence is EvidenceSource.WEB:
-            tools = self._tools(ctx.cell, ctx.guard)  # so is a search backend without its key
+            tools = self._tools(ctx.cell, ctx)  # so is a search backend without its key
             asyncio.run(tools.aclose())
 
     def inputs(self) -> DetectorInputs:
@@ -239,27 +238,26 @@ class AgentFactDetector(Detector):
 
     # --- prediction ------------------------------------------------------------------------------------
 
-    def _tools(self, cell: Cell, guard: LeakageGuard) -> Tools | None:
+    def _tools(self, cell: Cell, ctx: RunContext) -> Tools | None:
         if cell.evidence is not EvidenceSource.WEB:
             return None
         from rwpost.cache import SqliteStore
         from rwpost.evaluate.detectors.agentfact.pages import PageReader
-        from rwpost.evaluate.search import make_backend
 
         o = self.options
-        text = make_backend(o.search, o.search_options)
-        image = make_backend(o.image_search, o.image_search_options) if o.image_search else None
+        text = ctx.search(o.search, o.search_options)
+        image = ctx.search(o.image_search, o.image_search_options) if o.image_search else None
         cache = o.search_cache_path or o.cache_path
         store = SqliteStore(cache) if cache else None
         sources = SourceFilter(o.exclude_unsupported, o.exclude_scrape_failures)
-        return Tools(text, image, guard, store, sources, PageReader() if o.scrape_pages else None)
+        return Tools(text, image, ctx.guard, store, sources, PageReader() if o.scrape_pages else None)
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         return asyncio.run(self._predict(samples, task, ctx))
 
     async def _predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         agents = self.agents(ctx)
-        tools = self._tools(task.cell, ctx.guard)
+        tools = self._tools(task.cell, ctx)
         web = task.cell.evidence is EvidenceSource.WEB
         try:
             runs = []

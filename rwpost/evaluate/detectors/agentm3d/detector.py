@@ -21,7 +21,6 @@ from rwpost.evaluate.detectors.agentm3d.agent import (
 from rwpost.evaluate.detectors.agentm3d.labels import HEAD, VIEWS
 from rwpost.evaluate.detectors.agentm3d.reward import FALLBACK, LocalRewardModel
 from rwpost.evaluate.detectors.chat import ChatOptions
-from rwpost.evaluate.leakage import LeakageGuard
 from rwpost.evaluate.task import EvalTask, EvidenceSource
 from rwpost.evaluate.toolkit.ask import Asker
 from rwpost.evaluate.toolkit.cases import cases_of
@@ -156,16 +155,15 @@ class AgentM3DDetector(Detector):
         self.chat = ctx.model(self.options)
         return self.chat
 
-    def toolbox(self, task: EvalTask, guard: LeakageGuard) -> Toolbox:
+    def toolbox(self, task: EvalTask, ctx: RunContext) -> Toolbox:
         """Wikipedia in the open-web cells, the forgery classifier in the image cells, with the tool cache."""
         from rwpost.cache import SqliteStore
-        from rwpost.evaluate.search import make_backend
 
         o = self.options
         tools: dict[str, Tool] = {}
         if task.cell.evidence is EvidenceSource.WEB:
-            backend = make_backend(o.wikipedia, o.wikipedia_options)
-            tools["Wikipedia"] = SearchTool(CARDS["Wikipedia"], backend, guard, o.results_per_query)
+            backend = ctx.search(o.wikipedia, o.wikipedia_options)
+            tools["Wikipedia"] = SearchTool(CARDS["Wikipedia"], backend, ctx.guard, o.results_per_query)
         if task.cell.image and o.forgery_model:
             tools["Detect"] = ForgeryTool(o.forgery_model)
         path = o.tool_cache_path or o.cache_path
@@ -187,7 +185,7 @@ class AgentM3DDetector(Detector):
         # greedy unless a request samples; the task name keeps the answer cache's keys
         asker = Asker(model, task="agentm3d", temperature=0.0, max_tokens=o.answer_limit(o.max_tokens))
         reward = self.reward or JudgeReward(asker)
-        toolbox = self.toolbox(task, ctx.guard)
+        toolbox = self.toolbox(task, ctx)
         options = self.cascade_options(task.cell.evidence is EvidenceSource.WEB)
         cases, failed = cases_of(samples, task, ctx)
         try:

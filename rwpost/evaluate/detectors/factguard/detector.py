@@ -154,10 +154,8 @@ class FactGuardDetector(Detector):
         self.ctx = ctx
         self.chat_model(ctx)
         if ctx.cell is not None and ctx.cell.evidence is EvidenceSource.WEB:
-            from rwpost.evaluate.search import make_backend
-
             o = self.options  # a search backend without its key is refused before anything is written
-            asyncio.run(make_backend(o.search, o.search_options).aclose())
+            asyncio.run(ctx.search(o.search, o.search_options).aclose())
 
     def chat_model(self, ctx: RunContext) -> Any:
         """The model the run builds from the typed settings (:meth:`RunContext.model`; it reads images)."""
@@ -172,14 +170,13 @@ class FactGuardDetector(Detector):
         self, model: Any, samples: Sequence[Sample], task: EvalTask, ctx: RunContext
     ) -> list[Prediction]:
         from rwpost.cache import SqliteStore
-        from rwpost.evaluate.search import make_backend
 
         o = self.options
         # greedy unless a request samples; the task name keeps the answer cache's keys
         asker = Asker(model, task="agentm3d", temperature=0.0, max_tokens=o.answer_limit(o.max_tokens))
         tools: dict[str, Any] = {}
         if task.cell.evidence is EvidenceSource.WEB:
-            backend = make_backend(o.search, o.search_options)
+            backend = ctx.search(o.search, o.search_options)
             tools["FactProbe"] = FactProbe(FACTPROBE, backend, ctx.guard, o.results_per_query)
         path = o.tool_cache_path or o.cache_path
         toolbox = Toolbox(tools, SqliteStore(path) if path else None)

@@ -14,7 +14,6 @@ from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.detectors.t2agent.agent import Result, run_case
 from rwpost.evaluate.detectors.t2agent.backbone import backbone, prompt_hashes, schema_hashes
 from rwpost.evaluate.detectors.t2agent.tree import SearchOptions
-from rwpost.evaluate.leakage import LeakageGuard
 from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
 from rwpost.evaluate.toolkit.ask import Asker
 from rwpost.evaluate.toolkit.cases import cases_of
@@ -142,6 +141,16 @@ class T2AgentDetector(Detector):
             and (cell.image or not CARDS[name].needs_image)
         ]
 
+    def prepare(self, ctx: RunContext) -> None:
+        """Refuse before anything is written: an API model without a key or a server, a local one that
+        reads no images in an image cell, a search tool of an open-web cell without its key."""
+        if ctx.cell is None:
+            return
+        model = self.model(ctx, vision=ctx.cell.image)
+        if ctx.cell.evidence is EvidenceSource.WEB:
+            toolbox = self.toolbox(ctx.cell, ctx, backbone(model))
+            asyncio.run(toolbox.aclose())
+
     def absent_tools(self) -> dict[str, str]:
         """Selected tools this configuration cannot run, with the reason (the manifest says so)."""
         o, absent = self.options, {}
@@ -201,13 +210,12 @@ class T2AgentDetector(Detector):
         ``vision``."""
         return ctx.model(self.options, vision=vision)
 
-    def toolbox(self, task: EvalTask, guard: LeakageGuard, backbone: Asker) -> Toolbox:
+    def toolbox(self, cell: Cell, ctx: RunContext, backbone: Asker) -> Toolbox:
         """The selected tools the task's cell allows (web tools only in open-web cells, image tools only
         in image cells), with the tool cache."""
         from rwpost.cache import SqliteStore
-        from rwpost.evaluate.search import make_backend
 
-        o, cell = self.options, task.cell
+        o = self.options
         web = cell.evidence is EvidenceSource.WEB
         tools: dict[str, Tool] = {}
         for name in self.toolset():
@@ -215,14 +223,14 @@ class T2AgentDetector(Detector):
             if (card.web and not web) or (card.needs_image and not cell.image) or name in self.absent_tools():
                 continue
             if name == "Wikipedia":
-                backend = make_backend(o.wikipedia, o.wikipedia_options)
-                tools[name] = WikipediaTool(card, backend, guard, o.results_per_query)
+                backend = ctx.search(o.wikipedia, o.wikipedia_options)
+                tools[name] = WikipediaTool(card, backend, ctx.guard, o.results_per_query)
             elif name == "Google":
-                backend = make_backend(o.search, o.search_options)
-                tools[name] = SearchTool(card, backend, guard, o.results_per_query)
+                backend = ctx.search(o.search, o.search_options)
+                tools[name] = SearchTool(card, backend, ctx.guard, o.results_per_query)
             elif name == "ReverseImage":
-                backend = make_backend(o.image_search or "", o.image_search_options)
-                tools[name] = ReverseImageTool(backend, guard, o.results_per_query)
+                backend = ctx.search(o.image_search or "", o.image_search_options)
+                tools[name] = ReverseImageTool(backend, ctx.guard, o.results_per_query)
             elif name == "Detect":
                 tools[name] = ForgeryTool(o.forgery_model or "")
             else:
@@ -238,7 +246,7 @@ class T2AgentDetector(Detector):
         o = self.options
         model = self.model(ctx, vision=task.cell.image)
         asker = backbone(model, temperature=o.temperature, max_tokens=o.max_tokens)
-        toolbox = self.toolbox(task, ctx.guard, asker)
+        toolbox = self.toolbox(task.cell, ctx, asker)
         cases, failed = cases_of(samples, task, ctx)
         try:
             answers = await asyncio.gather(*(self._one(asker, toolbox, case) for case in cases))
