@@ -35,7 +35,13 @@ def interrupted(server: FakeLLMServer, sig: signal.Signals, *args: str) -> tuple
         OPENAI_API_KEY="sk-interrupt-test",
         OPENAI_BASE_URL=server.base_url,
     )
-    cmd = [sys.executable, "-m", "rwpost", *args]
+    # `python -m rwpost`, with Ctrl-C's default handler restored first: a test run started in the background
+    # (`pytest &`) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt for it
+    start = (
+        "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "sys.argv[0] = 'rwpost'; runpy.run_module('rwpost', run_name='__main__', alter_sys=True)"
+    )
+    cmd = [sys.executable, "-c", start, *args]
     process = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 120
