@@ -20,6 +20,7 @@ from rich.markup import escape
 from rwpost.commands import annotate, core, crawl, data, evaluate, extract
 from rwpost.commands import export as export_commands
 from rwpost.commands import filter as filters
+from rwpost.commands import testing as testing_commands
 from rwpost.errors import RwpostError
 from rwpost.secrets import redacting_streams
 
@@ -28,7 +29,7 @@ try:  # typer vendors its own click since 0.2x; its exceptions are not click's
 except ImportError:  # pragma: no cover - an older typer on the real click
     from click import exceptions as click_errors
 
-COMMANDS = (core, data, crawl, extract, filters, evaluate, export_commands, annotate)
+COMMANDS = (core, data, crawl, extract, filters, evaluate, export_commands, annotate, testing_commands)
 """Modules whose ``register(app)`` adds subcommands, in the order ``--help`` lists them."""
 
 app = typer.Typer(
