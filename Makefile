@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # (find-links; uv is told the same folders); any other release is a multi-GB CUDA download.
 TORCH := torch==2.13.0
 
-.PHONY: install install-dev system-deps demo test lint bench clean
+.PHONY: install install-dev system-deps demo repro test lint bench clean
 .DEFAULT_GOAL := demo
 
 # What `dvc repro` runs: rwpost[build,embed] of pyproject.toml (one OpenCV build, no dev tools), from
@@ -46,6 +46,11 @@ system-deps:
 demo: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 $(BIN)/dvc repro
 	@echo "Look at what it built: $(BIN)/rwpost view data/rwpost/$$($(BIN)/python -c "import yaml; print(yaml.safe_load(open('params.yaml'))['dataset']['version'])") data/work reports"
+
+# `dvc repro` after a params.yaml change, without activating the venv: the stages' `python -m pipelines.X`
+# must be the venv's python (the system one lacks imagehash and the rest), so the venv goes first on PATH.
+repro: install
+	PATH="$(CURDIR)/$(BIN):$$PATH" HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 $(BIN)/dvc repro $(ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check .

@@ -110,6 +110,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "view",
         "Serve a read-only web view of datasets, work folders, runs and leaderboards on this machine.",
     ),
+    "testing": ("testing", "Offline stand-ins: loopback model and search servers, tiny random models."),
 }
 """Each subcommand, in the order ``--help`` lists it: the module of :mod:`rwpost.commands` whose
 ``register(app)`` adds it, and the summary ``--help`` shows (the first paragraph of its help; a test holds

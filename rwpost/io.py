@@ -438,13 +438,16 @@ class TooLarge(ValueError):
 
 
 def _refuse_device(path: str | os.PathLike[str]) -> None:
-    """A RecordError for a device (``/dev/zero`` never ends); a FIFO (a shell's ``<(...)``) is read."""
+    """A RecordError for a device (``/dev/zero`` never ends) or a named pipe in a folder (opening one no
+    process writes to waits for ever); a shell's ``<(...)`` (``/dev/fd/N``, a pipe with a writer) is read."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return  # opening it names the problem
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         raise RecordError("is a device, expected a file", source=str(path))
+    if stat.S_ISFIFO(mode) and not str(path).startswith(("/dev/fd/", "/proc/self/fd/", "/dev/stdin")):
+        raise RecordError("is a named pipe (FIFO), expected a file", source=str(path))
 
 
 def read_bounded(path: str | os.PathLike[str], limit: int, *, gunzip: bool = False) -> bytes:

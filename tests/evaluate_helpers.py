@@ -23,6 +23,7 @@ from rwpost.labels import Label
 from rwpost.llm import Price
 from rwpost.records import Evidence, Provenance, Sample
 from rwpost.testing.llm import Reply, message_text
+from rwpost.testing.models import VERDICT, build_tiny_vlm  # noqa: F401 (the tests' import of them)
 from rwpost.testing.search import result
 
 
@@ -238,110 +239,6 @@ def image_bytes(color: tuple[int, int, int] = (200, 10, 10), size=(20, 12), fmt:
     buf = io.BytesIO()
     PILImage.new("RGB", size, color).save(buf, fmt)
     return buf.getvalue()
-
-
-VERDICT = {
-    "label": "False",
-    "confidence": 0.8,
-    "explanation": "The image is miscaptioned.",
-    "evidence_urls": ["https://example.org/e1"],
-}
-"""What the scripted tiny VLM answers for every sample."""
-_SPECIAL = ["<pad>", "<unk>", "<|im_start|>", "<end_of_utterance>", "<fake_token_around_image>", "<image>"]
-_TEMPLATE = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}:{% for c in m['content'] %}"
-    "{% if c['type'] == 'image' %}<image>{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}"
-    "{% endfor %}<end_of_utterance>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant:{% endif %}"
-)
-
-
-def build_tiny_vlm(folder: str | Path, scripted: bool, answer: dict | None = None) -> None:
-    """Save a tiny Idefics3 model (SmolVLM's architecture, one layer per tower) and its processor, with a
-    word-level tokenizer trained on a few words, to ``folder``.
-
-    ``scripted``: the layers' output projections are zeroed, so each next token depends on the current
-    token only, and the output head makes it write the fenced JSON :data:`VERDICT` after the chat's last
-    prompt token and stop: the real processor, chat template, generation and parsing run, and the answer
-    is known (``answer`` instead of :data:`VERDICT` when given). Otherwise it is left as initialised (its
-    answers are not JSON)."""
-    import torch
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import (
-        AddedToken,
-        Idefics3Config,
-        Idefics3ForConditionalGeneration,
-        Idefics3Processor,
-        PreTrainedTokenizerFast,
-    )
-    from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
-
-    words = "the claim post text image evidence label true false json answer system user assistant : , ."
-    core = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    core.train_from_iterator([words], trainers.WordLevelTrainer(special_tokens=_SPECIAL))
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core,
-        pad_token="<pad>",
-        unk_token="<unk>",
-        eos_token="<end_of_utterance>",
-        chat_template=_TEMPLATE,
-    )
-    answer = ["```json", json.dumps(VERDICT if answer is None else answer), "```"]
-    tokenizer.add_tokens([AddedToken(t, normalized=False, single_word=False) for t in answer])
-    images = Idefics3ImageProcessorPil(
-        do_image_splitting=False, size={"longest_edge": 32}, max_image_size={"longest_edge": 32}
-    )
-    processor = Idefics3Processor(image_processor=images, tokenizer=tokenizer, image_seq_len=4)
-    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in [*_SPECIAL, *answer, ":"]}
-    hidden = 64
-    assert len(tokenizer) <= hidden
-    config = Idefics3Config(
-        text_config={
-            "model_type": "llama",
-            "vocab_size": len(tokenizer),
-            "hidden_size": hidden,
-            "intermediate_size": 64,
-            "num_hidden_layers": 1,
-            "num_attention_heads": 2,
-            "num_key_value_heads": 1,
-            "max_position_embeddings": 4096,
-            "pad_token_id": ids["<pad>"],
-            "eos_token_id": ids["<end_of_utterance>"],
-            "tie_word_embeddings": False,
-        },
-        vision_config={
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 1,
-            "num_attention_heads": 2,
-            "image_size": 32,
-            "patch_size": 8,
-        },
-        scale_factor=2,
-        image_token_id=ids["<image>"],
-        pad_token_id=ids["<pad>"],
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(0)
-    model = Idefics3ForConditionalGeneration(config)
-    if scripted:  # a bigram model: ':' -> ```json -> {verdict} -> ``` -> end
-        with torch.no_grad():
-            text = model.model.text_model
-            for layer in text.layers:
-                layer.self_attn.o_proj.weight.zero_()
-                layer.mlp.down_proj.weight.zero_()
-            text.embed_tokens.weight.copy_(torch.eye(len(tokenizer), hidden))
-            head = torch.zeros(len(tokenizer), hidden)
-            head[ids["<end_of_utterance>"], :] = 0.5
-            chain = [":", *answer, "<end_of_utterance>"]
-            for current, following in zip(chain, chain[1:], strict=False):
-                head[ids[following], ids[current]] = 1.0
-            model.lm_head.weight.copy_(head)
-    model.generation_config.pad_token_id = ids["<pad>"]
-    model.generation_config.eos_token_id = ids["<end_of_utterance>"]
-    model.save_pretrained(folder)
-    processor.save_pretrained(folder)
 
 
 def on_cpu_and_cuda(precision: str):

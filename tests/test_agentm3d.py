@@ -273,40 +273,10 @@ ANSWER |= {"result": "a scene", "entities": []}
 """What the scripted tiny backbone writes for every prompt: one object that satisfies every schema."""
 
 
-def build_tiny_reward_model(folder: Path) -> None:
-    """A tiny randomly initialised Gemma2 sequence-classification model (GRM-Gemma2's class, one layer)
-    with a word-level tokenizer and no chat template, saved to ``folder``."""
-    import torch
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import Gemma2Config, Gemma2ForSequenceClassification, PreTrainedTokenizerFast
-
-    core = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    words = "label reasoning original consistent distortion user assistant the news image text : ."
-    core.train_from_iterator([words], trainers.WordLevelTrainer(special_tokens=["<pad>", "<unk>", "<eos>"]))
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", unk_token="<unk>")
-    tokenizer.eos_token = "<eos>"
-    config = Gemma2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        head_dim=16,
-        num_labels=1,
-        pad_token_id=0,
-        max_position_embeddings=4096,
-    )
-    torch.manual_seed(0)
-    Gemma2ForSequenceClassification(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-
-
 @pytest.fixture(scope="module")
 def local_models(tmp_path_factory):
     pytest.importorskip("transformers")
-    from tests.evaluate_helpers import build_tiny_vlm
+    from rwpost.testing.models import build_tiny_reward_model, build_tiny_vlm
 
     root = tmp_path_factory.mktemp("agentm3d-models")
     build_tiny_vlm(root / "backbone", scripted=True, answer=ANSWER)

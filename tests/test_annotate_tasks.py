@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import get_args
 from xml.etree import ElementTree
 
@@ -92,3 +93,19 @@ def test_explanation_task_hides_sources_and_needs_three_outputs():
     item.outputs.pop()  # lemma's
     with pytest.raises(RecordError, match="expected 3 outputs"):
         explanation_task(item, image_url="x", seed=1)
+
+
+def test_the_labeling_configs_and_guidelines_ship_and_are_found_from_any_folder(tmp_path, monkeypatch):
+    # issue 39 §3 (new-user D8): from another folder, push said "labeling config annotation/configs/
+    # validation.xml not found (pass --configs annotation/configs)", in the wheel and in a clone
+    import zipfile
+
+    from rwpost.annotate.tasks import packaged
+    from tests.e2e.test_wheel_install import build_wheel
+
+    monkeypatch.chdir(tmp_path)
+    assert "<View" in load_config(Path("annotation/configs"), PROJECTS["validation"])
+    assert (packaged(Path("annotation/guidelines")) / "validation.md").is_file()
+    names = set(zipfile.ZipFile(build_wheel(tmp_path / "wheel")).namelist())
+    for name in ("configs/validation.xml", "configs/explanation.xml", "guidelines/validation.md"):
+        assert f"rwpost/annotate/data/{name}" in names

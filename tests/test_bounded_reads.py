@@ -63,6 +63,34 @@ def test_a_device_as_predictions_is_one_line(tmp_path, capsys):
     assert one_line(capsys.readouterr().err) == "error: /dev/zero: is a device, expected a file"
 
 
+def test_a_named_pipe_as_predictions_is_one_line_not_a_hang(tmp_path):
+    # issue 39 L8: a FIFO nobody writes to waited for ever at open (stopped by timeout at 30 s)
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    command = [
+        sys.executable,
+        "-m",
+        "rwpost",
+        "evaluate",
+        "--data",
+        str(RELEASED),
+        "--predictions",
+        str(fifo),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path / "r"), "--no-progress"],
+        env=env, capture_output=True, text=True, timeout=300,  # a bound on a regression, not a timing
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert one_line(done.stderr) == f"error: {fifo}: is a named pipe (FIFO), expected a file"
+    assert not (tmp_path / "r").exists()
+
+
 def test_an_endless_line_or_file_of_predictions_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(rwpost.io, "MAX_LINE_BYTES", 1000)
     monkeypatch.setattr(rwpost.io, "MAX_TEXT_BYTES", 1000)

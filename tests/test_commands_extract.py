@@ -179,3 +179,19 @@ def test_cli_extract_llm_backend_reads_the_server_from_the_environment(tmp_path,
         assert server.chat_requests == 3
     cost = (tmp_path / "out" / "cost.json").read_text()
     assert "secret-test-key" not in cost and json.loads(cost)["backend"] == "llm"
+
+
+def test_a_dry_run_prices_the_model_with_the_prices_of_params_yaml(tmp_path, monkeypatch, capsys, de_niro):
+    # issue 39 §3 (round-3 leftover): the dry run said "unpriced" although params.yaml prices gpt-4o-mini
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    tagged = tmp_path / "tagged.jsonl"
+    write_jsonl(tagged, [de_niro])
+    prices = {"extract": {"prices": {"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}}}
+    (tmp_path / "params.yaml").write_text(json.dumps(prices), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    args = ["extract", "--in", str(tagged), "--out", "out", "--dry-run", "--json", "--model", "gpt-4o-mini"]
+    capsys.readouterr()
+    assert cli_main(args) == 0
+    estimate = json.loads(capsys.readouterr().out)
+    assert estimate["priced"] and estimate["total"]["cost_usd"] > 0

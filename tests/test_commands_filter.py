@@ -66,3 +66,28 @@ class TestOverwrite:
         )
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
         assert summary["input"] == 1 and json.loads(before["summary.json"])["input"] == 2
+
+
+def test_the_funnel_table_fills_its_measured_and_cached_columns_from_the_last_run(tmp_path, capsys):
+    # issue 39 §3 (round-3 leftover): the funnel's measured and cached columns were always empty
+    from tests.conftest import run_cli_out
+
+    steps = [
+        {
+            "step": "filter: size",
+            "in": 105,
+            "removed": 47,
+            "out": 58,
+            "reasons": {"too_short": 47},
+            "filter": "size",
+        },
+        {"step": "assemble", "in": 58, "removed": 1, "out": 57, "reasons": {"no_image": 1}},
+    ]
+    (tmp_path / "funnel.json").write_text(json.dumps(steps), encoding="utf-8")
+    (tmp_path / "cache").mkdir()
+    use = [{"filter": "size", "measured": 12, "from_cache": 93}]
+    (tmp_path / "cache" / "last_run.json").write_text(json.dumps(use), encoding="utf-8")
+    code, out, err = run_cli_out(capsys, "filter", "funnel", tmp_path / "funnel.json")
+    assert code == 0, err
+    [size_row] = [line for line in out.splitlines() if "filter: size" in line]
+    assert "12" in size_row.split("too_short 47")[1] and "93" in size_row.split("too_short 47")[1]

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from rwpost.errors import RwpostError
+from rwpost.errors import ConfigError, RwpostError
 from rwpost.llm import (
     ImageInput,
     LLMAccessError,
@@ -285,3 +285,13 @@ def test_usage_is_estimated_when_the_server_reports_none():
         client = make_client(server)
         [result] = client.run([make_request(user="x" * 400)])
     assert result.ok and result.prompt_tokens >= 100 and result.completion_tokens > 0
+
+
+@pytest.mark.parametrize(
+    "base_url", ["http://127.0.0.1:9/v1?api-key=KEYSECRET8", "http://[1]/v1", "ftp://h/v1"]
+)
+def test_a_base_url_every_request_would_miss_is_refused_up_front(base_url):
+    # issue 39 L12: an Azure-style ?api-key= base URL made every request 404, and the run exited 0
+    with pytest.raises(ConfigError, match="LLM base URL"):
+        LLMClient(model="m", base_url=base_url, api_key="k")
+    LLMClient(model="m", base_url="http://127.0.0.1:9/v1", api_key="k")  # a plain one is fine

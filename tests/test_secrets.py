@@ -128,9 +128,12 @@ def test_evaluate_writes_and_prints_no_secret(tmp_path, monkeypatch, capsys):
         monkeypatch.setenv("OPENAI_BASE_URL", with_credentials(llm))
         evaluate_vlm(data, out / "cli", "--set", f"api_key={CLI_KEY}")
     with FakeLLMServer(lambda body: Reply.echoing_credentials(500)) as failing:
-        # an Azure-style key in the query of a URL given as an option: the server's 404 repeats the path
+        # an Azure-style key in the query of a URL given as an option: refused up front, the key masked in
+        # the one line (issue 39 L12: every request missed and the run exited 0)
         url = with_credentials(failing, f"?api-key={URL_KEY}")
-        evaluate_vlm(data, out / "query", "--set", f"base_url={url}", "--set", "max_retries=1")
+        args = ["evaluate", "--data", str(data), "--detector", "vlm", "--model", "test-model", "--set"]
+        assert main([*args, f"base_url={url}", "--out", str(out / "query"), "--no-progress"]) == 2
+        assert not (out / "query").exists()
         # a server erring with 500 (retried, then failed) and echoing the key
         evaluate_vlm(data, out / "outage", "--set", f"base_url={failing.base_url}", "--set", "max_retries=1")
         assert failing.chat_requests == 6
@@ -139,7 +142,6 @@ def test_evaluate_writes_and_prints_no_secret(tmp_path, monkeypatch, capsys):
     for run, echoed in (
         ("env", "Bearer ***"),
         ("cli", "Basic ***"),
-        ("query", "api-key=***"),
         ("outage", "Bearer ***"),
     ):
         errors = [

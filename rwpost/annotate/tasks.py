@@ -66,13 +66,36 @@ SLOTS: tuple[int, ...] = (1, 2, 3)
 """Anonymised output ids of the explanation project (paper V-D footnote: ids 1-3)."""
 
 
+ANNOTATION_DIR = Path("annotation")
+"""The build project's folder of labeling configs and guidelines (``configs/``, ``guidelines/``)."""
+
+
+def packaged(folder: str | Path) -> Path:
+    """``folder``, or the shipped copy of it when it is the default ``annotation/configs`` or
+    ``annotation/guidelines`` and the working folder has none: the wheel's package data
+    (``rwpost/annotate/data/``, built from the repository's ``annotation/``), else the ``annotation/``
+    of the clone this package runs from. So ``rwpost annotate push`` works from any folder."""
+    path = Path(folder)
+    if path.exists() or path.is_absolute() or not path.is_relative_to(ANNOTATION_DIR):
+        return path
+    rest = path.relative_to(ANNOTATION_DIR)
+    for root in (
+        Path(__file__).resolve().parent / "data",
+        Path(__file__).resolve().parents[2] / ANNOTATION_DIR,
+    ):
+        if (root / rest).exists():
+            return root / rest
+    return path
+
+
 def load_config(configs_dir: Path, spec: ProjectSpec) -> str:
-    """The labeling config XML of a project, read from the build project's ``annotation/configs``."""
-    path = Path(configs_dir) / spec.config_file
+    """The labeling config XML of a project, read from ``configs_dir`` (:func:`packaged`: the shipped
+    ``annotation/configs`` when the default is absent here)."""
+    path = packaged(configs_dir) / spec.config_file
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
-        raise ConfigError(f"labeling config {path} not found (pass --configs annotation/configs)") from exc
+        raise ConfigError(f"labeling config {path} not found (pass --configs FOLDER)") from exc
 
 
 # --- images ----------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from rwpost.annotate.tasks import (
     adjudication_task,
     explanation_task,
     load_config,
+    packaged,
     stage_image,
     stand_in_image,
     validation_task,
@@ -32,7 +33,7 @@ from rwpost.records import (
 def _instructions(guidelines_dir: Path | None, key: str) -> str:
     if guidelines_dir is None:
         return ""
-    path = Path(guidelines_dir) / f"{key}.md"
+    path = packaged(guidelines_dir) / f"{key}.md"
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 

@@ -156,6 +156,8 @@ def extract(
     # a rerun resumes (documented): outputs are appended to; only an output that is the input is refused
     check_outputs([params.out / name for name in OUTPUTS], [params.input], overwrite=True)
     if dry_run:
+        if prices is None and not params.prices:  # the prices params.yaml states, as dvc repro uses them
+            params = params.model_copy(update={"prices": _params_prices()})
         _dry_run(params, as_json)
         return
     total = sum(1 for _ in iter_lines(params.input)) if params.input.is_file() else 0
@@ -189,6 +191,19 @@ def extract(
         _print_usage(f"LLM usage ({report['model']})", report["tasks"], report["total"])
     written = [name for name in OUTPUTS if (params.out / name).exists()]  # no rejects: no rejects.jsonl
     console.print(f"outputs in {params.out} ({', '.join(written)})")
+
+
+def _params_prices(path: Path = Path("params.yaml")) -> dict:
+    """``extract.prices`` of the params file in this folder ({} without one, or without prices)."""
+    from rwpost.stages.base import load_params
+
+    if not path.is_file():
+        return {}
+    section = load_params(path).get("extract")
+    prices = section.get("prices") if isinstance(section, dict) else None
+    if not prices:
+        return {}
+    return extract_stage.Params.of(prices=prices).prices
 
 
 def _dry_run(params: extract_stage.Params, as_json: bool) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,21 +46,38 @@ def _same_inputs_or_refuse(out: Path, current: dict[str, str | None], inputs_fil
         )
 
 
-def print_funnel(steps: list[dict[str, Any]]) -> None:
-    """The funnel as a table: per step in order, in / removed / out and the reasons."""
+def last_run_use(funnel_file: Path) -> list[dict[str, Any]]:
+    """What the run that wrote ``funnel_file`` measured and took from the cache, per filter
+    (``cache/last_run.json`` beside it); none when it is absent or unreadable."""
+    from rwpost.errors import RecordError
+    from rwpost.io import read_json
+
+    path = funnel_file.parent / "cache" / "last_run.json"
+    try:
+        use = read_json(path) if path.is_file() else []
+    except RecordError:
+        return []
+    return [u for u in use if isinstance(u, dict)] if isinstance(use, list) else []
+
+
+def print_funnel(steps: list[dict[str, Any]], cache_use: Sequence[dict[str, Any]] = ()) -> None:
+    """The funnel as a table: per step in order, in / removed / out, the reasons and, from ``cache_use``
+    (the filters' ``last_run.json``), how many records the run measured and took from the cache."""
     from rich.table import Table
 
+    use = {u.get("filter"): u for u in cache_use}
     table = Table("step", "in", "removed", "out", "why removed", "measured", "cached", title="funnel")
     for step in steps:
         reasons = ", ".join(f"{k} {v}" for k, v in (step.get("reasons") or {}).items())
+        counts = use.get(step.get("filter"), {}) if step.get("filter") else {}
         table.add_row(
             step["step"],
             str(step["in"]),
             str(step["removed"]),
             str(step["out"]),
             reasons,
-            str(step.get("measured", "")),
-            str(step.get("from_cache", "")),
+            str(counts.get("measured", "")),
+            str(counts.get("from_cache", "")),
         )
     console.print(table)
 
@@ -118,7 +136,7 @@ def run(
         totals = {k: report.counts[k] for k in ("input", "kept")}
         typer.echo(json.dumps({**totals, "funnel": funnel}, indent=2))
     else:
-        print_funnel(funnel)
+        print_funnel(funnel, last_run_use(out / "funnel.json"))
         console.print(
             f"{report.counts['input']} records -> {report.counts['kept']} kept; wrote {out}/decisions.jsonl"
         )
@@ -144,7 +162,7 @@ def funnel(
     except (TypeError, ValueError) as exc:  # ValidationError is a ValueError
         problem = "not a funnel: expected a list of steps (step, in, removed, out)"
         raise RecordError(problem, source=str(path)) from exc
-    print_funnel(steps)
+    print_funnel(steps, last_run_use(path))
 
 
 @filter_app.command("keywords")

@@ -23,6 +23,7 @@ from rwpost.llm.config import LLMSettings
 from rwpost.llm.schemas import for_response_format
 from rwpost.llm.types import LLMRequest, LLMResult, PriceTable, Usage
 from rwpost.secrets import redact, register
+from rwpost.urls import split_url
 
 if TYPE_CHECKING:  # the SDK is imported on the first call: importing it is most of a command's start-up
     import ssl
@@ -195,6 +196,7 @@ class LLMClient:
         self._api_key = api_key
         register(api_key)  # a server may echo the key (or the URL's credentials) in an error message
         register(base_url)
+        _check_base_url(base_url)
         self.cache = cache
         self.concurrency = concurrency
         self.max_retries = max_retries
@@ -516,6 +518,23 @@ class LLMClient:
             if choice is not None and choice.get("finish_reason") == "length":
                 content = content or ""  # truncated JSON fails validation and is asked again
             return content, prompt_tokens, completion_tokens, attempts
+
+
+def _check_base_url(base_url: str | None) -> None:
+    """Refuse a base URL every request would miss: one that is no URL, or one with a query string (an
+    Azure-style ``?api-key=``), which the OpenAI client puts before each route (``/v1?api-key=...chat/
+    completions``), so every sample failed with 404 and the run exited 0 (issue 39 L12)."""
+    if not base_url:
+        return
+    parts = split_url(base_url.strip())
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"LLM base URL {base_url}: not an http(s) URL (OPENAI_BASE_URL or base_url)")
+    if parts.query or parts.fragment:
+        raise ConfigError(
+            f"LLM base URL {base_url}: has a query string, which the client would put before every route "
+            "(each request would miss): give the URL without it (http://host:port/v1) and the key in "
+            "OPENAI_API_KEY"
+        )
 
 
 def client_from(

@@ -277,6 +277,7 @@ class FakeLLMServer(LoopbackServer):
         latency_s: float = 0.0,
         models: tuple[str, ...] = ("test-model",),
         json_schema_supported: bool = True,
+        port: int = 0,
     ) -> None:
         self.responder: Responder = responder if callable(responder) else ScriptedResponder(responder)
         self.latency_s = latency_s
@@ -296,7 +297,7 @@ class FakeLLMServer(LoopbackServer):
         self.batch_expire_after: int | None = None
         """Expire every batch with only this many lines answered (None: batches complete)."""
         self._lock = threading.Lock()
-        super().__init__()
+        super().__init__(port)
 
     @property
     def base_url(self) -> str:

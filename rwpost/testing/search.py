@@ -126,6 +126,8 @@ class SearchServer(LoopbackServer):
         pages: PageScript | None = None,
         images: Mapping[str, bytes] | None = None,
         wiki: TextScript | None = None,
+        *,
+        port: int = 0,
     ) -> None:
         self.text: TextScript = text if text is not None else {}
         self.pages: PageScript = pages if pages is not None else []
@@ -140,7 +142,7 @@ class SearchServer(LoopbackServer):
         self.retry_after: str | None = None
         """The ``Retry-After`` header of those 503s (none by default)."""
         self._lock = threading.Lock()
-        super().__init__()
+        super().__init__(port)
 
     def image_url(self, name: str) -> str:
         """Where ``images[name]`` is served."""
