@@ -25,6 +25,7 @@ from rwpost.sites.rating_table import (
 )
 from rwpost.sites.ratings import map_record, unmapped_rating_rows
 from rwpost.sites.registry import packaged_registry
+from tests.conftest import one_line, run_cli
 from tests.test_annotate_sync import ANNOTATORS, CONFIGS, GUIDELINES, _annotator_clients, live  # noqa: F401
 
 # (site, language, wording, pages): wordings no packaged table maps
@@ -200,6 +201,38 @@ def test_two_agreeing_answers_make_a_row_disagreements_wait_and_bad_answers_are_
         ("Nope", "False", "agreed"),
     ]
     assert resolved.open["disputed"] == []
+
+
+# --- refusals that need no server ----------------------------------------------------------------------
+
+
+def test_push_ratings_refuses_a_store_without_multisite_records_in_one_line(tmp_path, capsys):
+    snopes = CrawledArticle(
+        id="rw-1",
+        url="https://www.snopes.com/fact-check/x/",
+        http_status=200,
+        fetched_at="2024-01-01T00:00:00Z",
+    )
+    (tmp_path / "articles.jsonl").write_text(snopes.model_dump_json() + "\n")
+    code, err = run_cli(capsys, "annotate", "push-ratings", tmp_path, "--state", tmp_path / "ls")
+    assert code == 2 and "no multi-site record" in one_line(err)
+    code, err = run_cli(capsys, "annotate", "push-ratings", tmp_path / "none", "--state", tmp_path / "ls")
+    assert code == 2 and "no crawl store here" in one_line(err)
+    assert not (tmp_path / "ls").exists()
+
+
+def test_pull_ratings_refuses_an_existing_table_or_a_bad_base_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "ratings-reviewed.yaml"
+    out.write_text("version: 7\nratings: []\n")
+    code, err = run_cli(capsys, "annotate", "pull-ratings", "--out", out, "--state", tmp_path / "ls")
+    assert code != 0 and "--overwrite" in one_line(err)
+    assert out.read_text() == "version: 7\nratings: []\n"
+    base = tmp_path / "base.yaml"
+    base.write_text("version: 1\nratings: [{site: a.org}]\n")
+    new = tmp_path / "new.yaml"
+    code, err = run_cli(capsys, "annotate", "pull-ratings", "--out", new, "--base", base)
+    assert code == 2 and one_line(err).startswith(f"error: {base}: ratings.0.")
+    assert not new.exists()
 
 
 # --- the real server, end to end ---------------------------------------------------------------------
