@@ -104,7 +104,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "annotate": (
         "annotate",
-        "Human validation in Label Studio: serve, push tasks, pull verdicts, agreement, merge.",
+        "Human validation in Label Studio: serve, push tasks, pull verdicts, agreement, merge, "
+        "rating mapping.",
     ),
     "view": (
         "view",

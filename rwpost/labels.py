@@ -241,6 +241,11 @@ SENTENCE_WORDS = 4
 """A rating wording with more words than this is a sentence (AFP Hindi writes its finding there), read
 from ``ratingValue`` on its scale instead."""
 
+EXCLUDED_TARGET = "excluded"
+"""What a publisher's table (sites.yaml or the reviewed rating table) maps a non-factual rating to."""
+REVIEWED_EXCLUSION = "not a factual-accuracy rating (the publisher's rating table)"
+"""The reason of a rating a publisher's table excludes."""
+
 UNMAPPED = "unmapped-rating"
 """The reason prefix of a rating no table maps (``rwpost labels --unknown`` lists them)."""
 
@@ -312,6 +317,8 @@ def map_site_rating(
     key = normalize_rating(words)
     for word, target in (site_table or {}).items():
         if normalize_rating(word) == key and key:
+            if target == EXCLUDED_TARGET:
+                return SiteMapping(rating=words, label=None, reason=REVIEWED_EXCLUSION)
             return SiteMapping(rating=words, label=Label(target), via="site")
     if key in EXCLUDED_WORDS:
         return SiteMapping(rating=words, label=None, reason=EXCLUDED_WORDS[key])

@@ -56,6 +56,20 @@ PROJECTS: dict[str, ProjectSpec] = {
             2,
             "Score three blinded explanations per claim on reasoning, evidence and label (Tables S3-S5).",
         ),
+        ProjectSpec(
+            "ratings",
+            "RW-Post: rating mapping",
+            "ratings.xml",
+            2,
+            "Which RW-Post label does each fact-checker's rating wording mean? (rwpost labels --unknown)",
+        ),
+        ProjectSpec(
+            "ratings-adjudication",
+            "RW-Post: adjudication of rating mapping",
+            "ratings-adjudication.xml",
+            1,
+            "Ratings whose two annotators disagreed; one adjudicator gives the label the table records.",
+        ),
     )
 }
 """The projects rwpost creates, by key."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from rwpost.annotate.tasks import CRITERIA, SLOTS
 from rwpost.errors import RecordError
@@ -173,3 +173,66 @@ def explanation_scores(
                     problem = f"output {slot}: missing or invalid score or key ({_problem(exc)})"
                     _set_aside(task, annotation, problem, "explanation", rejects)
     return scores
+
+
+# --- rating mapping ------------------------------------------------------------------------------
+
+
+class RatingVerdict(BaseModel):
+    """One annotator's answer to a rating-mapping task: the RW-Post label (or ``excluded``) of a
+    publisher's rating wording in one language."""
+
+    id: str = Field(description="the task's record_id (rwpost.annotate.ratings.rating_record_id)")
+    site: str
+    language: str
+    rating: str
+    articles: int = 0
+    label: str = Field(description="an RW-Post label or excluded (rwpost.sites.rating_table.TARGETS)")
+    annotator: str
+    note: str = ""
+    adjudicated: bool = False
+    task_id: int
+    annotation_id: int
+
+
+def rating_verdicts(
+    export: list[dict[str, Any]],
+    users: dict[int, str],
+    *,
+    project: str,
+    adjudicated: bool = False,
+    rejects: list[Reject] | None = None,
+) -> list[RatingVerdict]:
+    """One :class:`RatingVerdict` per submitted annotation of the ratings (or its adjudication) project;
+    an answer that is no label is set aside with its reason."""
+    from rwpost.sites.rating_table import TARGETS
+
+    verdicts: list[RatingVerdict] = []
+    for task in _dicts(export):
+        data = task.get("data") if isinstance(task.get("data"), dict) else {}
+        for annotation in _annotations(task):
+            values = result_values(annotation)
+            label = values.get("label")
+            if label not in TARGETS:
+                problem = f"label {label!r} is not one of {list(TARGETS)}"
+                _set_aside(task, annotation, problem, project, rejects)
+                continue
+            try:
+                verdicts.append(
+                    RatingVerdict(
+                        id=data["record_id"],
+                        site=data["site"],
+                        language=data["language"],
+                        rating=data["rating"],
+                        articles=int(data.get("articles") or 0),
+                        label=label,
+                        annotator=_annotator(users, annotation.get("completed_by")),
+                        note=values.get("note", ""),
+                        adjudicated=adjudicated,
+                        task_id=int(task["id"]),
+                        annotation_id=int(annotation["id"]),
+                    )
+                )
+            except (KeyError, TypeError, ValueError) as exc:
+                _set_aside(task, annotation, f"not a rating verdict: {_problem(exc)}", project, rejects)
+    return verdicts

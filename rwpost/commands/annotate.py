@@ -23,7 +23,8 @@ from rwpost.errors import ConfigError
 
 console = LazyConsole()
 annotate_app = typer.Typer(
-    help="Human validation in Label Studio: serve, push tasks, pull verdicts, agreement, merge.\n\n"
+    help="Human validation in Label Studio: serve, push tasks, pull verdicts, agreement, merge, "
+    "rating mapping.\n\n"
     "Example: rwpost annotate serve   (then, in another shell)   rwpost annotate push "
     "data/sample/released/rwpost_dev_main.head.jsonl --annotators a@example.org,b@example.org",
     no_args_is_help=True,
@@ -326,6 +327,124 @@ def pull(
     ):
         table.add_row(str(out / name), str(len(rows)))
     console.print(table)
+
+
+@annotate_app.command("push-ratings")
+@_talks_to_server
+def push_ratings(
+    store: Path = typer.Argument(..., help="A multi-site crawl store (folder or articles.jsonl)."),
+    annotators: str = typer.Option(
+        "", "--annotators", help="Comma-separated e-mails to sign up as annotators."
+    ),
+    state: Path = STATE,
+    url: str = URL,
+    port: int = PORT,
+    configs: Path = CONFIGS,
+    guidelines: Path = GUIDELINES,
+) -> None:
+    """Put the ratings no table maps (rwpost labels --unknown STORE) into the rating-mapping project, one
+    task per site, language and rating; rerun it to send disagreements to the adjudicator.
+
+    Example: rwpost annotate push-ratings data/work/multisite/crawl --annotators a@x.org,b@x.org
+    """
+    from rwpost.annotate import ratings, sync
+    from rwpost.annotate.server import load_annotators, save_annotators
+    from rwpost.io import read_records
+    from rwpost.records import CrawledArticle, Reject
+    from rwpost.sites.ratings import unmapped_rating_rows
+
+    path = store / "articles.jsonl" if store.is_dir() else store
+    if not path.is_file():
+        raise ConfigError(f"{path}: no crawl store here (expected articles.jsonl)")
+    rejects: list[Reject] = []
+    rows, read = unmapped_rating_rows(read_records(path, CrawledArticle, rejects=rejects))
+    if not read:
+        raise ConfigError(f"{path}: no multi-site record (rwpost labels --unknown lists Snopes ratings)")
+    client, url = _client(state, url, port)
+    result = ratings.push_ratings(
+        client, rows, configs_dir=configs, guidelines_dir=guidelines, rejects=rejects
+    )
+    console.print(
+        f"rating-mapping project {result.tasks.project_id}: {result.tasks.imported} ratings imported, "
+        f"{result.tasks.already_there} already there (of {read} multi-site articles)"
+    )
+    if result.adjudication is not None:
+        console.print(
+            f"adjudication project {result.adjudication.project_id}: {result.adjudication.imported} "
+            f"disputed ratings imported, {result.adjudication.already_there} already there"
+        )
+    emails = [e.strip() for e in annotators.split(",") if e.strip()]
+    paths = _paths(state)
+    if emails:
+        known = load_annotators(paths.annotators)
+        passwords = sync.ensure_annotators(client, url, emails, known)
+        if passwords != known:
+            save_annotators(paths.annotators, passwords)
+        console.print(f"annotators ready: {', '.join(emails)} (passwords saved in {paths.annotators})")
+    if rejects:
+        from rwpost.io import write_jsonl
+
+        write_jsonl(paths.root / "push_ratings_rejects.jsonl", rejects)
+        console.print(f"{len(rejects)} bad lines set aside in {paths.root / 'push_ratings_rejects.jsonl'}")
+
+
+@annotate_app.command("pull-ratings")
+@_talks_to_server
+def pull_ratings(
+    out: Path = typer.Option(
+        EXPORT / "ratings-reviewed.yaml", "--out", help="The new version of the reviewed rating table."
+    ),
+    base: Path = typer.Option(
+        None, "--base", help="The table it extends (default: the packaged ratings-reviewed.yaml)."
+    ),
+    state: Path = STATE,
+    url: str = URL,
+    port: int = PORT,
+    overwrite: bool = OVERWRITE,
+) -> None:
+    """Write the agreed and adjudicated rating mappings as the next version of the reviewed rating table
+    (the packaged one plus the new rows); disputed and pending ratings are listed, not written.
+
+    Example: rwpost annotate pull-ratings --out ratings-reviewed.yaml &&
+    cp ratings-reviewed.yaml rwpost/sites/ratings-reviewed.yaml   (review the diff)
+    """
+    from rich.table import Table
+
+    from rwpost.annotate import ratings
+    from rwpost.io import check_outputs, sorted_rejects, write_jsonl, write_text
+    from rwpost.records import Reject
+    from rwpost.sites.rating_table import REVIEWED_FILE, dump_rating_table, load_rating_table, updated_table
+
+    base = base or REVIEWED_FILE
+    rejects_path = out.with_name(out.name + ".rejects.jsonl")
+    check_outputs([out, rejects_path], [base], overwrite=overwrite)
+    table = load_rating_table(base)
+    client, _ = _client(state, url, port)
+    rejects: list[Reject] = []
+    resolved = ratings.resolve_ratings(ratings.pull_ratings(client, rejects))
+    new_table, new_rows = updated_table(table, resolved.rows)
+    summary = Table("ratings", "count")
+    summary.add_row("new in the table", str(len(new_rows)))
+    summary.add_row("already in the table", str(len(resolved.rows) - len(new_rows)))
+    for status, open_rows in resolved.open.items():
+        summary.add_row(f"{status} (not written)", str(len(open_rows)))
+    console.print(summary)
+    for verdict in resolved.open["disputed"]:
+        console.print(f"  disputed: {verdict.site} ({verdict.language}) {verdict.rating!r}", soft_wrap=True)
+    if rejects:
+        write_jsonl(rejects_path, sorted_rejects(rejects))
+        console.print(f"{len(rejects)} annotations set aside in {rejects_path}")
+    if not new_rows:
+        console.print(
+            f"no new reviewed rating: {base} (version {table.version}) stays as it is; nothing written"
+        )
+        return
+    write_text(out, dump_rating_table(new_table))
+    console.print(
+        f"wrote {out}: version {new_table.version} of the reviewed rating table ({len(new_rows)} new rows); "
+        f"adopt it with: cp {out} rwpost/sites/ratings-reviewed.yaml",
+        soft_wrap=True,
+    )
 
 
 @annotate_app.command("adjudicate")

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from rwpost.labels import SiteMapping, map_site_rating
+from rwpost.labels import UNMAPPED, SiteMapping, map_site_rating
 from rwpost.records import ClaimReviewFacts, CrawledArticle
 from rwpost.sites.registry import Registry, packaged_registry
 
@@ -21,11 +22,11 @@ def map_review(
     """The label of one ClaimReview of the page at ``url`` (its site's table first, then the language's)."""
     if review is None:
         return SiteMapping(rating="", label=None, reason=NO_CLAIMREVIEW)
-    site = (registry if registry is not None else packaged_registry()).for_url(url)
+    registry = registry if registry is not None else packaged_registry()
     return map_site_rating(
         review.rating_words,
         language=language,
-        site_table=site.ratings if site else None,
+        site_table=registry.ratings_for(url, language),
         value=review.rating_value,
         best=review.best_rating,
         worst=review.worst_rating,
@@ -38,20 +39,45 @@ def map_record(record: CrawledArticle, registry: Registry | None = None) -> Site
     return map_review(review, url=record.url, language=record.language, registry=registry)
 
 
-def unmapped_ratings(
+@dataclass
+class UnmappedRating:
+    """One (site, language, rating) that no table maps: how many pages have it and the first of them."""
+
+    site: str
+    language: str
+    rating: str
+    articles: int
+    publisher: str | None
+    example_claim: str | None
+    example_url: str
+
+
+def unmapped_rating_rows(
     records: Iterable[CrawledArticle], registry: Registry | None = None
-) -> tuple[Counter[tuple[str, str, str]], int]:
-    """``(site, language, rating) -> pages`` for the multi-site records whose rating no table maps
-    (pages without ClaimReview are not counted here), and how many multi-site records were read."""
-    unknown: Counter[tuple[str, str, str]] = Counter()
+) -> tuple[list[UnmappedRating], int]:
+    """The ratings of the multi-site records that no table maps (pages without ClaimReview are not
+    counted here), in the order first met, and how many multi-site records were read."""
+    rows: dict[tuple[str, str, str], UnmappedRating] = {}
     read = 0
     for record in records:
         if record.site is None:
             continue
         read += 1
         mapping = map_record(record, registry)
-        if mapping.label is None and mapping.reason and mapping.reason.startswith("unmapped-rating"):
+        if mapping.label is None and mapping.reason and mapping.reason.startswith(UNMAPPED):
             review = record.claim_reviews[0]
             words = (review.rating_words or "").strip() or f"ratingValue {review.rating_value}"
-            unknown[(record.site, record.language or "und", words)] += 1
-    return unknown, read
+            key = (record.site, record.language or "und", words)
+            if key in rows:
+                rows[key].articles += 1
+            else:
+                rows[key] = UnmappedRating(*key, 1, record.publisher, record.claim, record.url)
+    return list(rows.values()), read
+
+
+def unmapped_ratings(
+    records: Iterable[CrawledArticle], registry: Registry | None = None
+) -> tuple[Counter[tuple[str, str, str]], int]:
+    """``(site, language, rating) -> pages`` of :func:`unmapped_rating_rows`, and the records read."""
+    rows, read = unmapped_rating_rows(records, registry)
+    return Counter({(r.site, r.language, r.rating): r.articles for r in rows}), read

@@ -69,10 +69,33 @@ def site_of(url: str) -> str:
 class Registry:
     """The sites of one list, looked up by host (the longest matching domain wins)."""
 
-    def __init__(self, sites: list[Site], version: int = 1) -> None:
+    def __init__(
+        self,
+        sites: list[Site],
+        version: int = 1,
+        reviewed: dict[tuple[str, str], dict[str, str]] | None = None,
+    ) -> None:
         self.sites = sites
         self.version = version
+        self.reviewed = reviewed or {}
+        """``(site, language) -> {rating: label}`` of the reviewed rating table (sites.rating_table)."""
         self._by_domain = {d: s for s in sites for d in s.domains}
+
+    def with_reviewed(self, table: dict[tuple[str, str], dict[str, str]]) -> Registry:
+        """The same list reading a reviewed rating table (its rows win over those it shares with ours)."""
+        merged = {key: dict(words) for key, words in self.reviewed.items()}
+        for key, words in table.items():
+            merged.setdefault(key, {}).update(words)
+        return Registry(self.sites, self.version, merged)
+
+    def ratings_for(self, url: str, language: str | None) -> dict[str, str]:
+        """The publisher's own table for a page: its sites.yaml ``ratings``, then the reviewed rows of its
+        site and language (wordings -> label or ``excluded``)."""
+        site = self.for_url(url)
+        table = dict(site.ratings) if site else {}
+        for word, target in self.reviewed.get((site_of(url), language or "und"), {}).items():
+            table.setdefault(word, target)
+        return table
 
     def for_url(self, url: str) -> Site | None:
         host = site_of(url)
@@ -93,7 +116,7 @@ class Registry:
 
     def without(self, *names: str) -> Registry:
         """The same list less some sites (to read their pages as unseen publishers)."""
-        return Registry([s for s in self.sites if s.name not in names], self.version)
+        return Registry([s for s in self.sites if s.name not in names], self.version, self.reviewed)
 
 
 def load_registry(path: Path = SITES_FILE) -> Registry:
@@ -118,5 +141,7 @@ def load_registry(path: Path = SITES_FILE) -> Registry:
 
 @cache
 def packaged_registry() -> Registry:
-    """The packaged ``sites.yaml``, read once."""
-    return load_registry()
+    """The packaged ``sites.yaml`` and reviewed rating table (``ratings-reviewed.yaml``), read once."""
+    from rwpost.sites.rating_table import load_rating_table
+
+    return load_registry().with_reviewed(load_rating_table().lookup())
