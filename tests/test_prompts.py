@@ -58,6 +58,7 @@ def test_every_packaged_prompt_loads_with_its_version_schema_and_hash():
         + [f"{n}_multisite" for n in ("post", "rationale", "evidence")]  # any language (the multisite stage)
         + [f"t2agent_{n}.v1" for n in ("init", "text", "image", "match", "trajectory", "confidence")]
         + [f"t2agent_{n}.v1" for n in ("vqa", "entity", "counterfactual")]
+        + ["t2agent_subtask.v1", "t2agent_init_sources.v1"]  # a user-defined sub-task set
     )
     for name in names:
         prompt = load_prompt(name)
