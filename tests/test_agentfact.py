@@ -242,3 +242,43 @@ def test_a_local_model_folder_answers_the_agents_batched_and_free(tmp_path):
     assert len(calls) == 4 * len(samples) and {c.name for c in calls} == {"tiny"}
     assert all(c.cost_usd == 0 and c.tokens_in > 0 and c.tokens_out > 0 for c in calls)
     assert detector.model.batches < len(calls)  # the samples' concurrent calls shared batches
+
+
+class Outdated(Agents):
+    """The scripted agents, but Agent-EG answers Outdated (a server that ignores the answer schema)."""
+
+    def __call__(self, body):
+        from rwpost.testing.llm import Reply
+
+        if schema_of(body) != "agentfact_explanation":
+            return super().__call__(body)
+        result = {"3-class_authenticity_label": "Outdated", "reasoning_logic": "old", "key_points": []}
+        return Reply.answer({"validation_result": result, "confidence_level": "5"})
+
+
+def _verdict_enum(body) -> list[str]:
+    schema = body["response_format"]["json_schema"]["schema"]
+    return schema["properties"]["validation_result"]["properties"]["3-class_authenticity_label"]["enum"]
+
+
+def test_the_explanation_answers_only_the_subsets_labels(tmp_path):
+    """On the 3-class main split Agent-EG's schema offers True, False, Unproven only (Outdated would be a
+    class the split does not have, scored as Other and exported into the authors' 3-class layout); on the
+    challenging split it offers that split's labels. A server that answers Outdated anyway on the main
+    split fails the sample instead of scoring it."""
+    main = [make_sample(0, Label.FALSE)]
+    challenging = [make_sample(1, Label.OUTDATED), make_sample(2, Label.MIXTURE)]
+    with FakeLLMServer(Agents()) as llm, SearchServer(news) as search:
+        evaluate(main, spec(llm, search, tmp_path), tmp_path / "main", encode=None)
+        [eg] = [b for b in llm.requests if schema_of(b) == "agentfact_explanation"]
+        assert {x.lower() for x in _verdict_enum(eg)} == {"true", "false", "unproven"}
+        llm.requests.clear()
+        evaluate(challenging, spec(llm, search, tmp_path), tmp_path / "challenging", encode=None)
+        enums = [_verdict_enum(b) for b in llm.requests if schema_of(b) == "agentfact_explanation"]
+        assert enums and all({x.lower() for x in e} == {"mixture", "outdated"} for e in enums), enums
+    (tmp_path / "fresh").mkdir()  # another answer cache: the first run's explanation is not reused
+    with FakeLLMServer(Outdated()) as llm, SearchServer(news) as search:
+        metrics = evaluate(main, spec(llm, search, tmp_path / "fresh"), tmp_path / "outdated", encode=None)
+    row = json.loads((tmp_path / "outdated" / "predictions.jsonl").read_text())
+    assert row["label"] is None and "agent-eg" in row["error"] and "Outdated" in row["error"]
+    assert metrics["accuracy"] == 0.0

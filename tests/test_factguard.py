@@ -18,7 +18,7 @@ from rwpost.labels import Label
 from rwpost.llm import Price
 from rwpost.testing.llm import FakeLLMServer
 from rwpost.testing.search import SearchServer, result
-from tests.evaluate_helpers import killing, make_sample, run_until_killed
+from tests.evaluate_helpers import killing, make_sample, run_until_killed, schema_of
 from tests.video_helpers import Turns, color, write_video
 
 cv2 = pytest.importorskip("cv2")
@@ -81,10 +81,11 @@ def test_clipscout_tiles_four_frames_of_the_asked_interval_and_factprobe_drops_s
         metrics = evaluate([sample], spec(llm, search, tmp_path, videos), tmp_path / "run")
         first, second = llm.requests
         assert search.queries == ["flood video 2020"]
-    # turn 1 saw an overview of the whole video; turn 2 the ClipScout grid of 1-3 s: frames at 1.25, 1.75,
-    # 2.25, 2.75 s (frames 12, 17, 22, 27), left to right, top to bottom
-    [overview], [grid] = images_of(first), images_of(second)
-    assert overview.size == grid.size == (64, 48)
+    # turn 1 saw an overview of the whole video; turn 2 that overview again (eq. 2: the original input),
+    # then the ClipScout grid of 1-3 s: frames at 1.25, 1.75, 2.25, 2.75 s (frames 12, 17, 22, 27), left to
+    # right, top to bottom
+    [overview], [again, grid] = images_of(first), images_of(second)
+    assert overview.size == grid.size == (64, 48) and again.tobytes() == overview.tobytes()
     corners = [grid.getpixel((x, y)) for y in (12, 36) for x in (16, 48)]
     assert all(near(c, color(i)) for c, i in zip(corners, (12, 17, 22, 27), strict=True)), corners
     turn2 = next(m for m in second["messages"] if m["role"] == "user")["content"]
@@ -245,7 +246,7 @@ def test_the_local_path_runs_both_turns_and_clipscout_on_cpu(tmp_path):
 
 def test_each_turn_of_every_sample_is_one_local_batch(tmp_path):
     """Straight through the detector: the turn-1 requests of both samples are one generation, the turn-2
-    requests (each with the ClipScout grid) another; each sample sent the overview and the grid."""
+    requests (each with the overview and the ClipScout grid) another."""
     pytest.importorskip("transformers")
     from rwpost.evaluate.contract import RunContext
     from rwpost.evaluate.task import EvalTask
@@ -265,7 +266,9 @@ def test_each_turn_of_every_sample_is_one_local_batch(tmp_path):
     ctx = RunContext(seed=1)
     predictions = detector.predict([task.blind(s) for s in samples], task, ctx)
     assert [p.label for p in predictions] == [Label.FALSE, Label.FALSE], [p.error for p in predictions]
-    assert ctx.images_sent == 4  # per sample: the overview in turn 1, the ClipScout grid in turn 2
+    assert (
+        ctx.images_sent == 6
+    )  # per sample: the overview in turn 1, the overview and ClipScout grid in turn 2
     report = detector.chat.report()
     assert report["batches"] == 2 and report["device"] == "cpu"
     for p in predictions:  # the two rows of a turn share their batch's time
@@ -273,3 +276,80 @@ def test_each_turn_of_every_sample_is_one_local_batch(tmp_path):
         assert len(turns) == 2
     first = [next(c.latency_s for c in p.calls if c.agent == "turn1") for p in predictions]
     assert first[0] == first[1]
+
+
+def _label_enum(body) -> list:
+    return body["response_format"]["json_schema"]["schema"]["properties"]["label"]["enum"]
+
+
+@pytest.mark.parametrize(
+    ("view", "labels"), [("rw-post", ["real", "fake", "unverifiable"]), ("native", ["real", "fake"])]
+)
+def test_turn_two_sees_the_overview_again_and_its_labels_are_the_views(tmp_path, view, labels):
+    """Eq. 2: the second stage conditions on the original input, so after a FactProbe-only first turn the
+    verdict still sees the video overview; its label enum is the run's view, as in turn 1."""
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    sample = make_sample(31, Label.FALSE)
+    write_video(videos / f"{sample.id}.mp4")
+    found = [result("https://news.example.org/flood", "Flood in 2012", "The footage dates from 2012.")]
+    with FakeLLMServer(Turns(clip=None)) as llm, SearchServer({"flood video 2020": found}) as search:
+        evaluate([sample], spec(llm, search, tmp_path, videos, view=view), tmp_path / "run")
+        first, second = llm.requests
+    [overview], [again] = images_of(first), images_of(second)
+    assert again.tobytes() == overview.tobytes()
+    assert [x for x in _label_enum(first) if x is not None] == labels
+    assert _label_enum(second) == labels
+
+
+class Tagged:
+    """A trained FactGuard checkpoint's replies (``<think>`` / ``<answer>``, Qwen's ``<tool_call>``): the
+    sample whose claim names ``search`` asks FactProbe, then answers ``Fake.``; the others answer at once
+    with ``answer``."""
+
+    def __init__(self, search: str, answer: str) -> None:
+        self.search, self.answer = search, answer
+
+    def __call__(self, body):
+        from rwpost.testing.llm import Reply
+
+        user = json.dumps(body["messages"])
+        if schema_of(body) == "factguard_answer":
+            return Reply.text("<think>The footage is older.</think>\n<answer>Fake.</answer>")
+        if self.search in user:
+            call = {"name": "FactProbe", "arguments": {"query": "flood video 2020"}}
+            return Reply.text(f"<think>I need the date.</think><tool_call>{json.dumps(call)}</tool_call>")
+        return Reply.text(f"<think>It looks staged.</think> <answer>{self.answer}</answer>")
+
+
+def test_a_trained_checkpoints_think_answer_and_tool_call_tags_are_read(tmp_path):
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    samples = [make_sample(32, Label.FALSE), make_sample(33, Label.TRUE), make_sample(34, Label.TRUE)]
+    for s in samples:
+        write_video(videos / f"{s.id}.mp4")
+    found = [result("https://news.example.org/flood", "Flood in 2012", "The footage dates from 2012.")]
+    handler = Tagged("number 32.", "Real")
+    with FakeLLMServer(handler) as llm, SearchServer({"flood video 2020": found}) as search:
+        run_spec = spec(llm, search, tmp_path, videos, view="native")
+        evaluate(samples[:2], run_spec, tmp_path / "run")
+        handler.answer = "maybe"  # no label of the view: the sample fails with the model's reason
+        evaluate(samples[2:], run_spec, tmp_path / "bad")
+        assert search.queries == ["flood video 2020"]
+    rows = {r["id"]: r for r in map(json.loads, (tmp_path / "run" / "predictions.jsonl").open())}
+    searched, answered = rows[samples[0].id], rows[samples[1].id]
+    assert searched["label"] == "False" and answered["label"] == "True", (
+        searched["error"],
+        answered["error"],
+    )
+    assert searched["explanation"].splitlines() == [
+        "FactGuard answer: fake",
+        "second turn after FactProbe: The footage is older.",
+    ]
+    assert answered["explanation"].splitlines() == [
+        "FactGuard answer: real",
+        "answered in the first turn: It looks staged.",
+    ]
+    assert searched["evidence_urls"] == ["https://news.example.org/flood"]
+    [failed] = map(json.loads, (tmp_path / "bad" / "predictions.jsonl").open())
+    assert failed["label"] is None and "model answer rejected (turn1)" in failed["error"]

@@ -52,12 +52,13 @@ def test_every_packaged_prompt_loads_with_its_version_schema_and_hash():
         [f"agentfact_{n}" for n in agentfact]
         + [f"agentfact_code_{n}.v1" for n in code]  # profile=authors-code, transcribed from their code
         + [f"agentm3d_{n}.v1" for n in (*m3d, "text_critic")]
-        + ["factguard_turn1.v1", "factguard_turn2.v1"]
+        + ["factguard_turn1.v1", "factguard_turn2.v2"]
         + ["detect_zero_shot.v1", "detect_zero_shot.v2", "evidence", "necessity_s2", "post", "rationale"]
         + ["watermark_s1"]
         + [f"{n}_multisite" for n in ("post", "rationale", "evidence")]  # any language (the multisite stage)
         + [f"t2agent_{n}.v1" for n in ("init", "text", "image", "match", "trajectory", "confidence")]
         + [f"t2agent_{n}.v1" for n in ("vqa", "entity", "counterfactual")]
+        + ["t2agent_subtask.v1", "t2agent_init_sources.v1"]  # a user-defined sub-task set
     )
     for name in names:
         prompt = load_prompt(name)

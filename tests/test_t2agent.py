@@ -489,3 +489,63 @@ def test_tool_selection_keeps_a_tool_only_when_it_raises_accuracy(tmp_path):
     assert [s["kept"] for s in steps] == [True, True, False, True, False]
     write_toolset(tmp_path / "toolset.json", chosen, steps)
     assert read_toolset(tmp_path / "toolset.json", list(gains) + ["Wikipedia", "VQA"]) == chosen
+
+
+AMG_LIKE = [
+    {"name": "time", "source": "time_inconsistency", "task": "Check whether the time the text gives fits "
+     "the event.", "support": "time consistent", "refute": "TIME INCONSISTENT", "needs_image": False,
+     "tools_of": "text"},
+    {"name": "fabrication", "source": "image_fabrication", "task": "Check whether the image was fabricated.",
+     "support": "IMAGE REAL", "refute": "IMAGE FABRICATED"},
+]  # fmt: skip
+
+
+def amg_like(body):
+    """A backbone for :data:`AMG_LIKE`: weights favour ``time``, which refutes with confidence 9."""
+    from rwpost.testing.llm import Reply
+
+    schema, user = schema_of(body), message_text(body, "user")
+    if schema == "t2agent_init":
+        return Reply.answer({"probabilities": [0.8, 0.3]})
+    if schema == "t2agent_step":
+        answer = "TIME INCONSISTENT" if "time the text gives" in user else "IMAGE REAL"
+        return Reply.answer({"candidates": [{"thought": "t", "tool": "Finish", "input": answer}]})
+    if schema == "t2agent_score":
+        return Reply.answer({"analysis": "ok", "score": 9})
+    return Reply(status=500, error=f"unscripted schema {schema}")
+
+
+def test_a_user_defined_subtask_set_runs_its_sources_and_answers_their_classes(tmp_path):
+    """The paper's sub-task nodes are "adaptively pre-defined by the user" (AMG has five sources): a
+    configured set is initialised with its own sources, each expansion states its task and answers, the
+    winning source is the native answer, and the set enters the run identity."""
+    with FakeLLMServer(amg_like) as llm, SearchServer(news) as search:
+        run_spec = spec(llm, search, tmp_path, view="native", subtasks=AMG_LIKE)
+        evaluate([with_image(5, Label.FALSE)], run_spec, tmp_path / "run")
+        init = next(b for b in llm.requests if schema_of(b) == "t2agent_init")
+        steps = [message_text(b, "user") for b in llm.requests if schema_of(b) == "t2agent_step"]
+    assert init["response_format"]["json_schema"]["schema"]["properties"]["probabilities"]["maxItems"] == 2
+    assert "(1) time_inconsistency: Check whether the time" in message_text(init, "user")
+    assert "(2) image_fabrication: Check whether the image" in message_text(init, "user")
+    [time_step] = steps  # the time sub-task weighs most and refutes at once: early stop
+    assert "Task: Check whether the time the text gives fits the event." in time_step
+    assert "Finish[TIME CONSISTENT]" in time_step and "Finish[TIME INCONSISTENT]" in time_step
+    assert "The news image is attached." not in time_step  # a text sub-task
+    row = json.loads((tmp_path / "run" / "predictions.jsonl").read_text())
+    assert row["label"] == "False", row["error"]
+    assert row["explanation"].splitlines()[0] == "T2Agent answer: time_inconsistency"
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert "t2agent_subtask.v1" in manifest["prompt_hashes"]
+    assert [s["name"] for s in manifest["detector_config"]["subtasks"]] == ["time", "fabrication"]
+
+
+@pytest.mark.parametrize(
+    ("subtasks", "problem"),
+    [(["text", "layout"], "unknown sub-tasks ['layout']"), ([], "at least one sub-task"),
+     (["text", "text"], "sub-task names repeat")],
+)  # fmt: skip
+def test_an_unknown_or_repeated_subtask_is_refused(subtasks, problem):
+    from rwpost.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        T2AgentDetector.build({"model": "m", "subtasks": subtasks})

@@ -105,6 +105,10 @@ def compact(data: Any, limit: int = 4000) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+VERDICT_KEY = "3-class_authenticity_label"
+"""The explanation's verdict field (the authors' name; it holds the 5 labels on the challenging split)."""
+
+
 class Agents:
     """The agents' calls through one chat model: the API client (cache, concurrency, retries and token
     counts are its job) or a local model folder (which batches the calls that arrive together)."""
@@ -130,23 +134,39 @@ class Agents:
         }
         self.schemas = {p.schema_name: load_llm_schema(p.schema_name) for p in self.prompts.values()}
 
+    def labelled(self, agent: str, labels: Sequence[str]) -> dict[str, Any]:
+        """``agent``'s answer schema with the verdict's enum (``validation_result`` ->
+        ``3-class_authenticity_label``) narrowed to ``labels``, each as written, upper and lower case (the
+        run's label space: Outdated or Mixture cannot be answered on the 3-class main split); a schema
+        without that enum (the authors-code profile's any object) as it is."""
+        schema = self.schemas[self.prompts[agent].schema_name]
+        result = schema.get("properties", {}).get("validation_result") or {}
+        verdict = result.get("properties", {}).get(VERDICT_KEY)
+        if not verdict or "enum" not in verdict:
+            return schema
+        enum = list(dict.fromkeys(v for x in labels for v in (x, x.upper(), x.lower())))
+        narrowed = {**result, "properties": {**result["properties"], VERDICT_KEY: {**verdict, "enum": enum}}}
+        return {**schema, "properties": {**schema["properties"], "validation_result": narrowed}}
+
     async def ask(
         self,
         agent: str,
         key: str,
         attach: Sequence[Any] = (),
         temperature: float | None | str = "agents",
+        schema: dict[str, Any] | None = None,
         **values: str,
     ) -> tuple[dict[str, Any] | None, Call, str | None]:
         """One agent call: ``(answer or None, its ledger row, why there is no answer)``; ``temperature``
-        other than ``"agents"`` overrides the agents' one (the authors summarise at 0.1)."""
+        other than ``"agents"`` overrides the agents' one (the authors summarise at 0.1); ``schema``, when
+        given, replaces the prompt's answer schema (a narrowed copy of it)."""
         prompt = self.prompts[agent]  # (its values may hold an "images" text: the attachments are apart)
         request = prompt_request(
             prompt,
             key,
             task=f"agentfact-{agent}",
             user=prompt.render_user(**values),
-            schema=self.schemas[prompt.schema_name],
+            schema=schema or self.schemas[prompt.schema_name],
             images=attach,
             temperature=self.temperature if temperature == "agents" else temperature,  # type: ignore[arg-type]
             max_tokens=self.max_tokens,

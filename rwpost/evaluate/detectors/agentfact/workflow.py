@@ -269,8 +269,16 @@ class Workflow:
 
     # --- helpers -----------------------------------------------------------------------------------
 
-    async def _ask(self, trace: Trace, agent: str, key: str, attach: Sequence[Any] = (), **values: str):
-        data, call, error = await self.agents.ask(agent, key, attach, **values)
+    async def _ask(
+        self,
+        trace: Trace,
+        agent: str,
+        key: str,
+        attach: Sequence[Any] = (),
+        schema: dict[str, Any] | None = None,
+        **values: str,
+    ):
+        data, call, error = await self.agents.ask(agent, key, attach, schema=schema, **values)
         trace.calls.append(call)
         if error:
             trace.errors.append(error)
@@ -486,6 +494,7 @@ class Workflow:
             trace,
             "agent-eg",
             sample.id,
+            schema=self.agents.labelled("agent-eg", self.labels),  # the run's label space only
             claim=common["claim"],
             claim_time=common["claim_time"],
             post_text=common["post_text"],

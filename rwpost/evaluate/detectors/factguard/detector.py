@@ -13,6 +13,7 @@ from pydantic import PositiveInt
 from rwpost.errors import ConfigError
 from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
 from rwpost.evaluate.detectors.chat import ChatOptions
+from rwpost.evaluate.detectors.factguard.tags import read_tagged
 from rwpost.evaluate.detectors.factguard.tools import CLIPSCOUT, FACTPROBE, FactProbe, clip_scout
 from rwpost.evaluate.task import EvalTask, EvidenceSource
 from rwpost.evaluate.toolkit.ask import Asker, ModelFailed
@@ -24,7 +25,7 @@ from rwpost.llm.types import ImageInput
 from rwpost.prompts import load_prompt
 from rwpost.records import Sample
 
-PROMPTS = ("factguard_turn1.v1", "factguard_turn2.v1")
+PROMPTS = ("factguard_turn1.v1", "factguard_turn2.v2")
 
 VIEWS = {
     "rw-post": "RW-Post 3-class (adapted: real -> True, fake -> False, unverifiable -> Unproven)",
@@ -228,10 +229,7 @@ class FactGuardDetector(Detector):
                 tools="\n".join([*offered, CLIPSCOUT]),
                 **self._values(st, labels),
             )
-            [result] = await asker.sample(first, 1, "turn1", st.trace)
-            if not result.ok or result.data is None:
-                raise ModelFailed(f"model answer rejected (turn1): {result.error}")
-            st.first = result.data
+            st.first = await self._answer(asker, first, "turn1", st, labels)
             st.query = str(st.first.get("search_query") or "").strip() if offered else ""
             st.clip = st.first.get("clip")
             if not st.query and not st.clip:
@@ -240,6 +238,18 @@ class FactGuardDetector(Detector):
                 st.answer = self.prediction(st.case.key, st.first, "answered in the first turn", [], st.trace)
 
         await self._guarded(st, step())
+
+    @staticmethod
+    async def _answer(asker: Asker, request: Any, agent: str, st: Turns, labels: list[str]) -> dict[str, Any]:
+        """The answer to one turn's request: the JSON object asked for, else a trained checkpoint's
+        ``<think>`` / ``<answer>`` reply read into the same fields (:func:`read_tagged`)."""
+        [result] = await asker.sample(request, 1, agent, st.trace)
+        if result.ok and result.data is not None:
+            return dict(result.data)
+        tagged = read_tagged(result.raw, labels)
+        if tagged is None:
+            raise ModelFailed(f"model answer rejected ({agent}): {result.error}")
+        return tagged
 
     async def _tools(self, toolbox: Toolbox, st: Turns) -> None:
         async def step() -> None:
@@ -258,19 +268,20 @@ class FactGuardDetector(Detector):
         await self._guarded(st, step())
 
     async def _second(self, asker: Asker, st: Turns, labels: list[str]) -> None:
-        """Turn 2: the verdict with the tools' evidence."""
+        """Turn 2: the verdict from the input again (the text and the overview) with the tools' evidence."""
 
         async def step() -> None:
-            answer = await asker.ask(
-                "factguard_turn2.v1",
+            second = asker.request(
+                "factguard_turn2.v2",
                 st.case.key,
-                st.trace,
                 agent="turn2",
-                images=st.images,
+                images=(st.overview, *st.images),  # eq. 2: the original input again, then the evidence
+                schema=narrowed("factguard_answer", labels, nullable=False),
                 reasoning=str(st.first.get("reasoning", "")),
                 evidence="\n\n".join(st.evidence),
                 **self._values(st, labels),
             )
+            answer = await self._answer(asker, second, "turn2", st, labels)
             if answer.get("label") not in labels:
                 raise ModelFailed(
                     f"model answer rejected (turn2): label {answer.get('label')!r} not in {labels}"

@@ -9,7 +9,7 @@ S^T (and an answer with S^C). :func:`run_case` runs the whole search and the dec
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,7 @@ from rwpost.evaluate.detectors.t2agent.labels import (
     UNPROVEN_RULE,
     UNVERIFIED,
     Decision,
+    SubTask,
     decide,
     normalize_answer,
 )
@@ -72,34 +73,60 @@ class Agent:
         options: SearchOptions,
         view: str,
         trace: Trace,
+        subtasks: Mapping[str, SubTask] = SUBTASKS,
     ) -> None:
         self.backbone, self.toolbox, self.case = backbone, toolbox, case
         self.options, self.view, self.trace = options, view, trace
+        self.tasks = dict(subtasks)
+        """The run's sub-task set (default MMFakeBench's three), in the initialization's order."""
 
     def subtasks(self) -> list[str]:
-        """The sub-tasks this sample has: textual veracity always, the image ones with an image."""
-        return [n for n, s in SUBTASKS.items() if self.case.image is not None or not s.needs_image]
+        """The sub-tasks this sample has: those without an image always, the image ones with an image."""
+        return [n for n, s in self.tasks.items() if self.case.image is not None or not s.needs_image]
 
     async def weights(self) -> dict[str, float]:
         """The sub-task nodes' initial values: the initialization prompt's [p1, p2, p3]."""
         names = self.subtasks()
         if len(names) == 1:
             return {names[0]: 1.0}
-        data = await self.backbone.ask(
-            "t2agent_init.v1",
-            self.case.key,
-            self.trace,
-            agent="init",
-            images=(self.case.image,),
-            news=self.case.news,
-        )
-        return {name: float(p) for name, p in zip(SUBTASKS, data["probabilities"], strict=True)}
+        if names == list(SUBTASKS):  # the paper's prompt for MMFakeBench's three sources
+            data = await self.backbone.ask(
+                "t2agent_init.v1",
+                self.case.key,
+                self.trace,
+                agent="init",
+                images=(self.case.image,),
+                news=self.case.news,
+            )
+        else:
+            from rwpost.llm import load_llm_schema
+
+            schema = load_llm_schema("t2agent_init")
+            items = {**schema["properties"]["probabilities"], "minItems": len(names), "maxItems": len(names)}
+            data = await self.backbone.ask(
+                "t2agent_init_sources.v1",
+                self.case.key,
+                self.trace,
+                agent="init",
+                images=(self.case.image,),
+                schema={**schema, "properties": {"probabilities": items}},
+                news=self.case.news,
+                count=str(len(names)),
+                sources="\n".join(
+                    f"({i}) {self.tasks[n].source}"
+                    + (f": {self.tasks[n].task}" if self.tasks[n].task else "")
+                    for i, n in enumerate(names, start=1)
+                ),
+            )
+        return {name: float(p) for name, p in zip(names, data["probabilities"], strict=True)}
 
     async def expand(self, node: Node, memory: Sequence[str]) -> list[Node]:
         from rwpost.llm import load_llm_schema
 
-        subtask = SUBTASKS[node.subtask]
-        cards = self.toolbox.cards(node.subtask, self.case)
+        subtask = self.tasks[node.subtask]
+        cards = self.toolbox.cards(subtask.toolset_name, self.case)
+        own = {"task": subtask.task, "support": subtask.support, "refute": subtask.refute}
+        own |= {"image": "\nThe news image is attached.\n" if subtask.needs_image else ""}
         schema = step_schema(load_llm_schema("t2agent_step"), [c.name for c in cards], self.options.children)
         data = await self.backbone.ask(
             subtask.prompt,
@@ -114,6 +141,7 @@ class Agent:
             n=str(self.options.children),
             trajectory=trajectory_text(node.path()),
             memory="\n".join(f"- {m}" for m in memory[-MEMORY_SHOWN:]) or "(none)",
+            **(own if subtask.task else {}),
         )
         return [
             Node(subtask=node.subtask, thought=str(c["thought"]), tool=str(c["tool"]), input=str(c["input"]))
@@ -121,7 +149,7 @@ class Agent:
         ]
 
     async def evaluate(self, node: Node) -> None:
-        subtask = SUBTASKS[node.subtask]
+        subtask = self.tasks[node.subtask]
         if node.tool == "Finish":
             answer = normalize_answer(node.input)
             verdict = subtask.verdict(answer)
@@ -168,13 +196,20 @@ async def run_case(
     view: str,
     unproven_at_most: float,
     trace: Trace,
+    subtasks: Mapping[str, SubTask] = SUBTASKS,
 ) -> Result:
-    """The search and the decision for one sample, its ledger in ``trace`` (raises ToolFailed /
-    ModelFailed: the sample fails)."""
-    agent = Agent(backbone, toolbox, case, options, view, trace)
+    """The search and the decision for one sample over the sub-task set ``subtasks``, its ledger in
+    ``trace`` (raises ToolFailed / ModelFailed: the sample fails)."""
+    agent = Agent(backbone, toolbox, case, options, view, trace, subtasks)
     weights = await agent.weights()
     outcome = await Search(agent, options).run(weights)
-    decision = decide(outcome.verified(), view=view, early=outcome.early, unproven_at_most=unproven_at_most)
+    decision = decide(
+        outcome.verified(),
+        view=view,
+        early=outcome.early,
+        unproven_at_most=unproven_at_most,
+        subtasks=subtasks,
+    )
     return Result(weights, outcome, decision, trace)
 
 

@@ -7,15 +7,25 @@ from collections.abc import Sequence
 from dataclasses import asdict, fields
 from typing import Any, Literal
 
-from pydantic import Field, NonNegativeFloat, PositiveInt, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeFloat,
+    PositiveInt,
+    field_validator,
+    model_validator,
+)
 
 from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.detectors.t2agent.agent import Result, run_case
 from rwpost.evaluate.detectors.t2agent.backbone import backbone, prompt_hashes, schema_hashes
+from rwpost.evaluate.detectors.t2agent.labels import SUBTASKS, SubTask, normalize_answer
 from rwpost.evaluate.detectors.t2agent.tree import SearchOptions
 from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
 from rwpost.evaluate.toolkit.ask import Asker
+from rwpost.evaluate.toolkit.ask import prompt_hashes as toolkit_prompt_hashes
 from rwpost.evaluate.toolkit.cases import cases_of
 from rwpost.evaluate.toolkit.tools import (
     CARDS,
@@ -45,6 +55,42 @@ MODEL_TOOL_PROMPTS = {
     "Counterfactual": "t2agent_counterfactual.v1",
 }
 """The prompt of each tool run through the backbone model."""
+
+CUSTOM_PROMPTS = ("t2agent_subtask.v1", "t2agent_init_sources.v1")
+"""The prompts of a user-defined sub-task set (their hashes enter the run identity when one is set)."""
+
+
+class SubTaskOption(BaseModel):
+    """A user-defined sub-task of the tree's first layer: one forgery source (the paper: "adaptively
+    pre-defined by the user", e.g. AMG's five)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+    """The native class of news whose forgery comes from here (the answer when this sub-task wins)."""
+    task: str = Field(min_length=1)
+    """What the sub-task checks, as the task line of its expansion prompt."""
+    support: str = Field(min_length=1)
+    """The Finish answer that finds no such forgery (e.g. ``TIME CONSISTENT``)."""
+    refute: str = Field(min_length=1)
+    """The Finish answer that finds it (e.g. ``TIME INCONSISTENT``)."""
+    needs_image: bool = True
+    tools_of: Literal["text", "image", "match"] = "image"
+    """The built-in sub-task whose tools this one may call."""
+
+    def subtask(self) -> SubTask:
+        support, refute = normalize_answer(self.support), normalize_answer(self.refute)
+        return SubTask(
+            self.name,
+            "t2agent_subtask.v1",
+            self.source,
+            support,
+            refute,
+            self.needs_image,
+            self.task,
+            self.tools_of,
+        )
 
 
 class T2AgentDetector(Detector):
@@ -92,6 +138,27 @@ class T2AgentDetector(Detector):
         results_per_query: PositiveInt = 5
         forgery_model: str | None = None
         """A local image-classification model folder for Detect[image]; None: the tool is absent."""
+        subtasks: list[str | SubTaskOption] | None = None
+        """The sub-task set, in order: built-in names (``text``, ``image``, ``match``) and user-defined
+        sub-tasks (:class:`SubTaskOption`); None: MMFakeBench's three (``[text, image, match]``)."""
+
+        @field_validator("subtasks")
+        @classmethod
+        def _known_subtasks(cls, value: list[str | SubTaskOption] | None) -> list[str | SubTaskOption] | None:
+            if value is None:
+                return None
+            if not value:
+                raise ValueError("give at least one sub-task (None: text, image, match)")
+            unknown = [s for s in value if isinstance(s, str) and s not in SUBTASKS]
+            if unknown:
+                raise ValueError(f"unknown sub-tasks {unknown}; built in: {', '.join(SUBTASKS)}")
+            names = [s if isinstance(s, str) else s.name for s in value]
+            if len(set(names)) != len(names):
+                raise ValueError(f"sub-task names repeat: {names}")
+            for s in value:
+                if not isinstance(s, str) and normalize_answer(s.support) == normalize_answer(s.refute):
+                    raise ValueError(f"sub-task {s.name}: support and refute are the same answer")
+            return value
 
         @field_validator("tools")
         @classmethod
@@ -119,6 +186,11 @@ class T2AgentDetector(Detector):
             self.device = pick_device(o.device)
         else:
             self.device = o.remote_device()
+        self.subtasks: dict[str, SubTask] = {
+            (s if isinstance(s, str) else s.name): (SUBTASKS[s] if isinstance(s, str) else s.subtask())
+            for s in (o.subtasks if o.subtasks is not None else list(SUBTASKS))
+        }
+        """The run's sub-task set, by name, in the initialization's order."""
         self.results: dict[str, Result] = {}
         """The last search of each sample (tree, decision, ledger), by sample id."""
 
@@ -184,11 +256,21 @@ class T2AgentDetector(Detector):
             "image_search_options": o.image_search_options,
             "results_per_query": o.results_per_query,
             "forgery_model": o.forgery_model,
+            **(
+                {"subtasks": [s if isinstance(s, str) else s.model_dump() for s in o.subtasks]}
+                if o.subtasks
+                else {}
+            ),
         }
+
+    def custom(self) -> bool:
+        """Whether the sub-task set is not MMFakeBench's three (its own prompts then run)."""
+        return list(self.subtasks) != list(SUBTASKS) or any(s.task for s in self.subtasks.values())
 
     def inputs(self) -> DetectorInputs:
         toolset = (self.options.toolset,) if self.options.toolset else ()
-        return DetectorInputs(files=toolset, prompts=prompt_hashes(), schemas=schema_hashes())
+        prompts = prompt_hashes() | (toolkit_prompt_hashes(CUSTOM_PROMPTS) if self.custom() else {})
+        return DetectorInputs(files=toolset, prompts=prompts, schemas=schema_hashes())
 
     def notes(self, predictions: Sequence[Prediction], task: EvalTask, ctx: RunContext) -> list[str]:
         """The RW-Post view marked as adapted, and each selected tool this configuration could not run."""
@@ -268,6 +350,7 @@ class T2AgentDetector(Detector):
                 view=o.view,
                 unproven_at_most=o.unproven_at_most,
                 trace=trace,
+                subtasks=self.subtasks,
             )
         except (ToolFailed, ModelFailed) as exc:
             return Prediction(id=case.key, calls=trace.calls, error=str(exc)), trace

@@ -47,6 +47,15 @@ class SubTask:
     support: str
     refute: str
     needs_image: bool
+    task: str = ""
+    """A user-defined sub-task: what it verifies (the ``t2agent_subtask`` prompt's task line)."""
+    tools_of: str = ""
+    """The built-in sub-task whose tools it may call (``text``, ``image`` or ``match``; "": its own)."""
+
+    @property
+    def toolset_name(self) -> str:
+        """The sub-task name the tool cards list (a user-defined one borrows a built-in's)."""
+        return self.tools_of or self.name
 
     def verdict(self, answer: str) -> Verdict | None:
         """What a Finish answer says about this source (None: not one of its answers)."""
@@ -99,16 +108,17 @@ def decide(
     view: str,
     early: tuple[str, float] | None = None,
     unproven_at_most: float = 0.5,
+    subtasks: Mapping[str, SubTask] = SUBTASKS,
 ) -> Decision:
     """The answer from each verified sub-task's ``(verdict, S^C)``, or ``early`` = ``(sub-task, S^C)`` of
     a confident refutation that stopped the search (no aggregation).
 
     Eq. 4: p(fake^i) = S^C,i if sub-task i refutes, else 1 - S^C,i; eq. 5: p(real) =
     prod (1 - p(fake^i))^(1/n) over the n verified sub-tasks; eq. 6: the argmax of p(real) and the
-    p(fake^i) (ties: real first, then the sub-tasks in order)."""
+    p(fake^i) (ties: real first, then the sub-tasks in order); ``subtasks`` names each sub-task's class."""
     if early is not None:
         name, confidence = early
-        return Decision(SUBTASKS[name].source, Label.FALSE, None, {name: confidence}, early_stop=True)
+        return Decision(subtasks[name].source, Label.FALSE, None, {name: confidence}, early_stop=True)
     p_fake = {
         name: (score if verdict == "refute" else 1.0 - score)
         for name, (verdict, score) in verified.items()
@@ -120,7 +130,7 @@ def decide(
     best, best_p = ORIGINAL, p_real
     for name, p in p_fake.items():
         if p > best_p:
-            best, best_p = SUBTASKS[name].source, p
+            best, best_p = subtasks[name].source, p
     label = Label.TRUE if best == ORIGINAL else Label.FALSE
     if view == "rw-post" and best_p <= unproven_at_most:
         label = Label.UNPROVEN
