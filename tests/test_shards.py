@@ -108,7 +108,7 @@ def test_more_shards_than_articles_are_refused_before_any_folder(tagged, tmp_pat
     # issue 39 L9: executor.shards 100000 for 105 articles churned, 1,156 shard folders after 200 s
     articles = len(tagged.read_text(encoding="utf-8").splitlines())
     p = stage.Params.of(input=tagged, out=tmp_path / "x", backend="offline", executor={"shards": 100000})
-    with pytest.raises(ConfigError, match=rf"executor.shards: 100000 shards for {articles} articles"):
+    with pytest.raises(ConfigError, match=rf"executor.shards: 100000 shards for {articles} records"):
         stage.run(p)
     assert list(tmp_path.iterdir()) == []
 
