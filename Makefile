@@ -13,7 +13,8 @@ TORCH := torch==2.13.0
 
 # What `dvc repro` runs: rwpost[build,embed] of pyproject.toml (one OpenCV build, no dev tools), from
 # wheels only, except antlr4-python3-runtime (dvc -> hydra-core -> omegaconf pins its 4.9 series, published
-# as pure-Python source only). uv installs it in about 12 s, where pip takes 85 s for the same packages.
+# as pure-Python source only) and jstyleson (the multi-site reader's extruct needs it; pure-Python source only).
+# uv installs it in about 12 s, where pip takes 85 s for the same packages.
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
@@ -22,7 +23,7 @@ $(VENV)/.installed: pyproject.toml
 	links=""; for folder in $$($(BIN)/python -m pip config get global.find-links 2>/dev/null); do \
 	  links="$$links --find-links $$folder"; done; \
 	$(BIN)/uv pip install --quiet --python $(BIN)/python $$links --only-binary :all: \
-	  --no-binary antlr4-python3-runtime -e ".[build,embed]" "$(TORCH)"
+	  --no-binary antlr4-python3-runtime --no-binary jstyleson -e ".[build,embed]" "$(TORCH)"
 	touch $@
 
 # Everything the tests and benchmarks need, rwpost[dev] (the pipeline, annotation sync, test tools),
