@@ -22,6 +22,7 @@ from rwpost.evaluate.detectors.t2agent.labels import decide
 from rwpost.evaluate.runner import read_predictions
 from rwpost.evaluate.search import make_backend
 from rwpost.evaluate.task import EvalTask
+from rwpost.evaluate.toolkit.tools import run_context
 from rwpost.labels import Label
 from rwpost.llm import Price
 from rwpost.testing.llm import FakeLLMServer, message_text
@@ -297,7 +298,8 @@ def test_visits_and_values_follow_algorithm_1_by_hand(tmp_path):
         options = config(llm, search, tmp_path, simulations=4, depth=2, prune=False, early_stop=False)
         detector = T2AgentDetector.build(options)
         task = EvalTask.of("T+W", [sample])
-        [prediction] = detector.predict([task.blind(sample)], task, RunContext(secrets={"api_key": "k"}))
+        ctx = run_context(detector.options, secrets={"api_key": "k"})  # the run's tools, as the runner's
+        [prediction] = detector.predict([task.blind(sample)], task, ctx)
     outcome = detector.results[sample.id].outcome
     text = outcome.subtask("text")
     a, b = text.children

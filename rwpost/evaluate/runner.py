@@ -35,6 +35,7 @@ from rwpost.evaluate.outages import (
 )
 from rwpost.evaluate.registry import make_detector
 from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSampler, EvidenceSource
+from rwpost.evaluate.toolkit.tools import run_context
 from rwpost.io import (
     append_jsonl_rows,
     check_output,
@@ -109,8 +110,8 @@ class RunSpec:
     def context(self, detector: Detector, repeat: int = 0, *, progress: bool = False) -> RunContext:
         """``detector``'s run context for one repeat: the seed is ``seed + repeat``; its options name the
         model :meth:`RunContext.model` builds."""
-        return RunContext(
-            options=detector.options,
+        return run_context(
+            detector.options,
             cell=self.setting,
             seed=self.seed + repeat,
             guard=LeakageGuard(self.blocklist),
