@@ -57,13 +57,13 @@ def test_the_documented_detector_is_complete_in_under_60_lines_and_runs_through_
     samples = read_samples(RELEASED)
     train, test, _ = split_train_test(samples, 0.5, seed=0)
     spec = RunSpec("example_detector:KeywordVote", config={"min_count": 2}, setting="T", n_resamples=0)
-    metrics = evaluate(test, spec, tmp_path / "run", train=train, encode=None)
+    metrics = evaluate(test, spec, tmp_path / "run", train=train, encode=None).dump()
     assert metrics["coverage"]["answered"] == metrics["coverage"]["total"] == len(test)
     assert metrics["system"] == "example_detector:KeywordVote/T"
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["detector_config"] == {"min_count": 2} and manifest["setting"] == "T"
     # the run resumes: nothing is asked again, nothing is trained again
-    again = evaluate(test, spec, tmp_path / "run", train=train, encode=None)
+    again = evaluate(test, spec, tmp_path / "run", train=train, encode=None).dump()
     assert again["accuracy"] == metrics["accuracy"]
     with pytest.raises(ConfigError, match=r"bad configuration \(min_count: .*options given: min_count"):
         make_detector("example_detector:KeywordVote", {"min_count": "many"})
