@@ -36,7 +36,7 @@ def agents_called(llm) -> list[str]:
 def test_a_confident_answer_ends_the_run_early_with_ledger_explanation_and_layout(tmp_path):
     samples = [make_sample(0, Label.FALSE)]
     with FakeLLMServer(Agents()) as llm, SearchServer(news) as search:
-        metrics = evaluate(samples, spec(llm, search, tmp_path), tmp_path / "run", encode=None)
+        metrics = evaluate(samples, spec(llm, search, tmp_path), tmp_path / "run", encode=None).dump()
         # the first validation sentence brings 3 items: temporary + accumulated reasoning, confident: stop
         assert search.queries == ["V1"]
         assert agents_called(llm) == [
@@ -126,7 +126,7 @@ def test_fact_check_pages_never_reach_an_agent_and_are_audited(tmp_path):
     with FakeLLMServer(Agents()) as llm, SearchServer(only_fact_checks) as search:
         metrics = evaluate(
             [make_sample(2, Label.FALSE)], spec(llm, search, tmp_path), tmp_path / "run", encode=None
-        )
+        ).dump()
         assert search.queries == ["V1", "V2", "query N1"]
         assert "agentfact_summary" not in agents_called(llm)
         assert not any("snopes" in json.dumps(b["messages"]).lower() for b in llm.requests)
@@ -145,8 +145,12 @@ def test_fact_check_pages_never_reach_an_agent_and_are_audited(tmp_path):
 def test_gold_evidence_and_closed_book_need_no_search(tmp_path):
     samples = [make_sample(3, Label.FALSE, evidence=evidence(4))]
     with FakeLLMServer(Agents()) as llm, SearchServer(news) as search:
-        gold = evaluate(samples, spec(llm, search, tmp_path, "gold-evidence"), tmp_path / "g", encode=None)
-        closed = evaluate(samples, spec(llm, search, tmp_path, "closed-book"), tmp_path / "c", encode=None)
+        gold = evaluate(
+            samples, spec(llm, search, tmp_path, "gold-evidence"), tmp_path / "g", encode=None
+        ).dump()
+        closed = evaluate(
+            samples, spec(llm, search, tmp_path, "closed-book"), tmp_path / "c", encode=None
+        ).dump()
         assert search.queries == []
     assert gold["accuracy"] == 1.0 and closed["coverage"]["no_label"] == 0
     row = json.loads((tmp_path / "g" / "predictions.jsonl").read_text())
@@ -200,7 +204,7 @@ evaluate(samples, spec, {str(tmp_path / "run")!r}, encode=None)
         # sample 5 asks what sample 4 asked (the same V1 search, example.org judged once): cached
         assert asked == 6 + 5 and searched == 1
 
-        metrics = evaluate(samples, run_spec, tmp_path / "run", encode=None)
+        metrics = evaluate(samples, run_spec, tmp_path / "run", encode=None).dump()
         assert llm.chat_requests == asked and len(search.queries) == searched  # zero HTTP calls
     assert metrics["n_samples"] == 2 and metrics["accuracy"] == 1.0
     rows = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]

@@ -38,7 +38,7 @@ def test_gold_evidence_is_plan_one_reasoning_and_an_explainer_that_sees_every_go
     with FakeLLMServer(Agents()) as llm, SearchServer({}) as search:
         metrics = evaluate(
             samples, agentfact_spec(llm, search, tmp_path, "T+E"), tmp_path / "run", encode=None
-        )
+        ).dump()
         [explain] = [b for b in llm.requests if schema_of(b) == "agentfact_explanation"]
         assert search.queries == []
     assert metrics["accuracy"] == 1.0
@@ -193,7 +193,7 @@ def test_authors_code_runs_the_released_loop_with_their_decoding_retrieval_and_f
         }
         with FakeLLMServer(CodeAgents()) as llm, SearchServer(text) as search:
             spec = agentfact_spec(llm, search, tmp_path, "T+I+W", profile="authors-code")
-            metrics = evaluate([sample], spec, tmp_path / "run", encode=None)
+            metrics = evaluate([sample], spec, tmp_path / "run", encode=None).dump()
             # the first batch (2 items) is confident above 3: the search list's query is never searched
             assert search.queries == ["V1"]
             assert search.requests[0]["body"]["num"] == 10 and search.requests[0]["body"]["tbs"].endswith(
@@ -265,7 +265,7 @@ def test_the_vlm_detector_asks_the_authors_baseline_prompts_of_each_cell(tmp_pat
                 setting=setting,
                 n_resamples=0,
             )
-            metrics = evaluate(samples, spec, tmp_path / setting, encode=None)
+            metrics = evaluate(samples, spec, tmp_path / setting, encode=None).dump()
             assert metrics["accuracy"] == (1.0 if setting == "T+E" else 0.0)
         no_evi, evi = (message_text(b, "user") for b in llm.requests)
         assert [m["role"] for m in llm.requests[0]["messages"]] == ["user"]

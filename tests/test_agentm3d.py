@@ -124,7 +124,7 @@ def test_the_ranking_stops_critiquing_once_the_top_m_gap_exceeds_tau(tmp_path, t
     with FakeLLMServer(script) as llm, SearchServer() as search:
         metrics = evaluate(
             [make_sample(1, Label.TRUE)], spec(llm, search, tmp_path, "T", tau=tau), tmp_path / "r"
-        )
+        ).dump()
         steps = [step_of(b) for b in llm.requests]
     assert steps.count("text") == 5 and steps.count("reward") == 5  # N=5 sampled, all five judged
     assert steps.count("text:critic") == critiqued and steps.count("tool:logic") == 1
@@ -175,7 +175,7 @@ def test_a_planned_standard_pass_runs_every_agent_once_greedily(tmp_path):
     )
     with FakeLLMServer(script) as llm, SearchServer() as search:
         run_spec = spec(llm, search, tmp_path, "T+I", view="native")
-        metrics = evaluate([with_image(3, Label.FALSE)], run_spec, tmp_path / "r")
+        metrics = evaluate([with_image(3, Label.FALSE)], run_spec, tmp_path / "r").dump()
         temperatures = {step_of(b): b.get("temperature") for b in llm.requests}
     row = json.loads((tmp_path / "r" / "predictions.jsonl").read_text())
     assert agents_of(row) == ["planner", "text", "tool:image-analysis", "image", "cross"]
@@ -199,7 +199,7 @@ WIKI = {"Paul Ryan": [wiki_page("Paul Ryan", "Paul Davis Ryan is an American pol
 
 def test_the_ledger_counts_calls_per_agent_and_tool(tmp_path):
     with FakeLLMServer(full_script()) as llm, SearchServer(wiki=WIKI) as search:
-        metrics = evaluate([with_image(4, Label.TRUE)], spec(llm, search, tmp_path), tmp_path / "r")
+        metrics = evaluate([with_image(4, Label.TRUE)], spec(llm, search, tmp_path), tmp_path / "r").dump()
         assert search.wiki_queries == ["Paul Ryan"]
     calls = {agent: row["calls"] for agent, row in metrics["ledger"]["by_agent"].items()}
     assert calls == {
@@ -244,7 +244,7 @@ def test_a_killed_run_resumes_without_one_model_or_tool_call(tmp_path):
         asked, searched = llm.chat_requests, list(search.wiki_queries)
         assert asked > 0 and searched
 
-        metrics = evaluate(samples, run_spec, tmp_path / "run")
+        metrics = evaluate(samples, run_spec, tmp_path / "run").dump()
         assert llm.chat_requests == asked  # zero model calls: the LLM cache answers every sample and judge
         assert search.wiki_queries == searched  # zero searches: the tool cache answers
     assert metrics["n_samples"] == 2 and metrics["accuracy"] == 1.0
@@ -257,7 +257,7 @@ def test_a_failing_wikipedia_fails_its_sample_and_the_run_goes_on(tmp_path):
     samples = [make_sample(7, Label.TRUE), make_sample(8, Label.TRUE)]
     with FakeLLMServer(Agents({"text": [("original", "t")]})) as llm, SearchServer(wiki=WIKI) as search:
         search.failures = 2  # the first sample's lookup and its one retry
-        metrics = evaluate(samples, spec(llm, search, tmp_path, "T+W"), tmp_path / "r")
+        metrics = evaluate(samples, spec(llm, search, tmp_path, "T+W"), tmp_path / "r").dump()
     rows = {r["id"]: r for r in map(json.loads, (tmp_path / "r" / "predictions.jsonl").open())}
     failed, answered = rows[samples[0].id], rows[samples[1].id]
     assert failed["label"] is None and failed["error"].startswith(

@@ -54,14 +54,16 @@ def rows(out: Path) -> list[dict]:
 
 def test_batch_answers_match_synchronous_ones_at_half_price_and_failures_go_synchronous(tmp_path):
     with FakeLLMServer(responder) as server:
-        sync = evaluate(samples(), spec(server, tmp_path / "sync.sqlite"), tmp_path / "sync", encode=None)
+        sync = evaluate(
+            samples(), spec(server, tmp_path / "sync.sqlite"), tmp_path / "sync", encode=None
+        ).dump()
         calls = server.chat_requests
         batched = evaluate(
             samples(),
             spec(server, tmp_path / "batch.sqlite", batch_api=True),
             tmp_path / "batch",
             encode=None,
-        )
+        ).dump()
         assert len(server.batches) == 1 and server.batch_requests == 6  # one batch of every sample
         # claim 5's answer is invalid: the batch's line is set aside and it alone is asked synchronously
         # (its three tries, as in the synchronous run)
@@ -95,7 +97,7 @@ def test_error_lines_and_an_expired_batch_fall_back_to_synchronous_calls(tmp_pat
     with FakeLLMServer(flaky) as server:
         metrics = evaluate(
             samples(), spec(server, tmp_path / "a.sqlite", batch_api=True), tmp_path / "a", encode=None
-        )
+        ).dump()
         assert server.chat_requests == 1 + 3  # claim 1 once, claim 5's three tries
         server.batch_expire_after, before = 2, server.chat_requests
         evaluate(samples(), spec(server, tmp_path / "b.sqlite", batch_api=True), tmp_path / "b", encode=None)

@@ -57,13 +57,13 @@ def test_the_documented_detector_is_complete_in_under_60_lines_and_runs_through_
     samples = read_samples(RELEASED)
     train, test, _ = split_train_test(samples, 0.5, seed=0)
     spec = RunSpec("example_detector:KeywordVote", config={"min_count": 2}, setting="T", n_resamples=0)
-    metrics = evaluate(test, spec, tmp_path / "run", train=train, encode=None)
+    metrics = evaluate(test, spec, tmp_path / "run", train=train, encode=None).dump()
     assert metrics["coverage"]["answered"] == metrics["coverage"]["total"] == len(test)
     assert metrics["system"] == "example_detector:KeywordVote/T"
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["detector_config"] == {"min_count": 2} and manifest["setting"] == "T"
     # the run resumes: nothing is asked again, nothing is trained again
-    again = evaluate(test, spec, tmp_path / "run", train=train, encode=None)
+    again = evaluate(test, spec, tmp_path / "run", train=train, encode=None).dump()
     assert again["accuracy"] == metrics["accuracy"]
     with pytest.raises(ConfigError, match=r"bad configuration \(min_count: .*options given: min_count"):
         make_detector("example_detector:KeywordVote", {"min_count": "many"})
@@ -122,3 +122,28 @@ def test_the_task_carries_the_label_space_and_blinds_with_its_evidence_seed():
     with_evidence = next(s for s in samples if len(s.evidence) > 1)
     [kept] = task.blind(with_evidence).evidence
     assert kept.url is None and kept.source is None and task.blind(with_evidence).label is None
+
+
+def test_run_tools_come_from_the_detectors_search_settings_behind_the_runs_guard(tmp_path: Path) -> None:
+    """``ctx.tools`` builds each tool from the typed settings, behind the context's one guard; a context made
+    without them, or settings naming no backend, is refused in one line."""
+    from pydantic import BaseModel
+
+    from rwpost.evaluate.leakage import BlockList
+    from rwpost.evaluate.toolkit.tools import SearchTool, WikipediaTool, run_context
+
+    class Config(BaseModel):
+        search: str = "wikipedia"
+        wikipedia: str = "wikipedia"
+        image_search: str | None = None
+        results_per_query: int = 3
+
+    ctx = run_context(Config(), guard=contract.LeakageGuard(BlockList(["snopes.com"])))
+    google, wiki = ctx.tools.search(), ctx.tools.wikipedia()
+    assert type(google) is SearchTool and type(wiki) is WikipediaTool
+    assert google.guard is wiki.guard is ctx.guard and (google.limit, wiki.limit) == (3, 3)
+    assert (google.card.name, wiki.card.name) == ("Google", "Wikipedia")
+    with pytest.raises(ConfigError, match="option 'image_search': no search backend given"):
+        ctx.tools.reverse_image()
+    with pytest.raises(ConfigError, match="has no search tools: build it with .*run_context"):
+        contract.RunContext().tools.search()

@@ -83,7 +83,7 @@ def test_parse_verdict_is_lenient_about_fences_and_surrounding_text():
 
 def test_local_vlm_end_to_end_with_images_ledger_manifest_and_resume(tmp_path, models, samples):
     out = tmp_path / "scripted"
-    metrics = evaluate(samples, _spec(models / "scripted"), out, encode=None)
+    metrics = evaluate(samples, _spec(models / "scripted"), out, encode=None).dump()
 
     # every sample answered False, but #6's image does not decode: a counted failure, not a drop
     predictions = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
@@ -123,7 +123,9 @@ def test_local_vlm_end_to_end_with_images_ledger_manifest_and_resume(tmp_path, m
 
 
 def test_random_model_answers_are_counted_failures_never_dropped(tmp_path, models, samples):
-    metrics = evaluate(samples, _spec(models / "random", "closed-book"), tmp_path / "random", encode=None)
+    metrics = evaluate(
+        samples, _spec(models / "random", "closed-book"), tmp_path / "random", encode=None
+    ).dump()
     lines = (tmp_path / "random" / "predictions.jsonl").read_text().splitlines()
     assert len(lines) == len(samples)
     assert metrics["n_samples"] == 7 and metrics["coverage"]["no_label"] == 7

@@ -32,7 +32,7 @@ def data():
 
 def _run(data, out: Path, **kwargs) -> dict:
     spec = RunSpec("category-prior", setting="T", n_resamples=50)
-    return evaluate(data.test, spec, out, train=data.train, data_info=data.info, **kwargs)
+    return evaluate(data.test, spec, out, train=data.train, data_info=data.info, **kwargs).dump()
 
 
 def test_a_run_draws_no_figure_unless_asked_and_links_only_what_it_drew(data, tmp_path):

@@ -258,5 +258,6 @@ def test_an_open_web_run_without_its_search_key_writes_nothing_so_the_corrected_
         with pytest.raises(ConfigError, match="SERPER_API_KEY"):
             evaluate(samples, serper, out, encode=None)
         assert not (out / "run.json").exists() and llm.chat_requests == 0
-        metrics = evaluate(samples, spec, out, encode=None)  # the corrected command: not "a different run"
+        # the corrected command: not "a different run"
+        metrics = evaluate(samples, spec, out, encode=None).dump()
     assert metrics["accuracy"] == 1.0

@@ -162,11 +162,11 @@ def test_images_sent_are_counted_and_a_missing_image_is_refused_or_fails_the_sam
         with pytest.raises(ConfigError, match="1 of 8 images cannot be loaded"):
             evaluate(samples, spec, tmp_path / "refused")
         spec.allow_missing_images = True
-        metrics = evaluate(samples, spec, tmp_path / "run")
+        metrics = evaluate(samples, spec, tmp_path / "run").dump()
         assert server.chat_requests == 7  # the sample without its image was never sent text-only
         assert all("image_url" in json.dumps(b["messages"]) for b in server.requests)
         text_only = evaluate(samples, RunSpec("vlm", config=config, setting="T", n_resamples=0,
-                                              secrets={"api_key": "k"}), tmp_path / "t")  # fmt: skip
+                                              secrets={"api_key": "k"}), tmp_path / "t").dump()  # fmt: skip
         assert text_only["coverage"]["no_label"] == 0
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["images"]["expected"] == 8 and manifest["images"]["sent"] == 7

@@ -52,7 +52,7 @@ def _spec(server, tmp_path, setting):
 def test_vlm_detector_end_to_end_with_image_evidence_ledger_and_resume(tmp_path, samples):
     with FakeLLMServer(responder) as server:
         out = tmp_path / "gold"
-        metrics = evaluate(samples, _spec(server, tmp_path, "gold-evidence"), out, encode=None)
+        metrics = evaluate(samples, _spec(server, tmp_path, "gold-evidence"), out, encode=None).dump()
         assert server.chat_requests == 5 + 3  # five answers, and three tries at the invalid one
         first_user = server.requests[0]["messages"][1]["content"]
         parts = [
@@ -90,14 +90,18 @@ def test_vlm_detector_end_to_end_with_image_evidence_ledger_and_resume(tmp_path,
         assert server.chat_requests == before
 
         # closed-book: no evidence in the prompt; a new run folder, new prompts, new requests
-        closed = evaluate(samples, _spec(server, tmp_path, "closed-book"), tmp_path / "closed", encode=None)
+        closed = evaluate(
+            samples, _spec(server, tmp_path, "closed-book"), tmp_path / "closed", encode=None
+        ).dump()
         new = server.requests[before:]
         assert new and not any("Evidence items" in message_text(b, "user") for b in new)
         assert closed["setting"] == "T+I"  # the canonical name; the alias only in the manifest
 
         # a fresh folder with the same cache: the valid answers come from the cache, no HTTP call for them
         before = server.chat_requests
-        again = evaluate(samples, _spec(server, tmp_path, "gold-evidence"), tmp_path / "again", encode=None)
+        again = evaluate(
+            samples, _spec(server, tmp_path, "gold-evidence"), tmp_path / "again", encode=None
+        ).dump()
         assert server.chat_requests - before == 3  # only the invalid one is asked again
         assert again["ledger"]["cache_hits"] == 5
         # the cache made the answers free, but their list price is the first run's: it follows from the

@@ -78,7 +78,7 @@ def test_clipscout_tiles_four_frames_of_the_asked_interval_and_factprobe_drops_s
         ),
     ]
     with FakeLLMServer(Turns()) as llm, SearchServer({"flood video 2020": found}) as search:
-        metrics = evaluate([sample], spec(llm, search, tmp_path, videos), tmp_path / "run")
+        metrics = evaluate([sample], spec(llm, search, tmp_path, videos), tmp_path / "run").dump()
         first, second = llm.requests
         assert search.queries == ["flood video 2020"]
     # turn 1 saw an overview of the whole video; turn 2 that overview again (eq. 2: the original input),
@@ -110,7 +110,7 @@ def test_an_undecodable_video_fails_its_sample_and_the_run_goes_on(tmp_path):
     (videos / f"{broken.id}.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"not a video" * 50)
     write_video(videos / f"{good.id}.mp4")
     with FakeLLMServer(Turns(first="real")) as llm, SearchServer() as search:
-        metrics = evaluate([broken, good], spec(llm, search, tmp_path, videos, "T"), tmp_path / "run")
+        metrics = evaluate([broken, good], spec(llm, search, tmp_path, videos, "T"), tmp_path / "run").dump()
         assert llm.chat_requests == 1  # the broken one never reached the model
     rows = {r["id"]: r for r in map(json.loads, (tmp_path / "run" / "predictions.jsonl").open())}
     assert rows[broken.id]["label"] is None
@@ -182,7 +182,7 @@ def test_a_killed_run_resumes_without_one_model_or_search_call(tmp_path):
         asked, searched = llm.chat_requests, list(search.queries)
         assert asked == 4 and searched == ["flood video 2020"]  # both samples answered, one search cached
 
-        metrics = evaluate(samples, run_spec, tmp_path / "run")
+        metrics = evaluate(samples, run_spec, tmp_path / "run").dump()
         assert llm.chat_requests == asked  # zero model calls: the LLM cache answers both turns
         assert search.queries == searched  # zero searches: the tool cache answers FactProbe
     assert metrics["n_samples"] == 2 and metrics["accuracy"] == 1.0
@@ -230,7 +230,7 @@ def test_the_local_path_runs_both_turns_and_clipscout_on_cpu(tmp_path):
         "video_dir": str(videos),
     }
     run_spec = RunSpec("factguard", config=options, setting="T", n_resamples=10, batch_size=2)
-    metrics = evaluate(samples, run_spec, tmp_path / "run")
+    metrics = evaluate(samples, run_spec, tmp_path / "run").dump()
     rows = {r["id"]: r for r in map(json.loads, (tmp_path / "run" / "predictions.jsonl").open())}
     for s in samples:
         row = rows[s.id]

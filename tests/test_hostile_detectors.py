@@ -266,7 +266,7 @@ def test_no_gold_verdict_rationale_article_or_fact_check_url_reaches_any_prompt(
         if detector == "vlm":
             config = {"model": "test-model", "base_url": llm.base_url}
             spec = RunSpec("vlm", config=config, secrets={"api_key": KEY}, setting=cell, n_resamples=10)
-        metrics = evaluate([sample], spec, tmp_path / "run", encode=None)
+        metrics = evaluate([sample], spec, tmp_path / "run", encode=None).dump()
     assert metrics["coverage"]["answered"] == 1
     sent = json.dumps([b["messages"] for b in llm.requests]).lower()
     assert llm.requests and not [m for m in MARKS if m.lower() in sent]

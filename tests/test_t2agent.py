@@ -22,6 +22,7 @@ from rwpost.evaluate.detectors.t2agent.labels import decide
 from rwpost.evaluate.runner import read_predictions
 from rwpost.evaluate.search import make_backend
 from rwpost.evaluate.task import EvalTask
+from rwpost.evaluate.toolkit.tools import run_context
 from rwpost.labels import Label
 from rwpost.llm import Price
 from rwpost.testing.llm import FakeLLMServer, message_text
@@ -83,7 +84,7 @@ def test_a_confident_refutation_ends_the_search_early(tmp_path):
         sc={"MISMATCH": 9},
     )
     with FakeLLMServer(script) as llm, SearchServer(news) as search:
-        metrics = evaluate([with_image(0, Label.FALSE)], spec(llm, search, tmp_path), tmp_path / "run")
+        metrics = evaluate([with_image(0, Label.FALSE)], spec(llm, search, tmp_path), tmp_path / "run").dump()
         assert steps_of(llm) == [
             "init", "expand:match", "score:trajectory", "score:confidence", "observation", "score:trajectory",
         ]  # fmt: skip
@@ -153,7 +154,7 @@ def test_a_failing_tool_fails_its_sample_and_the_run_goes_on(tmp_path):
     samples = [make_sample(2, Label.FALSE), make_sample(3, Label.TRUE)]
     with FakeLLMServer(script) as llm, SearchServer({"q1": news("q1", 1)}) as search:
         search.failures = 2  # the first sample's Google call and its one retry
-        metrics = evaluate(samples, spec(llm, search, tmp_path, "T+W"), tmp_path / "run")
+        metrics = evaluate(samples, spec(llm, search, tmp_path, "T+W"), tmp_path / "run").dump()
     rows = {r["id"]: r for r in map(json.loads, (tmp_path / "run" / "predictions.jsonl").open())}
     failed, answered = rows[samples[0].id], rows[samples[1].id]
     assert failed["label"] is None
@@ -177,7 +178,7 @@ def test_fact_check_results_never_reach_the_model_and_are_audited(tmp_path):
     with FakeLLMServer(script) as llm, SearchServer(fact_checks) as search:
         metrics = evaluate(
             [make_sample(4, Label.FALSE)], spec(llm, search, tmp_path, "T+W"), tmp_path / "run"
-        )
+        ).dump()
         assert search.queries == ["generated claim 4"]
         assert not any(
             word in json.dumps(b["messages"]).lower()
@@ -255,7 +256,7 @@ evaluate([with_image(5, Label.FALSE), with_image(6, Label.FALSE)], spec, {str(tm
         asked, searched = llm.chat_requests, (list(search.queries), list(search.wiki_queries))
         assert asked > 0 and searched[0] and searched[1]
 
-        metrics = evaluate(samples, run_spec, tmp_path / "run")
+        metrics = evaluate(samples, run_spec, tmp_path / "run").dump()
         assert llm.chat_requests == asked  # zero model calls: the LLM cache answers
         assert (search.queries, search.wiki_queries) == searched  # zero searches: the tool cache answers
     assert metrics["n_samples"] == 2 and metrics["accuracy"] == 1.0
@@ -297,7 +298,8 @@ def test_visits_and_values_follow_algorithm_1_by_hand(tmp_path):
         options = config(llm, search, tmp_path, simulations=4, depth=2, prune=False, early_stop=False)
         detector = T2AgentDetector.build(options)
         task = EvalTask.of("T+W", [sample])
-        [prediction] = detector.predict([task.blind(sample)], task, RunContext(secrets={"api_key": "k"}))
+        ctx = run_context(detector.options, secrets={"api_key": "k"})  # the run's tools, as the runner's
+        [prediction] = detector.predict([task.blind(sample)], task, ctx)
     outcome = detector.results[sample.id].outcome
     text = outcome.subtask("text")
     a, b = text.children
@@ -461,7 +463,7 @@ def test_t2agent_native_view_on_mmfakebench_scores_both_views(tmp_path):
     with FakeLLMServer(script) as llm, SearchServer(news) as search:
         run_spec = spec(llm, search, tmp_path, "T+I", view="native")
         run_spec.image_root = root
-        metrics = evaluate(samples, run_spec, tmp_path / "run")
+        metrics = evaluate(samples, run_spec, tmp_path / "run").dump()
     rows = [Prediction.from_row(r) for r in read_predictions(tmp_path / "run" / "predictions.jsonl").values()]
     # the script refutes every match: both are answered mismatch (fake); the real one is wrong
     assert [native_class(p) for p in rows] == ["mismatch", "mismatch"]

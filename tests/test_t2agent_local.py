@@ -104,7 +104,7 @@ def test_a_resumed_local_run_generates_nothing_again(backbone, generations, tmp_
     generated = len(generations)
     assert generated > 0 and len(LLMCache(tmp_path / "llm.sqlite")) > 0
 
-    metrics = evaluate(SAMPLES, run_spec, tmp_path / "run")
+    metrics = evaluate(SAMPLES, run_spec, tmp_path / "run").dump()
     assert len(generations) == generated  # batch 2 again: every answer from the cache
     assert metrics["n_samples"] == 2
     rows = read_predictions(tmp_path / "run" / "predictions.jsonl")
@@ -116,9 +116,9 @@ def test_a_resumed_local_run_generates_nothing_again(backbone, generations, tmp_
 
 
 def test_the_local_cache_answers_every_sample_of_a_second_run(backbone, generations, tmp_path):
-    first = evaluate(SAMPLES[:1], spec(backbone, tmp_path), tmp_path / "first")
+    first = evaluate(SAMPLES[:1], spec(backbone, tmp_path), tmp_path / "first").dump()
     generated = len(generations)
-    second = evaluate(SAMPLES[:1], spec(backbone, tmp_path), tmp_path / "second")
+    second = evaluate(SAMPLES[:1], spec(backbone, tmp_path), tmp_path / "second").dump()
     assert generated > 0 and len(generations) == generated
     assert first["accuracy"] == second["accuracy"] == 1.0
     # without a cache path every answer is generated again

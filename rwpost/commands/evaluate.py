@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -13,6 +13,9 @@ from rich.console import Console
 from rwpost.commands import bundled_sample
 from rwpost.commands.tables import print_table
 from rwpost.errors import ConfigError, interrupted_exit, interrupted_line, sigterm_interrupts
+
+if TYPE_CHECKING:
+    from rwpost.evaluate.log import RunMetrics
 
 console = Console(stderr=True)
 
@@ -382,7 +385,7 @@ def evaluate(
             soft_wrap=True,
         )
     if as_json:
-        typer.echo(json.dumps(done[-1][1], indent=2, default=str))
+        typer.echo(json.dumps(done[-1][1].dump(), indent=2, default=str))
 
 
 def _gold_of(predictions: Path | None, format: str | None) -> Path:
@@ -414,13 +417,12 @@ def _recipe(name: str | None, data: Path, o: dict[str, Any], detector, predictio
     return chosen
 
 
-def _summary(metrics: dict[str, Any], out: Path) -> None:
-    """The run's scores on the terminal, read with the run log's model (what metrics.json holds)."""
-    from rwpost.evaluate.log import METRIC_TITLES, RunManifest, RunMetrics, read_log
+def _summary(log: RunMetrics, out: Path) -> None:
+    """The run's scores on the terminal, from its typed ``metrics.json``."""
+    from rwpost.evaluate.log import METRIC_TITLES, RunManifest, read_log
     from rwpost.evaluate.metrics import HEADLINE
     from rwpost.evaluate.report import coverage_cell, outage_notes
 
-    log = RunMetrics.model_validate(metrics)
     repeats = log.repeats
     of = f", mean ± sd over {repeats.n} repeats" if repeats else ""
     rows = []

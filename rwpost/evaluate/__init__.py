@@ -3,6 +3,7 @@
     from rwpost.evaluate import RunSpec, evaluate
     metrics = evaluate(test_samples, RunSpec("embedding", setting="T+I"), "reports/evaluate/embedding",
                        train=dev_samples)
+    metrics.macro_f1, metrics.coverage.answered  # the typed metrics.json (log.RunMetrics)
 
 A run goes straight down: ``plan`` (detectors x cells, :func:`plan_runs`) -> ``runner`` (blinding by the
 :class:`EvalTask`, batches, resume) -> ``scoring`` and ``metrics`` -> ``report`` (JSON, Markdown, plots);

@@ -293,6 +293,18 @@ class Trace:
         return screened.kept
 
 
+class NoTools:
+    """The tools of a context built without them: any use is refused in one line."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise ConfigError(
+            "this RunContext has no search tools: build it with rwpost.evaluate.toolkit.tools.run_context "
+            "(the run does)"
+        )
+
+
 @dataclass
 class RunContext:
     """Run-wide inputs of one repeat, the same for every batch: handed to ``fit`` and ``predict``."""
@@ -322,6 +334,13 @@ class RunContext:
     """The samples' transcripts of the batch being asked (:meth:`transcript`)."""
     models: dict[tuple[Any, bool], Any] = field(default_factory=dict, repr=False)
     """The models :meth:`model` built, by settings and vision: each is built once a repeat."""
+    tools: Any = field(default_factory=lambda: NoTools(), repr=False)
+    """The run's search and image tools, already behind :attr:`guard`
+    (:class:`~rwpost.evaluate.toolkit.tools.WebTools`): built by the run from the detector's typed search
+    settings (``search``, ``wikipedia``, ``image_search``, their ``*_options``, ``results_per_query``);
+    ``tools.search()``, ``tools.wikipedia()``, ``tools.reverse_image()`` give a ready tool, and
+    ``tools.backend(field)`` a plug-in (its key read from the environment; refused in one line without
+    it). A context made by hand gets them from :func:`rwpost.evaluate.toolkit.tools.run_context`."""
 
     def model(self, settings: ModelOptions | str | None = None, *, vision: bool = False) -> Any:
         """The :class:`~rwpost.llm.chat.ChatModel` the detector's typed model settings name: its options
@@ -342,15 +361,6 @@ class RunContext:
                 self.secrets, cache_path=cache, seed=self.seed, vision=vision
             )
         return self.models[key]
-
-    def search(self, name: str, options: Mapping[str, Any] | None = None) -> Any:
-        """The search plug-in ``name`` (:mod:`rwpost.evaluate.search`: text, Wikipedia or reverse image)
-        built with ``options``, its key read from the environment by the plug-in (refused in one line
-        without it: call it in ``prepare`` for an open-web cell). Its results reach no agent unscreened:
-        the toolkit's tools and :meth:`Trace.screen` pass each through :attr:`guard`."""
-        from rwpost.evaluate.search import make_backend
-
-        return make_backend(name, dict(options or {}))
 
     def transcript(self, key: str) -> Trace:
         """The transcript of sample ``key`` (made on first use): what the detector records there (model

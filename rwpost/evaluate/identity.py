@@ -243,7 +243,7 @@ def resume_state(
         return "new"
     dumped = identity.dump()
     existing = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    if existing.get("fingerprint") == fingerprint(dumped) and not overwrite:
+    if existing.get("fingerprint") == identity.fingerprint() and not overwrite:
         return "resumed"
     if not (overwrite or on_change == "restart"):
         named = identity_changes(existing.get("identity") or {}, dumped)
@@ -262,10 +262,9 @@ def start_run(out_dir: Path, identity: RunIdentity, state: str) -> str:
         return state
     if state == "restarted":
         clear_run(out_dir)
-    dumped = identity.dump()
     write_json(
         out_dir / RUN_FILE,
-        RunRecord(fingerprint=fingerprint(dumped), identity=identity, started=now()).dump(),
+        RunRecord(fingerprint=identity.fingerprint(), identity=identity, started=now()).dump(),
     )
     return state
 

@@ -441,6 +441,13 @@ class RunIdentity(LogPart):
         """A log written before the options were recorded once: their copy as given is dropped."""
         return {k: v for k, v in data.items() if k != "config"} if isinstance(data, dict) else data
 
+    def fingerprint(self) -> str:
+        """The short hash of this identity (``run.json``'s ``fingerprint``; the manifest's
+        ``run_fingerprint``)."""
+        from rwpost.evaluate.manifest import fingerprint
+
+        return fingerprint(self.dump())
+
 
 class RunRecord(LogFile):
     """``run.json``: what the run is; it resumes only under the same fingerprint."""
@@ -504,11 +511,34 @@ class RunManifest(LogFile, RunSpecRecord):
     """The fingerprint of the run's identity (``run.json`` holds the identity itself; every fact of it is
     stated once in this manifest, above)."""
 
+    @classmethod
+    def of(cls, identity: RunIdentity, **facts: Any) -> RunManifest:
+        """The manifest of a run of ``identity``: each fact the identity holds (:data:`IDENTITY_FACTS`)
+        and its fingerprint taken from it, once; ``facts`` are the spec's and how the run went."""
+        stated = {k: getattr(identity, k) for k in IDENTITY_FACTS}
+        return cls(**stated, run_fingerprint=identity.fingerprint(), **facts)
+
     @model_validator(mode="before")
     @classmethod
     def _identity_stated_once(cls, data: Any) -> Any:
         """A manifest written when it repeated the whole identity: the copy is dropped."""
         return {k: v for k, v in data.items() if k != "identity"} if isinstance(data, dict) else data
+
+
+IDENTITY_FACTS: tuple[str, ...] = (
+    "code_version",
+    "detector",
+    "prompt_hashes",
+    "schema_hashes",
+    "setting",
+    "seed",
+    "repeats",
+    "predictions_sha256",
+    "detector_code",
+    "evidence_draw",
+)
+"""The facts of :class:`RunIdentity` the manifest states (:meth:`RunManifest.of`); the content hashes of
+the data and the training split are stated in its ``data`` and ``train`` records."""
 
 
 # --- reading -----------------------------------------------------------------------------------------

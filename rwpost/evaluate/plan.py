@@ -25,12 +25,12 @@ from rwpost.errors import ConfigError
 from rwpost.evaluate.contract import ModelOptions
 from rwpost.evaluate.data import EvalData
 from rwpost.evaluate.identity import shard_key
+from rwpost.evaluate.log import RunMetrics, read_log
 from rwpost.evaluate.registry import resolve_detector
 from rwpost.evaluate.run import evaluate
 from rwpost.evaluate.runner import RunSpec
 from rwpost.evaluate.task import Cell, EvidenceSource, grid
 from rwpost.executors import ExecutorParams, ShardJob, ShardStore, run_job
-from rwpost.io import read_json
 
 
 class DetectorEntry(BaseModel):
@@ -163,7 +163,7 @@ def _evaluate_one(
     on_change: str,
     where: str | None,
     plots: bool = False,
-) -> dict[str, Any]:
+) -> RunMetrics:
     try:
         return evaluate(
             data.test,
@@ -227,12 +227,13 @@ def run_plan(
     overwrite: bool = False,
     on_change: str = "refuse",
     where: str | None = None,
-    done: Callable[[PlannedRun, dict[str, Any]], None] | None = None,
+    done: Callable[[PlannedRun, RunMetrics], None] | None = None,
     executor: ExecutorParams | None = None,
     store: ShardStore | None = None,
     plots: bool = False,
-) -> list[tuple[PlannedRun, dict[str, Any]]]:
-    """Evaluate every planned run on ``data``, in order; ``done(run, metrics)`` after each. With
+) -> list[tuple[PlannedRun, RunMetrics]]:
+    """Evaluate every planned run on ``data``, in order, each run's typed ``metrics.json``
+    (:class:`~rwpost.evaluate.log.RunMetrics`); ``done(run, metrics)`` after each. With
     ``where`` (``evaluate main``), a refusal names it and the run (``evaluate main/majority/T: ...``);
     ``plots`` draws each run's figures.
 
@@ -269,7 +270,7 @@ def run_plan(
     run_job(executor, job)
     store.require(keys, where or "evaluate")
     for planned in plan:
-        metrics = read_json(planned.out / "metrics.json")
+        metrics = read_log(planned.out / "metrics.json", RunMetrics)
         results.append((planned, metrics))
         if done is not None:
             done(planned, metrics)

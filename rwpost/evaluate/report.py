@@ -66,8 +66,8 @@ def write_reports(
     *,
     encode: Callable[[list[str]], np.ndarray] | None = None,
     plots: bool = False,
-) -> dict[str, Any]:
-    """Score every repeat and write the run folder's reports; returns metrics.json's content. With
+) -> RunMetrics:
+    """Score every repeat and write the run folder's reports; returns the typed ``metrics.json``. With
     ``plots`` the figures are drawn into ``plots/`` and report.md shows them; without, it links none."""
     runs = [
         score_run(
@@ -97,8 +97,7 @@ def write_reports(
     own = benchmark_scores(result.manifest.data.benchmark)
     if own is not None:
         metrics.benchmark_scores = own(samples, first, metrics.dump()) or None
-    written = metrics.dump()
-    write_json(out / "metrics.json", written)
+    write_json(out / "metrics.json", metrics.dump())
     write_json(out / "manifest.json", result.manifest.dump())
     flagged = set(runs[0].audit.flagged_ids)
     space = benchmark_space(result.manifest.data.benchmark)
@@ -107,7 +106,7 @@ def write_reports(
     write_jsonl(out / "explanations.jsonl", paired_explanations(samples, first, spec.system))
     figures = write_plots(metrics, out / "plots") if plots else []
     write_text(out / "report.md", markdown(metrics, result.manifest, figures))
-    return written
+    return metrics
 
 
 def write_plots(metrics: RunMetrics, folder: Path) -> list[Path]:

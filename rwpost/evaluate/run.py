@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from rwpost.evaluate.log import RunMetrics
 from rwpost.evaluate.outages import check_retrieval
 from rwpost.evaluate.report import write_reports
 from rwpost.evaluate.runner import RunSpec, run
@@ -30,8 +31,9 @@ def evaluate(
     overwrite: bool = False,
     on_change: str = "refuse",
     plots: bool = False,
-) -> dict[str, Any]:
-    """Run, score and report; returns the metrics written to ``<out_dir>/metrics.json``.
+) -> RunMetrics:
+    """Run, score and report; returns the typed log of ``<out_dir>/metrics.json``
+    (:class:`~rwpost.evaluate.log.RunMetrics`; ``.dump()`` is the file's JSON).
 
     ``overwrite`` and ``on_change`` are :func:`rwpost.evaluate.runner.run`'s (resume only identical runs).
     ``plots`` draws the run's figures (report.md shows them).

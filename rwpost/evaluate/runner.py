@@ -26,7 +26,7 @@ from rwpost.evaluate.identity import PREDICTIONS_FILE, RUN_OUTPUTS, resume_state
 from rwpost.evaluate.inputs import image_loadable
 from rwpost.evaluate.leakage import BlockList, LeakageGuard
 from rwpost.evaluate.log import DataRecord, RunManifest, TrainRecord
-from rwpost.evaluate.manifest import environment, fingerprint, ids_sha256, now
+from rwpost.evaluate.manifest import environment, ids_sha256, now
 from rwpost.evaluate.metrics import check_policy
 from rwpost.evaluate.outages import (
     outage_counts,
@@ -35,6 +35,7 @@ from rwpost.evaluate.outages import (
 )
 from rwpost.evaluate.registry import make_detector
 from rwpost.evaluate.task import EVIDENCE_SEED, Cell, EvalTask, EvidenceSampler, EvidenceSource
+from rwpost.evaluate.toolkit.tools import run_context
 from rwpost.io import (
     append_jsonl_rows,
     check_output,
@@ -109,8 +110,8 @@ class RunSpec:
     def context(self, detector: Detector, repeat: int = 0, *, progress: bool = False) -> RunContext:
         """``detector``'s run context for one repeat: the seed is ``seed + repeat``; its options name the
         model :meth:`RunContext.model` builds."""
-        return RunContext(
-            options=detector.options,
+        return run_context(
+            detector.options,
             cell=self.setting,
             seed=self.seed + repeat,
             guard=LeakageGuard(self.blocklist),
@@ -324,7 +325,7 @@ def run(
     resumed = start_run(out, identity, state)
     retried = retry_transport_failures(path)
     done = read_predictions(path)
-    all_predictions, configs, hashes = [], [], {}
+    all_predictions, configs = [], []
     detector = first
     started = now()
     for repeat in range(spec.repeats):
@@ -332,7 +333,6 @@ def run(
             detector = make(spec.detector, spec.config)
             ctx = spec.context(detector, repeat, progress=progress)
         configs.append(detector.config())
-        hashes.update(detector.inputs().prompts)
         if detector.capabilities.needs_training and not all((repeat, s.id) in done for s in samples):
             if train:  # (without training data, refused above unless every answer is on disk)
                 seen = [task.blind(s, keep_label=True, blocklist=spec.blocklist) for s in train]
@@ -347,17 +347,11 @@ def run(
             predict_all(detector, samples, task, ctx, path, batch_size=spec.batch_size, done=done)
         )
     wall = [float(r["wall_s"]) for r in done.values() if "wall_s" in r]
-    manifest = RunManifest(
+    manifest = RunManifest.of(
+        identity,
         system=spec.system,
-        code_version=identity.code_version,
-        detector=identity.detector,
         detector_config=configs[0] if len(configs) == 1 else configs,
-        prompt_hashes=hashes,
-        schema_hashes=identity.schema_hashes,
-        setting=identity.setting,
         setting_alias=spec.setting.alias,
-        seed=identity.seed,
-        repeats=identity.repeats,
         failures=spec.failures,
         batch_size=spec.batch_size,
         bootstrap_resamples=spec.n_resamples,
@@ -378,9 +372,5 @@ def run(
         resume=resumed,
         **outage_counts(retried, all_predictions),
         mean_detector_wall_s_per_sample=float(np.mean(wall)) if wall else None,
-        predictions_sha256=identity.predictions_sha256,
-        detector_code=identity.detector_code,
-        evidence_draw=identity.evidence_draw,
-        run_fingerprint=fingerprint(identity.dump()),
     )
     return RunResult(all_predictions, manifest, input_report)

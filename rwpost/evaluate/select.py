@@ -27,7 +27,7 @@ def run_accuracy(samples: Sequence[Any], spec: Any, out_dir: str | Path) -> Call
     def accuracy(tools: list[str]) -> float:
         folder = Path(out_dir) / ("tools-" + "-".join(tools))
         metrics = evaluate(samples, replace(spec, config={**spec.config, "tools": tools}), folder)
-        return float(metrics["accuracy"])
+        return float(metrics.accuracy)
 
     return accuracy
 

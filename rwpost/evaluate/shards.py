@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, Self
 
@@ -26,6 +27,7 @@ from rwpost.evaluate.data import Denominators, EvalData, authors_denominators, l
 from rwpost.evaluate.encoders import lazy_encoder
 from rwpost.evaluate.leaderboard import write_leaderboard
 from rwpost.evaluate.leakage import BlockList
+from rwpost.evaluate.log import RunMetrics, read_log
 from rwpost.evaluate.plan import (
     DetectorEntry,
     PlannedRun,
@@ -38,12 +40,21 @@ from rwpost.evaluate.plan import (
 )
 from rwpost.evaluate.task import EVIDENCE_SEED, EvidenceSampler
 from rwpost.executors import ExecutorParams, ShardJob, ShardStore, Submitted, run_job
-from rwpost.io import read_json, write_json
+from rwpost.io import write_json
 from rwpost.llm.config import connection_from_env
 from rwpost.llm.types import PriceTable
 
-Result = tuple[str, PlannedRun, dict[str, Any]]
-"""One finished run: its subset, the run, its metrics."""
+
+@dataclass(frozen=True)
+class SetAside:
+    """A run set aside (a detector that cannot train on a split of one label): the reason. Its run is
+    named in the leaderboard and the summary, and the stage finishes (issue 39 §2)."""
+
+    reason: str
+
+
+Result = tuple[str, PlannedRun, RunMetrics | SetAside]
+"""One finished run: its subset, the run, its typed metrics (or why it was set aside)."""
 
 
 class Version(Protocol):
@@ -218,15 +229,17 @@ def evaluate_all(settings: EvaluateSettings, dataset: Version, *, module: str) -
             except ConfigError as exc:
                 if len({s.label for s in data.train or () if s.label is not None}) >= 2:
                     raise  # not the split's doing: the stage stops, as before
-                results.append((subset, one, {SET_ASIDE: str(exc)}))
+                results.append((subset, one, SetAside(str(exc))))
                 continue
             results.extend((subset, planned, metrics) for planned, metrics in ran)
     return results
 
 
 SET_ASIDE = "set_aside"
-"""The metrics key of a run set aside (a detector that cannot train on a split of one label): the reason.
-Its run is named in the leaderboard and the summary, and the stage finishes (issue 39 §2)."""
+"""The summary key of a run set aside (:class:`SetAside`): the reason."""
+
+SUMMARY_KEYS: tuple[str, ...] = ("accuracy", "macro_f1", "weighted_f1")
+"""The headline scores of each run in the summary file."""
 
 
 def _recipe(settings: EvaluateSettings) -> Any:
@@ -246,18 +259,17 @@ def publish(settings: EvaluateSettings, results: list[Result]) -> dict[str, dict
     set_aside: list[tuple[str, str]] = []
     for subset, planned, metrics in results:
         system = planned.spec.system
-        summary.setdefault(subset, {})[system] = {
-            k: metrics.get(k) for k in ("accuracy", "macro_f1", "weighted_f1")
-        } | ({SET_ASIDE: metrics[SET_ASIDE]} if SET_ASIDE in metrics else {})
         run_name = f"{planned.spec.detector}/{planned.spec.setting}"
-        if SET_ASIDE in metrics:
-            set_aside.append((f"{subset}/{system}", metrics[SET_ASIDE]))
-            print(f"evaluate: {subset} {run_name}: set aside ({metrics[SET_ASIDE]})")
+        if isinstance(metrics, SetAside):
+            summary.setdefault(subset, {})[system] = dict.fromkeys(SUMMARY_KEYS) | {SET_ASIDE: metrics.reason}
+            set_aside.append((f"{subset}/{system}", metrics.reason))
+            print(f"evaluate: {subset} {run_name}: set aside ({metrics.reason})")
             continue
-        print(f"evaluate: {subset} {run_name}: macro F1 {metrics.get('macro_f1')}")
+        summary.setdefault(subset, {})[system] = {k: getattr(metrics, k) for k in SUMMARY_KEYS}
+        print(f"evaluate: {subset} {run_name}: macro F1 {metrics.macro_f1}")
     if results:
         write_leaderboard(
-            [planned.out for _, planned, metrics in results if SET_ASIDE not in metrics],
+            [planned.out for _, planned, metrics in results if not isinstance(metrics, SetAside)],
             settings.out / "leaderboard",
             plot=settings.plots,
             recipe=_recipe(settings),
@@ -308,7 +320,7 @@ def merge(settings: EvaluateSettings, dataset: Version) -> list[Result]:
     runs, store = _runs(settings), _store(settings)
     data = {subset: _data(settings, dataset, subset) for subset in settings.subsets}
     store.require({shard: run_key(p, data[subset]) for shard, (subset, p) in runs.items()}, "evaluate")
-    return [(subset, p, read_json(p.out / "metrics.json")) for subset, p in runs.values()]
+    return [(subset, p, read_log(p.out / "metrics.json", RunMetrics)) for subset, p in runs.values()]
 
 
 def _run_sharded(settings: EvaluateSettings, dataset: Version, module: str) -> list[Result] | Submitted:

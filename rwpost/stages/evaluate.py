@@ -52,9 +52,9 @@ def _report(params: Params, results: list[Result] | Submitted) -> StageReport:
         return StageReport.of_job("evaluate", results, unit="runs")
     summary = shards.publish(params, results)
     aside = [
-        f"{subset}/{planned.spec.system}: {metrics[shards.SET_ASIDE]}"
+        f"{subset}/{planned.spec.system}: {metrics.reason}"
         for subset, planned, metrics in results
-        if shards.SET_ASIDE in metrics
+        if isinstance(metrics, shards.SetAside)
     ]
     note = f" ({len(aside)} set aside: {'; '.join(aside)})" if aside else ""
     return StageReport(

@@ -34,8 +34,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from rwpost.errors import RwpostError
-from rwpost.evaluate.contract import Call, Trace
+from rwpost.errors import ConfigError, RwpostError
+from rwpost.evaluate.contract import Call, RunContext, Trace
 from rwpost.evaluate.leakage import LeakageGuard, SearchResult
 from rwpost.evaluate.search.dates import parse_result_date
 from rwpost.evaluate.toolkit.ask import ModelFailed
@@ -364,6 +364,57 @@ class ForgeryTool(Tool):
         return Observed(f"The forgery detection model finds: {found}.")
 
 
+@dataclass
+class WebTools:
+    """The search and image tools of a run, each behind its leakage guard (:attr:`RunContext.tools`),
+    built from the detector's typed search settings: the fields ``search``, ``wikipedia`` and
+    ``image_search`` name a search plug-in (:mod:`rwpost.evaluate.search`), ``<field>_options`` its
+    options, ``results_per_query`` how many results a call shows."""
+
+    settings: Any
+    """The detector's options (its ``Config``)."""
+    guard: LeakageGuard = field(default_factory=LeakageGuard)
+    """The run's one leakage guard: every result a tool shows passes it (a drop is a ledger row)."""
+
+    def backend(self, name: str) -> Any:
+        """The search plug-in settings field ``name`` names, built with ``<name>_options``; its key is read
+        from the environment by the plug-in (refused in one line without it: build the tools in
+        ``prepare`` for an open-web cell). Its raw results are the caller's to screen through
+        :attr:`guard` (:meth:`Trace.screen`)."""
+        from rwpost.evaluate.search import make_backend
+
+        plugin = getattr(self.settings, name, None)
+        if not plugin:
+            raise ConfigError(f"option {name!r}: no search backend given")
+        return make_backend(plugin, dict(getattr(self.settings, f"{name}_options", None) or {}))
+
+    @property
+    def limit(self) -> int:
+        """Results a call shows (the settings' ``results_per_query``, else 5)."""
+        return int(getattr(self.settings, "results_per_query", None) or 5)
+
+    def search(self, card: ToolCard = CARDS["Google"], kind: type[SearchTool] = SearchTool) -> SearchTool:
+        """Google[query] (or a tool ``kind`` of ``card``) over the ``search`` plug-in."""
+        return kind(card, self.backend("search"), self.guard, self.limit)
+
+    def wikipedia(self, kind: type[SearchTool] | None = None) -> SearchTool:
+        """Wikipedia[entity] over the ``wikipedia`` plug-in (:class:`WikipediaTool`, or ``kind``)."""
+        return (kind or WikipediaTool)(CARDS["Wikipedia"], self.backend("wikipedia"), self.guard, self.limit)
+
+    def reverse_image(self) -> ReverseImageTool:
+        """ReverseImage[image] over the ``image_search`` plug-in."""
+        return ReverseImageTool(self.backend("image_search"), self.guard, self.limit)
+
+
+def run_context(options: Any = None, **fields: Any) -> RunContext:
+    """A :class:`RunContext` for a detector of ``options`` (``fields`` as the context's), its
+    :attr:`~RunContext.tools` built from those options behind the context's guard: how the run makes
+    each repeat's context, and how a test asks a detector directly."""
+    ctx = RunContext(options=options, **fields)
+    ctx.tools = WebTools(options, ctx.guard)
+    return ctx
+
+
 class Toolbox:
     """The selected tools of one run: runs them with the tool cache and the ledger."""
 
@@ -424,5 +475,7 @@ __all__ = [
     "ToolFailed",
     "Toolbox",
     "Trace",
+    "WebTools",
     "WikipediaTool",
+    "run_context",
 ]

@@ -245,12 +245,12 @@ class AgentFactDetector(Detector):
         from rwpost.evaluate.detectors.agentfact.pages import PageReader
 
         o = self.options
-        text = ctx.search(o.search, o.search_options)
-        image = ctx.search(o.image_search, o.image_search_options) if o.image_search else None
+        text = ctx.tools.backend("search")
+        image = ctx.tools.backend("image_search") if o.image_search else None
         cache = o.search_cache_path or o.cache_path
         store = SqliteStore(cache) if cache else None
         sources = SourceFilter(o.exclude_unsupported, o.exclude_scrape_failures)
-        return Tools(text, image, ctx.guard, store, sources, PageReader() if o.scrape_pages else None)
+        return Tools(text, image, ctx.tools.guard, store, sources, PageReader() if o.scrape_pages else None)
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         return asyncio.run(self._predict(samples, task, ctx))

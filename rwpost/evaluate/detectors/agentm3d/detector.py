@@ -25,7 +25,6 @@ from rwpost.evaluate.task import EvalTask, EvidenceSource
 from rwpost.evaluate.toolkit.ask import Asker
 from rwpost.evaluate.toolkit.cases import cases_of
 from rwpost.evaluate.toolkit.tools import (
-    CARDS,
     Case,
     ForgeryTool,
     ModelFailed,
@@ -162,8 +161,7 @@ class AgentM3DDetector(Detector):
         o = self.options
         tools: dict[str, Tool] = {}
         if task.cell.evidence is EvidenceSource.WEB:
-            backend = ctx.search(o.wikipedia, o.wikipedia_options)
-            tools["Wikipedia"] = SearchTool(CARDS["Wikipedia"], backend, ctx.guard, o.results_per_query)
+            tools["Wikipedia"] = ctx.tools.wikipedia(SearchTool)
         if task.cell.image and o.forgery_model:
             tools["Detect"] = ForgeryTool(o.forgery_model)
         path = o.tool_cache_path or o.cache_path

@@ -155,8 +155,8 @@ class FactGuardDetector(Detector):
         self.ctx = ctx
         self.chat_model(ctx)
         if ctx.cell is not None and ctx.cell.evidence is EvidenceSource.WEB:
-            o = self.options  # a search backend without its key is refused before anything is written
-            asyncio.run(ctx.search(o.search, o.search_options).aclose())
+            # a search backend without its key is refused before anything is written
+            asyncio.run(ctx.tools.backend("search").aclose())
 
     def chat_model(self, ctx: RunContext) -> Any:
         """The model the run builds from the typed settings (:meth:`RunContext.model`; it reads images)."""
@@ -177,8 +177,7 @@ class FactGuardDetector(Detector):
         asker = Asker(model, task="agentm3d", temperature=0.0, max_tokens=o.answer_limit(o.max_tokens))
         tools: dict[str, Any] = {}
         if task.cell.evidence is EvidenceSource.WEB:
-            backend = ctx.search(o.search, o.search_options)
-            tools["FactProbe"] = FactProbe(FACTPROBE, backend, ctx.guard, o.results_per_query)
+            tools["FactProbe"] = ctx.tools.search(FACTPROBE, FactProbe)
         path = o.tool_cache_path or o.cache_path
         toolbox = Toolbox(tools, SqliteStore(path) if path else None)
         folder, labels = self.video_folder(ctx), verdicts(o.view)

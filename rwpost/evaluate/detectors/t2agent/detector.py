@@ -33,13 +33,10 @@ from rwpost.evaluate.toolkit.tools import (
     ForgeryTool,
     ModelFailed,
     ModelTool,
-    ReverseImageTool,
-    SearchTool,
     Tool,
     Toolbox,
     ToolFailed,
     Trace,
-    WikipediaTool,
 )
 from rwpost.evaluate.toolkit.toolsets import read_toolset
 from rwpost.records import Sample
@@ -305,14 +302,11 @@ class T2AgentDetector(Detector):
             if (card.web and not web) or (card.needs_image and not cell.image) or name in self.absent_tools():
                 continue
             if name == "Wikipedia":
-                backend = ctx.search(o.wikipedia, o.wikipedia_options)
-                tools[name] = WikipediaTool(card, backend, ctx.guard, o.results_per_query)
+                tools[name] = ctx.tools.wikipedia()
             elif name == "Google":
-                backend = ctx.search(o.search, o.search_options)
-                tools[name] = SearchTool(card, backend, ctx.guard, o.results_per_query)
+                tools[name] = ctx.tools.search()
             elif name == "ReverseImage":
-                backend = ctx.search(o.image_search or "", o.image_search_options)
-                tools[name] = ReverseImageTool(backend, ctx.guard, o.results_per_query)
+                tools[name] = ctx.tools.reverse_image()
             elif name == "Detect":
                 tools[name] = ForgeryTool(o.forgery_model or "")
             else:
