@@ -282,7 +282,9 @@ def test_the_explanation_answers_only_the_subsets_labels(tmp_path):
         assert enums and all({x.lower() for x in e} == {"mixture", "outdated"} for e in enums), enums
     (tmp_path / "fresh").mkdir()  # another answer cache: the first run's explanation is not reused
     with FakeLLMServer(Outdated()) as llm, SearchServer(news) as search:
-        metrics = evaluate(main, spec(llm, search, tmp_path / "fresh"), tmp_path / "outdated", encode=None)
+        metrics = evaluate(
+            main, spec(llm, search, tmp_path / "fresh"), tmp_path / "outdated", encode=None
+        ).dump()
     row = json.loads((tmp_path / "outdated" / "predictions.jsonl").read_text())
     assert row["label"] is None and "agent-eg" in row["error"] and "Outdated" in row["error"]
     assert metrics["accuracy"] == 0.0
