@@ -12,7 +12,7 @@ language tables (:meth:`rwpost.sites.registry.Registry.ratings_for`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -68,19 +68,27 @@ class RatingTable(BaseModel):
         return out
 
 
-def load_rating_table(path: Path = REVIEWED_FILE) -> RatingTable:
-    """Read and validate a reviewed rating table; a bad one is one line naming the file and the row."""
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_yaml_model(path: Path, model: type[M], what: str) -> M:
+    """``path``'s YAML validated as ``model``; an unreadable file, bad YAML or an invalid field is one
+    :class:`ConfigError` line naming the file (and the field), ``what`` naming the kind of file."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        table = RatingTable.model_validate(data)
+        return model.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the rating table ({exc.strerror})") from None
+        raise ConfigError(f"{path}: cannot read the {what} ({exc.strerror})") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not YAML ({str(exc).splitlines()[0]})") from None
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(p) for p in error["loc"])
         raise ConfigError(f"{path}: {where}: {error['msg']}") from None
+
+
+def load_rating_table(path: Path = REVIEWED_FILE) -> RatingTable:
+    """Read and validate a reviewed rating table; a bad one is one line naming the file and the row."""
+    table = read_yaml_model(path, RatingTable, "rating table")
     keys = [row.key for row in table.ratings]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:

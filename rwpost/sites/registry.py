@@ -11,10 +11,10 @@ from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rwpost.errors import ConfigError
+from rwpost.sites.rating_table import read_yaml_model
 
 SITES_FILE = Path(__file__).with_name("sites.yaml")
 """The packaged list of fact-checkers."""
@@ -121,17 +121,7 @@ class Registry:
 
 def load_registry(path: Path = SITES_FILE) -> Registry:
     """Read and validate a sites file; a bad one is a one-line :class:`ConfigError` naming it."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        parsed = SiteList.model_validate(data)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the sites file ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not YAML ({str(exc).splitlines()[0]})") from None
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(p) for p in error["loc"])
-        raise ConfigError(f"{path}: {where}: {error['msg']}") from None
+    parsed = read_yaml_model(path, SiteList, "sites file")
     names = [s.name for s in parsed.sites]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
