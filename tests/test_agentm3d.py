@@ -253,17 +253,49 @@ def test_a_killed_run_resumes_without_one_model_or_tool_call(tmp_path):
     assert len(resumed) > 20 and all(c["cached"] for c in resumed)
 
 
-def test_a_failing_wikipedia_fails_its_sample_and_the_run_goes_on(tmp_path):
+def test_a_failing_wikipedia_degrades_to_the_agents_and_the_trace_keeps_the_failure(tmp_path):
+    """Issue 39 (new-user D10): one failing Wikipedia lookup failed the whole sample (``tool Wikipedia
+    (loopback-wikipedia) failed``); the text agent now answers without that evidence, and the failed
+    lookup is a ledger row marked failed plus a line of the explanation."""
     samples = [make_sample(7, Label.TRUE), make_sample(8, Label.TRUE)]
     with FakeLLMServer(Agents({"text": [("original", "t")]})) as llm, SearchServer(wiki=WIKI) as search:
         search.failures = 2  # the first sample's lookup and its one retry
         metrics = evaluate(samples, spec(llm, search, tmp_path, "T+W"), tmp_path / "r").dump()
+        texts = [message_text(b, "user") for b in llm.requests if step_of(b) == "text"]
     rows = {r["id"]: r for r in map(json.loads, (tmp_path / "r" / "predictions.jsonl").open())}
-    failed, answered = rows[samples[0].id], rows[samples[1].id]
-    assert failed["label"] is None and failed["error"].startswith(
-        "tool Wikipedia (loopback-wikipedia) failed"
-    )
-    assert answered["label"] == "True" and metrics["coverage"]["no_label"] == 1
+    degraded, answered = rows[samples[0].id], rows[samples[1].id]
+    assert degraded["label"] == "True" and degraded["error"] is None
+    assert answered["label"] == "True" and metrics["coverage"]["no_label"] == 0
+    [failed] = [c for c in degraded["calls"] if c["agent"] == "tool:Wikipedia"]
+    assert failed["failed"] is True
+    assert "- went on without a tool: tool Wikipedia (loopback-wikipedia) failed" in degraded["explanation"]
+    assert "went on without" not in answered["explanation"]
+    assert any("(not looked up: the Wikipedia tool failed)" in t for t in texts)
+    assert any("Paul Davis Ryan is an American politician." in t for t in texts)
+    retrieval = json.loads((tmp_path / "r" / "manifest.json").read_text())["retrieval"]
+    assert retrieval["failed"] == 1 and retrieval["predictions_without_retrieval"] == 1
+
+
+def test_a_server_answering_500_fails_the_sample_once_and_stops_its_siblings(tmp_path):
+    """Issue 39 (hostile L10): against a server answering 500, AgentM3D sent 42 requests per sample (the
+    planner's failure read as "no action", then each of the N text candidates spent its own retries).
+    The first call that fails for good now ends the sample: the planner's retries and nothing else; with
+    the planner off, one of the N candidates' retries (one request in flight, so none races)."""
+    answers_500 = lambda body: Reply(status=500, error="scripted outage")  # noqa: E731
+    samples = [make_sample(9, Label.TRUE)]
+    for planner, out in ((True, "planned"), (False, "unplanned")):
+        with FakeLLMServer(answers_500) as llm, SearchServer(wiki=WIKI) as search:
+            run_spec = spec(llm, search, tmp_path, "T", planner=planner, max_retries=1, concurrency=1)
+            metrics = evaluate(samples, run_spec, tmp_path / out).dump()
+            asked = llm.chat_requests
+        assert asked == 2, (planner, asked)  # one call: its first attempt and its one retry
+        [row] = map(json.loads, (tmp_path / out / "predictions.jsonl").open())
+        assert row["label"] is None
+        assert row["error"].startswith(
+            "model unavailable (planner): " if planner else "model unavailable (text): "
+        )
+        assert "InternalServerError after 2 attempt(s)" in row["error"]
+        assert metrics["coverage"]["no_label"] == 1
 
 
 # --- the local path: tiny backbone and reward model on CPU --------------------------------------------

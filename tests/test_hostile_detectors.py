@@ -320,3 +320,50 @@ def test_local_vlm_an_image_bomb_fails_its_sample_only(tmp_path):
     assert errors[0].startswith("image unreadable: decompression bomb")
     assert errors[1].startswith("image unreadable: not an image")
     assert rows[2]["label"] == "False" and not rows[2]["error"]
+
+
+# --- option bounds (issue 39, hostile L1 and L2) --------------------------------------------------------
+
+NO_MODEL = "no-model-folder"
+"""Stands for a folder that exists but holds no model (``forgery_model=/tmp`` in the review)."""
+
+
+@pytest.mark.parametrize(
+    ("detector", "option", "value"),
+    [
+        ("t2agent", "temperature", "-5"),
+        ("factguard", "temperature", "-1"),
+        ("agentm3d", "temperature", "-0.5"),
+        ("vlm", "temperature", "3"),
+        ("t2agent", "simulations", "100000"),
+        ("t2agent", "children", "1000"),
+        ("t2agent", "depth", "1000"),
+        ("t2agent", "results_per_query", "99999999999999999999"),
+        ("factguard", "results_per_query", "1000"),
+        ("agentm3d", "results_per_query", "1000"),
+        ("t2agent", "tools", "[]"),
+        ("t2agent", "forgery_model", NO_MODEL),
+        ("agentm3d", "forgery_model", NO_MODEL),
+    ],
+)
+def test_an_out_of_bounds_option_is_refused_in_one_line_naming_it_and_nothing_is_written(
+    tmp_path, monkeypatch, capsys, detector, option, value
+):
+    """Before: each was accepted (t2agent's ``forgery_model=/tmp`` failed every sample at run time with
+    exit 0; ``simulations=100000`` is unbounded cost per sample on a real model)."""
+    data, _ = released_head(tmp_path, 1)
+    if value == NO_MODEL:
+        value = str(tmp_path / "empty")
+        (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never reached
+    out = tmp_path / "run"
+    out.mkdir()
+    capsys.readouterr()
+    code = main(["evaluate", "--data", str(data), "--detector", detector, "--model", "test-model",
+                 "--setting", "T", "--set", f"{option}={value}", "--out", str(out),
+                 "--no-progress"])  # fmt: skip
+    assert code == 2
+    [line] = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert line.startswith(f"error: detector {detector!r}: bad configuration ({option}: "), line
+    assert list(out.iterdir()) == []

@@ -159,8 +159,32 @@ def _prompt_name(name: str) -> str:
 PromptName = Annotated[str, AfterValidator(_prompt_name)]
 """The name of a prompt file of ``rwpost/prompts/`` (without ``.md``); never a path out of that folder."""
 
-Temperature = Annotated[float, Field(ge=0, le=2)]
-"""A sampling temperature, 0 to 2 as OpenAI-compatible servers take it."""
+TEMPERATURE_MAX = 2.0
+"""The largest sampling temperature OpenAI-compatible servers take."""
+
+Temperature = Annotated[float, Field(ge=0, le=TEMPERATURE_MAX)]
+"""A sampling temperature, 0 to :data:`TEMPERATURE_MAX` as OpenAI-compatible servers take it."""
+
+RESULTS_PER_QUERY_MAX = 100
+"""The most results a search call shows (a search API's largest page; more is unbounded prompt cost)."""
+
+ResultsPerQuery = Annotated[int, Field(ge=1, le=RESULTS_PER_QUERY_MAX)]
+"""Results a search call shows (1 to :data:`RESULTS_PER_QUERY_MAX`): every searching detector's
+``results_per_query``."""
+
+
+def _model_folder(path: str) -> str:
+    from rwpost.llm.local import require_model_folder
+
+    try:
+        require_model_folder(path)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return path
+
+
+ModelFolder = Annotated[str, AfterValidator(_model_folder)]
+"""A local Hugging Face model folder (one holding ``config.json``), checked when the options are built."""
 
 
 def check_option(name: str, value: Any, kind: Any) -> Any:
@@ -271,6 +295,12 @@ class Trace:
     calls: list[Call] = field(default_factory=list)
     dropped: list[dict[str, Any]] = field(default_factory=list)
     images_sent: int = 0
+    tool_failures: list[str] = field(default_factory=list)
+    """Tool calls that failed for good and that the sample went on without (each also a ledger row
+    marked ``failed``), with their reasons."""
+    outage: str | None = None
+    """Set once a model call of the sample failed for good at the transport level (the client's retries
+    spent): the sample's other calls are not asked, and it fails with this reason."""
 
     def answered(self, result: Any, model: str, *, agent: str | None = None, images: int = 0) -> None:
         """The ledger row of one model answer (:class:`~rwpost.llm.ChatResult`) with ``images`` sent."""
@@ -483,6 +513,13 @@ class ModelOptions(BaseModel):
             raise ValueError(f"max_retries must be 0 or more, got {llm.max_retries}")
         return llm
 
+    @field_validator("temperature", "summarise_temperature", check_fields=False)
+    @classmethod
+    def _sampling_temperature(cls, value: Any) -> Any:
+        """Any sampling temperature a model's settings declare (a detector's own ``temperature`` field
+        too): 0 to :data:`TEMPERATURE_MAX` (None: the server's default), refused naming the option."""
+        return value if value is None else TypeAdapter(Temperature).validate_python(value)
+
     def connection(self, secrets: Mapping[str, Any]) -> LLMSettings:
         """The connection settings with the run's API key (from the secrets, never from the options)."""
         return dataclasses.replace(self.llm, api_key=secrets.get("api_key") or self.llm.api_key)
@@ -515,15 +552,19 @@ class ModelOptions(BaseModel):
 __all__ = [
     "EVIDENCE_K_MAX",
     "SEED_MAX",
+    "TEMPERATURE_MAX",
     "Call",
     "Capabilities",
     "Detector",
     "DetectorInputs",
     "EvidenceK",
+    "ModelFolder",
     "ModelOptions",
     "NoOptions",
     "Prediction",
     "PromptName",
+    "RESULTS_PER_QUERY_MAX",
+    "ResultsPerQuery",
     "RunContext",
     "Seed",
     "Temperature",

@@ -85,6 +85,10 @@ def sample_request(request: LLMRequest, index: int) -> LLMRequest:
     return dataclasses.replace(request, prompt_version=f"{request.prompt_version}#sample{index}")
 
 
+class _Outage(Exception):
+    """One of a request's samples failed for good at the transport level: stop its siblings."""
+
+
 class ApiChatModel:
     """A :class:`ChatModel` over an OpenAI-compatible server: the project's :class:`LLMClient` (its
     answer cache, concurrency bound, transport and invalid-answer retries, tokens and cost)."""
@@ -106,8 +110,27 @@ class ApiChatModel:
 
     async def sample(self, request: LLMRequest, n: int) -> list[ChatResult]:
         """``n`` answers, asked concurrently; each is cached under its own key, so a rerun gives the same
-        ``n`` answers without calling the server."""
-        return list(await asyncio.gather(*(self.complete(sample_request(request, i)) for i in range(n))))
+        ``n`` answers without calling the server. Once one fails for good at the transport level (an
+        outage: the client's retries spent), its siblings are not asked any further: the answers got so
+        far and that failure are returned (fewer than ``n``)."""
+        from rwpost.llm.client import is_transport_failure
+
+        if n == 1:
+            return [await self.complete(request)]
+        finished: dict[int, ChatResult] = {}
+
+        async def one(i: int) -> None:
+            result = finished[i] = await self.complete(sample_request(request, i))
+            if not result.ok and is_transport_failure(result.error):
+                raise _Outage
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for i in range(n):
+                    group.create_task(one(i))
+        except* _Outage:  # the group cancelled the siblings still waiting or retrying
+            pass
+        return [finished[i] for i in sorted(finished)]
 
     def run(self, requests: Sequence[LLMRequest], on_result: OnResult | None = None) -> list[ChatResult]:
         """Answer ``requests`` concurrently (at most the client's ``concurrency`` in flight)."""

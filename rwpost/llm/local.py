@@ -93,6 +93,17 @@ def _unrecognized(exc: Exception) -> bool:
     return "Unrecognized configuration class" in str(exc)
 
 
+def require_model_folder(path: str | Path, what: str = "") -> Path:
+    """``path`` as a local model folder; a :class:`ConfigError` naming ``what`` (e.g. ``reward model``)
+    when it holds no ``config.json`` (a Hugging Face model folder always does)."""
+    folder = Path(path).expanduser()
+    if not (folder / "config.json").is_file():
+        raise ConfigError(
+            f"{what + ': ' if what else ''}{folder} is not a local model folder (no config.json)"
+        )
+    return folder
+
+
 @lru_cache(maxsize=1)
 def load_local_model(
     path: str, device: str, dtype: str, attn_implementation: str | None = None, vision: bool = False
@@ -102,9 +113,7 @@ def load_local_model(
     image-text-to-text model is accepted (no text-only fallback)."""
     from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor, AutoTokenizer
 
-    folder = Path(path)
-    if not (folder / "config.json").is_file():
-        raise ConfigError(f"local model: {folder} is not a local model folder (no config.json)")
+    folder = require_model_folder(path, "local model")
     kwargs: dict[str, Any] = {"local_files_only": True, "dtype": pick_dtype(device, dtype)}
     if attn_implementation:
         kwargs["attn_implementation"] = attn_implementation

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from rwpost.errors import RwpostError
@@ -57,6 +58,33 @@ class ModelFailed(RwpostError):
     """A model call without a usable answer (none satisfies the schema): the sample fails with this reason."""
 
 
+class ModelUnavailable(ModelFailed):
+    """A model call the server failed for good (an outage: the client's retries spent): the sample fails
+    with this reason, and none of its other calls is asked (:attr:`Trace.outage`)."""
+
+
+def outage_of(results: Sequence[Any]) -> str | None:
+    """The error of the first answer in ``results`` that failed at the transport level, or None."""
+    failed = [r.error for r in results if not r.ok and r.error]
+    if not failed:
+        return None
+    from rwpost.llm.client import is_transport_failure  # imports openai: only for a failed answer
+
+    return next((e for e in failed if is_transport_failure(e)), None)
+
+
+async def together(*calls: Awaitable[Any]) -> list[Any]:
+    """The results of ``calls`` run concurrently, in order; the first that raises cancels the others (a
+    sample's siblings stop at its first failure) and its exception is raised as itself."""
+    tasks: list[asyncio.Task[Any]] = []
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(c) for c in calls]  # type: ignore[arg-type]
+    except BaseExceptionGroup as group_error:
+        raise group_error.exceptions[0] from None
+    return [t.result() for t in tasks]
+
+
 class Asker:
     """A detector's prompts (files of ``rwpost/prompts/``) over one :class:`~rwpost.llm.chat.ChatModel`:
     each answer is a ledger row in the sample's :class:`Trace`, tagged with the agent or step that asked.
@@ -99,9 +127,17 @@ class Asker:
             trace.answered(result, self.model.name, agent=agent, images=len(request.images))
 
     async def sample(self, request: Any, n: int, agent: str, trace: Trace) -> list[Any]:
-        """``n`` answers to ``request`` (n > 1: one batched ``sample`` call at the request's temperature)."""
+        """``n`` answers to ``request`` (n > 1: one batched ``sample`` call at the request's temperature).
+        Raises :class:`ModelUnavailable` when the sample's model is out (this call, or an earlier one of
+        the same ``trace``, failed for good at the transport level): its sibling calls stop."""
+        if trace.outage:
+            raise ModelUnavailable(trace.outage)
         results = await self.model.sample(request, n) if n > 1 else [await self.model.complete(request)]
         self.record(results, request, agent, trace)
+        outage = outage_of(results)
+        if outage is not None:
+            trace.outage = trace.outage or f"model unavailable ({agent}): {outage}"
+            raise ModelUnavailable(trace.outage)
         return results
 
     async def ask(
@@ -123,4 +159,13 @@ class Asker:
         return result.data
 
 
-__all__ = ["Asker", "ModelFailed", "prompt_hashes", "prompt_request", "schema_hashes"]
+__all__ = [
+    "Asker",
+    "ModelFailed",
+    "ModelUnavailable",
+    "outage_of",
+    "together",
+    "prompt_hashes",
+    "prompt_request",
+    "schema_hashes",
+]

@@ -5,8 +5,9 @@ Every tool has a card (name, argument, what it returns, the sub-tasks it serves:
 expansion prompt lists) and one interface, ``await tool(argument, case, trace) -> Observed``. The
 :class:`Toolbox` runs them: each call is a ledger row named by its tool (``agent="tool:<Name>"``), results
 of web and local-model tools are cached by content (backend identity, argument, the sample's claim time
-or image hash) in a sqlite store, and a tool that fails raises :class:`ToolFailed` (the sample fails with
-the reason; the run goes on).
+or image hash) in a sqlite store, and a tool that fails raises :class:`ToolFailed` (its ledger row marked
+``failed``): the detector goes on without it where it can (AgentM3D's agents, the failure kept in
+:attr:`Trace.tool_failures`), else the sample fails with the reason; the run goes on.
 
 ===============  ===========================  ============================================================
 tool             sub-task                     here
@@ -168,8 +169,9 @@ class Tool:
         """The name of its calls in the ledger (the price table is keyed by it)."""
         return self.card.name.lower()
 
-    def call_row(self, cached: bool, latency_s: float) -> Call:
-        """The ledger row of one call, named by :meth:`ledger_name`, its agent ``tool:<Name>``."""
+    def call_row(self, cached: bool, latency_s: float, *, failed: bool = False) -> Call:
+        """The ledger row of one call, named by :meth:`ledger_name`, its agent ``tool:<Name>``;
+        ``failed``: the call got no answer (the manifest counts it)."""
         return Call(
             kind="tool",
             name=self.ledger_name(),
@@ -177,6 +179,7 @@ class Tool:
             latency_s=latency_s,
             cost_usd=self.cost_usd,
             cached=cached,
+            failed=failed,
         )
 
     def observe(self, raw: Any, argument: str, case: Case, trace: Trace) -> Observed:
@@ -447,7 +450,7 @@ class Toolbox:
             try:
                 raw = await tool.fetch(argument, case)
             except ToolFailed:
-                trace.calls.append(tool.call_row(False, time.perf_counter() - began))
+                trace.calls.append(tool.call_row(False, time.perf_counter() - began, failed=True))
                 raise
             if self.store is not None:
                 self.store.put(TOOL_CACHE, key, raw)

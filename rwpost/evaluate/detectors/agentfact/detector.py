@@ -16,6 +16,7 @@ from rwpost.evaluate.contract import (
     Detector,
     DetectorInputs,
     Prediction,
+    ResultsPerQuery,
     RunContext,
     Temperature,
 )
@@ -117,7 +118,7 @@ class AgentFactDetector(Detector):
         first_stop_confidence: Confidence | None = Options.first_stop_confidence
         max_steps: PositiveInt = Options.max_steps
         max_replans: NonNegativeInt | None = Options.max_replans
-        results_per_query: PositiveInt = Options.results_per_query
+        results_per_query: ResultsPerQuery = Options.results_per_query
         image_matches: NonNegativeInt = Options.image_matches
         drop_factcheck_sources: bool = Options.drop_factcheck_sources
         date_cut_days: NonNegativeInt = Options.date_cut_days

@@ -22,7 +22,6 @@ and forgery tools are the toolkit's (:mod:`rwpost.evaluate.toolkit.tools`: tool 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,10 +37,10 @@ from rwpost.evaluate.detectors.agentm3d.labels import (
 )
 from rwpost.evaluate.detectors.agentm3d.ranking import Ranking, rank
 from rwpost.evaluate.detectors.agentm3d.reward import FALLBACK, LocalRewardModel, Scored
-from rwpost.evaluate.toolkit.ask import Asker, ModelFailed
+from rwpost.evaluate.toolkit.ask import Asker, ModelFailed, ModelUnavailable, together
 from rwpost.evaluate.toolkit.ask import prompt_hashes as toolkit_prompt_hashes
 from rwpost.evaluate.toolkit.ask import schema_hashes as toolkit_schema_hashes
-from rwpost.evaluate.toolkit.tools import Case, Toolbox, Trace
+from rwpost.evaluate.toolkit.tools import Case, Toolbox, ToolFailed, Trace
 
 PROMPTS: tuple[str, ...] = (
     "agentm3d_plan.v1",
@@ -158,7 +157,7 @@ class JudgeReward:
             )
             return float(data["score"])
 
-        scores = list(await asyncio.gather(*(one(r) for r in responses)))
+        scores = await together(*(one(r) for r in responses))  # an outage stops the other judges
         return Scored(scores, scores)
 
 
@@ -203,7 +202,12 @@ class Cascade:
             names = list(dict.fromkeys(str(e).strip() for e in data["entities"] if str(e).strip()))
             blocks = []
             for entity in names[: self.options.entities]:
-                observed = await self.toolbox.call("Wikipedia", entity, self.case, self.trace)
+                try:
+                    observed = await self.toolbox.call("Wikipedia", entity, self.case, self.trace)
+                except ToolFailed as exc:  # the agents go on with the evidence they still have
+                    self.trace.tool_failures.append(str(exc))
+                    blocks.append(f"[{entity}]\n(not looked up: the Wikipedia tool failed)")
+                    continue
                 self.urls += observed.urls
                 blocks.append(f"[{entity}]\n{observed.text}")
             return "\n\n".join(blocks) or "(no entities found)"
@@ -351,12 +355,15 @@ class Cascade:
                 images=(self.case.image,),
                 news=self.case.news,
             )
+        except ModelUnavailable:
+            raise  # the server is out: the sample fails now, its other calls are not asked
         except ModelFailed as exc:
             return True, f"planner gave no action ({str(exc)[:120]}): Best-of-N"
         return LEVELS[data["action"]], str(data["action"])
 
     async def run(self) -> Result:
-        """The cascade of eqs. 8-9 (raises ToolFailed / ModelFailed: the sample fails)."""
+        """The cascade of eqs. 8-9 (raises ModelFailed: the sample fails; a failing Wikipedia lookup does
+        not: the agents go on without it, the failure in :attr:`Trace.tool_failures` and the ledger)."""
         o, case = self.options, self.case
         best_of_n, plan = await self.plan()
         n = o.n if best_of_n else 1

@@ -9,7 +9,15 @@ from typing import Any, Literal
 from pydantic import Field, NonNegativeFloat, PositiveInt
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
+from rwpost.evaluate.contract import (
+    Capabilities,
+    Detector,
+    DetectorInputs,
+    ModelFolder,
+    Prediction,
+    ResultsPerQuery,
+    RunContext,
+)
 from rwpost.evaluate.detectors.agentm3d.agent import (
     Cascade,
     CascadeOptions,
@@ -77,10 +85,10 @@ class AgentM3DDetector(Detector):
         reward_batch_size: PositiveInt = 32
         wikipedia: str = "wikipedia"
         wikipedia_options: dict[str, Any] = {}
-        results_per_query: PositiveInt = 3
+        results_per_query: ResultsPerQuery = 3
         entities: int = Field(default=CascadeOptions.entities, ge=1)
         """The most entities of a text looked up on Wikipedia."""
-        forgery_model: str | None = None
+        forgery_model: ModelFolder | None = None
         """A local image-classification folder as T_forgery; None: the image analysis stands in."""
 
     def __init__(self, config: Config) -> None:
@@ -227,6 +235,7 @@ class AgentM3DDetector(Detector):
                 how += f", score {scores:.2f}"
             lines.append(f"- {agent}: {stage.chosen.label} ({how}): {stage.chosen.reasoning[:400]}")
         lines += [f"- {agent}: skipped ({why})" for agent, why in result.skipped.items()]
+        lines += [f"- went on without a tool: {why}" for why in result.trace.tool_failures]
         return Prediction(
             id=sample_id,
             label=decision.label,

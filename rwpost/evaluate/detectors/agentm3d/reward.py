@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError
-from rwpost.llm.local import Coalescer, pick_device, pick_dtype
+from rwpost.llm.local import Coalescer, pick_device, pick_dtype, require_model_folder
 
 FALLBACK = "llm-judge (fallback)"
 """How a run names the LLM judge that stands in for the reward model."""
@@ -51,9 +51,7 @@ def load_reward_model(path: str, device: str, dtype: str) -> tuple[Any, Any]:
     """``(tokenizer, model)`` of a local reward model folder, on ``device`` in eval mode (kept loaded)."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    folder = Path(path)
-    if not (folder / "config.json").is_file():
-        raise ConfigError(f"reward model: {folder} is not a local model folder (no config.json)")
+    folder = require_model_folder(path, "reward model")
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
         model = AutoModelForSequenceClassification.from_pretrained(

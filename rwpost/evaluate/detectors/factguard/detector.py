@@ -11,7 +11,14 @@ from typing import Any, Literal
 from pydantic import PositiveInt
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
+from rwpost.evaluate.contract import (
+    Capabilities,
+    Detector,
+    DetectorInputs,
+    Prediction,
+    ResultsPerQuery,
+    RunContext,
+)
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.detectors.factguard.tags import read_tagged
 from rwpost.evaluate.detectors.factguard.tools import CLIPSCOUT, FACTPROBE, FactProbe, clip_scout
@@ -93,7 +100,7 @@ class FactGuardDetector(Detector):
         view: Literal["rw-post", "native"] = "rw-post"
         search: str = "serper"
         search_options: dict[str, Any] = {}
-        results_per_query: PositiveInt = 5
+        results_per_query: ResultsPerQuery = 5
 
     def __init__(self, config: Config) -> None:
         super().__init__(config)

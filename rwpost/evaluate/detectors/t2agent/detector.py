@@ -17,7 +17,15 @@ from pydantic import (
     model_validator,
 )
 
-from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Prediction, RunContext
+from rwpost.evaluate.contract import (
+    Capabilities,
+    Detector,
+    DetectorInputs,
+    ModelFolder,
+    Prediction,
+    ResultsPerQuery,
+    RunContext,
+)
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.detectors.t2agent.agent import Result, run_case
 from rwpost.evaluate.detectors.t2agent.backbone import backbone, prompt_hashes, schema_hashes
@@ -52,6 +60,13 @@ MODEL_TOOL_PROMPTS = {
     "Counterfactual": "t2agent_counterfactual.v1",
 }
 """The prompt of each tool run through the backbone model."""
+
+SIMULATIONS_MAX = 200
+"""The most simulations per sample (the port's default is 12): each simulation asks the model."""
+DEPTH_MAX = 20
+"""The deepest tree (the port's default is 4)."""
+CHILDREN_MAX = 10
+"""The most children per expansion (the paper's is 2): each child is a model-proposed step that runs."""
 
 CUSTOM_PROMPTS = ("t2agent_subtask.v1", "t2agent_init_sources.v1")
 """The prompts of a user-defined sub-task set (their hashes enter the run identity when one is set)."""
@@ -112,9 +127,11 @@ class T2AgentDetector(Detector):
         max_tokens: PositiveInt | None = 800
         view: Literal["rw-post", "native"] = "rw-post"
         """``rw-post``: True/False/Unproven, adapted; ``native``: real/fake as True/False (MMFakeBench)."""
-        simulations: PositiveInt = SearchOptions.simulations
-        depth: PositiveInt = SearchOptions.depth
-        children: PositiveInt = SearchOptions.children
+        simulations: int = Field(default=SearchOptions.simulations, ge=1, le=SIMULATIONS_MAX)
+        """K, the most simulations per sample (each costs model calls: bounded)."""
+        depth: int = Field(default=SearchOptions.depth, ge=1, le=DEPTH_MAX)
+        children: int = Field(default=SearchOptions.children, ge=1, le=CHILDREN_MAX)
+        """n, the steps proposed at each expansion (paper: 2; bounded, as each is run)."""
         exploration: NonNegativeFloat = SearchOptions.exploration
         alpha: float = Field(default=SearchOptions.alpha, ge=0.0, le=1.0)
         confidence: float = Field(default=SearchOptions.confidence, ge=0.0, le=1.0)
@@ -132,8 +149,8 @@ class T2AgentDetector(Detector):
         wikipedia_options: dict[str, Any] = {}
         image_search: str | None = None
         image_search_options: dict[str, Any] = {}
-        results_per_query: PositiveInt = 5
-        forgery_model: str | None = None
+        results_per_query: ResultsPerQuery = 5
+        forgery_model: ModelFolder | None = None
         """A local image-classification model folder for Detect[image]; None: the tool is absent."""
         subtasks: list[str | SubTaskOption] | None = None
         """The sub-task set, in order: built-in names (``text``, ``image``, ``match``) and user-defined
@@ -160,6 +177,8 @@ class T2AgentDetector(Detector):
         @field_validator("tools")
         @classmethod
         def _known_tools(cls, value: list[str] | None) -> list[str] | None:
+            if value is not None and not value:
+                raise ValueError("give at least one tool (None: every tool)")
             unknown = [t for t in value or [] if t not in CARDS]
             if unknown:
                 raise ValueError(f"unknown tools {unknown}; known: {', '.join(CARDS)}")
