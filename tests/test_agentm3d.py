@@ -183,7 +183,7 @@ def test_a_planned_standard_pass_runs_every_agent_once_greedily(tmp_path):
     assert row["label"] == "False" and metrics["accuracy"] == 1.0
     assert native_class(Prediction.from_row(row)) == "mismatch"
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
-    assert manifest["images"]["sent"] == 4  # planner, image analysis, image and cross agents
+    assert manifest["images"]["sent"] == 1  # one sample (planner, image analysis, image, cross carried it)
 
 
 def full_script() -> Agents:

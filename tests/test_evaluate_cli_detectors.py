@@ -120,6 +120,9 @@ def test_agentfact_and_local_vlm_from_the_command_line_then_a_leaderboard(tmp_pa
     )
     report = (run / "report.md").read_text()
     assert f"leakage guard: {5 * N} retrieved results dropped" in report and str(blocked) in report
+    # issue 39: Agent-IR sends each post image to the reverse image search and to its matching agent;
+    # the report said "Images: not sent (the detector does not read images ...)"
+    assert manifest["images"]["sent"] == N and f"Images: {N} sent of {N} expected" in report
     assert "## Ledger per agent" in report and "| agent-ir-match | 5 |" in report
 
     ledger = json.loads((run / "metrics.json").read_text())["ledger"]

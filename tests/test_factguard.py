@@ -266,9 +266,7 @@ def test_each_turn_of_every_sample_is_one_local_batch(tmp_path):
     ctx = RunContext(seed=1)
     predictions = detector.predict([task.blind(s) for s in samples], task, ctx)
     assert [p.label for p in predictions] == [Label.FALSE, Label.FALSE], [p.error for p in predictions]
-    assert (
-        ctx.images_sent == 6
-    )  # per sample: the overview in turn 1, the overview and ClipScout grid in turn 2
+    assert ctx.images_sent == 2  # per sample (the overview in turn 1, the overview and grid in turn 2)
     report = detector.chat.report()
     assert report["batches"] == 2 and report["device"] == "cpu"
     for p in predictions:  # the two rows of a turn share their batch's time

@@ -110,7 +110,9 @@ def test_a_confident_refutation_ends_the_search_early(tmp_path):
     assert config_["absent_tools"]["Detect"].startswith("no forgery_model folder given")
     assert config_["labels"].startswith("RW-Post 3-class (adapted")
     assert "t2agent_match.v1" in manifest["prompt_hashes"] and len(manifest["prompt_hashes"]) == 9
-    assert manifest["images"]["sent"] == 3  # init, the cross-modal expansion, VQA
+    # issue 39: per sample (init, the cross-modal expansion and VQA carried it; it was counted 3 times
+    # and reported as "3 sent of 1 expected")
+    assert manifest["images"]["sent"] == 1 and manifest["images"]["expected"] == 1
     ledger = metrics["ledger"]
     assert ledger["by_agent"]["tool:VQA"]["calls"] == 1 and ledger["cost_usd"] > 0
     for path in (tmp_path / "run").rglob("*"):

@@ -295,6 +295,8 @@ class Trace:
     calls: list[Call] = field(default_factory=list)
     dropped: list[dict[str, Any]] = field(default_factory=list)
     images_sent: int = 0
+    """1 once the sample's image reached a model (however many calls carried it), else 0: the run's
+    images sent are counted per sample, against the samples with an image."""
     tool_failures: list[str] = field(default_factory=list)
     """Tool calls that failed for good and that the sample went on without (each also a ledger row
     marked ``failed``), with their reasons."""
@@ -303,8 +305,10 @@ class Trace:
     spent): the sample's other calls are not asked, and it fails with this reason."""
 
     def answered(self, result: Any, model: str, *, agent: str | None = None, images: int = 0) -> None:
-        """The ledger row of one model answer (:class:`~rwpost.llm.ChatResult`) with ``images`` sent."""
-        self.images_sent += images
+        """The ledger row of one model answer (:class:`~rwpost.llm.ChatResult`) with ``images`` sent
+        (the sample's image, sent with many calls, counts once: :attr:`images_sent`)."""
+        if images:
+            self.images_sent = 1
         self.calls.append(Call.of_result(result, model, agent=agent))
 
     def drop(self, url: str, reason: str, **where: str) -> None:
@@ -354,7 +358,7 @@ class RunContext:
     """Whether progress is shown (a detector with a long inner loop may show its own bar)."""
     repeat: int = 0
     images_sent: int = 0
-    """Images the detector sent to a model (it counts them with :meth:`sent_images`; in the manifest)."""
+    """Samples whose image the detector sent (it counts them with :meth:`sent_images`; in the manifest)."""
     options: Any = None
     """The detector's options (set by the runner): :meth:`model` builds the model their settings name."""
     cell: Any = None
@@ -403,7 +407,8 @@ class RunContext:
         return image_input(sample, self.image_root)
 
     def sent_images(self, n: int = 1) -> None:
-        """Count ``n`` images sent to a model."""
+        """Count ``n`` samples whose image was sent (to a model, or to a reverse image search), each once
+        however many calls carried it: the report sets them against the samples with an image."""
         self.images_sent += n
 
 

@@ -386,7 +386,8 @@ class ImagesRecord(LogPart):
     missing_ids: list[str] = []
     without_image: int = 0
     sent: int | None = None
-    """Images the detector sent to a model; None: the detector does not read images."""
+    """Samples whose image the detector sent (to a model, or to a reverse image search), each counted
+    once however many calls carried it; None: the detector does not read images."""
 
 
 class RetrievalRecord(LogPart):

@@ -161,10 +161,14 @@ class AgentFactDetector(Detector):
         self.traces: dict[str, Trace] = {}
         self._agents: Agents | None = None
         self.model: ChatModel | None = None
+        # with a reverse image search, Agent-IR sends the post image out (open-web cells): the run counts
+        # the images it sent, and refuses an image cell whose images cannot be loaded
+        reads_images = o.image_search is not None
+        self.capabilities = Capabilities(retrieves=True, reads_images=reads_images)
         if o.local:  # loaded now: a bad folder is refused before the run starts
             self.model = o.chat_model({})
             self.device = self.model.device
-            self.capabilities = Capabilities(retrieves=True, uses_gpu=True)
+            self.capabilities = Capabilities(retrieves=True, reads_images=reads_images, uses_gpu=True)
 
     def config(self) -> dict[str, Any]:
         o = self.options
