@@ -76,6 +76,14 @@ def real_page(name: str) -> str:
     ).read_text(encoding="utf-8")
 
 
+@pytest.fixture(autouse=True)
+def _no_default_answer_cache(monkeypatch):
+    """No shared answer cache between tests: an API detector's run caches its answers in the project's
+    ``data/cache/llm.sqlite`` by default (``RWPOST_LLM_CACHE``), which would let one test's answers
+    answer another's requests. A test of that default sets the variable itself."""
+    monkeypatch.setenv("RWPOST_LLM_CACHE", "none")
+
+
 @pytest.fixture(scope="module")
 def de_niro() -> TaggedArticle:
     """The real De Niro page, tagged."""

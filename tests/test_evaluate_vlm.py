@@ -109,3 +109,34 @@ def test_vlm_detector_end_to_end_with_image_evidence_ledger_and_resume(tmp_path,
         assert again["ledger"]["cost_usd"] < ledger["cost_usd"]
         assert again["ledger"]["list_cost_usd"] == pytest.approx(ledger["list_cost_usd"])
         assert ledger["list_cost_usd"] == pytest.approx(ledger["cost_usd"])  # the first run had no hits
+
+
+def test_a_rerun_after_a_kill_asks_only_for_the_answers_it_had_not_got(tmp_path, monkeypatch, evaluate_cli):
+    """Issue 39 (hostile L13): vlm had no answer cache unless ``cache_path`` was set, so the answers a
+    killed worker had been paid for but not yet written were bought again (188 requests for 184 samples).
+    An API detector's run now caches in the project's answer cache (``data/cache/llm.sqlite``) by default.
+    The kill is the state it leaves: the second batch answered and paid for, its lines never written."""
+    from rwpost.io import write_jsonl
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RWPOST_LLM_CACHE")  # the default, as a user gets it
+    data = tmp_path / "samples.jsonl"
+    write_jsonl(data, [make_sample(i, g) for i, g in enumerate(GOLD[:4])])
+    out = tmp_path / "run"
+    with FakeLLMServer(responder) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        args = ("--data", str(data), "--detector", "vlm", "--model", "test-model", "--setting", "T",
+                "--batch-size", "2", "--out", str(out))  # fmt: skip
+        evaluate_cli(*args)
+        assert server.chat_requests == 4
+        lines = (out / "predictions.jsonl").read_text().splitlines()
+        (out / "predictions.jsonl").write_text("\n".join(lines[:2]) + "\n")  # batch 2 lost with the worker
+        evaluate_cli(*args)
+        assert server.chat_requests == 4  # the two lost answers came from the cache: none paid twice
+    assert (tmp_path / "data" / "cache" / "llm.sqlite").is_file()
+    rows = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
+    assert [r["label"] for r in rows] == ["True", "False", "True", "False"]
+    assert [c["cached"] for r in rows[2:] for c in r["calls"]] == [True, True]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "answer_cache" not in json.dumps(manifest) and SECRET not in json.dumps(manifest)

@@ -350,7 +350,8 @@ class RunContext:
     image_root: Path | None = None
     """Where relative image paths of the samples are found (:meth:`image`)."""
     secrets: Mapping[str, Any] = field(default_factory=dict, repr=False)
-    """Credentials (``api_key``): never written anywhere, not part of the run's identity."""
+    """Credentials (``api_key``) and the run's default answer cache (``answer_cache``): never written
+    anywhere, not part of the run's identity (a cache changes no answer)."""
     prices: Any = None
     """The run's :class:`~rwpost.evaluate.ledger.PriceTable`, which prices the ledger's calls (a detector
     may budget with it)."""
@@ -382,7 +383,10 @@ class RunContext:
         gets the run's key from :attr:`secrets` (refused in one line without a key or a server), a local
         one (:attr:`ModelOptions.local`) is loaded, seeded by :attr:`seed`; either caches its answers at
         the settings' ``cache_path`` when they have one; ``vision`` refuses a local model that reads no
-        images. Built once a repeat; call it in ``prepare`` to refuse before anything is written."""
+        images. An API model whose settings name no ``cache_path`` caches its answers in the run's default
+        answer cache (``answer_cache`` of :attr:`secrets`, set by the edge:
+        :func:`rwpost.llm.config.answer_cache_from_env`), so a rerun after a kill asks only for what it had
+        not got. Built once a repeat; call it in ``prepare`` to refuse before anything is written."""
         chosen = getattr(self.options, settings, None) if isinstance(settings, str) else settings
         chosen = self.options if settings is None else chosen
         if not isinstance(chosen, ModelOptions):
@@ -391,6 +395,8 @@ class RunContext:
         key = (settings if isinstance(settings, str) else id(chosen), vision)
         if key not in self.models:
             cache = getattr(chosen, "cache_path", None)
+            if cache is None and not chosen.local:
+                cache = self.secrets.get("answer_cache")
             self.models[key] = chosen.chat_model(
                 self.secrets, cache_path=cache, seed=self.seed, vision=vision
             )

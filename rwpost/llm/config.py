@@ -63,16 +63,39 @@ def settings_from_env(
         raise ConfigError(f"bad RWPOST_LLM_* setting in the environment: {exc}") from exc
 
 
+DEFAULT_ANSWER_CACHE = "data/cache/llm.sqlite"
+"""The project's one LLM answer cache (params.yaml's ``extract.cache`` and ``filter.cache``)."""
+
+ANSWER_CACHE_OFF = ("", "none")
+"""Values of ``RWPOST_LLM_CACHE`` that turn the default answer cache off."""
+
+
+def answer_cache_from_env(environ: Mapping[str, str] | None = None) -> str | None:
+    """The default answer cache of an API detector's run, as an absolute path: ``RWPOST_LLM_CACHE``, else
+    :data:`DEFAULT_ANSWER_CACHE` under the working directory; None when ``RWPOST_LLM_CACHE`` is empty or
+    ``none``. Call this at an edge only."""
+    env = os.environ if environ is None else environ
+    path = env.get("RWPOST_LLM_CACHE", DEFAULT_ANSWER_CACHE)
+    if path.strip().lower() in ANSWER_CACHE_OFF:
+        return None
+    return os.path.abspath(os.path.expanduser(path))
+
+
 def connection_from_env(config: dict, environ: Mapping[str, str] | None = None) -> dict:
     """The connection of a detector whose options are typed model settings, from the environment.
 
-    Fills ``model`` and ``base_url`` into ``config`` where it leaves them unset and returns the secrets
-    (the API key) to pass separately, so they never enter a run's recorded configuration. Which detectors
-    get one is decided by the type of their options (:func:`rwpost.evaluate.plan.wants_connection`), never
-    by their name: a plug-in gets its connection as a built-in does.
+    Fills ``model`` and ``base_url`` into ``config`` where it leaves them unset and returns the run's
+    secrets to pass separately, so they never enter a run's recorded configuration: the API key, and
+    the default answer cache (``answer_cache``, :func:`answer_cache_from_env`) that
+    :meth:`rwpost.evaluate.contract.RunContext.model` gives an API model whose settings name no
+    ``cache_path``, so a rerun after a kill pays for no answer twice (as extraction's cache). Which
+    detectors get one is decided by the type of their options (:func:`rwpost.evaluate.plan.wants_connection`),
+    never by their name: a plug-in gets its connection as a built-in does.
     """
     settings = settings_from_env(environ, model=config.get("model"))
     config.setdefault("model", settings.model)
     if settings.base_url:
         config.setdefault("base_url", settings.base_url)
-    return {"api_key": settings.api_key} if settings.api_key else {}
+    secrets: dict[str, str] = {"api_key": settings.api_key} if settings.api_key else {}
+    cache = answer_cache_from_env(environ)
+    return secrets | ({"answer_cache": cache} if cache else {})
