@@ -497,6 +497,11 @@ class ModelOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     llm: LLMSettings
+    cache_path: str | None = None
+    """The sqlite answer cache (:class:`~rwpost.llm.cache.LLMCache`: content-addressed, shared between
+    runs and processes); None: the run's default answer cache for an API model (``data/cache/llm.sqlite``,
+    see :meth:`RunContext.model`), none for a local one. A detector with tools caches their results here
+    too unless it names a ``tool_cache_path``."""
 
     @model_validator(mode="before")
     @classmethod

@@ -150,8 +150,6 @@ class VLMDetector(Detector):
 
     class Config(ChatOptions):
         prompt: PromptName = DEFAULT_PROMPT
-        cache_path: str | None = None
-        """The sqlite answer cache; None: no cache."""
         temperature: Temperature = 0.0
         max_tokens: PositiveInt | None = 600
         max_new_tokens: PositiveInt = 384

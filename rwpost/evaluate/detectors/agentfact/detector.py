@@ -102,7 +102,6 @@ class AgentFactDetector(Detector):
         profile: Literal["paper", "authors-code"] = "paper"
         """``paper``: the appendix prompts and the paper's workflow; ``authors-code``: the released code's
         prompts, control, decoding and retrieval (:data:`AUTHORS_CODE`)."""
-        cache_path: str | None = None
         search_cache_path: str | None = None
         """None: ``cache_path``."""
         temperature: Temperature | None = 0.0

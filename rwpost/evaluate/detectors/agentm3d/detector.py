@@ -60,9 +60,8 @@ class AgentM3DDetector(Detector):
     capabilities = Capabilities(retrieves=True, reads_images=True)
 
     class Config(ChatOptions):
-        cache_path: str | None = None
-        """The sqlite cache of API answers (and of tool results unless ``tool_cache_path``)."""
         tool_cache_path: str | None = None
+        """The sqlite cache of tool results; None: ``cache_path`` (when given)."""
         temperature: NonNegativeFloat = CascadeOptions.temperature
         """Best-of-N sampling temperature (standard reasoning is greedy)."""
         max_tokens: PositiveInt | None = 600

@@ -92,8 +92,8 @@ class FactGuardDetector(Detector):
         video_dir: str | None = None
         """The folder of the samples' video files (``<sample id>.<ext>`` or the ``video_link`` file name);
         unset, the run's media folder (a benchmark folder's videos, or ``--image-root``)."""
-        cache_path: str | None = None
         tool_cache_path: str | None = None
+        """The sqlite cache of tool results; None: ``cache_path`` (when given)."""
         temperature: float = 0.0
         max_tokens: PositiveInt | None = 768
         """The paper's maximum response length."""

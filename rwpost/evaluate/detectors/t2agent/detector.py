@@ -119,10 +119,8 @@ class T2AgentDetector(Detector):
     capabilities = Capabilities(retrieves=True, reads_images=True)
 
     class Config(ChatOptions):
-        cache_path: str | None = None
-        """The sqlite cache of model answers, API or local (and of tool results unless
-        ``tool_cache_path``)."""
         tool_cache_path: str | None = None
+        """The sqlite cache of tool results; None: ``cache_path`` (when given)."""
         temperature: float = 0.0
         max_tokens: PositiveInt | None = 800
         view: Literal["rw-post", "native"] = "rw-post"
