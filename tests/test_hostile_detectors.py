@@ -367,3 +367,28 @@ def test_an_out_of_bounds_option_is_refused_in_one_line_naming_it_and_nothing_is
     [line] = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
     assert line.startswith(f"error: detector {detector!r}: bad configuration ({option}: "), line
     assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("detector", ["t2agent", "agentm3d"])
+def test_a_forgery_model_that_is_no_image_classifier_is_refused_before_anything_is_written(
+    tmp_path, monkeypatch, capsys, detector
+):
+    """Before: a model folder of another kind was accepted and every image sample failed at run time
+    (``tool Detect (...) failed: Unrecognized model``, or a concurrent lazy import of ``pipeline``)."""
+    data, _ = released_head(tmp_path, 1)
+    folder = tmp_path / "bert"
+    folder.mkdir()
+    config = {"model_type": "bert", "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1}
+    (folder / "config.json").write_text(json.dumps(config))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never reached
+    out = tmp_path / "run"
+    out.mkdir()
+    capsys.readouterr()
+    code = main(["evaluate", "--data", str(data), "--detector", detector, "--model", "test-model",
+                 "--setting", "T+I", "--allow-missing-images", "--set", f"forgery_model={folder}",
+                 "--out", str(out), "--no-progress"])  # fmt: skip
+    assert code == 2
+    [line] = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert line.startswith(f"error: forgery_model: {folder} is no image-classification model ("), line
+    assert list(out.iterdir()) == []

@@ -32,6 +32,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -321,6 +322,21 @@ class ModelTool(Tool):
         return Observed(str(data.get("observation", "")).strip() or "(nothing observed)")
 
 
+@lru_cache(maxsize=2)
+def image_classifier(folder: str) -> Any:
+    """The ``transformers`` image-classification pipeline of a local model ``folder`` (kept loaded);
+    a :class:`ConfigError` naming ``forgery_model`` when the folder holds no such model."""
+    try:
+        from transformers import pipeline
+
+        return pipeline("image-classification", model=folder)
+    except Exception as exc:  # transformers raises OSError, ValueError, KeyError ... for a wrong folder
+        problem = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(
+            f"forgery_model: {folder} is no image-classification model ({problem[:200]})"
+        ) from None
+
+
 class ForgeryTool(Tool):
     """Detect[image]: a local image-classification model folder (``transformers``), its top labels."""
 
@@ -328,7 +344,11 @@ class ForgeryTool(Tool):
 
     def __init__(self, folder: str, top: int = 3) -> None:
         self.card, self.folder, self.top = CARDS["Detect"], str(Path(folder).expanduser().resolve()), top
-        self._classifier: Any = None
+
+    def load(self) -> None:
+        """Load the classifier now (a detector's ``prepare``): a folder that is no image classifier is
+        refused before anything is written, and no sample's call imports ``transformers`` concurrently."""
+        image_classifier(self.folder)
 
     def identity(self) -> dict[str, Any]:
         return {"tool": self.card.name, "model": self.folder}
@@ -342,14 +362,12 @@ class ForgeryTool(Tool):
 
         def classify() -> list[dict[str, Any]]:
             from PIL import Image
-            from transformers import pipeline
 
-            if self._classifier is None:
-                self._classifier = pipeline("image-classification", model=self.folder)
+            classifier = image_classifier(self.folder)
             image = Image.open(io.BytesIO(case.image.data)).convert("RGB")
             return [
                 {"label": str(r["label"]), "score": float(r["score"])}
-                for r in self._classifier(image, top_k=self.top)
+                for r in classifier(image, top_k=self.top)
             ]
 
         try:

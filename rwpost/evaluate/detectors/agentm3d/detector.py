@@ -155,6 +155,8 @@ class AgentM3DDetector(Detector):
 
     def prepare(self, ctx: RunContext) -> None:
         self.chat_model(ctx)  # an API model without a key or a server is refused here
+        if self.options.forgery_model and (ctx.cell is None or ctx.cell.image):
+            ForgeryTool(self.options.forgery_model).load()  # a folder that is no image classifier
 
     def chat_model(self, ctx: RunContext) -> Any:
         """The backbone the run builds from the typed settings (:meth:`RunContext.model`)."""

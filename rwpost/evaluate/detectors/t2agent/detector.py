@@ -229,10 +229,13 @@ class T2AgentDetector(Detector):
 
     def prepare(self, ctx: RunContext) -> None:
         """Refuse before anything is written: an API model without a key or a server, a local one that
-        reads no images in an image cell, a search tool of an open-web cell without its key."""
+        reads no images in an image cell, a ``forgery_model`` that is no image classifier (image cells), a
+        search tool of an open-web cell without its key."""
         if ctx.cell is None:
             return
         model = self.model(ctx, vision=ctx.cell.image)
+        if ctx.cell.image and self.options.forgery_model and "Detect" in self.toolset():
+            ForgeryTool(self.options.forgery_model).load()  # a folder that is no image classifier
         if ctx.cell.evidence is EvidenceSource.WEB:
             toolbox = self.toolbox(ctx.cell, ctx, backbone(model))
             asyncio.run(toolbox.aclose())
