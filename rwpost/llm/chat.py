@@ -55,7 +55,8 @@ class ChatModel(Protocol):
 
     ``name`` is what provenance and ledgers record; ``config()`` is what enters a run's identity.
     ``complete`` never raises for a bad answer (the result says why); ``sample`` gives ``n`` answers to
-    one request (at ``request.temperature``); ``run`` answers many synchronously, results in request
+    one request (at ``request.temperature``; fewer when one fails for good at the transport level and
+    stops its siblings); ``run`` answers many synchronously, results in request
     order, ``on_result`` called as each finishes. ``report`` has tokens and cost per task, ``estimate`` a
     dry run's budget, and ``aclose`` frees what the current event loop holds.
     """
