@@ -329,14 +329,22 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[BaseModel | dict[st
     return count
 
 
-def append_jsonl(path: str | os.PathLike[str], row: BaseModel | dict[str, Any]) -> None:
-    """Append one record and flush it to disk (for resumable stages: a line is either whole or absent)."""
-    append_jsonl_rows(path, [row])
+def append_jsonl(path: str | os.PathLike[str], row: BaseModel | dict[str, Any], *, sync: bool = True) -> None:
+    """Append one record and flush it to disk (for resumable stages: a line is either whole or absent);
+    ``sync=False``: see :func:`append_jsonl_rows`."""
+    append_jsonl_rows(path, [row], sync=sync)
 
 
-def append_jsonl_rows(path: str | os.PathLike[str], rows: Iterable[BaseModel | dict[str, Any]]) -> None:
-    """Append records as JSON lines (secrets redacted) with one flush and fsync: a kill leaves at most the
-    last line cut short, which :func:`drop_torn_tail` removes before the next append."""
+def append_jsonl_rows(
+    path: str | os.PathLike[str], rows: Iterable[BaseModel | dict[str, Any]], *, sync: bool = True
+) -> None:
+    """Append records as JSON lines (secrets redacted) with one write and one fsync: a kill leaves at most
+    the last line cut short, which :func:`drop_torn_tail` removes before the next append.
+
+    ``sync=False`` leaves out the fsync: the lines are the kernel's once this returns, so a killed or
+    interrupted process loses none of them, and they reach the disk at the writer's commit (:func:`sync_file`
+    at the end of its batch or shard, before anything marks it done); only a machine crash before that
+    loses them, and the unmarked work is then done again."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     clean = redactor()
@@ -350,13 +358,27 @@ def append_jsonl_rows(path: str | os.PathLike[str], rows: Iterable[BaseModel | d
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except OSError as exc:  # a full disk: nothing half-written stays (truncating frees, so it works)
         try:
             os.ftruncate(fd, size)
         except OSError:
             pass  # the torn line is removed before the next append (drop_torn_tail)
         raise _write_error(target, exc) from exc
+    finally:
+        os.close(fd)
+
+
+def sync_file(path: str | os.PathLike[str]) -> None:
+    """Flush to disk what was appended to ``path`` without an fsync (``sync=False``): the commit of a batch
+    or shard of appends. A file not there holds nothing to flush."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -92,3 +92,30 @@ def test_a_folder_of_another_backend_model_or_prompt_is_not_resumed(tmp_path):
     extract_tagged(tagged, offline, OfflineExtractor())
     with pytest.raises(ConfigError, match="this run is backend llm"):
         extract_tagged(tagged, offline, LLMExtractor(make_client(server)))
+
+
+def test_records_are_flushed_to_disk_once_per_run_not_once_each(tmp_path, monkeypatch):
+    """Issue 35: an fsync per appended record was half of a sharded extraction's time. The appends go to
+    the kernel (a killed run keeps them: the kill tests), and the run flushes its files once at its end,
+    before a shard's marker; so the fsyncs of a run do not grow with its records."""
+    import os
+
+    articles = sample_articles(12)
+    tagged = tmp_path / "tagged.jsonl"
+    write_jsonl(tagged, articles)
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    report = extract_tagged(tagged, tmp_path / "out", OfflineExtractor())
+    records = report["counts"]["extracted"] + report["counts"].get("set_aside", 0)
+    assert records == 12
+    fsyncs_of_12 = len(synced)
+    write_jsonl(tagged, sample_articles(4))
+    synced.clear()
+    extract_tagged(tagged, tmp_path / "out4", OfflineExtractor())
+    assert len(synced) == fsyncs_of_12 < records  # the same few commits whatever the number of records

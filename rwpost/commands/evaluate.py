@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -18,58 +17,6 @@ if TYPE_CHECKING:
     from rwpost.evaluate.log import RunMetrics
 
 console = Console(stderr=True)
-
-
-def _parse_sets(pairs: list[str] | None) -> dict[str, Any]:
-    """``key=value`` options into a dict; values are parsed as JSON when they can be (numbers, bools)."""
-    config: dict[str, Any] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--set expects key=value, got {pair!r}")
-        try:
-            config[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            config[key.strip()] = value
-    return config
-
-
-def _read_prices(path: Path | None) -> dict[str, Any] | None:
-    if path is None:
-        return None
-    import yaml
-
-    from rwpost.evaluate.ledger import read_price_table
-    from rwpost.io import read_text
-
-    if not path.exists():
-        raise ConfigError(f"price table not found: {path}")
-    text = read_text(path)
-    try:  # JSON first: YAML refuses valid JSON indented with tabs
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problem = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-        if not text.lstrip().startswith(("{", "[")):
-            try:
-                data = yaml.safe_load(text)
-                problem = ""
-            except yaml.YAMLError as yaml_exc:
-                mark = getattr(yaml_exc, "problem_mark", None)
-                problem = (str(yaml_exc).splitlines() or [type(yaml_exc).__name__])[0]
-                problem += f" at line {mark.line + 1}" if mark is not None else ""
-        if problem:
-            raise ConfigError(f"{path}: not a readable YAML or JSON price table ({problem})") from None
-    if isinstance(data, dict) and "prices" in data:
-        data = data["prices"]
-    return read_price_table(data, str(path))
-
-
-def _stage_defaults(**given: Any) -> dict[str, Any]:
-    """The options left unset (None) at the evaluate stage's defaults, so a command and the pipeline agree."""
-    from rwpost.evaluate.shards import DetectorParams, EvaluateSettings
-
-    fields = {**DetectorParams.model_fields, **EvaluateSettings.model_fields}
-    return {k: fields[k].get_default(call_default_factory=True) if v is None else v for k, v in given.items()}
 
 
 def evaluate(
@@ -148,7 +95,10 @@ def evaluate(
     ),
     seed: int = typer.Option(None, "--seed", help="Seed of splits, detectors and bootstrap (default 0)."),
     out: Path = typer.Option(
-        ..., "--out", help="Run folder (one run), or the folder of one run per detector x cell (resumable)."
+        None,
+        "--out",
+        help="Run folder (one run), or the folder of one run per detector x cell (resumable); required "
+        "but with --help-options.",
     ),
     sets: list[str] = typer.Option(None, "--set", help="Detector option key=value (repeatable)."),
     model: str = typer.Option(
@@ -219,6 +169,11 @@ def evaluate(
         "and failure policy, with the paper's figures beside ours in the leaderboard; --set/--model "
         "substitute options in every row.",
     ),
+    help_options: bool = typer.Option(
+        False,
+        "--help-options",
+        help="List the --detector's options (name, type, default, description) and exit.",
+    ),
 ) -> None:
     """Score detectors on RW-Post samples in one or more input cells; writes metrics.json, report.md (with
     --plots, PNG figures) and a resumable log per run, and a leaderboard when there are several runs. Unset
@@ -232,22 +187,31 @@ def evaluate(
 
     A local vision-language model: --detector local-vlm --model /path/to/Qwen2-VL-2B-Instruct.
     """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local model folders only, never a download
-    from rwpost.evaluate.contract import EvidenceK, Seed, check_option
-    from rwpost.evaluate.data import authors_denominators, load_eval_data
-    from rwpost.evaluate.encoders import lazy_encoder
-    from rwpost.evaluate.leaderboard import write_leaderboard
-    from rwpost.evaluate.plan import DetectorEntry, run_plan
+    from rwpost.evaluate import shards
     from rwpost.evaluate.task import GRID
 
-    for option, value in (("--seed", seed), ("--evidence-seed", evidence_seed)):
-        if value is not None:
-            check_option(option, value, Seed)
-    for k in ks or []:
-        check_option("--k", k, EvidenceK)
+    if help_options:
+        from rwpost.evaluate.registry import detector_help
 
-    o = _stage_defaults(
-        settings=list(setting or []) + (list(GRID) if grid else []) or None,
+        if len(detector or []) != 1:
+            raise ConfigError("--help-options lists one detector's options: give one --detector NAME")
+        typer.echo(detector_help(detector[0]))
+        return
+    command = shards.command_settings(
+        data=data,
+        out=out,
+        detectors=detector or [],
+        predictions=predictions,
+        format=format,
+        reading={"id_field": id_field, "label_field": label_field, "label_map": label_map, "id_map": id_map},
+        strict=strict,
+        sets=sets or [],
+        model=model,
+        cells=list(setting or []) + (list(GRID) if grid else []),
+        recipe=recipe,
+        prices=prices,
+        executor=executor,
+        gpus=gpus,
         k=list(ks or []) or None,
         evidence_seed=evidence_seed,
         evidence_sampler=evidence_sampler,
@@ -262,159 +226,28 @@ def evaluate(
         plots=plots,
         batch_api=batch_api or None,
         batch_poll_s=batch_poll_s,
+        blocked_domains=blocked_domains,
+        image_root=image_root,
+        train=train,
+        train_fraction=train_fraction,
+        name=name,
+        overwrite=overwrite,
+        select_tools=select_tools,
+        progress=progress,
     )
-    data = data if data is not None else _gold_of(predictions, format)  # issue 37: gold in the predictions
-    chosen = _recipe(
-        recipe, data, o, detector, predictions, given={"settings": setting or grid, "failures": failures}
-    )
-    config = _parse_sets(sets)
-    if model is not None:
-        if "model" in config and str(config["model"]) != model:
-            raise ConfigError(f"--model {model!r} and --set model={config['model']!r} differ: give one")
-        config["model"] = model
-    detectors = list(detector or [])
-    each = {"repeats": o["repeats"], "batch_size": o["batch_size"]}
-    entries: list[DetectorEntry] = []
-    if chosen is not None:
-        entries = chosen.entries(config, **each)
-    elif predictions is not None:
-        if detectors not in ([], ["predictions"]):
-            raise ConfigError(
-                "--predictions scores a file: leave out --detector or give --detector predictions"
-            )
-        from rwpost.evaluate.formats import detect_format, read_sets
-
-        options = {"id_field": id_field, "label_field": label_field, "label_map": label_map}
-        options = {k: v for k, v in options.items() if v is not None}
-        if id_map is not None:
-            options["id_map"] = str(id_map)
-        chosen_format = format or detect_format(predictions, generic=bool(options.keys() - {"id_map"}))
-        base = {**config, "path": str(predictions), "strict": strict}
-        # a predictions file's run is named by its file or set, never "predictions" (every file's name)
-        if chosen_format == "flat":
-            entries.append(DetectorEntry(name="predictions", label=predictions.stem, config=base, **each))
-        else:
-            for found in read_sets(predictions, chosen_format, **options):
-                own = {**base, "format": chosen_format, "select": found.name, **options}
-                cells = [found.setting] if found.setting else None  # the files fix the cell
-                entries.append(
-                    DetectorEntry(
-                        name="predictions", label=found.name, config=own, settings=cells, k=[], **each
-                    )
-                )
-    else:
-        if not detectors:
-            raise ConfigError("give --detector NAME or --predictions FILE")
-        entries = [DetectorEntry(name=d, config=dict(config), **each) for d in detectors]
-    loaded = load_eval_data(data, train=train, train_fraction=train_fraction, seed=o["seed"])
-    if loaded.info.get("excluded_unlabelled"):
-        console.print(
-            f"[yellow]{loaded.info['excluded_unlabelled']} samples have no RW-Post label "
-            "(excluded ratings such as satire) and are not scored[/]"
-        )
-    for option, value, allowed in (
-        ("--evidence-sampler", o["evidence_sampler"], ("rwpost", "authors")),
-        ("--denominators", o["denominators"], ("ours", "authors")),
-    ):
-        if value not in allowed:
-            raise ConfigError(f"{option} {value!r}: give {' or '.join(allowed)}")
-    if image_root is None:
-        image_root = loaded.media_root
-    if o["denominators"] == "authors":
-        loaded = authors_denominators(loaded, image_root)
-        left_out = loaded.info["left_out"]
-        console.print(
-            f"authors' denominators: {left_out} of {left_out + len(loaded.test)} "
-            "claims left out of every cell (no post image, or it does not open: their loader's rule)"
-        )
-    from pydantic import ValidationError
-
-    from rwpost.evaluate.shards import EvaluateSettings, plan_for
-    from rwpost.io import validation_problem
-
-    fields = set(EvaluateSettings.model_fields) - {"detectors", "recipe"}
-    given = {k: v for k, v in o.items() if k in fields}
-    given |= {"blocked_domains": blocked_domains, "image_root": image_root, "prices": _read_prices(prices)}
-    try:  # the one settings model of the stage, validated once
-        settings = EvaluateSettings.model_validate(given)
-    except ValidationError as exc:
-        message, where = validation_problem(exc)
-        raise ConfigError(f"--{(where or 'options').split('.')[0].replace('_', '-')}: {message}") from None
-    plan = plan_for(settings, entries, out=out, name=name, single_in_out=True)
-    if select_tools:
-        from rwpost.evaluate.select import select_for_plan
-
-        path, chosen = select_for_plan(plan, loaded, out)
-        line = f"toolset {', '.join(chosen)} in {path}; load it with --set toolset={path}"
-        console.print(line, highlight=False, soft_wrap=True)
-        return
-    from rwpost.executors import ExecutorParams, ShardStore
-
-    if executor not in ("local", "ray"):
-        raise ConfigError(
-            f"--executor {executor!r}: give local or ray (a Slurm job array: set executor.name: slurm "
-            "in params.yaml and run the evaluate stage)"
-        )
-    runner = ExecutorParams(name=executor, gpus=gpus)
     try:
         with sigterm_interrupts():
-            done = run_plan(
-                plan,
-                loaded,
-                executor=runner,
-                store=ShardStore(runner.work_dir(out)),
-                encode=lazy_encoder() if o["key_points"] else None,
-                progress=progress,
-                overwrite=overwrite,
-                plots=o["plots"],
+            result = shards.evaluate_command(
+                command,
                 done=None if as_json else lambda planned, metrics: _summary(metrics, planned.out),
+                note=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True),
+                beside_paper=not as_json,
             )
     except KeyboardInterrupt as exc:
         console.print(interrupted_line("evaluate", exc, out), highlight=False, soft_wrap=True)
         raise typer.Exit(interrupted_exit(exc)) from None
-    if len(plan) > 1 or chosen is not None:
-        write_leaderboard([p.out for p in plan], out / "leaderboard", plot=o["plots"], recipe=chosen)
-        console.print(f"{len(plan)} runs; leaderboard in {out / 'leaderboard'}")
-    if chosen is not None and not as_json:
-        from rwpost.evaluate.recipes import beside_paper
-
-        console.print(
-            "\n".join(beside_paper([p.out for p in plan], chosen)[0]),
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
-        )
-    if as_json:
-        typer.echo(json.dumps(done[-1][1].dump(), indent=2, default=str))
-
-
-def _gold_of(predictions: Path | None, format: str | None) -> Path:
-    """The ``--data`` of a predictions folder that carries its own gold; else the one-line error."""
-    from rwpost.evaluate.formats import gold_of_predictions
-
-    found = gold_of_predictions(predictions, format) if predictions is not None else None
-    if found is None:
-        raise ConfigError("give --data (the samples to score)")
-    return Path(found)
-
-
-def _recipe(name: str | None, data: Path, o: dict[str, Any], detector, predictions, given) -> Any:
-    """The ``--recipe`` (None without one), its cells for ``data``'s dataset and its failure policy set in
-    ``o`` where the command line gives none."""
-    if name is None:
-        return None
-    from rwpost.evaluate.datasets import parse_data_spec
-    from rwpost.evaluate.recipes import RWPOST, load_recipe
-
-    if detector or predictions is not None:
-        raise ConfigError("--recipe names its detectors: leave out --detector and --predictions")
-    chosen = load_recipe(name)
-    spec = parse_data_spec(data)
-    if not given["settings"]:
-        o["settings"] = chosen.cells(spec.adapter.name if spec else RWPOST)
-    if given["failures"] is None:
-        o["failures"] = chosen.failures
-    return chosen
+    if as_json and result.done:
+        typer.echo(json.dumps(result.done[-1][1].dump(), indent=2, default=str))
 
 
 def _summary(log: RunMetrics, out: Path) -> None:

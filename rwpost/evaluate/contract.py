@@ -100,14 +100,18 @@ run by ``tests/test_evaluate_plugins.py``, against the loopback LLM server::
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
 import math
 import re
+import textwrap
+import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -194,6 +198,113 @@ def check_option(name: str, value: Any, kind: Any) -> Any:
         return TypeAdapter(kind).validate_python(value)
     except ValidationError as exc:
         raise ConfigError(f"{name}: {exc.errors()[0]['msg']}, got {value}") from None
+
+
+def parse_options(pairs: Sequence[str] | None, option: str = "--set") -> dict[str, Any]:
+    """``key=value`` detector options into a dict; a value is read as JSON when it can be (numbers,
+    bools, lists), else kept as text. One :class:`ConfigError` naming ``option`` for a pair without ``=``."""
+    import json
+
+    config: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"{option} expects key=value, got {pair!r}")
+        try:
+            config[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            config[key.strip()] = value
+    return config
+
+
+@dataclass(frozen=True)
+class OptionDoc:
+    """One option a detector's ``Config`` takes: what ``--help-options`` lists and a refusal names."""
+
+    name: str
+    type: str
+    default: str
+    """``required`` when it has none."""
+    description: str
+
+
+def _attribute_docs(cls: type) -> dict[str, str]:
+    """The docstring written under each field of a class and its bases (a base's first, so a subclass's
+    own wins), by field name."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if klass.__module__ in ("builtins", "pydantic.main"):
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError, SyntaxError):  # no source (built on the fly): no descriptions
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for field_node, doc in zip(body, body[1:], strict=False):
+            if (
+                isinstance(field_node, ast.AnnAssign)
+                and isinstance(field_node.target, ast.Name)
+                and isinstance(doc, ast.Expr)
+                and isinstance(doc.value, ast.Constant)
+                and isinstance(doc.value.value, str)
+            ):
+                docs[field_node.target.id] = " ".join(inspect.cleandoc(doc.value.value).split())
+    return docs
+
+
+def _type_name(annotation: Any) -> str:
+    """A field's type as a user writes its value: ``int``, ``str | None``, ``'api' | 'local'``."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _type_name(args[0])
+    if origin is Literal:
+        return " | ".join(repr(a) for a in args)
+    if origin in (Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in args)
+    if origin is not None:
+        return f"{getattr(origin, '__name__', origin)}[{', '.join(_type_name(a) for a in args)}]"
+    if annotation is type(None):
+        return "None"
+    if annotation is Ellipsis:
+        return "..."
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation)
+
+
+def option_docs(config: type[BaseModel]) -> list[OptionDoc]:
+    """Every option ``config`` (a detector's ``Config``) accepts, as ``--set NAME=VALUE`` takes it: name,
+    type, default and description (the field's ``description``, else the docstring under it). The
+    connection of a :class:`ModelOptions` is listed by its flat keys (``model``, ``base_url``, ...)."""
+    docs = _attribute_docs(config)
+    found: list[OptionDoc] = []
+    for name, info in config.model_fields.items():
+        if isinstance(info.annotation, type) and dataclasses.is_dataclass(info.annotation):
+            inner = _attribute_docs(info.annotation)
+            for f in dataclasses.fields(info.annotation):
+                if f.default is not dataclasses.MISSING:
+                    default = repr(f.default)
+                elif f.default_factory is not dataclasses.MISSING:
+                    default = repr(f.default_factory())
+                else:
+                    default = "required"
+                found.append(OptionDoc(f.name, _type_name(f.type), default, inner.get(f.name, "")))
+            continue
+        default = "required" if info.is_required() else repr(info.get_default(call_default_factory=True))
+        text = info.description or docs.get(name, "")
+        found.append(OptionDoc(info.alias or name, _type_name(info.annotation), default, text))
+    return found
+
+
+def options_text(detector: str, config: type[BaseModel]) -> str:
+    """``--help-options``: one line per option of ``detector`` (name, type, default, description)."""
+    docs = option_docs(config)
+    if not docs:
+        return f"detector {detector!r} takes no options"
+    width = max(len(d.name) for d in docs)
+    lines = [f"options of detector {detector!r} (--set NAME=VALUE):"]
+    for d in docs:
+        about = f"  {d.description}" if d.description else ""
+        lines.append(f"  {d.name:<{width}}  {d.type} = {d.default}{about}")
+    return "\n".join(lines)
 
 
 class Call(BaseModel):
@@ -447,8 +558,11 @@ class Detector:
                 for e in exc.errors()[:3]
             )
             given = ", ".join(sorted(options or {})) or "none"  # names only: values may hold a key
+            valid = ""
+            if any(e["type"] == "extra_forbidden" for e in exc.errors()):  # a misspelt or foreign option
+                valid = "; valid options: " + ", ".join(d.name for d in option_docs(cls.Config))
             raise ConfigError(
-                f"detector {cls.name!r}: bad configuration ({problems}); options given: {given}"
+                f"detector {cls.name!r}: bad configuration ({problems}); options given: {given}{valid}"
             ) from None
         return cls(config)
 

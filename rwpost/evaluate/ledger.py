@@ -13,7 +13,9 @@ agent (:attr:`~rwpost.evaluate.contract.Call.agent`), by agent.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -38,6 +40,36 @@ def read_price_table(data: object, source: str) -> PriceTable:
             f"{source}: not a price table{where}: {error['msg']} "
             "(expected name: {input_per_mtok, output_per_mtok, per_call: non-negative numbers})"
         ) from None
+
+
+def read_price_file(path: Path) -> PriceTable:
+    """The price table of a YAML or JSON file (``prices:`` at the top, or the table itself), checked by
+    :func:`read_price_table`; one-line :class:`~rwpost.errors.ConfigError` for a missing or unreadable
+    file."""
+    import yaml
+
+    from rwpost.io import read_text
+
+    if not path.exists():
+        raise ConfigError(f"price table not found: {path}")
+    text = read_text(path)
+    try:  # JSON first: YAML refuses valid JSON indented with tabs
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        if not text.lstrip().startswith(("{", "[")):
+            try:
+                data = yaml.safe_load(text)
+                problem = ""
+            except yaml.YAMLError as yaml_exc:
+                mark = getattr(yaml_exc, "problem_mark", None)
+                problem = (str(yaml_exc).splitlines() or [type(yaml_exc).__name__])[0]
+                problem += f" at line {mark.line + 1}" if mark is not None else ""
+        if problem:
+            raise ConfigError(f"{path}: not a readable YAML or JSON price table ({problem})") from None
+    if isinstance(data, dict) and "prices" in data:
+        data = data["prices"]
+    return read_price_table(data, str(path))
 
 
 def call_cost(call: Call, prices: PriceTable | None, *, list_price: bool = False) -> float | None:

@@ -53,6 +53,38 @@ class DetectorEntry(BaseModel):
     batch_size: PositiveInt = 16
 
 
+def prediction_entries(
+    predictions: Path,
+    format: str | None,
+    config: dict[str, Any],
+    *,
+    strict: bool = False,
+    reading: dict[str, Any] | None = None,
+    **each: Any,
+) -> list[DetectorEntry]:
+    """The entries scoring another system's output (``--predictions``): one per prediction set the file
+    or folder holds (``format`` detected when None), each named by its set (never "predictions", every
+    file's name); a set that fixes its cell runs in that cell only. ``reading``: the generic format's
+    ``id_field``, ``label_field``, ``label_map`` and ``id_map``."""
+    from rwpost.evaluate.formats import detect_format, read_sets
+
+    options = {k: v for k, v in (reading or {}).items() if v is not None}
+    if options.get("id_map") is not None:
+        options["id_map"] = str(options["id_map"])
+    chosen = format or detect_format(predictions, generic=bool(options.keys() - {"id_map"}))
+    base = {**config, "path": str(predictions), "strict": strict}
+    if chosen == "flat":
+        return [DetectorEntry(name="predictions", label=predictions.stem, config=base, **each)]
+    entries = []
+    for found in read_sets(predictions, chosen, **options):
+        own = {**base, "format": chosen, "select": found.name, **options}
+        cells = [found.setting] if found.setting else None  # the files fix the cell
+        entries.append(
+            DetectorEntry(name="predictions", label=found.name, config=own, settings=cells, k=[], **each)
+        )
+    return entries
+
+
 @dataclass(frozen=True)
 class PlannedRun:
     """One run of a plan: what to run and the folder it writes."""
@@ -283,6 +315,7 @@ __all__ = [
     "evaluate_shard",
     "folder_name",
     "plan_runs",
+    "prediction_entries",
     "run_key",
     "run_plan",
     "shard_id",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from rwpost.errors import ConfigError
-from rwpost.evaluate.contract import Detector
+from rwpost.evaluate.contract import Detector, options_text
 from rwpost.evaluate.plugins import Plugins
 
 ENTRY_POINT_GROUP = "rwpost.detectors"
@@ -58,3 +58,9 @@ def resolve_detector(name: str) -> type[Detector]:
 def make_detector(name: str, options: dict[str, Any] | None = None) -> Detector:
     """Detector ``name`` built with ``options``, validated by its ``Config``."""
     return resolve_detector(name).build(options)
+
+
+def detector_help(name: str) -> str:
+    """``rwpost evaluate --detector NAME --help-options``: every option of ``name``'s ``Config`` (name,
+    type, default, description), as ``--set NAME=VALUE`` takes it."""
+    return options_text(name, resolve_detector(name).Config)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, Self
@@ -33,6 +33,7 @@ from rwpost.evaluate.plan import (
     PlannedRun,
     evaluate_shard,
     plan_runs,
+    prediction_entries,
     run_key,
     run_plan,
     shard_id,
@@ -346,3 +347,201 @@ def _run_sharded(settings: EvaluateSettings, dataset: Version, module: str) -> l
 
 def _run_one(settings: EvaluateSettings, dataset: Version, shard: str, progress: Any) -> None:
     run_shard(settings, dataset, shard)
+
+
+# --- the command's front door: `rwpost evaluate` builds these settings and makes this one call ---------
+
+
+class EvaluateCommand(EvaluateSettings):
+    """``rwpost evaluate``'s settings: the stage's (an option left unset takes the stage's default, as
+    params.yaml's ``evaluate:`` section would) and what a command names itself instead of a published
+    version: the data file, its training samples, the planned entries and the one folder they write."""
+
+    data: Path
+    out: Path
+    entries: list[DetectorEntry] = Field(default_factory=list)
+    """The detectors (or prediction sets, or a recipe's rows) to plan; ``detectors`` is the stage's."""
+    train: Path | None = None
+    train_fraction: float | None = None
+    name: str | None = None
+    """The system name in reports (None: ``detector/cell``)."""
+    overwrite: bool = False
+    select_tools: bool = False
+    """Choose the detector's toolset (Algorithm 2) and write ``out/toolset.json`` instead of running."""
+    progress: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_recipe(cls, data: Any) -> Any:  # the command applies its recipe to its own data's cells
+        return data
+
+
+def command_settings(
+    *,
+    data: Path | None,
+    out: Path | None,
+    detectors: Sequence[str] = (),
+    predictions: Path | None = None,
+    format: str | None = None,
+    reading: dict[str, Any] | None = None,
+    strict: bool = False,
+    sets: Sequence[str] = (),
+    model: str | None = None,
+    cells: Sequence[str] = (),
+    recipe: str | None = None,
+    prices: Path | None = None,
+    executor: str = "local",
+    gpus: float = 0,
+    **given: Any,
+) -> EvaluateCommand:
+    """The settings of one ``rwpost evaluate`` from its options (None: unset, the stage's default); every
+    refusal is one :class:`ConfigError` naming the option, before anything is read or written.
+
+    ``given`` are the stage's settings the command names alike (``seed``, ``k``, ``failures``, ...) and
+    the command's own (``train``, ``name``, ``overwrite``, ...); ``reading`` the generic predictions
+    format's fields; ``sets`` the ``--set key=value`` options, ``model`` the same as ``--set model=``."""
+    from pydantic import ValidationError
+
+    from rwpost.evaluate.contract import check_option, parse_options
+    from rwpost.evaluate.ledger import read_price_file
+    from rwpost.io import validation_problem
+
+    if out is None:
+        raise ConfigError("give --out (the run folder)")
+    for option, kind in (("seed", Seed), ("evidence_seed", Seed)):
+        if given.get(option) is not None:
+            check_option(f"--{option.replace('_', '-')}", given[option], kind)
+    for k in given.get("k") or []:
+        check_option("--k", k, EvidenceK)
+    given = {key: value for key, value in given.items() if value is not None}
+    given["settings"] = list(cells) or None
+    if data is None:  # issue 37: a predictions folder may carry its own gold
+        from rwpost.evaluate.formats import gold_of_predictions
+
+        found = gold_of_predictions(predictions, format) if predictions is not None else None
+        if found is None:
+            raise ConfigError("give --data (the samples to score)")
+        data = Path(found)
+    chosen = None
+    if recipe is not None:
+        from rwpost.evaluate.recipes import recipe_for_data
+
+        if detectors or predictions is not None:
+            raise ConfigError("--recipe names its detectors: leave out --detector and --predictions")
+        chosen = recipe_for_data(recipe, data, given)
+    config = parse_options(sets)
+    if model is not None:
+        if "model" in config and str(config["model"]) != model:
+            raise ConfigError(f"--model {model!r} and --set model={config['model']!r} differ: give one")
+        config["model"] = model
+    each = {
+        "repeats": given.pop("repeats", DetectorEntry.model_fields["repeats"].default),
+        "batch_size": given.pop("batch_size", DetectorEntry.model_fields["batch_size"].default),
+    }
+    if chosen is not None:
+        entries = chosen.entries(config, **each)
+    elif predictions is not None:
+        if list(detectors) not in ([], ["predictions"]):
+            raise ConfigError(
+                "--predictions scores a file: leave out --detector or give --detector predictions"
+            )
+        entries = prediction_entries(predictions, format, config, strict=strict, reading=reading, **each)
+    else:
+        if not detectors:
+            raise ConfigError("give --detector NAME or --predictions FILE")
+        entries = [DetectorEntry(name=d, config=dict(config), **each) for d in detectors]
+    for option, allowed in (
+        ("evidence_sampler", ("rwpost", "authors")),
+        ("denominators", ("ours", "authors")),
+    ):
+        if option in given and given[option] not in allowed:
+            raise ConfigError(f"--{option.replace('_', '-')} {given[option]!r}: give {' or '.join(allowed)}")
+    if executor not in ("local", "ray"):
+        raise ConfigError(
+            f"--executor {executor!r}: give local or ray (a Slurm job array: set executor.name: slurm "
+            "in params.yaml and run the evaluate stage)"
+        )
+    if prices is not None:
+        given["prices"] = read_price_file(prices)
+    given = {key: value for key, value in given.items() if value is not None}
+    try:  # the one settings model of the stage, validated once
+        return EvaluateCommand.model_validate(
+            {
+                **given,
+                "data": data,
+                "out": out,
+                "entries": entries,
+                "recipe": recipe,
+                "executor": ExecutorParams(name=executor, gpus=gpus),
+            }
+        )
+    except ValidationError as exc:
+        message, where = validation_problem(exc)
+        raise ConfigError(f"--{(where or 'options').split('.')[0].replace('_', '-')}: {message}") from None
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one ``rwpost evaluate`` did: its plan and each run's typed metrics, or the toolset it chose."""
+
+    plan: list[PlannedRun]
+    done: list[tuple[PlannedRun, RunMetrics]]
+    toolset: Path | None = None
+
+
+def evaluate_command(
+    command: EvaluateCommand,
+    *,
+    done: Callable[[PlannedRun, RunMetrics], None] | None = None,
+    note: Callable[[str], None] = print,
+    beside_paper: bool = True,
+) -> CommandResult:
+    """Run ``rwpost evaluate``: its data read (the samples without an RW-Post label counted and left out),
+    the runs planned as the stage plans its own (:func:`plan_for`) and run by its executor
+    (:func:`rwpost.evaluate.plan.run_plan`), then a leaderboard over several runs or a recipe's (with the
+    paper's figures beside ours). ``done(run, metrics)`` after each run; ``note`` says the rest. With
+    ``select_tools`` the detector's toolset is chosen instead (nothing is run)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local model folders only, never a download
+    c = command
+    loaded = load_eval_data(c.data, train=c.train, train_fraction=c.train_fraction, seed=c.seed)
+    if loaded.info.get("excluded_unlabelled"):
+        note(
+            f"{loaded.info['excluded_unlabelled']} samples have no RW-Post label "
+            "(excluded ratings such as satire) and are not scored"
+        )
+    if c.image_root is None and loaded.media_root is not None:
+        c = c.model_copy(update={"image_root": loaded.media_root})
+    if c.denominators == "authors":
+        loaded = authors_denominators(loaded, c.image_root)
+        left_out = loaded.info["left_out"]
+        note(
+            f"authors' denominators: {left_out} of {left_out + len(loaded.test)} "
+            "claims left out of every cell (no post image, or it does not open: their loader's rule)"
+        )
+    plan = plan_for(c, c.entries, out=c.out, name=c.name, single_in_out=True)
+    if c.select_tools:
+        from rwpost.evaluate.select import select_for_plan
+
+        path, tools = select_for_plan(plan, loaded, c.out)
+        note(f"toolset {', '.join(tools)} in {path}; load it with --set toolset={path}")
+        return CommandResult(plan, [], toolset=path)
+    ran = run_plan(
+        plan,
+        loaded,
+        executor=c.executor,
+        store=ShardStore(c.executor.work_dir(c.out)),
+        encode=lazy_encoder() if c.key_points else None,
+        progress=c.progress,
+        overwrite=c.overwrite,
+        plots=c.plots,
+        done=done,
+    )
+    recipe = _recipe(c)
+    if len(plan) > 1 or recipe is not None:
+        write_leaderboard([p.out for p in plan], c.out / "leaderboard", plot=c.plots, recipe=recipe)
+        note(f"{len(plan)} runs; leaderboard in {c.out / 'leaderboard'}")
+    if recipe is not None and beside_paper:
+        from rwpost.evaluate.recipes import beside_paper as paper_lines
+
+        note("\n".join(paper_lines([p.out for p in plan], recipe)[0]))
+    return CommandResult(plan, ran)

@@ -26,6 +26,7 @@ from rwpost.io import (
     read_json,
     read_records,
     sort_jsonl_by_id,
+    sync_file,
     write_json,
     write_jsonl,
 )
@@ -141,7 +142,8 @@ def extract_tagged(
     """Tagged articles -> ``extractions.jsonl`` + ``rejects.jsonl`` (raw responses kept) + ``cost.json``.
 
     Resumable: ids already in ``extractions.jsonl`` (and in ``rejects.jsonl`` unless ``retry_rejects``)
-    are skipped; each result is appended and flushed as it completes, so a killed run loses nothing.
+    are skipped; each result is appended as it completes, so a killed run loses nothing, and the files are
+    flushed to disk once at the end (or the interrupt) of the run, not per record.
     ``select(id)`` keeps the input's records (and set-aside input lines, by their id or ``""``) of one
     shard (:func:`rwpost.executors.shard_of`); None: all. With ``batch`` (an API model's
     :class:`~rwpost.llm.batch.BatchRunner`) the questions go through the Batch API first
@@ -182,18 +184,20 @@ def _extract_locked(
     recorded = {_reject_key(row) for _, row in iter_jsonl(rejects_path)} if rejects_path.exists() else set()
     for reject in input_rejects:
         if _reject_key(reject.model_dump(mode="json")) not in recorded:
-            append_jsonl(rejects_path, reject)
+            append_jsonl(rejects_path, reject, sync=False)
     counts: Counter[str] = Counter(skipped=len(done), input_rejects=len(input_rejects))
     if retried:
         counts["retried_transport_failures"] = retried
 
     def record(article: TaggedArticle, outcome: Extraction | ExtractionFailure) -> None:
+        # no fsync per record: a killed run keeps every appended line (the kernel has it); the files are
+        # flushed to disk once, at the end of this run (below), before a shard's marker says it is done
         if isinstance(outcome, Extraction):
-            append_jsonl(out_path, outcome)
+            append_jsonl(out_path, outcome, sync=False)
             counts["extracted"] += 1
             counts["hallucinated_urls"] += len(outcome.hallucinated_urls)
         else:
-            append_jsonl(rejects_path, outcome.as_reject())
+            append_jsonl(rejects_path, outcome.as_reject(), sync=False)
             counts["set_aside"] += 1
             if is_transport_failure(outcome.error):
                 counts["transport_failures"] += 1  # an outage: the next run asks again
@@ -218,6 +222,8 @@ def _extract_locked(
             cost = {"model": None, "total": {"requests": 0, "cost_usd": 0.0}}
     except KeyboardInterrupt as exc:  # say what is kept and what was lost
         kept = counts["extracted"] + counts["set_aside"]
+        sync_file(out_path)  # what this run appended, on disk before it says it is kept
+        sync_file(rejects_path)
         raise Interrupted(
             signal_name(exc),
             f"{len(done) + kept} articles kept in {out_dir} ({kept} by this run, in extractions.jsonl and "
@@ -225,6 +231,8 @@ def _extract_locked(
             "them"
             + (" (answers the LLM cache holds are not asked again)" if extractor.backend == "llm" else ""),
         ) from None
+    sync_file(out_path)  # the commit of this run's appends (the sort below may find them in order)
+    sync_file(rejects_path)
     sort_jsonl_by_id(out_path)  # appended in completion order; the stage's output is in id order
     sort_jsonl_by_id(rejects_path)
     cost["backend"] = extractor.backend

@@ -167,6 +167,25 @@ METADATA = ("language_code", "region_code", "theme_category", "text_length_tier"
 """``sample.json``'s metadata fields, kept in ``extra`` (the port's ``metadata``)."""
 
 
+def _gold(
+    record: dict[str, Any], verdict_field: str, taxonomy_field: str, source: Path
+) -> tuple[str, list[str]]:
+    """A record's gold verdict and distortion taxonomy (annotation.json's, or a port run's copy of them);
+    a value outside ReMMDBench's is a :class:`RecordError` naming ``source`` and the field."""
+    found: list[Any] = []
+    for field, read, expected in (
+        (verdict_field, verdict, f"one of {', '.join(VERDICTS)}"),
+        (taxonomy_field, taxonomy, f"labels of {', '.join(TAXONOMY)}"),
+    ):
+        value = read(record.get(field))
+        if value is None:
+            raise RecordError(
+                f"expected {expected}, found {record.get(field)!r}", source=str(source), field=field
+            )
+        found.append(value)
+    return found[0], found[1]
+
+
 def _sample(annotation_path: Path) -> Sample:
     folder = annotation_path.parent
     annotation = read_json(annotation_path)
@@ -178,20 +197,7 @@ def _sample(annotation_path: Path) -> Sample:
     record = read_json(sample_path)
     if not isinstance(record, dict):
         raise RecordError("expected a JSON object", source=str(sample_path), line=1)
-    said = verdict(annotation.get("verdict"))
-    if said is None:
-        raise RecordError(
-            f"expected one of {', '.join(VERDICTS)}, found {annotation.get('verdict')!r}",
-            source=str(annotation_path),
-            field="verdict",
-        )
-    labels = taxonomy(annotation.get("distortion_taxonomy"))
-    if labels is None:
-        raise RecordError(
-            f"expected labels of {', '.join(TAXONOMY)}, found {annotation.get('distortion_taxonomy')!r}",
-            source=str(annotation_path),
-            field="distortion_taxonomy",
-        )
+    said, labels = _gold(annotation, "verdict", "distortion_taxonomy", annotation_path)
     text = record.get("text")
     if not isinstance(text, str) or not text.strip():
         raise RecordError(f"expected text, found {text!r}", source=str(sample_path), field="text")
@@ -369,20 +375,7 @@ def read_port_gold(root: str | Path, split: str = "all") -> list[Sample]:
             continue
         if not isinstance(record, dict) or not str(record.get("sample_id") or "").strip():
             continue
-        said = verdict(record.get("ground_truth_verdict"))
-        if said is None:
-            raise RecordError(
-                f"expected one of {', '.join(VERDICTS)}, found {record.get('ground_truth_verdict')!r}",
-                source=str(path),
-                field="ground_truth_verdict",
-            )
-        labels = taxonomy(record.get("ground_truth_taxonomy"))
-        if labels is None:
-            raise RecordError(
-                f"expected labels of {', '.join(TAXONOMY)}, found {record.get('ground_truth_taxonomy')!r}",
-                source=str(path),
-                field="ground_truth_taxonomy",
-            )
+        said, labels = _gold(record, "ground_truth_verdict", "ground_truth_taxonomy", path)
         meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
         rid = str(record["sample_id"]).strip()
         out.append(

@@ -163,6 +163,21 @@ def stage_settings(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "detectors": rows, "settings": recipe.cells(RWPOST), "k": [], "failures": recipe.failures}
 
 
+def recipe_for_data(name: str, data: str | Path, settings: dict[str, Any]) -> Recipe:
+    """The recipe ``name`` of a command scoring ``data``: where ``settings`` (the command's options)
+    leave ``settings`` or ``failures`` unset (None), the recipe's cells for ``data``'s dataset and its
+    failure policy are set in it."""
+    from rwpost.evaluate.datasets import parse_data_spec
+
+    chosen = load_recipe(name)
+    if not settings.get("settings"):
+        spec = parse_data_spec(data)
+        settings["settings"] = chosen.cells(spec.adapter.name if spec else RWPOST)
+    if settings.get("failures") is None:
+        settings["failures"] = chosen.failures
+    return chosen
+
+
 def _datasets(run: Path) -> tuple[str, ...]:
     """The names a run's dataset matches a figure by: the benchmark, and the benchmark with its split
     (``mmfakebench/val``: a figure of the paper's split sits beside runs on that split only)."""

@@ -1,5 +1,5 @@
 """The tools agents call: T2Agent's extensible toolset (paper section "Extensible Toolset" and appendix
-"Toolset Details"), also AgentM3D's and FactGuard's.
+"Toolset Details"), also AgentM3D's and FactGuard's, and AgentFact's search agent's.
 
 Every tool has a card (name, argument, what it returns, the sub-tasks it serves: the action space the
 expansion prompt lists) and one interface, ``await tool(argument, case, trace) -> Observed``. The
@@ -143,6 +143,8 @@ class Observed:
 
     text: str
     urls: list[str] = field(default_factory=list)
+    results: list[SearchResult] = field(default_factory=list)
+    """The results shown, whole (a caller that reads them itself: AgentFact's search agent)."""
 
 
 class Tool:

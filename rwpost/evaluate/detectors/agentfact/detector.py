@@ -23,7 +23,14 @@ from rwpost.evaluate.contract import (
 from rwpost.evaluate.detectors.agentfact.agents import Agents, as_label, as_score, prompt_hashes
 from rwpost.evaluate.detectors.agentfact.authors import AuthorsWorkflow
 from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
-from rwpost.evaluate.detectors.agentfact.workflow import ABLATIONS, Options, Tools, Trace, Workflow
+from rwpost.evaluate.detectors.agentfact.workflow import (
+    ABLATIONS,
+    Options,
+    SearchAgentTool,
+    Tools,
+    Trace,
+    Workflow,
+)
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
 from rwpost.labels import Label
@@ -249,12 +256,12 @@ class AgentFactDetector(Detector):
         from rwpost.evaluate.detectors.agentfact.pages import PageReader
 
         o = self.options
-        text = ctx.tools.backend("search")
+        search = ctx.tools.search(kind=SearchAgentTool)  # the toolkit's tool, behind the run's guard
         image = ctx.tools.backend("image_search") if o.image_search else None
         cache = o.search_cache_path or o.cache_path
         store = SqliteStore(cache) if cache else None
         sources = SourceFilter(o.exclude_unsupported, o.exclude_scrape_failures)
-        return Tools(text, image, ctx.tools.guard, store, sources, PageReader() if o.scrape_pages else None)
+        return Tools(search, image, ctx.tools.guard, store, sources, PageReader() if o.scrape_pages else None)
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         return asyncio.run(self._predict(samples, task, ctx))

@@ -43,8 +43,8 @@ from rwpost.evaluate.detectors.agentfact.agents import (
 from rwpost.evaluate.detectors.agentfact.pages import PageReader, article_text
 from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
 from rwpost.evaluate.leakage import LeakageGuard, SearchResult, normalize_domain
-from rwpost.evaluate.search.dates import parse_result_date
 from rwpost.evaluate.task import EvidenceSource
+from rwpost.evaluate.toolkit.tools import Case, Observed, SearchTool, Toolbox, ToolFailed, _results
 from rwpost.labels import Label
 from rwpost.records import Sample
 
@@ -131,21 +131,66 @@ class Trace(AgentTrace):
     answer: dict[str, Any] | None = None
 
 
+def screened(
+    guard: LeakageGuard,
+    sources: SourceFilter,
+    results: list[SearchResult],
+    claim_time: date | None,
+    trace: Trace,
+    query: str,
+) -> list[SearchResult]:
+    """``results`` the leakage guard keeps (``claim_time``: the cut) and the switched-on source filters
+    pass; each one dropped is recorded in ``trace`` with its reason (leakage and source exclusions
+    apart)."""
+    kept = []
+    for result in trace.screen(guard, results, claim_time, query=query):
+        why = sources.reason(result.url) if sources.active else None
+        if why is None:
+            kept.append(result)
+            continue
+        trace.excluded.append({"url": result.url, "reason": why, "query": query})
+        trace.calls.append(Call(kind="tool", name=f"{EXCLUDED}{why}", cost_usd=0.0))
+    return kept
+
+
+class SearchAgentTool(SearchTool):
+    """Google[query] as AgentFact's search agent (Agent-TR) calls it: the toolkit's search tool over the
+    run's ``search`` plug-in (:meth:`WebTools.search`: cached by content in the tool store, a ledger row
+    per call), its rows under the agent ``agent-tr-search``, its results screened by the run's leakage
+    guard and the authors' source filters (:attr:`sources`) and handed back whole."""
+
+    sources: SourceFilter = SourceFilter()
+
+    def call_row(self, cached: bool, latency_s: float) -> Call:
+        row = super().call_row(cached, latency_s)
+        row.agent = "agent-tr-search"
+        return row
+
+    def observe(self, raw: Any, argument: str, case: Case, trace: Any) -> Observed:
+        kept = screened(self.guard, self.sources, _results(raw), case.claim_time, trace, argument)
+        return Observed("", [r.url for r in kept], results=kept)
+
+
 class Tools:
-    """The search side of a run: backends, their cache, the leakage guard, the authors' source filters (off
-    in profile ``paper``) and the page reader (profile ``authors-code``)."""
+    """The search side of a run: the toolkit's search tool (:class:`SearchAgentTool`, from
+    :attr:`RunContext.tools`) in its :class:`Toolbox`, the reverse image backend, the tool store, the
+    leakage guard, the authors' source filters (off in profile ``paper``) and the page reader (profile
+    ``authors-code``)."""
 
     def __init__(
         self,
-        text: Any,
+        search: SearchAgentTool,
         image: Any,
         guard: LeakageGuard,
         store: Any = None,
         sources: SourceFilter | None = None,
         pages: PageReader | None = None,
     ) -> None:
-        self.text, self.image, self.leakage_guard, self.store = text, image, guard, store
+        self.image, self.leakage_guard, self.store = image, guard, store
         self.sources = sources or SourceFilter()
+        search.sources = self.sources
+        self.toolbox = Toolbox({search.card.name: search}, store)
+        self.search_tool = search
         self.pages = pages
 
     async def page_text(self, url: str, snippet: str, chars: int, trace: Trace) -> str:
@@ -178,11 +223,10 @@ class Tools:
         return article_text(Page(**row) if row else None, snippet, chars)
 
     async def aclose(self) -> None:
-        for backend in (self.text, self.image, self.pages):
+        for backend in (self.image, self.pages):
             if backend is not None:
                 await backend.aclose()
-        if self.store is not None:
-            self.store.close()
+        await self.toolbox.aclose()  # the search plug-in and the store
 
     def _cache_key(self, backend: Any, kind: str, payload: str, limit: int, before: date | None) -> str:
         from rwpost.io import sha256_hex
@@ -193,57 +237,24 @@ class Tools:
     async def search(
         self, query: str, limit: int, claim_time: date | None, trace: Trace
     ) -> list[SearchResult]:
-        """Guarded results of ``query``: cached by query, each dropped one recorded in ``trace``."""
-        from rwpost.evaluate.search.http import SearchError
-
-        key = self._cache_key(self.text, "text", query, limit, claim_time)
-        began = time.perf_counter()
-        rows = self.store.get("search", key) if self.store is not None else None
-        cached = rows is not None
-        failed = False
-        if rows is None:
-            try:
-                found = await self.text.search(query, limit=limit, before=claim_time)
-            except SearchError as exc:
-                trace.errors.append(f"search failed: {exc}")
-                found, failed = [], True
-            rows = [
-                {"url": r.url, "title": r.title, "snippet": r.snippet, "published": str(r.published or "")}
-                for r in found
-            ]
-            if self.store is not None and not failed:  # an outage is not an answer: ask again next run
-                self.store.put("search", key, rows)
-        trace.calls.append(
-            Call(
-                kind="tool",
-                name=f"search:{self.text.name}",
-                agent="agent-tr-search",
-                latency_s=0.0 if cached else time.perf_counter() - began,
-                cached=cached,
-                failed=failed,
+        """Guarded results of ``query`` (``limit`` is the tool's, ``results_per_query``) through the toolkit's
+        tool box; a failed search is an empty result, its ledger row marked failed (not cached: the next
+        run asks again)."""
+        try:
+            observed = await self.toolbox.call(
+                self.search_tool.card.name, query, Case(key="", news="", claim_time=claim_time), trace
             )
-        )
-        results = [
-            SearchResult(r["url"], r["title"], r["snippet"], parse_result_date(r["published"]) or None)
-            for r in rows
-        ]
-        return self.guard(results, claim_time, trace, query)
+        except ToolFailed as exc:
+            trace.calls[-1].failed = True
+            trace.errors.append(f"search failed: {exc}")
+            return []
+        return observed.results
 
     def guard(
         self, results: list[SearchResult], claim_time: date | None, trace: Trace, query: str
     ) -> list[SearchResult]:
-        """``results`` the leakage guard keeps (``claim_time``: the cut) and the switched-on source filters
-        pass; each one dropped is recorded in ``trace`` with its reason (leakage and source exclusions
-        apart)."""
-        kept = []
-        for result in trace.screen(self.leakage_guard, results, claim_time, query=query):
-            why = self.sources.reason(result.url) if self.sources.active else None
-            if why is None:
-                kept.append(result)
-                continue
-            trace.excluded.append({"url": result.url, "reason": why, "query": query})
-            trace.calls.append(Call(kind="tool", name=f"{EXCLUDED}{why}", cost_usd=0.0))
-        return kept
+        """``results`` (the reverse image search's pages) as :func:`screened` keeps them."""
+        return screened(self.leakage_guard, self.sources, results, claim_time, trace, query)
 
 
 def _sample_text(sample: Sample) -> dict[str, str]:
