@@ -161,8 +161,8 @@ class SearchAgentTool(SearchTool):
 
     sources: SourceFilter = SourceFilter()
 
-    def call_row(self, cached: bool, latency_s: float) -> Call:
-        row = super().call_row(cached, latency_s)
+    def call_row(self, cached: bool, latency_s: float, *, failed: bool = False) -> Call:
+        row = super().call_row(cached, latency_s, failed=failed)
         row.agent = "agent-tr-search"
         return row
 
