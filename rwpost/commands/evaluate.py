@@ -498,7 +498,7 @@ def leaderboard(
     headers += [METRIC_TITLES[k] for k in HEADLINE]
     cells = [
         [
-            r.system,
+            r.shown,
             *([r.data or "-"] if by_data else []),
             r.setting,
             str(r.view),
@@ -507,7 +507,7 @@ def leaderboard(
             str(r.repeats),
             *(r.cell(k) for k in HEADLINE),
             str(r.flagged),
-            "-" if r.cost_usd is None else f"{r.cost_usd:.4f}",
+            "-" if r.cost_usd is None else f"{r.cost_usd:.4f}" + (" (Batch API)" if r.batch_api else ""),
         ]
         for r in rows
     ]
@@ -586,6 +586,8 @@ def compare(
         f"only in B {result['only_in_b']}; "
         f"repeats A {result['repeats']['a']}, B {result['repeats']['b']}"
     )
+    for note in result["notes"]:
+        console.print(f"[yellow]{note}[/]", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

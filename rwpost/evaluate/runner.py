@@ -355,6 +355,7 @@ def run(
         failures=spec.failures,
         batch_size=spec.batch_size,
         bootstrap_resamples=spec.n_resamples,
+        batch_api=spec.batch_api,
         device=detector.device,
         data=data_record(samples, train, identity, data_info),
         train=train_record(train, identity),
