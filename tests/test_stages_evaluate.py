@@ -105,7 +105,10 @@ class TestHostile:
         assert [d.label or d.name for d in params.detectors] == ["vlm", "vlm-b"]
 
 
-def test_a_detector_that_cannot_train_on_a_one_label_split_is_set_aside_and_the_stage_finishes(tmp_path):
+@pytest.mark.parametrize("executor", [None, {"name": "local", "shards": 2}], ids=["unsharded", "sharded"])
+def test_a_detector_that_cannot_train_on_a_one_label_split_is_set_aside_and_the_stage_finishes(
+    tmp_path, executor
+):
     # issue 39 §2: filter.size_limits.min_words 300 left dev with one label; dvc repro then failed in this
     # stage with "embedding detector needs two labels or more to train, found [False]"
     main = read_released(RELEASED / "rwpost_dev_main.head.jsonl")
@@ -123,6 +126,7 @@ def test_a_detector_that_cannot_train_on_a_one_label_split_is_set_aside_and_the_
             "settings": ["T"],
             "detectors": [{"name": "majority"}, {"name": "embedding"}],
         },
+        **({"executor": executor} if executor else {}),  # sharded: one shard per run, markers, a merge
     }
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params))
