@@ -114,7 +114,8 @@ def evaluate(
         None,
         "--k",
         min=1,
-        help="Evidence-k ablation: k gold items per claim in each gold-evidence cell (needs one).",
+        help="Evidence-k ablation: k gold items per claim in each gold-evidence cell (needs one; a k above "
+        "every sample's evidence is refused).",
     ),
     evidence_sampler: str = typer.Option(
         None,

@@ -38,7 +38,7 @@ from rwpost.evaluate.plan import (
     shard_id,
     uses_local_model,
 )
-from rwpost.evaluate.task import EVIDENCE_SEED, EvidenceSampler
+from rwpost.evaluate.task import EVIDENCE_SEED, EvidenceKBeyond, EvidenceSampler
 from rwpost.executors import ExecutorParams, ShardJob, ShardStore, Submitted, run_job
 from rwpost.io import read_json, write_json
 from rwpost.llm.config import connection_from_env
@@ -61,8 +61,11 @@ SET_ASIDE_FILE = "set_aside.json"
 
 
 def untrainable(exc: ConfigError, data: EvalData) -> SetAside | None:
-    """A run's refusal that is the split's doing, set aside (a training split of fewer than two labels:
-    a detector that learns cannot train on it); None for any other refusal (the stage stops)."""
+    """A run's refusal that is the split's doing, set aside: a training split of fewer than two labels (a
+    detector that learns cannot train on it), or an evidence-k beyond every test sample's evidence
+    (:class:`~rwpost.evaluate.task.EvidenceKBeyond`); None for any other refusal (the stage stops)."""
+    if isinstance(exc, EvidenceKBeyond) or isinstance(exc.__cause__, EvidenceKBeyond):  # (named by run)
+        return SetAside(str(exc))
     if len({s.label for s in data.train or () if s.label is not None}) >= 2:
         return None
     return SetAside(str(exc))
