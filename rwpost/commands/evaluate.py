@@ -145,7 +145,11 @@ def evaluate(
         None, "--train-fraction", help="Train on this seeded part of --data."
     ),
     repeats: int = typer.Option(
-        None, "--repeats", min=1, help="Runs of a stochastic detector (seed+i each; default 1)."
+        None,
+        "--repeats",
+        min=1,
+        help="Runs of a stochastic detector (seed+i each; default 1). A deterministic one (majority, "
+        "category-prior, embedding, a predictions file) runs once, and its report says so.",
     ),
     seed: int = typer.Option(None, "--seed", help="Seed of splits, detectors and bootstrap (default 0)."),
     out: Path = typer.Option(

@@ -479,6 +479,8 @@ class RunSpecRecord(LogPart):
     batch_api: bool = False
     """Asked through the provider's Batch API first (``--batch-api``): the calls it answered are priced at
     its rate."""
+    repeats_asked: int | None = None
+    """``--repeats`` asked of a deterministic detector (``Capabilities.deterministic``), which ran once."""
 
 
 class RunManifest(LogFile, RunSpecRecord):

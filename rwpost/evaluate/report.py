@@ -226,6 +226,14 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
             if manifest.batch_api
             else []
         ),
+        *(
+            [
+                f"Deterministic detector: run once, not the {manifest.repeats_asked} repeats asked (its "
+                "answers do not depend on the seed, so every repeat would be the same)."
+            ]
+            if manifest.repeats_asked
+            else []
+        ),
         f"Answered: {coverage_cell(metrics.coverage)}"
         + (" - below 100 %: read the scores with the failure policy below." if metrics.partial() else "."),
     ]

@@ -135,7 +135,8 @@ class PredictionsFileDetector(Detector):
     """
 
     name = "predictions"
-    capabilities = Capabilities(retrieves=True)  # the file holds whatever the system did, retrieval included
+    # the file holds whatever the system did, retrieval included; its answers are the same every repeat
+    capabilities = Capabilities(retrieves=True, deterministic=True)
 
     class Config(BaseModel):
         model_config = ConfigDict(extra="forbid")
