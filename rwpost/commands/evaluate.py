@@ -89,7 +89,11 @@ def evaluate(
         "module:Class (repeatable).",
     ),
     predictions: Path = typer.Option(
-        None, "--predictions", help="Score another system's output: a file or a folder (see --format)."
+        None,
+        "--predictions",
+        help="Score another system's output: a file or a folder (see --format). A flat JSONL/CSV file "
+        "has id (or news_url), label, and optionally probabilities (or prob_<Label>), explanation, "
+        "evidence_urls.",
     ),
     format: str = typer.Option(
         None,
