@@ -273,38 +273,3 @@ def test_an_evidence_k_beyond_every_samples_evidence_is_refused_before_anything_
     assert "give a k of 3 or less" in line
     assert not (tmp_path / "refused").exists()  # not even the k=1 run before it
     assert main([*common, "--k", "3", "--out", str(tmp_path / "ok")]) == 0  # the most any sample has
-
-
-def test_the_stage_sets_aside_an_evidence_k_beyond_the_splits_evidence_and_finishes(tmp_path):
-    from rwpost.dataset import write_parquet
-    from rwpost.stages import evaluate
-    from tests.evaluate_helpers import evidence, make_sample
-
-    gold = [Label.TRUE, Label.FALSE, Label.UNPROVEN] * 2
-    version = tmp_path / "rwpost" / "v9"
-    for split, first in (("dev", 0), ("test", 10)):
-        samples = [make_sample(first + i, g, evidence=evidence(2)) for i, g in enumerate(gold)]
-        write_parquet(version / "main" / f"{split}.parquet", samples)
-    params = evaluate.Params.from_params(
-        {
-            "dataset": {"root": str(tmp_path / "rwpost"), "version": "v9"},
-            "evaluate": {
-                "out": str(tmp_path / "reports"),
-                "summary": str(tmp_path / "summary.json"),
-                "bootstrap": 0,
-                "key_points": False,
-                "settings": ["T+E"],
-                "k": [1, 5],
-                "detectors": [{"name": "majority"}],
-            },  # fmt: skip
-        },
-        outputs_anywhere=True,
-    )
-    report = evaluate.run(params)
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["main"]["majority/T+E k=1"]["accuracy"] is not None
-    aside = summary["main"]["majority/T+E k=5"]["set_aside"]
-    assert "--k 5 (T+E k=5): beyond every sample's gold evidence (the most any sample has is 2)" in aside
-    assert "1 set aside: main/majority/T+E k=5" in report.message
-    board = (tmp_path / "reports" / "leaderboard" / "leaderboard.md").read_text()
-    assert "| main/majority/T+E k=5 |" in board
