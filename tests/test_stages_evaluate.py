@@ -152,7 +152,8 @@ def test_a_detector_that_cannot_train_on_a_one_label_split_is_set_aside_and_the_
     assert len(rows) == 1  # the run that could not train has no row of scores
 
 
-def test_the_stage_sets_aside_an_evidence_k_beyond_the_splits_evidence_and_finishes(tmp_path):
+@pytest.mark.parametrize("executor", [None, {"name": "local", "shards": 2}], ids=["unsharded", "sharded"])
+def test_the_stage_sets_aside_an_evidence_k_beyond_the_splits_evidence_and_finishes(tmp_path, executor):
     # a k above every test sample's evidence is refused by `rwpost evaluate`; the stage runs the rest
     from rwpost.labels import Label
     from tests.evaluate_helpers import evidence, make_sample
@@ -164,6 +165,8 @@ def test_the_stage_sets_aside_an_evidence_k_beyond_the_splits_evidence_and_finis
         write_parquet(version / "main" / f"{split}.parquet", samples)
     entries = [{"name": "majority"}]
     params = stage_params(tmp_path, settings=["T+E"], k=[1, 5], detectors=entries)
+    if executor:
+        params["executor"] = executor
     report = evaluate.run(evaluate.Params.from_params(params, outputs_anywhere=True))
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["main"]["majority/T+E k=1"]["accuracy"] is not None
