@@ -22,7 +22,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 from typer.main import get_group
 
-from rwpost.errors import RwpostError
+from rwpost.errors import RwpostError, failed_import
 from rwpost.secrets import redacting_streams
 
 if TYPE_CHECKING:
@@ -223,15 +223,9 @@ def _path_problem(exc: OSError) -> str:
 
 def _missing_extra(exc: BaseException) -> str | None:
     """``pip install 'rwpost[EXTRA]'`` when ``exc`` comes from importing an optional package, else None."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, ImportError) and cause.name:
-            module = cause.name.partition(".")[0]
-            if module in OPTIONAL_EXTRAS:
-                return f"{module} is not installed: pip install 'rwpost[{OPTIONAL_EXTRAS[module]}]'"
-        cause = cause.__cause__ or (None if cause.__suppress_context__ else cause.__context__)
+    module = failed_import(exc)
+    if module in OPTIONAL_EXTRAS:
+        return f"{module} is not installed: pip install 'rwpost[{OPTIONAL_EXTRAS[module]}]'"
     return None
 
 

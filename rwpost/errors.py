@@ -103,6 +103,19 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def failed_import(exc: BaseException) -> str | None:
+    """The top-level module whose import failed somewhere in ``exc`` or its causes (an optional package
+    not installed), or None when no import failed."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ImportError) and cause.name:
+            return cause.name.partition(".")[0]
+        cause = cause.__cause__ or (None if cause.__suppress_context__ else cause.__context__)
+    return None
+
+
 def interrupted_line(command: str, exc: KeyboardInterrupt, out: object) -> str:
     """What a command interrupted by ``exc`` prints: the signal, what was kept and in flight (an
     :class:`Interrupted`'s detail), and how to resume."""

@@ -82,6 +82,19 @@ def test_batch_answers_match_synchronous_ones_at_half_price_and_failures_go_sync
         )
     state = Path(f"{tmp_path / 'batch.sqlite'}.batches.json")
     assert json.loads(state.read_text()) == {}  # nothing left in flight
+    # the run says it was asked through the Batch API: its manifest, report and a leaderboard over both
+    from rwpost.evaluate.leaderboard import leaderboard, leaderboard_markdown
+
+    assert json.loads((tmp_path / "batch" / "manifest.json").read_text())["batch_api"] is True
+    assert (
+        "Asked through the provider's Batch API (--batch-api)"
+        in (tmp_path / "batch" / "report.md").read_text()
+    )
+    assert "Batch API" not in (tmp_path / "sync" / "report.md").read_text()
+    board = {r.run: r for r in leaderboard([tmp_path / "sync", tmp_path / "batch"])}
+    assert board[str(tmp_path / "batch")].cost_cell().endswith(" (Batch API)")
+    assert board[str(tmp_path / "sync")].cost_cell() != "-" and not board[str(tmp_path / "sync")].batch_api
+    assert "priced at its rate" in leaderboard_markdown(list(board.values()))
 
 
 def test_error_lines_and_an_expired_batch_fall_back_to_synchronous_calls(tmp_path):

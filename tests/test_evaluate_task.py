@@ -252,3 +252,24 @@ class TestAuthorsEvidenceSampler:
                 shown[claim] = ids
         for sample in read_samples(data):
             assert shown[sample.claim] == expected[sample.news_url]["2"], sample.news_url  # order included
+
+
+def test_an_evidence_k_beyond_every_samples_evidence_is_refused_before_anything_is_written(tmp_path, capsys):
+    """``--k 50`` was accepted silently (no sample had 9 items): every sample got all of its evidence, the
+    T+E cell under another name (new-user review, round-3 leftover)."""
+    from rwpost.cli import main
+    from rwpost.io import write_jsonl
+    from tests.evaluate_helpers import evidence, make_sample
+
+    gold = [Label.TRUE, Label.FALSE, Label.UNPROVEN] * 2
+    data = tmp_path / "data.jsonl"
+    write_jsonl(data, [make_sample(i, g, evidence=evidence(2 + i % 2)) for i, g in enumerate(gold)])
+    common = ["evaluate", "--data", str(data), "--detector", "majority", "--train-fraction", "0.5",
+              "--setting", "T+E", "--no-progress", "--no-key-points", "--bootstrap", "0"]  # fmt: skip
+    capsys.readouterr()
+    assert main([*common, "--k", "1", "--k", "5", "--out", str(tmp_path / "refused")]) == 2
+    [line] = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert "--k 5 (T+E k=5): beyond every sample's gold evidence (the most any sample has is 3)" in line
+    assert "give a k of 3 or less" in line
+    assert not (tmp_path / "refused").exists()  # not even the k=1 run before it
+    assert main([*common, "--k", "3", "--out", str(tmp_path / "ok")]) == 0  # the most any sample has

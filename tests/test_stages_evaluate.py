@@ -105,7 +105,25 @@ class TestHostile:
         assert [d.label or d.name for d in params.detectors] == ["vlm", "vlm-b"]
 
 
-def test_a_detector_that_cannot_train_on_a_one_label_split_is_set_aside_and_the_stage_finishes(tmp_path):
+def stage_params(tmp_path: Path, **evaluate: object) -> dict:
+    """params of the stage over the version ``tmp_path/rwpost/v9``, reports under ``tmp_path``, no
+    bootstrap or key points; ``evaluate`` sets more of its section."""
+    return {
+        "dataset": {"root": str(tmp_path / "rwpost"), "version": "v9"},
+        "evaluate": {
+            "out": str(tmp_path / "reports"),
+            "summary": str(tmp_path / "summary.json"),
+            "bootstrap": 0,
+            "key_points": False,
+            **evaluate,
+        },  # fmt: skip
+    }
+
+
+@pytest.mark.parametrize("executor", [None, {"name": "local", "shards": 2}], ids=["unsharded", "sharded"])
+def test_a_detector_that_cannot_train_on_a_one_label_split_is_set_aside_and_the_stage_finishes(
+    tmp_path, executor
+):
     # issue 39 §2: filter.size_limits.min_words 300 left dev with one label; dvc repro then failed in this
     # stage with "embedding detector needs two labels or more to train, found [False]"
     main = read_released(RELEASED / "rwpost_dev_main.head.jsonl")
@@ -113,17 +131,9 @@ def test_a_detector_that_cannot_train_on_a_one_label_split_is_set_aside_and_the_
     version = tmp_path / "rwpost" / "v9"
     write_parquet(version / "main" / "dev.parquet", one_label[:5])
     write_parquet(version / "main" / "test.parquet", main[20:])
-    params = {
-        "dataset": {"root": str(tmp_path / "rwpost"), "version": "v9"},
-        "evaluate": {
-            "out": str(tmp_path / "reports"),
-            "summary": str(tmp_path / "summary.json"),
-            "bootstrap": 0,
-            "key_points": False,
-            "settings": ["T"],
-            "detectors": [{"name": "majority"}, {"name": "embedding"}],
-        },
-    }
+    params = stage_params(tmp_path, settings=["T"], detectors=[{"name": "majority"}, {"name": "embedding"}])
+    if executor:
+        params["executor"] = executor  # sharded: one shard per run, markers, a merge
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
@@ -140,3 +150,28 @@ def test_a_detector_that_cannot_train_on_a_one_label_split_is_set_aside_and_the_
     assert "evaluate: 1 runs (1 set aside: main/embedding/T: " in done.stdout
     rows = json.loads((tmp_path / "reports" / "leaderboard" / "leaderboard.json").read_text())
     assert len(rows) == 1  # the run that could not train has no row of scores
+
+
+@pytest.mark.parametrize("executor", [None, {"name": "local", "shards": 2}], ids=["unsharded", "sharded"])
+def test_the_stage_sets_aside_an_evidence_k_beyond_the_splits_evidence_and_finishes(tmp_path, executor):
+    # a k above every test sample's evidence is refused by `rwpost evaluate`; the stage runs the rest
+    from rwpost.labels import Label
+    from tests.evaluate_helpers import evidence, make_sample
+
+    gold = [Label.TRUE, Label.FALSE, Label.UNPROVEN] * 2
+    version = tmp_path / "rwpost" / "v9"
+    for split, first in (("dev", 0), ("test", 10)):
+        samples = [make_sample(first + i, g, evidence=evidence(2)) for i, g in enumerate(gold)]
+        write_parquet(version / "main" / f"{split}.parquet", samples)
+    entries = [{"name": "majority"}]
+    params = stage_params(tmp_path, settings=["T+E"], k=[1, 5], detectors=entries)
+    if executor:
+        params["executor"] = executor
+    report = evaluate.run(evaluate.Params.from_params(params, outputs_anywhere=True))
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["main"]["majority/T+E k=1"]["accuracy"] is not None
+    aside = summary["main"]["majority/T+E k=5"]["set_aside"]
+    assert "--k 5 (T+E k=5): beyond every sample's gold evidence (the most any sample has is 2)" in aside
+    assert "1 set aside: main/majority/T+E k=5" in report.message
+    board = (tmp_path / "reports" / "leaderboard" / "leaderboard.md").read_text()
+    assert "| main/majority/T+E k=5 |" in board

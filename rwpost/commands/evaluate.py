@@ -36,7 +36,11 @@ def evaluate(
         "module:Class (repeatable).",
     ),
     predictions: Path = typer.Option(
-        None, "--predictions", help="Score another system's output: a file or a folder (see --format)."
+        None,
+        "--predictions",
+        help="Score another system's output: a file or a folder (see --format). A flat JSONL/CSV file "
+        "has id (or news_url), label, and optionally probabilities (or prob_<Label>), explanation, "
+        "evidence_urls.",
     ),
     format: str = typer.Option(
         None,
@@ -61,7 +65,8 @@ def evaluate(
         None,
         "--k",
         min=1,
-        help="Evidence-k ablation: k gold items per claim in each gold-evidence cell (needs one).",
+        help="Evidence-k ablation: k gold items per claim in each gold-evidence cell (needs one; a k above "
+        "every sample's evidence is refused).",
     ),
     evidence_sampler: str = typer.Option(
         None,
@@ -91,7 +96,11 @@ def evaluate(
         None, "--train-fraction", help="Train on this seeded part of --data."
     ),
     repeats: int = typer.Option(
-        None, "--repeats", min=1, help="Runs of a stochastic detector (seed+i each; default 1)."
+        None,
+        "--repeats",
+        min=1,
+        help="Runs of a stochastic detector (seed+i each; default 1). A deterministic one (majority, "
+        "category-prior, embedding, a predictions file) runs once, and its report says so.",
     ),
     seed: int = typer.Option(None, "--seed", help="Seed of splits, detectors and bootstrap (default 0)."),
     out: Path = typer.Option(
@@ -331,7 +340,7 @@ def leaderboard(
     headers += [METRIC_TITLES[k] for k in HEADLINE]
     cells = [
         [
-            r.system,
+            r.shown,
             *([r.data or "-"] if by_data else []),
             r.setting,
             str(r.view),
@@ -340,7 +349,7 @@ def leaderboard(
             str(r.repeats),
             *(r.cell(k) for k in HEADLINE),
             str(r.flagged),
-            "-" if r.cost_usd is None else f"{r.cost_usd:.4f}",
+            "-" if r.cost_usd is None else f"{r.cost_usd:.4f}" + (" (Batch API)" if r.batch_api else ""),
         ]
         for r in rows
     ]
@@ -419,6 +428,8 @@ def compare(
         f"only in B {result['only_in_b']}; "
         f"repeats A {result['repeats']['a']}, B {result['repeats']['b']}"
     )
+    for note in result["notes"]:
+        console.print(f"[yellow]{note}[/]", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -380,6 +380,9 @@ class Capabilities(BaseModel):
     """Learns from labelled samples: the runner calls :meth:`Detector.fit` (``--train`` is required)."""
     uses_gpu: bool = False
     """Runs a local model that uses a GPU when there is one (its :attr:`Detector.device` says which)."""
+    deterministic: bool = False
+    """Its answers do not depend on the run's seed (a majority vote, a fixed solver, a predictions file):
+    ``--repeats N`` runs it once, and the report says so (N identical repeats would show ``± 0.000``)."""
 
 
 class DetectorInputs(BaseModel):

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics.pairwise import cosine_similarity
 
+from rwpost.errors import ConfigError, failed_import
 from rwpost.evaluate.contract import Prediction
 from rwpost.records import GOLD_SYSTEM, ExplanationItem, ExplanationOutput, Sample
 from rwpost.urls import evidence_key
@@ -64,16 +65,25 @@ def key_point_coverage(
     threshold: float = 0.5,
 ) -> dict[str, Any]:
     """How well explanations cover the gold key points: cosine similarity of the explanation's embedding
-    to each key point's; a key point is covered at or above ``threshold``."""
+    to each key point's; a key point is covered at or above ``threshold``. Not scored (``not_scored``
+    says why, beside the empty figures): no answer explains a sample with gold key points, or the local
+    embedding model is not installed (the ``[embed]`` extra)."""
     pairs = [
         (p.explanation, s.key_points)
         for s, p in zip(samples, predictions, strict=True)
         if p.explanation and s.key_points
     ]
+    empty = {"samples": 0, "threshold": threshold, "mean_similarity": None, "coverage": None}
     if not pairs:
-        return {"samples": 0, "threshold": threshold, "mean_similarity": None, "coverage": None}
-    explanations = encode([e for e, _ in pairs])
-    points = encode([k for _, kps in pairs for k in kps])
+        return {**empty, "not_scored": "no answer explains a sample that has gold key points"}
+    try:
+        explanations = encode([e for e, _ in pairs])
+        points = encode([k for _, kps in pairs for k in kps])
+    except (ImportError, ConfigError) as exc:
+        missing = failed_import(exc)
+        if missing is None:
+            raise
+        return {**empty, "not_scored": f"{missing} is not installed: pip install 'rwpost[embed]'"}
     sims, start = [], 0
     for i, (_, kps) in enumerate(pairs):
         sims.append(cosine_similarity(explanations[i : i + 1], points[start : start + len(kps)])[0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,25 @@ class LeaderboardRow(LogPart):
     """What the run was scored on, in short: a benchmark and split, an RW-Post version's subset and split, or
     the data file's name (a column of the table when the runs differ in it)."""
     code_version: str | None = None
+    options: dict[str, Any] | None = None
+    """The detector's options as resolved (the manifest's ``detector_config``; of repeat 0 when repeated)."""
+    seed: int | None = None
+    batch_api: bool = False
+    """Asked through the provider's Batch API (its calls priced at the batch rate)."""
+    distinct: str | None = None
+    """What tells this run from another of the same system name in the same leaderboard: the options (or
+    seed) they differ in, else the run folder (:func:`leaderboard`)."""
+
+    @property
+    def shown(self) -> str:
+        """The system as a table names it: with :attr:`distinct` when another row has the same name."""
+        return f"{self.system} ({self.distinct})" if self.distinct else self.system
+
+    def cost_cell(self) -> str:
+        """Cost per sample, marked when the Batch API priced it."""
+        if self.cost_per_sample_usd is None:
+            return "-"
+        return f"{self.cost_per_sample_usd:.5f}" + (" (Batch API)" if self.batch_api else "")
 
     def cell(self, key: str) -> str:
         """A headline metric, ``mean ± sd`` for a repeated run."""
@@ -120,7 +140,40 @@ def leaderboard_row(run_dir: Path) -> LeaderboardRow:
         data_sha256=manifest.data.ids_sha256 if manifest else None,
         data=data_name(manifest) if manifest else None,
         code_version=manifest.code_version if manifest else None,
+        options=_options(manifest),
+        seed=manifest.seed if manifest else None,
+        batch_api=bool(manifest and manifest.batch_api),
     )
+
+
+def _options(manifest: RunManifest | None) -> dict[str, Any] | None:
+    if manifest is None:
+        return None
+    config = manifest.detector_config
+    return (config[0] if config else {}) if isinstance(config, list) else config
+
+
+def _short(value: Any, width: int = 40) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def tell_apart(rows: Sequence[LeaderboardRow]) -> None:
+    """Set :attr:`LeaderboardRow.distinct` of rows that share a system name: the options (and seed) whose
+    values differ between them, ``key=value``; the run folder when none differ (the same options on other
+    data, or a run without a manifest)."""
+    groups: dict[str, list[LeaderboardRow]] = {}
+    for r in rows:
+        groups.setdefault(r.system, []).append(r)
+    for same in groups.values():
+        if len(same) < 2:
+            continue
+        facts = [{**(r.options or {}), "seed": r.seed} for r in same]
+        keys = sorted({k for f in facts for k in f})
+        differ = [k for k in keys if len({_short(f.get(k), 10**6) for f in facts}) > 1]
+        for r, f in zip(same, facts, strict=True):
+            told = ", ".join(f"{k}={_short(f.get(k))}" for k in differ)
+            r.distinct = told if differ and r.options is not None else f"run {r.run}"
 
 
 def data_name(manifest: RunManifest) -> str | None:
@@ -136,6 +189,7 @@ def data_name(manifest: RunManifest) -> str | None:
 def leaderboard(paths: Sequence[str | Path], metric: str = "macro_f1") -> list[LeaderboardRow]:
     """Every run's row, best ``metric`` first (of a repeated run: its mean over the repeats)."""
     rows = [leaderboard_row(r) for r in find_runs(paths)]
+    tell_apart(rows)
     return sorted(rows, key=lambda r: (getattr(r, metric) is None, -(getattr(r, metric) or 0.0)))
 
 
@@ -164,7 +218,7 @@ def leaderboard_markdown(rows: Sequence[LeaderboardRow]) -> str:
             ],
             (
                 [
-                    r.system,
+                    r.shown,
                     *([r.data or "-"] if by_data else []),
                     r.setting,
                     r.view,
@@ -173,7 +227,7 @@ def leaderboard_markdown(rows: Sequence[LeaderboardRow]) -> str:
                     coverage_cell(r.coverage),
                     *(r.cell(k) for k in HEADLINE),
                     r.flagged,
-                    "-" if r.cost_per_sample_usd is None else f"{r.cost_per_sample_usd:.5f}",
+                    r.cost_cell(),
                 ]
                 for r in rows
             ),
@@ -188,7 +242,7 @@ def leaderboard_markdown(rows: Sequence[LeaderboardRow]) -> str:
                 for k in HEADLINE
                 if r.repeat_values and k in r.repeat_values
             )
-            lines.append(f"- {r.system} ({r.repeats} repeats): {values}")
+            lines.append(f"- {r.shown} ({r.repeats} repeats): {values}")
     macro = {tuple(r.macro_classes or ()) for r in rows}
     if macro:
         lines += ["", "Macro F1 averages over: " + " | ".join(", ".join(m) for m in sorted(macro)) + "."]
@@ -198,8 +252,19 @@ def leaderboard_markdown(rows: Sequence[LeaderboardRow]) -> str:
 
 
 def leaderboard_notes(rows: Sequence[LeaderboardRow]) -> list[str]:
-    """What a reader must know before ranking these runs: scored on different samples or policies."""
+    """What a reader must know before ranking these runs: scored on different samples or policies, some
+    asked through the Batch API, rows of one system name told apart."""
     notes = []
+    if any(r.batch_api for r in rows):
+        notes.append(
+            "Note: a cost marked (Batch API) was asked through the provider's Batch API (--batch-api) and "
+            "priced at its rate."
+        )
+    if any(r.distinct for r in rows):
+        notes.append(
+            "Note: runs of the same system name are told apart by the options they differ in (or by their "
+            "folder)."
+        )
     if len({r.data_sha256 for r in rows}) > 1:
         notes.append("Note: these runs were scored on different sample sets; compare with care.")
     if len({r.failures for r in rows}) > 1:
@@ -353,6 +418,7 @@ def compare_runs(
     return {
         "a": str(run_a),
         "b": str(run_b),
+        "notes": compare_notes(Path(run_a), Path(run_b)),
         "failures": policy,
         "repeats": {"a": len(reps_a), "b": len(reps_b)},
         "shared_ids": len(shared),
@@ -360,6 +426,19 @@ def compare_runs(
         "only_in_b": len(set(b) - set(a)),
         "views": views,
     }
+
+
+def compare_notes(run_a: Path, run_b: Path) -> list[str]:
+    """What a reader of a comparison must know: the two runs are of different input cells (they saw
+    different inputs, so the difference is not the detectors' alone)."""
+    cells = [read_log(r / "metrics.json", RunMetrics).setting if (r / "metrics.json").exists() else None
+             for r in (run_a, run_b)]  # fmt: skip
+    if None in cells or cells[0] == cells[1]:
+        return []
+    return [
+        f"Note: the runs are of different cells (A {cells[0]}, B {cells[1]}): they saw different inputs, "
+        "so the difference is not the detectors' alone."
+    ]
 
 
 def _policy(run_dir: Path) -> str:

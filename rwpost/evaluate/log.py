@@ -219,6 +219,9 @@ class KeyPointCoverage(LogPart):
     threshold: float
     mean_similarity: float | None = None
     coverage: float | None = None
+    not_scored: str | None = None
+    """Why there is no figure: no answer explains a sample with gold key points, or the local embedding
+    model (the ``[embed]`` extra) is not installed."""
 
 
 class ExplanationScores(LogPart):
@@ -474,6 +477,11 @@ class RunSpecRecord(LogPart):
     failures: Policy = "wrong"
     batch_size: int = 16
     bootstrap_resamples: int = 1000
+    batch_api: bool = False
+    """Asked through the provider's Batch API first (``--batch-api``): the calls it answered are priced at
+    its rate."""
+    repeats_asked: int | None = None
+    """``--repeats`` asked of a deterministic detector (``Capabilities.deterministic``), which ran once."""
 
 
 class RunManifest(LogFile, RunSpecRecord):

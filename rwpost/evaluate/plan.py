@@ -29,7 +29,7 @@ from rwpost.evaluate.log import RunMetrics, read_log
 from rwpost.evaluate.registry import resolve_detector
 from rwpost.evaluate.run import evaluate
 from rwpost.evaluate.runner import RunSpec
-from rwpost.evaluate.task import Cell, EvidenceSource, grid
+from rwpost.evaluate.task import Cell, EvidenceSource, check_evidence_k, grid
 from rwpost.executors import ExecutorParams, ShardJob, ShardStore, run_job
 
 
@@ -273,6 +273,13 @@ def run_plan(
     ``store``: the runs without one are run by the executor (:class:`rwpost.executors.Executor`), and the
     results are read back from the runs' ``metrics.json`` once every run has its marker (else one line
     names those missing)."""
+    for planned in plan:  # a k beyond every sample's evidence is refused before any run writes
+        try:
+            check_evidence_k(planned.spec.setting, data.test)
+        except ConfigError as exc:
+            if where is None:
+                raise
+            raise ConfigError(f"{where}/{planned.spec.system}: {exc}") from exc
     options = dict(
         encode=encode, progress=progress, overwrite=overwrite, on_change=on_change, where=where, plots=plots
     )

@@ -218,6 +218,22 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
             else ""
         ),
         *_training(manifest),
+        *(
+            [
+                "Asked through the provider's Batch API (--batch-api): the calls it answered are priced at "
+                "its rate."
+            ]
+            if manifest.batch_api
+            else []
+        ),
+        *(
+            [
+                f"Deterministic detector: run once, not the {manifest.repeats_asked} repeats asked (its "
+                "answers do not depend on the seed, so every repeat would be the same)."
+            ]
+            if manifest.repeats_asked
+            else []
+        ),
         f"Answered: {coverage_cell(metrics.coverage)}"
         + (" - below 100 %: read the scores with the failure policy below." if metrics.partial() else "."),
     ]
@@ -386,10 +402,17 @@ def markdown(metrics: RunMetrics, manifest: RunManifest, plots: Sequence[Path]) 
             f"{recall} ({urls.samples_citing} samples cite URLs)"
         )
         kp = explanations.key_points
-        if kp:
+        if kp and kp.not_scored:
+            lines.append(f"- key-point coverage: - (not scored: {kp.not_scored})")
+        elif kp:
             lines.append(
                 f"- key-point coverage: {_fmt(kp.coverage)} at cosine >= {kp.threshold} "
                 f"(mean similarity {_fmt(kp.mean_similarity)}, {kp.samples} samples)"
+            )
+        else:
+            lines.append(
+                "- key-point coverage: - (not scored: key points off, --no-key-points or "
+                "evaluate.key_points: false)"
             )
     if metrics.input_problems:
         lines.append(f"- input problems (see input_report.json): {metrics.input_problems}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,8 @@ class RunSpec:
     """The input cell (T, T+I, T+E, T+I+E, T+I+W, evidence-k); a name or an alias is parsed."""
     seed: int = 0
     repeats: int = 1
+    repeats_asked: int | None = None
+    """The repeats asked of a deterministic detector, which runs once (:func:`run` sets it)."""
     batch_size: int = 16
     n_resamples: int = 1000
     name: str | None = None
@@ -297,6 +299,8 @@ def run(
     if train:
         refuse_duplicate_ids(train, "the training samples")
     first = make(spec.detector, spec.config)
+    if spec.repeats > 1 and first.capabilities.deterministic:  # the same answers every time: run once
+        spec = replace(spec, repeats=1, repeats_asked=spec.repeats)
     identity = run_identity(samples, spec, first, train, data_info)
     info = data_info or {}
     inputs = [info.get("path"), (info.get("train") or {}).get("path"), *first.inputs().files]
@@ -355,6 +359,8 @@ def run(
         failures=spec.failures,
         batch_size=spec.batch_size,
         bootstrap_resamples=spec.n_resamples,
+        batch_api=spec.batch_api,
+        repeats_asked=spec.repeats_asked,
         device=detector.device,
         data=data_record(samples, train, identity, data_info),
         train=train_record(train, identity),

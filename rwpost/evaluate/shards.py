@@ -39,9 +39,9 @@ from rwpost.evaluate.plan import (
     shard_id,
     uses_local_model,
 )
-from rwpost.evaluate.task import EVIDENCE_SEED, EvidenceSampler
+from rwpost.evaluate.task import EVIDENCE_SEED, EvidenceKBeyond, EvidenceSampler
 from rwpost.executors import ExecutorParams, ShardJob, ShardStore, Submitted, run_job
-from rwpost.io import write_json
+from rwpost.io import read_json, write_json
 from rwpost.llm.config import connection_from_env
 from rwpost.llm.types import PriceTable
 
@@ -56,6 +56,20 @@ class SetAside:
 
 Result = tuple[str, PlannedRun, RunMetrics | SetAside]
 """One finished run: its subset, the run, its typed metrics (or why it was set aside)."""
+
+SET_ASIDE_FILE = "set_aside.json"
+"""A sharded run set aside: its reason, in the shard's folder of the store (the shard's marker holds it)."""
+
+
+def untrainable(exc: ConfigError, data: EvalData) -> SetAside | None:
+    """A run's refusal that is the split's doing, set aside: a training split of fewer than two labels (a
+    detector that learns cannot train on it), or an evidence-k beyond every test sample's evidence
+    (:class:`~rwpost.evaluate.task.EvidenceKBeyond`); None for any other refusal (the stage stops)."""
+    if isinstance(exc, EvidenceKBeyond) or isinstance(exc.__cause__, EvidenceKBeyond):  # (named by run)
+        return SetAside(str(exc))
+    if len({s.label for s in data.train or () if s.label is not None}) >= 2:
+        return None
+    return SetAside(str(exc))
 
 
 class Version(Protocol):
@@ -228,9 +242,10 @@ def evaluate_all(settings: EvaluateSettings, dataset: Version, *, module: str) -
             try:
                 ran = run_plan([one], data, where=f"evaluate {subset}", **options)
             except ConfigError as exc:
-                if len({s.label for s in data.train or () if s.label is not None}) >= 2:
+                aside = untrainable(exc, data)
+                if aside is None:
                     raise  # not the split's doing: the stage stops, as before
-                results.append((subset, one, SetAside(str(exc))))
+                results.append((subset, one, aside))
                 continue
             results.extend((subset, planned, metrics) for planned, metrics in ran)
     return results
@@ -304,16 +319,25 @@ def run_shard(settings: EvaluateSettings, dataset: Version, shard: str) -> None:
     data, store = _data(settings, dataset, subset), _store(settings)
     key = run_key(planned, data)
     if not store.done(shard, key):
-        evaluate_shard(
-            planned,
-            data,
-            store,
-            key,
-            progress=False,
-            overwrite=False,
-            where=f"evaluate {subset}",
-            **_options(settings),
-        )
+        aside = store.folder(shard) / SET_ASIDE_FILE
+        aside.unlink(missing_ok=True)  # an earlier run's reason never outlives a new try
+        try:
+            evaluate_shard(
+                planned,
+                data,
+                store,
+                key,
+                progress=False,
+                overwrite=False,
+                where=f"evaluate {subset}",
+                **_options(settings),
+            )
+        except ConfigError as exc:  # as the unsharded stage: a run that cannot train is set aside
+            reason = untrainable(exc, data)
+            if reason is None:
+                raise
+            write_json(aside, {"shard": shard, "reason": reason.reason})
+            store.finish(shard, key, [aside])
 
 
 def merge(settings: EvaluateSettings, dataset: Version) -> list[Result]:
@@ -321,7 +345,15 @@ def merge(settings: EvaluateSettings, dataset: Version) -> list[Result]:
     runs, store = _runs(settings), _store(settings)
     data = {subset: _data(settings, dataset, subset) for subset in settings.subsets}
     store.require({shard: run_key(p, data[subset]) for shard, (subset, p) in runs.items()}, "evaluate")
-    return [(subset, p, read_log(p.out / "metrics.json", RunMetrics)) for subset, p in runs.values()]
+    return [(subset, p, _finished(store, shard, p)) for shard, (subset, p) in runs.items()]
+
+
+def _finished(store: ShardStore, shard: str, planned: PlannedRun) -> RunMetrics | SetAside:
+    """A finished shard's metrics, or the reason it was set aside (:data:`SET_ASIDE_FILE`)."""
+    aside = store.folder(shard) / SET_ASIDE_FILE
+    if aside.exists():
+        return SetAside(str(read_json(aside)["reason"]))
+    return read_log(planned.out / "metrics.json", RunMetrics)
 
 
 def _run_sharded(settings: EvaluateSettings, dataset: Version, module: str) -> list[Result] | Submitted:

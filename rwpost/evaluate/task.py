@@ -127,6 +127,27 @@ def grid(cells: Sequence[str | Cell] | None = None, ks: Sequence[int] = ()) -> l
     return list(dict.fromkeys(out))
 
 
+class EvidenceKBeyond(ConfigError):
+    """An evidence-k beyond every sample's gold evidence (:func:`check_evidence_k`): the data's doing, so
+    the evaluate stage sets its run aside with this reason, as a split too small to train on."""
+
+
+def check_evidence_k(cell: Cell | str, samples: Sequence[Sample]) -> None:
+    """Refuse an evidence-k cell whose k is above the gold evidence of every sample: each would get all of
+    its items, the plain gold-evidence cell under another name (accepted silently before). Data without
+    any gold evidence is not checked: a predictions file's cell names what the other system saw."""
+    cell = Cell.parse(cell)
+    if cell.k is None:
+        return
+    most = max((len(s.evidence) for s in samples), default=0)
+    if 0 < most < cell.k:
+        plain = replace(cell, k=None, alias=None)
+        raise EvidenceKBeyond(
+            f"--k {cell.k} ({cell}): beyond every sample's gold evidence (the most any sample has is "
+            f"{most}), so each would get all of its items, as in {plain}: give a k of {most} or less"
+        )
+
+
 def evidence_subset(sample: Sample, k: int, seed: int = EVIDENCE_SEED) -> list[Evidence]:
     """At most ``k`` of the sample's evidence items: the first ``k`` of one seeded permutation per claim
     (so subsets are nested as k grows), in their original order."""
@@ -241,7 +262,9 @@ class EvalTask:
     @classmethod
     def of(cls, cell: Cell | str, samples: Sequence[Sample], **values: Any) -> EvalTask:
         """The task of ``cell`` over ``samples``: their label space (:func:`task_labels`), and their
-        positions when the authors' evidence sampler draws by position."""
+        positions when the authors' evidence sampler draws by position; an evidence-k above every
+        sample's evidence is refused (:func:`check_evidence_k`)."""
+        check_evidence_k(cell, samples)
         if values.get("evidence_sampler") == "authors":
             values["positions"] = {s.id: i for i, s in enumerate(samples)}
         return cls(Cell.parse(cell), task_labels(samples), **values)
@@ -280,8 +303,10 @@ __all__ = [
     "Cell",
     "EvalTask",
     "EvidenceSampler",
+    "EvidenceKBeyond",
     "EvidenceSource",
     "blind",
+    "check_evidence_k",
     "authors_evidence_subset",
     "evidence_subset",
     "grid",

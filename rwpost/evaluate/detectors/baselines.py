@@ -49,6 +49,7 @@ class MajorityClass(_PriorDetector):
     """Always the most frequent training label; probabilities are the training label frequencies."""
 
     name = "majority"
+    capabilities = Capabilities(needs_training=True, deterministic=True)
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
         prior = self._fitted_prior()
@@ -83,6 +84,7 @@ class CategoryPrior(_PriorDetector):
     """
 
     name = "category-prior"
+    capabilities = Capabilities(needs_training=True, deterministic=True)
 
     class Config(BaseModel):
         model_config = ConfigDict(extra="forbid")

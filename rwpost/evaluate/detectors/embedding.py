@@ -48,7 +48,8 @@ class EmbeddingDetector(Detector):
 
     name = "embedding"
     # the OCR text of an image cell, never the image itself
-    capabilities = Capabilities(needs_training=True, uses_gpu=True)
+    # deterministic: the sentence encoder and scikit-learn's lbfgs solver use no seed
+    capabilities = Capabilities(needs_training=True, uses_gpu=True, deterministic=True)
 
     class Config(BaseModel):
         model_config = ConfigDict(extra="forbid")

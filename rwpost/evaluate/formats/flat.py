@@ -1,11 +1,12 @@
 """Score any external system (AgentFact, DEFAME, T2Agent...) from a file of its predictions.
 
-A JSONL or CSV file with one row per sample: ``id`` (or ``news_url``, the fact-check article URL the
-id is computed from), ``label`` and optionally ``probabilities`` (a JSON object label -> probability, or
-``prob_<Label>`` CSV columns), ``explanation`` and ``evidence_urls`` (a JSON list, or URLs separated by
-whitespace or ``;`` in CSV). Nothing is silently dropped: rows with unknown ids or labels, duplicate
-ids and samples with no row are all listed in :meth:`PredictionsFileDetector.check`'s report; a sample
-with no usable row gets a prediction with no label (scored as wrong, with the reason).
+The flat format: a JSONL file (one JSON object a line) or a CSV file with a header (``.csv``), one row
+per sample, with the fields of :data:`FLAT_FIELDS` (the README's "Scoring another system's predictions
+file" lists the same); any other field is ignored. Nothing is silently dropped: rows with unknown ids or
+labels, duplicate ids (the first row is used) and samples with no row are all listed in
+:meth:`PredictionsFileDetector.check`'s report (``input_report.json``); a line that does not read is a bad
+row, counted with its reason; a sample with no usable row gets a prediction with no label (scored under
+the run's failure policy, with the reason).
 """
 
 from __future__ import annotations
@@ -25,6 +26,26 @@ from rwpost.evaluate.task import EvalTask
 from rwpost.ids import record_id
 from rwpost.labels import Label
 from rwpost.records import Sample
+
+FLAT_FIELDS: dict[str, str] = {
+    "id": "the sample's id (`rw-` and 16 hex digits, as in the data); required unless `news_url` is given",
+    "news_url": "the fact-check article's URL, from which the id is computed (the scheme, `www.`, the host's "
+    "letter case, the query and a missing trailing slash do not change it); read when `id` is absent",
+    "label": "the answer: True, False, Unproven, Mixture or Outdated in any letter case; another word is an "
+    "unknown label (reported, the sample unanswered), or with `--data labels:FILE` an answer in that "
+    "file's own labels",
+    "probabilities": "optional: a JSON object label -> probability (in CSV, JSON text); scored (ROC-AUC, "
+    "ECE) only when each is in [0, 1] and they sum to 1 within 0.001, else counted as invalid",
+    "prob_<Label>": "optional: one field (a CSV column) per label, `prob_True`, `prob_False`..., read when "
+    "`probabilities` is absent",
+    "explanation": "optional: the system's explanation text (key-point coverage, the paired explanations "
+    "file)",
+    "evidence_urls": "optional: the URLs the answer cites, a JSON list (in CSV, JSON text or URLs "
+    "separated by spaces or `;`); scored against the gold evidence URLs and audited for blocked "
+    "fact-check domains (scheme, `www.`, host case and trailing slashes ignored; text that is not a URL, "
+    "such as `[1]`, matches no gold URL)",
+}
+"""The flat format's fields: name -> what it holds (documented in the README from this table)."""
 
 
 def _json_text(text: str, where: str, name: str) -> Any:
@@ -135,7 +156,8 @@ class PredictionsFileDetector(Detector):
     """
 
     name = "predictions"
-    capabilities = Capabilities(retrieves=True)  # the file holds whatever the system did, retrieval included
+    # the file holds whatever the system did, retrieval included; its answers are the same every repeat
+    capabilities = Capabilities(retrieves=True, deterministic=True)
 
     class Config(BaseModel):
         model_config = ConfigDict(extra="forbid")

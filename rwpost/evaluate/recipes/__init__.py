@@ -8,7 +8,9 @@ with where it stands (table, row, column). ``rwpost evaluate --recipe NAME --dat
 recipe's runs on the given data (``--set``/``--model`` substitute options in every row, e.g. another
 model or a loopback server); params.yaml's ``evaluate.recipe`` does the same for the stage. The leaderboard
 of a recipe run then shows, for every figure of the dataset scored, the paper's value, ours with its 95%
-bootstrap interval, and the difference (:func:`beside_paper`), in the paper's unit.
+bootstrap interval, and the difference (:func:`beside_paper`), in the paper's unit, and each component the
+run substituted for the recipe's (another model, search or base URL, read from the run's manifest): such a
+row is marked as a smoke test, not a reproduction.
 
 The runs' dataset is the benchmark of ``--data NAME:FOLDER`` (:mod:`rwpost.evaluate.datasets`), or
 ``rwpost`` for RW-Post's own files; a run belongs to a row by its label (the first part of its system name).
@@ -30,6 +32,7 @@ from rwpost.evaluate.metrics import HEADLINE
 from rwpost.evaluate.plan import DetectorEntry
 from rwpost.io import validation_problem
 from rwpost.markdown import markdown_table
+from rwpost.urls import url_parts
 
 RWPOST = "rwpost"
 """The dataset name of RW-Post's own files (released JSONL, Parquet splits, the bundled sample)."""
@@ -178,14 +181,59 @@ def recipe_for_data(name: str, data: str | Path, settings: dict[str, Any]) -> Re
     return chosen
 
 
-def _datasets(run: Path) -> tuple[str, ...]:
+def _manifest(run: Path) -> RunManifest | None:
+    path = run / "manifest.json"
+    return read_log(path, RunManifest) if path.exists() else None
+
+
+def _datasets(manifest: RunManifest | None) -> tuple[str, ...]:
     """The names a run's dataset matches a figure by: the benchmark, and the benchmark with its split
     (``mmfakebench/val``: a figure of the paper's split sits beside runs on that split only)."""
-    path = run / "manifest.json"
-    data = read_log(path, RunManifest).data if path.exists() else None
+    data = manifest.data if manifest is not None else None
     if data is None or not data.benchmark:
         return (RWPOST,)
     return (data.benchmark, f"{data.benchmark}/{data.split}") if data.split else (data.benchmark,)
+
+
+def _same(ran: Any, wanted: Any) -> bool:
+    """Whether a run's resolved option is the recipe's (a single value a detector resolves to a list of
+    one, ``ablate: sp`` -> ``["sp"]``, is the same)."""
+    if isinstance(ran, (list, tuple)) and not isinstance(wanted, (list, tuple)):
+        return list(ran) == [wanted]
+    if isinstance(ran, (list, tuple)):
+        return list(ran) == list(wanted)
+    return bool(ran == wanted)
+
+
+def _server(url: str) -> str:
+    """A base URL as the leaderboard names it: host and port only (never a credential it may hold)."""
+    parts = url_parts(url)
+    return f"{parts.hostname or url}{f':{parts.port}' if parts.port else ''}"
+
+
+def substitutions(row: RecipeRow, manifest: RunManifest | None) -> list[str] | None:
+    """What a run of ``row`` ran with in place of the paper's components, from the run's manifest (the
+    detector's options as resolved): each recipe option the run changed (``search: loopback (recipe:
+    serper)``) and a base URL other than the provider's default (``base_url: 127.0.0.1:8000``). Empty: the
+    recipe's components as written; None: a run without a manifest (not known)."""
+    if manifest is None:
+        return None
+    config = manifest.detector_config
+    ran = (config[0] if config else {}) if isinstance(config, list) else config
+    found = [
+        f"{key}: {_plain(ran.get(key))} (recipe: {_plain(wanted)})"
+        for key, wanted in row.config.items()
+        if key in ran and not _same(ran[key], wanted)
+    ]
+    if ran.get("base_url") and "base_url" not in row.config:
+        found.append(f"base_url: {_server(str(ran['base_url']))} (recipe: the provider's API)")
+    return found
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
 
 
 def _num(value: float | None, scale: float, sign: str = "") -> str:
@@ -195,8 +243,16 @@ def _num(value: float | None, scale: float, sign: str = "") -> str:
     return f"{value:{sign}.1f}" if scale >= 100 else f"{value:{sign}.3f}"
 
 
-def _record(fig: PaperFigures, key: str, setting: str | None, metrics: RunMetrics | None, scale: float):
-    """One figure and metric beside our score, all in the paper's unit."""
+def _record(
+    fig: PaperFigures,
+    key: str,
+    setting: str | None,
+    metrics: RunMetrics | None,
+    scale: float,
+    substituted: list[str] | None = None,
+):
+    """One figure and metric beside our score, all in the paper's unit; ``substituted``: what the run
+    changed of the recipe's components (:func:`substitutions`)."""
     if fig.view.startswith(BENCHMARK_TABLE):  # the benchmark's own table: no interval
         tables = (metrics.benchmark_scores or {}) if metrics is not None else {}
         value = tables.get(fig.view.removeprefix(BENCHMARK_TABLE), {}).get(TABLE_KEYS.get(key, key))
@@ -212,6 +268,8 @@ def _record(fig: PaperFigures, key: str, setting: str | None, metrics: RunMetric
         "ci95": None if ci is None else [c * scale for c in ci],
         "difference": None if ours is None else ours - fig.values[key],
         "not_run": metrics is None,
+        "substitutions": None if metrics is None else substituted,
+        "reproduction": None if metrics is None or substituted is None else not substituted,
     }  # fmt: skip
 
 
@@ -224,33 +282,49 @@ def _cells(r: dict[str, Any], scale: float) -> list[Any]:
             ours += f" [{_num(r['ci95'][0], scale)}, {_num(r['ci95'][1], scale)}]"
     return [
         r["system"], r["dataset"], r["setting"] or "-", TITLES[r["metric"]], _num(r["paper"], scale),
-        ours, _num(r["difference"], scale, "+"), r["where"],
+        ours, _num(r["difference"], scale, "+"), _substituted_cell(r), r["where"],
     ]  # fmt: skip
+
+
+def _substituted_cell(r: dict[str, Any]) -> str:
+    if r["not_run"]:
+        return "-"
+    if r["substitutions"] is None:
+        return "not known (no manifest)"
+    return "; ".join(r["substitutions"]) or "none"
 
 
 def beside_paper(runs: Sequence[str | Path], recipe: Recipe) -> tuple[list[str], list[dict[str, Any]]]:
     """The paper's figures beside these runs' scores: Markdown lines and one record per figure and metric
-    (``paper``, ``ours``, ``ci95``, ``difference``: ours - paper, all in the paper's unit). Only the
+    (``paper``, ``ours``, ``ci95``, ``difference``: ours - paper, all in the paper's unit;
+    ``substitutions``: what the run changed of the recipe's components, :func:`substitutions`, and
+    ``reproduction``: true only when it changed none). Only the
     figures of the datasets the runs scored are shown; a row no run matches is "not run here"."""
-    found: dict[tuple[str, str], list[tuple[str, RunMetrics]]] = {}
+    found: dict[tuple[str, str], list[tuple[str | None, RunMetrics | None, list[str] | None]]] = {}
+    row_of = {r.label: r for r in recipe.rows}
     paper_of = {r.label: r.paper for r in recipe.rows}
     for run in map(Path, runs):
         metrics = read_log(run / "metrics.json", RunMetrics)
         label = metrics.system.split("/")[0]
         if label in paper_of:
-            for dataset in _datasets(run):
-                found.setdefault((dataset, paper_of[label]), []).append((metrics.setting, metrics))
+            manifest = _manifest(run)
+            changed = substitutions(row_of[label], manifest)
+            for dataset in _datasets(manifest):
+                found.setdefault((dataset, paper_of[label]), []).append((metrics.setting, metrics, changed))
     datasets = {dataset for dataset, _ in found}
     records = [
-        _record(fig, key, setting, metrics, recipe.scale)
+        _record(fig, key, setting, metrics, recipe.scale, changed)
         for fig in recipe.figures
         if fig.dataset in datasets
-        for setting, metrics in found.get((fig.dataset, fig.system)) or [(None, None)]
+        for setting, metrics, changed in found.get((fig.dataset, fig.system)) or [(None, None, None)]
         for key in recipe.metrics
         if key in fig.values
     ]
     unit = "percent" if recipe.scale >= 100 else "fractions"
-    header = ["paper row", "dataset", "our cell", "metric", "paper", "ours [95% CI]", "ours - paper", "where"]
+    header = [
+        "paper row", "dataset", "our cell", "metric", "paper", "ours [95% CI]", "ours - paper",
+        "substituted", "where",
+    ]  # fmt: skip
     lines = [
         f"## Beside the paper: {recipe.title}",
         "",
@@ -261,6 +335,13 @@ def beside_paper(runs: Sequence[str | Path], recipe: Recipe) -> tuple[list[str],
         "",
         *(f"- {note}" for note in recipe.notes),
     ]
+    if any(r["substitutions"] for r in records):
+        lines += [
+            "",
+            "**Substituted components:** a row whose `substituted` cell names an option ran with it in "
+            "place of the recipe's (from the run's manifest): its figures are a smoke test of the toolkit, "
+            "not a reproduction of the paper's.",
+        ]
     if not records:
         lines += ["", "No run matches a row of the recipe (labels: " + ", ".join(paper_of) + ")."]
     return lines, records
@@ -276,4 +357,5 @@ __all__ = [
     "load_recipe",
     "recipe_names",
     "stage_settings",
+    "substitutions",
 ]

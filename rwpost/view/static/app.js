@@ -380,7 +380,8 @@ async function leaderboardPage(key) {
   const data = await api(`/api/leaderboard/${key}`);
   crumb([[data.source.label, `#/leaderboard/${key}`]]);
   const titles = data.metric_titles;
-  const cols = [{ title: "system", cell: (r) => r.run_key ? h("a", { href: `#/run/${r.run_key}` }, r.system) : fmt(r.system) },
+  const shown = (r) => r.distinct ? `${r.system} (${r.distinct})` : r.system; // runs of one name told apart
+  const cols = [{ title: "system", cell: (r) => r.run_key ? h("a", { href: `#/run/${r.run_key}` }, shown(r)) : fmt(shown(r)) },
     { title: "data", key: "data" }, { title: "n", key: "n", num: true }, { title: "failures", key: "failures" },
     { title: "coverage", cell: (r) => r.coverage ? `${r.coverage.answered}/${r.coverage.total}` : "–" }];
   for (const [k, title] of Object.entries(titles)) cols.push({ title, num: true, cell: (r) => fmt(r[k]) + (r.ci95 && r.ci95[k] ? ` [${fmt(r.ci95[k][0])}, ${fmt(r.ci95[k][1])}]` : "") });
