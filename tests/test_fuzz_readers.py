@@ -933,3 +933,29 @@ def test_json_nested_too_deeply_names_file_and_line(capsys, tmp_path, reader):
         assert code == 1, err
         lines = [x for x in err.splitlines() if x.strip()]
         assert len(lines) == 1 and expected in lines[0], err
+
+
+@pytest.mark.parametrize("option", ["--prices", "--set toolset", "--set value"])
+def test_json_nested_too_deeply_in_an_option_is_one_line_naming_it(capsys, tmp_path, option):
+    """The other JSON a run reads (a price table, a t2agent toolset file, a ``--set`` value): ``[``x100000
+    is a one-line usage error (exit 2) naming the file and line or the option, and nothing is written."""
+    deep = tmp_path / "deep.json"
+    deep.write_bytes(b'{\n"tools": ' + DEEP)
+    data, out = tmp_path / "data.jsonl", tmp_path / "run"
+    data.write_bytes(SEED_DATA)
+    args, said = {
+        "--prices": (["--detector", "majority", "--prices", deep],
+                     f"{deep}: not a readable YAML or JSON price table (JSON nested too deeply at line 2)"),
+        "--set toolset": (["--detector", "t2agent", "--model", "m", "--setting", "T+I+W", "--set",
+                           f"toolset={deep}", "--set", "search=loopback"],
+                          f"{deep}: not a toolset file written by --select-tools (JSON nested too deeply at "
+                          "line 2)"),
+        "--set value": (["--detector", "majority", "--set", "x=" + "[" * 100_000],
+                        "--set x: JSON nested too deeply"),
+    }[option]  # fmt: skip
+    capsys.readouterr()
+    code = main([str(a) for a in ["evaluate", "--data", data, *args, "--out", out, "--no-progress"]])
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert code == 2 and len(lines) == 1 and said in lines[0], err
+    assert not out.exists()

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from rwpost.commands import bundled_sample
 from rwpost.commands.tables import print_table
-from rwpost.errors import ConfigError, interrupted_exit, interrupted_line, sigterm_interrupts
+from rwpost.errors import ConfigError, RecordError, interrupted_exit, interrupted_line, sigterm_interrupts
 
 if TYPE_CHECKING:
     from rwpost.evaluate.log import RunMetrics
@@ -31,6 +31,8 @@ def _parse_sets(pairs: list[str] | None) -> dict[str, Any]:
             config[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
             config[key.strip()] = value
+        except RecursionError:  # [ x 100000: not a value any option takes
+            raise ConfigError(f"--set {key.strip()}: JSON nested too deeply") from None
     return config
 
 
@@ -40,15 +42,15 @@ def _read_prices(path: Path | None) -> dict[str, Any] | None:
     import yaml
 
     from rwpost.evaluate.ledger import read_price_table
-    from rwpost.io import read_text
+    from rwpost.io import decode_json, read_text
 
     if not path.exists():
         raise ConfigError(f"price table not found: {path}")
     text = read_text(path)
     try:  # JSON first: YAML refuses valid JSON indented with tabs
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problem = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        data = decode_json(text, str(path))
+    except RecordError as exc:  # not JSON, or nested too deeply
+        problem = f"{exc.problem} at line {exc.line}"
         if not text.lstrip().startswith(("{", "[")):
             try:
                 data = yaml.safe_load(text)
