@@ -94,7 +94,8 @@ class CrawlConfig(BaseModel):
     max_articles: Annotated[int, BeforeValidator(_count)] = 0
     """0: no limit."""
     user_agent: str | None = None
-    """None: ``rwpost-crawler/<version> (+project URL; research crawler)``."""
+    """None: the spider's ``rwpost-crawler/<version> (research crawler for the RW-Post fact-checking
+    dataset)``; a feed is fetched as ``rwpost-crawler``. Either with `` contact: <contact>`` after it."""
     contact: str | None = None
     """Required for a live crawl; appended to the User-Agent."""
     throttle: bool = True

@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import signal
 import stat
 import threading
@@ -515,15 +516,50 @@ def decode_line(raw: bytes, source: str, line: int) -> str:
     return text[1:] if line == 1 and text.startswith("\ufeff") else text
 
 
-def parse_json_line(text: str, source: str, line: int) -> Any:
-    """One JSON value of a JSONL line; a bad line raises :class:`RecordError` with its file and line."""
+_DECODER = json.JSONDecoder()
+_NESTING = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[{\]}\n]')
+"""What moves a JSON text's nesting depth or line: a string (skipped whole), a bracket, a newline."""
+
+
+def _deepest_line(text: str, start: int = 0) -> int:
+    """The line of ``text`` where the JSON value from ``start`` first reaches its deepest nesting (where
+    a recursive decoder gives up)."""
+    line = best_line = text.count("\n", 0, start) + 1
+    depth = best = 0
+    for match in _NESTING.finditer(text, start):
+        token = match.group()
+        if token == "\n":
+            line += 1
+        elif token in "[{":
+            depth += 1
+            if depth > best:
+                best, best_line = depth, line
+        elif token in "]}":
+            depth -= 1
+            if depth <= 0:
+                break
+    return best_line
+
+
+def decode_json(text: str, source: str, *, line: int | None = None, at: int | None = None) -> Any:
+    """The one parser of JSON text read from a file: the value of ``text`` (``at``: the value starting at
+    that offset, returned with the offset after it, as ``raw_decode`` does). Text that is not JSON, or
+    nested too deeply to decode (``[`` x 100000: a ``RecursionError``), is a :class:`RecordError` naming
+    ``source`` and the line: ``line`` where the text is one line of the file (JSONL, a CSV cell), else
+    the line in ``text`` where the problem is."""
     try:
-        return json.loads(text)
+        return json.loads(text) if at is None else _DECODER.raw_decode(text, at)
     except json.JSONDecodeError as exc:
         problem = f"not valid JSON ({exc.msg} at column {exc.colno})"
-        raise RecordError(problem, source=source, line=line) from exc
+        raise RecordError(problem, source=source, line=line or exc.lineno) from exc
     except RecursionError as exc:
-        raise RecordError("JSON nested too deeply", source=source, line=line) from exc
+        where = line or _deepest_line(text, at or 0)
+        raise RecordError("JSON nested too deeply", source=source, line=where) from exc
+
+
+def parse_json_line(text: str, source: str, line: int) -> Any:
+    """One JSON value of a JSONL line; a bad line raises :class:`RecordError` with its file and line."""
+    return decode_json(text, source, line=line)
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
@@ -548,15 +584,7 @@ def read_text(path: str | os.PathLike[str]) -> str:
 def read_json(path: str | os.PathLike[str], *, text: str | None = None) -> Any:
     """The JSON value of a whole file; a missing, unreadable or malformed file is one :class:`RecordError`.
     ``text``: the file's text (:func:`read_text`) when the caller has already read it."""
-    source = str(path)
-    text = read_text(path) if text is None else text
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        problem = f"not valid JSON ({exc.msg} at column {exc.colno})"
-        raise RecordError(problem, source=source, line=exc.lineno) from exc
-    except RecursionError as exc:
-        raise RecordError("JSON nested too deeply", source=source) from exc
+    return decode_json(read_text(path) if text is None else text, str(path))
 
 
 def iter_jsonl(

@@ -41,6 +41,8 @@ class BuildInfo:
     extractor_backend: str
     extractor_model: str | None = None
     prompt_version: str | None = None
+    prompt_changes: str | None = None
+    """What the extractor's prompt (or rule) version changed, when its backend says (the card names it)."""
     date_window: tuple[str | None, str | None] = (None, None)
     seed: int = 0
     ratio: float = 4.29
@@ -145,7 +147,8 @@ def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
         f"- Source: {manifest['source']}",
         f"- Extractor backend: **{info.extractor_backend}**"
         + (f", model `{info.extractor_model}`" if info.extractor_model else "")
-        + (f", prompt version `{info.prompt_version}`" if info.prompt_version else ""),
+        + (f", prompt version `{info.prompt_version}`" if info.prompt_version else "")
+        + (f" ({info.prompt_changes})" if info.prompt_changes else ""),
         f"- Source date window: {info.date_window[0] or 'any'} to {info.date_window[1] or 'today'}",
         f"- Splits: dev : test = 1 : {info.ratio} per label (paper section III), stratified by label and "
         f"category, near-duplicate clusters kept on one side, seed {info.seed}",

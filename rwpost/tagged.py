@@ -176,6 +176,13 @@ def _sentence_around(text: str, start: int, spans: list[tuple[int, int]]) -> str
     return ""
 
 
+def link_context(text: str, link_id: int) -> str:
+    """The sentence of ``text`` around the first tag of link ``link_id`` (as the link table's context);
+    ``""`` when ``text`` does not tag it."""
+    match = next((m for m in TAG_RE.finditer(text) if int(m.group(2)) == link_id), None)
+    return _sentence_around(text, match.start(), sentence_spans(text)) if match else ""
+
+
 def _with_contexts(text: str, links: list[Link]) -> list[Link]:
     first: dict[int, re.Match[str]] = {}
     for match in TAG_RE.finditer(text):

@@ -43,7 +43,7 @@ def test_records_become_samples_with_three_classes_and_misleading_outside_them(t
         ([{**CLAIMREVIEW[0], "date": "9 April 2024"}], None, "field 'date': expected a date like"),
         ([{**CLAIMREVIEW[0], "image": [3]}], None, "field 'image': expected an image path"),
         ([CLAIMREVIEW[0], CLAIMREVIEW[0]], None, "test.json:11: repeats the claim of line 2"),
-        ([], '[\n{"text": "a",\n  "label": supported}\n]', "test.json:3: not JSON"),
+        ([], '[\n{"text": "a",\n  "label": supported}\n]', "test.json:3: not valid JSON"),
     ],
 )
 def test_a_broken_record_is_one_line_naming_file_line_and_field(tmp_path, records, raw, problem):

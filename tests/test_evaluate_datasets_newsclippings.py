@@ -50,7 +50,7 @@ def test_pairs_become_samples_with_binary_labels_and_the_caption_and_image_of_tw
             None,
             "test.json:10, record annotations[1], field 'id'",
         ),
-        ([], '{"annotations": [\n{"id": 11,\n', "test.json:3: not JSON"),
+        ([], '{"annotations": [\n{"id": 11,\n', "test.json:3: not valid JSON"),
         # the released files are one line: the annotation's index tells which
         (
             [],

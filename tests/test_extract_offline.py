@@ -17,6 +17,7 @@ import pytest
 
 from benchmarks.extract_quality import load_real, post_reference, run_real, score_real
 from rwpost.extract.offline import OfflineExtractor, evidence_links, is_never_evidence, link_key
+from rwpost.records import Link, TaggedArticle
 
 REAL = Path(__file__).parent / "fixtures" / "snopes_html"
 GOLD_DIR = "with-rwpost-gold/"
@@ -168,6 +169,46 @@ def test_a_picture_a_cited_page_introduces_is_that_page_cited_once():
         "https://archive.li/3UP65",
         "https://us-east-1.tchyn.io/snopes-production/uploads/2018/04/30226441_1745278768844782_6072494758747824213_n.jpg",
     ]
+
+
+def _covered(body_cites_cover: bool) -> TaggedArticle:
+    """An article as the tagger writes it: the cover (the page's lead image, outside the body) tagged
+    first with its alt text as anchor and no sentence, then the body, whose post image is the cover again
+    (``body_cites_cover``) or another image."""
+    cover, other = "https://www.snopes.com/uploads/cover.jpg", "https://www.snopes.com/uploads/post.jpg"
+    post = "[IMAGE 1: " + cover + "]" if body_cites_cover else "[IMAGE 2: " + other + "]"
+    page = "https://news.example.org/council-statement"
+    introduces = "The image that was shared along with it looked like this:"
+    text = (
+        f"[IMAGE 1: {cover}]\n\nIn March 2024 a claim spread on Facebook that a photograph showed a town "
+        f"hall painted gold overnight by its mayor.\n\n{introduces}\n\n{post}\n\nThe town council said "
+        f"the photograph was edited [WEBPAGE 3: {page}].\n\nWe rated this claim false: it was edited."
+    )
+    council = f"The town council said the photograph was edited [WEBPAGE 3: {page}]."
+    links = [
+        Link(id=1, kind="image", url=cover, anchor="cover", context=""),
+        Link(id=2, kind="image", url=other, context=introduces),
+        Link(id=3, kind="webpage", url=page, anchor="", context=council.replace(f" [WEBPAGE 3: {page}]", "")),
+    ]
+    return TaggedArticle(
+        id="covered", news_url="https://www.snopes.com/fact-check/gold-town-hall/", rating="False",
+        text=text, links=links if not body_cites_cover else [links[0], links[2]], word_count=60,
+    )  # fmt: skip
+
+
+def test_the_cover_is_no_evidence_unless_the_body_cites_it_and_then_where_the_body_does():
+    """Issue 39 (round 3 D16): the cover was the first evidence item of many demo articles, described as
+    its alt text ``cover`` and aligned to no key point; it illustrates the article. Cited again in the
+    body (the post's image shown as the cover), it is evidence in the body's place, described by the
+    body's sentence."""
+    alone = OfflineExtractor().extract(_covered(body_cites_cover=False))
+    assert [e.url.rsplit("/", 1)[-1] for e in alone.evidence] == ["post.jpg", "council-statement"]
+    cited = OfflineExtractor().extract(_covered(body_cites_cover=True))
+    assert [e.url.rsplit("/", 1)[-1] for e in cited.evidence] == ["cover.jpg", "council-statement"]
+    first = cited.evidence[0]
+    assert first.description == first.content == "The image that was shared along with it looked like this:"
+    assert [e.id for e in cited.evidence] == [1, 2]
+    assert all(e.description != "cover" for e in alone.evidence + cited.evidence)
 
 
 def test_one_key_per_linked_thing():

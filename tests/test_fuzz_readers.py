@@ -841,3 +841,121 @@ REGRESSIONS: dict[str, Callable[[pytest.CaptureFixture[str], dict[str, bytes]], 
 @pytest.mark.parametrize("case", sorted(REGRESSIONS))
 def test_fuzz_regressions(capsys, seed_runs, case):
     REGRESSIONS[case](capsys, seed_runs)
+
+
+DEEP = b"[" * 100_000
+"""The hostile review's L3 input: a hundred thousand open brackets (exit 70, RecursionError, before)."""
+
+
+def _deep_inputs(tmp: Path) -> dict[str, tuple[list[Any], Path, int | str, bool]]:
+    """Per reader: the command, the file holding :data:`DEEP` (on its line 3), the problem after
+    ``FILE:`` (a line number alone: ``3: JSON nested too deeply``), and whether the reader sets the record
+    aside (the run goes on) rather than refusing the file."""
+    from rwpost.io import write_jsonl
+    from tests.evaluate_helpers import MMFAKEBENCH, make_sample, mmfakebench_folder
+    from tests.test_t2agent_formats import detail, mmd_record, write_details
+
+    scoring = ["--no-progress", "--bootstrap", 0, "--no-key-points"]
+    samples = [make_sample(i, "False") for i in range(2)]
+    data = tmp / "samples.jsonl"
+    write_jsonl(data, samples)
+    record = json.dumps(MMFAKEBENCH[0]).encode()
+    mmfb = mmfakebench_folder(tmp, MMFAKEBENCH, raw=(b"[\n" + record + b",\n" + DEEP + b"\n]\n").decode())
+    (tmp / "ok").mkdir()
+    mmfb_ok = mmfakebench_folder(tmp / "ok", MMFAKEBENCH[:1])
+    mmd = tmp / "mmd" / "MMFakeBench_test.json"
+    mmd.parent.mkdir()
+    mmd.write_bytes(
+        b"[\n" + json.dumps(mmd_record(MMFAKEBENCH[0], ["Finish[MATCH]"])).encode() + b",\n" + DEEP
+    )
+    port = tmp / "port"
+    good = json.dumps(detail(0, samples[0], "False"), indent=2).encode()
+    deep = b'{\n  "index": 1,\n  "sample_id": ' + DEEP
+    folder = write_details(port, {"000_a.json": good, "001_b.json": deep})
+    flat = tmp / "flat.csv"
+    flat.write_bytes(csv_bytes([["id", "label", "evidence_urls"], [samples[0].id, "False", ""]]))
+    flat.write_bytes(flat.read_bytes() + f"{samples[1].id},False,".encode() + DEEP + b"\n")
+    generic = tmp / "system.json"
+    generic.write_bytes(
+        b"[\n" + json.dumps({"url": samples[0].id, "verdict": "False"}).encode() + b",\n" + DEEP
+    )
+    return {
+        "mmfakebench source": (
+            ["evaluate", "--data", f"mmfakebench:{mmfb}", "--detector", "majority", *scoring],
+            mmfb / "source" / "MMFakeBench_test.json", 3, False,
+        ),
+        "mmdagent predictions": (
+            ["evaluate", "--data", f"mmfakebench:{mmfb_ok}", "--predictions", mmd,
+             "--format", "mmdagent", *scoring],
+            mmd, 3, False,
+        ),
+        "t2agent-port detail": (
+            ["evaluate", "--data", data, "--predictions", port, *scoring], folder / "001_b.json", 3, True,
+        ),
+        "t2agent-port gold": (
+            ["evaluate", "--data", f"t2agent-port:{port}", "--predictions", port, *scoring],
+            folder / "001_b.json", 3, True,
+        ),
+        "flat csv evidence_urls cell": (
+            ["evaluate", "--data", data, "--predictions", flat, *scoring], flat,
+            "3: evidence_urls: JSON nested too deeply", True,
+        ),
+        "generic json predictions": (
+            ["evaluate", "--data", data, "--predictions", generic, "--format", "generic", "--id-field", "url",
+             "--label-field", "verdict", *scoring],
+            generic, 3, False,
+        ),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "reader",
+    ["mmfakebench source", "mmdagent predictions", "t2agent-port detail", "t2agent-port gold",
+     "flat csv evidence_urls cell", "generic json predictions"],
+)  # fmt: skip
+def test_json_nested_too_deeply_names_file_and_line(capsys, tmp_path, reader):
+    """Issue 39 / hostile L3: ``[``x100000 in a record is one line naming its file and line (the record set
+    aside where the reader sets records aside), never exit 70; one parser (rwpost.io) says it."""
+    args, path, line, set_aside = _deep_inputs(tmp_path)[reader]
+    before = path.read_bytes()
+    out = tmp_path / "run"
+    capsys.readouterr()
+    code = main([str(a) for a in [*args, "--out", out]])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert path.read_bytes() == before
+    expected = f"{path}:{line}" + (": JSON nested too deeply" if isinstance(line, int) else "")
+    if set_aside:
+        assert code == 0, err
+        report = json.loads((out / "input_report.json").read_text())
+        assert [row["reason"] for row in report["bad_rows"]] == [expected], report["bad_rows"]
+    else:
+        assert code == 1, err
+        lines = [x for x in err.splitlines() if x.strip()]
+        assert len(lines) == 1 and expected in lines[0], err
+
+
+@pytest.mark.parametrize("option", ["--prices", "--set toolset", "--set value"])
+def test_json_nested_too_deeply_in_an_option_is_one_line_naming_it(capsys, tmp_path, option):
+    """The other JSON a run reads (a price table, a t2agent toolset file, a ``--set`` value): ``[``x100000
+    is a one-line usage error (exit 2) naming the file and line or the option, and nothing is written."""
+    deep = tmp_path / "deep.json"
+    deep.write_bytes(b'{\n"tools": ' + DEEP)
+    data, out = tmp_path / "data.jsonl", tmp_path / "run"
+    data.write_bytes(SEED_DATA)
+    args, said = {
+        "--prices": (["--detector", "majority", "--prices", deep],
+                     f"{deep}: not a readable YAML or JSON price table (JSON nested too deeply at line 2)"),
+        "--set toolset": (["--detector", "t2agent", "--model", "m", "--setting", "T+I+W", "--set",
+                           f"toolset={deep}", "--set", "search=loopback"],
+                          f"{deep}: not a toolset file written by --select-tools (JSON nested too deeply at "
+                          "line 2)"),
+        "--set value": (["--detector", "majority", "--set", "x=" + "[" * 100_000],
+                        "--set x: JSON nested too deeply"),
+    }[option]  # fmt: skip
+    capsys.readouterr()
+    code = main([str(a) for a in ["evaluate", "--data", data, *args, "--out", out, "--no-progress"]])
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert code == 2 and len(lines) == 1 and said in lines[0], err
+    assert not out.exists()

@@ -44,3 +44,28 @@ def test_the_cards_main_reasons_are_the_three_largest(tmp_path):
     assert (
         "| filter: size | 105 | 52 | 53 | image_missing (2), image_too_small (31), too_short (18) |" in card
     )
+
+
+def test_the_card_says_what_the_offline_rules_version_changed(tmp_path):
+    """Issue 39: the offline rules' v4 changed the published evidence (the cover is no longer every such
+    article's first item); the split stage's card names the version and what it changed, from the rules'
+    own RULE_CHANGES (an LLM build's card does not)."""
+    from rwpost.extract.offline import PROMPT_VERSION, RULE_CHANGES
+    from rwpost.io import write_jsonl
+    from rwpost.records import Provenance
+    from rwpost.stages import split
+    from tests.conftest import PARAMS
+
+    cards = {}
+    for backend, version in (("offline", PROMPT_VERSION), ("llm", "extract-v2")):
+        provenance = Provenance(backend=backend, prompt_version=version)
+        samples = [s.model_copy(update={"provenance": provenance}) for s in read_released(DEV)]
+        path = tmp_path / f"{backend}.jsonl"
+        write_jsonl(path, samples)
+        dataset = {**PARAMS["dataset"], "root": str(tmp_path / backend)}
+        params = split.Params.from_params({**PARAMS, "dataset": dataset, "split": {"input": str(path)}})
+        split.run(params)
+        cards[backend] = (tmp_path / backend / PARAMS["dataset"]["version"] / "README.md").read_text()
+    said = f"prompt version `{PROMPT_VERSION}` ({RULE_CHANGES[PROMPT_VERSION]})"
+    assert said in cards["offline"] and "is evidence only where the body cites it" in said
+    assert "prompt version `extract-v2`\n" in cards["llm"]

@@ -428,7 +428,7 @@ def test_a_cut_mmfakebench_file_and_a_missing_split_are_named(tmp_path):
     from rwpost.evaluate.datasets.mmfakebench import read_mmfakebench
 
     root = mmfakebench_folder(tmp_path, MMFB, raw=json.dumps(MMFB, indent=4)[:-40])
-    with pytest.raises(RecordError, match=r"MMFakeBench_test\.json:\d+: not JSON"):
+    with pytest.raises(RecordError, match=r"MMFakeBench_test\.json:\d+: not valid JSON"):
         read_mmfakebench(root, "test")
     with pytest.raises(ConfigError, match=r"MMFakeBench_val\.json: not found"):
         read_mmfakebench(root, "val")

@@ -125,7 +125,7 @@ def test_odd_and_broken_mmd_agent_rows_name_file_and_line(tmp_path, capsys):
     root = mmfakebench_folder(tmp_path, MMFB)
     code, err = run_cli(capsys, "evaluate", "--data", f"mmfakebench:{root}", "--predictions", cut,
                         "--format", "mmdagent", "--out", tmp_path / "run", *SCORING)  # fmt: skip
-    assert code == 1 and f"{cut}:" in one_line(err) and "not JSON" in err
+    assert code == 1 and f"{cut}:" in one_line(err) and "not valid JSON" in err
     # bytes that are not UTF-8: one line naming the file and line
     latin = tmp_path / "latin" / "MMFakeBench_test.json"
     latin.parent.mkdir()
@@ -200,7 +200,7 @@ def test_t2agent_port_details_scored_on_rw_post_samples(tmp_path, capsys):
     [found] = read_sets(tmp_path / "runs")
     assert found.name == "gpt-4o-mini" and len(found.files) == 6
     reasons = [b["reason"] for b in found.bad_rows]
-    assert reasons[0].startswith(f"{folder / '003_d.json'}:") and "not JSON" in reasons[0]
+    assert reasons[0].startswith(f"{folder / '003_d.json'}:") and "not valid JSON" in reasons[0]
     assert reasons[1].startswith(f"{folder / '004_f.json'}:2: ") and "UTF-8" in reasons[1]
     assert reasons[2] == f"{folder / '007_e.json'}:2: index 4, but the file name says 7"
     assert found.failures == {samples[2].id: f"TimeoutError: read timed out ({folder / '002_c.json'})"}

@@ -214,6 +214,8 @@ def parse_options(pairs: Sequence[str] | None, option: str = "--set") -> dict[st
             config[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
             config[key.strip()] = value
+        except RecursionError:  # [ x 100000: not a value any option takes
+            raise ConfigError(f"{option} {key.strip()}: JSON nested too deeply") from None
     return config
 
 

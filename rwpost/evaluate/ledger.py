@@ -13,14 +13,13 @@ agent (:attr:`~rwpost.evaluate.contract.Call.agent`), by agent.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from rwpost.errors import ConfigError
+from rwpost.errors import ConfigError, RecordError
 from rwpost.evaluate.contract import Call, Prediction
 from rwpost.llm.types import PriceTable
 
@@ -48,15 +47,15 @@ def read_price_file(path: Path) -> PriceTable:
     file."""
     import yaml
 
-    from rwpost.io import read_text
+    from rwpost.io import decode_json, read_text
 
     if not path.exists():
         raise ConfigError(f"price table not found: {path}")
     text = read_text(path)
     try:  # JSON first: YAML refuses valid JSON indented with tabs
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problem = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        data = decode_json(text, str(path))
+    except RecordError as exc:  # not JSON, or nested too deeply
+        problem = f"{exc.problem} at line {exc.line}"
         if not text.lstrip().startswith(("{", "[")):
             try:
                 data = yaml.safe_load(text)

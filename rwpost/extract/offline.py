@@ -29,10 +29,16 @@ import re
 from rwpost.errors import RecordError
 from rwpost.records import Evidence, Extraction, Link, Post, Provenance, TaggedArticle
 from rwpost.snopes.links import ARCHIVE_HOSTS, link_identity
-from rwpost.tagged import TAG_RE, sentence_spans, strip_tags
+from rwpost.tagged import TAG_RE, link_context, sentence_spans, strip_tags
 from rwpost.urls import evidence_key, url_host, url_parts
 
-PROMPT_VERSION = "offline-rules-v3"
+PROMPT_VERSION = "offline-rules-v4"
+RULE_CHANGES = {
+    "offline-rules-v4": "since offline-rules-v3, the article's cover (its lead image) is evidence only where "
+    "the body cites it, in the body's place and described by the body's sentence; v3 made it the first "
+    "evidence item of each article whose body shows it, described by its alt text (`cover`)",
+}
+"""What each version of these rules changed in the records (a published card names it)."""
 
 SOCIAL_HOSTS = (
     "twitter.com",
@@ -366,8 +372,22 @@ def _pictures_of_cited_pages(article: TaggedArticle, links: dict[int, Link], exc
 
 
 def evidence_links(article: TaggedArticle) -> list[Link]:
-    """The links the article cites as sources, in order, one per identity (see the module docstring)."""
+    """The links the article cites as sources, in the body's order, one per identity (see the module
+    docstring). The cover (the lead image, tagged first) illustrates the article: it is evidence only where
+    the body cites it again, in that place and with the body's sentence as its context."""
     links = {link.id: link for link in article.links}
+    paragraphs = _paragraphs(article.text)
+    lead = paragraphs[0] if paragraphs and _is_lead_image(paragraphs[0], links) else None
+    body = article.text.split(lead, 1)[1] if lead is not None else article.text
+    cited = [links[i] for i in dict.fromkeys(int(m.group(2)) for m in TAG_RE.finditer(body))]
+    if lead is not None:
+        cover = _link_ids(lead)[0]
+        cited = [
+            link.model_copy(update={"anchor": "", "context": link_context(body, cover)})
+            if link.id == cover
+            else link
+            for link in cited
+        ]
     excluded: set[int] = set()
     for paragraph in _paragraphs(article.text):
         for sentence in _sentences(paragraph):
@@ -381,7 +401,7 @@ def evidence_links(article: TaggedArticle) -> list[Link]:
     excluded |= _pictures_of_cited_pages(article, links, excluded)
     chosen: list[Link] = []
     identities: set[str] = set()
-    for link in article.links:
+    for link in cited:
         if link.id in excluded or is_never_evidence(link.url):
             continue
         identity = link_key(link.url)

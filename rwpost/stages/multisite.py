@@ -63,6 +63,7 @@ class Params(StageParams):
     section = "multisite"
     reads = ("sample_site",)
     writes = ("crawl_out", "rejects")
+    file_kinds = {"rejects": "rejects"}  # a file: the rejects of an earlier build are replaced, not refused
 
     sample_site: Path = Path("data/sample/multisite")
     start_url: str | None = None

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from rwpost.dataset import read_samples
 from rwpost.errors import RwpostError
+from rwpost.extract.offline import RULE_CHANGES
 from rwpost.io import sorted_rejects, write_jsonl
 from rwpost.publish import BuildInfo, write_version
 from rwpost.records import FunnelStep, Reject, Sample
@@ -75,6 +76,9 @@ def run(params: Params) -> StageReport:
         extractor_backend=provenance.backend if provenance else "none",
         extractor_model=provenance.model if provenance else None,
         prompt_version=provenance.prompt_version if provenance else None,
+        prompt_changes=RULE_CHANGES.get(provenance.prompt_version or "")
+        if provenance and provenance.backend == "offline"
+        else None,
         date_window=tuple(d.isoformat() if d else None for d in (meta.since, meta.until)),  # type: ignore[arg-type]
         seed=params.seed,
         ratio=params.ratio,

@@ -22,7 +22,6 @@ file and line), where the samples' relative image (or video) paths are found, an
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
 from rwpost.evaluate.datasets.spaces import LabelSpace
-from rwpost.io import read_text, sha256_file
+from rwpost.io import decode_json, read_text, sha256_file
 from rwpost.records import Sample
 
 
@@ -323,7 +322,6 @@ def json_records(path: Path, key: str | None = None) -> list[tuple[int, object]]
         start = found.end() - 1
     elif not text[start:].startswith("["):
         raise RecordError("expected a JSON array of records", source=str(path), line=1)
-    decoder = json.JSONDecoder()
     pos, out = start + 1, []
     line, counted = 1, 0  # lines counted up to ``counted`` (incrementally: VisualNews has a million records)
     while True:
@@ -334,10 +332,7 @@ def json_records(path: Path, key: str | None = None) -> list[tuple[int, object]]
         if text[pos] == "]":
             return out
         line, counted = line + text.count("\n", counted, pos), pos
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"not JSON ({exc.msg})", source=str(path), line=exc.lineno) from None
+        value, pos = decode_json(text, str(path), at=pos)  # not JSON, nested too deeply: names the line
         out.append((line, value))
 
 

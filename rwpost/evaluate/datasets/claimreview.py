@@ -12,6 +12,9 @@ read here; null or empty: a text-only claim), relative to the folder. ``label`` 
 ``refuted``, ``not enough information`` or ``misleading``; ``date`` the claim's date. No further field is
 documented there, so none is read; a dataset card with more fields was not available to check.
 
+Record fields read: ``text`` (the claim), ``image`` (the first path: the image), ``label``, ``date`` (the
+claim's date, as ``2024-03-05T00:00:00Z``) and ``author`` (``extra``).
+
 Labels as Table III's 3-class "Fact-Check" task: supported -> True, refuted -> False, not enough
 information -> Unproven. ``misleading`` (DEFAME's cherry-picking class) has no Table III class; it maps to
 ``Mixture`` (RW-Post's label for partly true claims), which the ``main`` view (Table III's) leaves out.

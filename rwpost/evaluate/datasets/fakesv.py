@@ -15,10 +15,13 @@ code does). A FakeTT record (``data.json``)::
     {"video_id": "7332393503843962144", "description": "UFO recorded in Romania #ufo",
      "event": "UFO spotted in Romania", "annotation": "fake", "publish_time": 1707225960000}
 
-:func:`read_fakesv` and :func:`read_fakett` give runner samples: the title (FakeSV) or description (FakeTT)
-as the claim, real -> True and fake -> False, the event as the category, the publish date as the claim time
-(the leakage guard's cutoff), and the video as ``video_link`` (``<video_id>.mp4``, found in the video folder,
-the run's media folder). A bad record is one :class:`~rwpost.errors.RecordError` naming file, line and field.
+:func:`read_fakesv` and :func:`read_fakett` give runner samples: the title (FakeSV; else the description)
+or description (FakeTT; else the title) as the claim, real -> True and fake -> False, FakeSV's ``keywords``
+or FakeTT's ``event`` as the category, ``ocr`` (when a record has it) as the sample's OCR text, the publish
+date (``publish_time_norm`` / ``publish_time``: Unix seconds or milliseconds, or an ISO date) as the claim
+time (the leakage guard's cutoff), and the video as ``video_link`` (``<video_id>.mp4``, found in the video
+folder, the run's media folder). A bad record is one :class:`~rwpost.errors.RecordError` naming file,
+line and field.
 
 Splits (FactGuard, section 4.1, after Qi et al.): ``test`` is the most recent 15 % of the labelled videos,
 ``train`` the rest, ``all`` everything. When the folder holds the release's ``vid_time3_test.txt`` its ids

@@ -14,7 +14,9 @@ Each video is used twice, under its real title and under a manipulated one. The 
 ``<key>.mp4`` in a video folder (``videos/`` or ``video/`` beside the annotations, else the folder itself).
 :func:`read_fakevv` gives runner samples: the title as the claim, the transcript as the post text, fake ->
 False and real -> True, the video as ``video_link``. The release carries no publish times: its test set is
-already the held-out split (``test``, the only split). A bad record is one
+already the held-out split (``test``, the only split). Record fields read: ``messages`` (the user turn's
+``The news title is '...'`` and ``the news audio is '...'``; the assistant's ``Yes`` / ``No``) and ``images``
+(the first frame path's folder is the video's key). A bad record is one
 :class:`~rwpost.errors.RecordError` naming file, line and field. Scores: :func:`.fakesv.paper_scores`.
 """
 

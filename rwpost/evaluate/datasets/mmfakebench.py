@@ -9,7 +9,8 @@ The release (``liuxuannan/MMFakeBench``, README) is one folder per split: ``sour
 
 ``image_path`` is relative to the split folder, ``gt_answers`` the binary label (``True`` / ``Fake``),
 ``fake_cls`` the 4-class one (``original``, ``textual_veracity_distortion``, ``visual_veracity_distortion``,
-``mismatch``: the cross-modal consistency distortion). :func:`read_mmfakebench` gives runner samples: the
+``mismatch``: the cross-modal consistency distortion). Record fields read: these four, ``text`` the claim.
+:func:`read_mmfakebench` gives runner samples: the
 binary view as labels (True -> True, Fake -> False; the runner's image root is the split folder), the
 4-class label in ``extra["fake_cls"]`` (never shown to a detector: blinding empties ``extra``). A bad record
 is one :class:`~rwpost.errors.RecordError` naming the file, line and field.

@@ -4,7 +4,8 @@ The release (``VT-NLP/Mocheg``; its loaders ``util/read_example.py`` and ``verif
 and DEFAME's ``defame/eval/mocheg/benchmark.py``) is one folder per split, ``FOLDER/{train,val,test}/``,
 each holding ``Corpus2.csv`` (one row per evidence paragraph of a claim), ``Corpus3.csv`` (the linked
 documents) and ``images/`` (``<claim_id>-proof-<n>.jpg``: images of the fact-check article, and
-``<claim_id>-<document>-...`` of linked documents). ``Corpus2.csv``'s columns read here::
+``<claim_id>-<document>-...`` of linked documents). ``Corpus2.csv``'s columns
+are the record fields read (``Snopes URL``: the sample's news URL)::
 
     claim_id, Snopes URL, Claim, cleaned_truthfulness, Evidence, ruling_outline
 

@@ -12,6 +12,8 @@ A split file is ``{"annotations": [{"id", "image_id", "similarity_score", "falsi
 ...]}``: ``id`` is the VisualNews record whose caption is used, ``image_id`` the one whose image is shown
 (``image_path`` like ``./bbc/images/0013/600.jpg``, relative to ``visual_news/origin``), ``falsified``
 whether the pair is a generated mismatch. Every even annotation is pristine and the next its falsified twin.
+Record fields read: those five of an annotation, and VisualNews' ``caption`` (the claim), ``image_path`` and
+``topic`` (the category).
 
 The paper scores the task as binary OOC classification (Table III, "OOC"): a pristine pair is the runner's
 ``True`` and a falsified one ``False``, so the ``binary`` view is Table III's. The original

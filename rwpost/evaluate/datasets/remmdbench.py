@@ -30,7 +30,6 @@ five classes) and ``multilabel_metrics`` (a failure predicts no label; micro and
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -370,8 +369,8 @@ def read_port_gold(root: str | Path, split: str = "all") -> list[Sample]:
     out = []
     for path in detail_files(port_details(root, split)):
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            record = read_json(path)
+        except RecordError:  # not UTF-8, not JSON, nested too deeply: the predictions reader sets it aside
             continue
         if not isinstance(record, dict) or not str(record.get("sample_id") or "").strip():
             continue

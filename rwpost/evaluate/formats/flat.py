@@ -24,6 +24,7 @@ from rwpost.evaluate.contract import Capabilities, Detector, DetectorInputs, Pre
 from rwpost.evaluate.formats.common import Row, iter_csv_rows, iter_json_rows, parse_label
 from rwpost.evaluate.task import EvalTask
 from rwpost.ids import record_id
+from rwpost.io import decode_json
 from rwpost.labels import Label
 from rwpost.records import Sample
 
@@ -51,9 +52,9 @@ FLAT_FIELDS: dict[str, str] = {
 def _json_text(text: str, where: str, name: str) -> Any:
     """A field that holds JSON as text (a CSV cell); not JSON is a ValueError naming the row and field."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: {name} is not valid JSON ({exc.msg} at column {exc.colno})") from None
+        return decode_json(text, where)
+    except RecordError as exc:  # not JSON, or nested too deeply
+        raise ValueError(f"{where}: {name}: {exc.problem}") from None
 
 
 def _urls(value: Any, where: str) -> list[str]:

@@ -20,7 +20,6 @@ one set per ``<model>/<run>/<dataset>.json`` below it.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from rwpost.errors import ConfigError, RecordError
 from rwpost.evaluate.datasets import json_records
 from rwpost.evaluate.formats.common import PredictionSet, Row
 from rwpost.evaluate.formats.defame import POSITION, read_id_map
-from rwpost.io import read_text
+from rwpost.io import decode_json, read_text
 from rwpost.labels import Label
 
 FILES = "MMFakeBench_*.json"
@@ -90,8 +89,8 @@ def is_mmdagent_file(path: Path) -> bool:
     if not text.startswith("["):
         return False
     try:
-        first, _ = json.JSONDecoder().raw_decode(text, len(text) - len(text[1:].lstrip()))
-    except json.JSONDecodeError:
+        first, _ = decode_json(text, str(path), at=len(text) - len(text[1:].lstrip()))
+    except RecordError:  # not JSON, nested too deeply: not this format's file (its reader says where)
         return False
     return looks_like_mmdagent(first)
 

@@ -24,7 +24,6 @@ set per ``details`` folder below it (the set is named by the run folder).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from typing import Any
 from rwpost.errors import ConfigError, RecordError, UnknownRatingError
 from rwpost.evaluate.datasets.remmdbench import DETAIL, detail_files, detail_folders
 from rwpost.evaluate.formats.common import PredictionSet, Row, join_id
-from rwpost.io import read_text
+from rwpost.io import decode_json, read_text
 from rwpost.labels import map_rating
 
 _URL = re.compile(r"\((https?://[^\s)]+)\)")
@@ -74,9 +73,9 @@ def _read_detail(path: Path, result: PredictionSet) -> None:
         result.bad_rows.append({"line": exc.line or 1, "reason": str(exc)})
         return
     try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        result.bad_rows.append({"line": exc.lineno, "reason": f"{path}:{exc.lineno}: not JSON ({exc.msg})"})
+        record = decode_json(text, str(path))
+    except RecordError as exc:  # not JSON, or nested too deeply: set aside naming the line
+        result.bad_rows.append({"line": exc.line, "reason": str(exc)})
         return
     if not isinstance(record, dict):
         result.bad_rows.append({"line": 1, "reason": f"{path}:1: expected an object"})

@@ -11,12 +11,12 @@ greedy fashion, evaluating the combined effect at each step"). The harness drive
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from rwpost.errors import ConfigError
+from rwpost.errors import ConfigError, RecordError
+from rwpost.io import decode_json
 
 DEFAULT_BASE: tuple[str, ...] = ("Wikipedia", "VQA")
 """The paper's minimal default toolset (its ablation: Wikipedia lookup and image understanding)."""
@@ -49,10 +49,13 @@ def write_toolset(path: str | Path, tools: Sequence[str], steps: Sequence[dict[s
 def read_toolset(path: str | Path, known: Collection[str]) -> list[str]:
     """The toolset a selection wrote (one-line errors for an unreadable file or a tool not in ``known``)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = decode_json(Path(path).read_text(encoding="utf-8"), str(path))
         tools = data["tools"]
         if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
             raise TypeError(f"'tools' is not a list of names: {tools!r}")
+    except RecordError as exc:  # not JSON, or nested too deeply
+        problem = f"{exc.problem} at line {exc.line}"
+        raise ConfigError(f"{path}: not a toolset file written by --select-tools ({problem})") from None
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
         problem = "no 'tools' key" if isinstance(exc, KeyError) else str(exc).splitlines()[0]
         raise ConfigError(f"{path}: not a toolset file written by --select-tools ({problem})") from None
