@@ -245,3 +245,13 @@ def sample_pipeline(tmp_path_factory) -> Path:
     for stage in ("reformat", "extract"):
         run_to_end(stage_command(stage, params), cwd=ROOT, env=child_env())
     return root
+
+
+@pytest.fixture(scope="session")
+def live(tmp_path_factory):
+    """The session's one real Label Studio (tests/annotate_live.py), shared by the live annotation tests of
+    every module: starting one takes about a minute."""
+    from tests.annotate_live import running_label_studio
+
+    with running_label_studio(tmp_path_factory.mktemp("label-studio")) as server:
+        yield server
