@@ -226,12 +226,20 @@ def params_with(section: str, **values: object) -> dict:
 
 
 @pytest.fixture(scope="session")
-def sample_pipeline(tmp_path_factory) -> Path:
-    """The sample site crawled by the real spider, then the reformat and offline extract stages (the kill
-    tests' input)."""
-    root = tmp_path_factory.mktemp("pipeline")
+def sample_crawl(tmp_path_factory) -> Path:
+    """One uninterrupted crawl of the sample site by the real spider (``crawl_options``): the store that a
+    stopped and resumed crawl must equal, and the kill tests' pipeline input. Read only."""
+    out = tmp_path_factory.mktemp("pipeline") / "crawl"
     with SampleServer(SITE) as server:
-        run_crawl(crawl_options(server, root / "crawl"))
+        run_crawl(crawl_options(server, out))
+    return out
+
+
+@pytest.fixture(scope="session")
+def sample_pipeline(sample_crawl) -> Path:
+    """:func:`sample_crawl`, then the reformat and offline extract stages beside it (the kill tests'
+    input)."""
+    root = sample_crawl.parent
     params = write_params(
         root,
         reformat={"crawl": str(root / "crawl"), "out": str(root / "tagged")},
