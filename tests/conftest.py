@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import shutil
 import socket
+import subprocess
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -263,3 +266,48 @@ def live(tmp_path_factory):
 
     with running_label_studio(tmp_path_factory.mktemp("label-studio")) as server:
         yield server
+
+
+def run_command_as_user(cmd: list[str], cwd: Path) -> str:
+    """Run ``cmd`` in ``cwd`` as a user would (this Python's tools first, offline, no LLM key); its output."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RWPOST_LLM_"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = str(cwd)
+    env["HF_DATASETS_OFFLINE"] = "1"
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+def clean_checkout(dest: Path) -> Path:
+    """The repository's committed and new (not ignored) files copied to ``dest``, with no build outputs."""
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    for rel in files:
+        if (ROOT / rel).is_symlink():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).symlink_to(os.readlink(ROOT / rel))
+        elif (ROOT / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+    (dest / "dvc.lock").unlink(missing_ok=True)
+    run_command_as_user(["git", "init", "-q"], dest)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def cli_built_sample(tmp_path_factory) -> Path:
+    """A clean checkout in which the bundled sample is built from the command line, every option at its
+    default but --no-throttle (the site is served on 127.0.0.1, where waiting between requests only slows
+    the build). tests/e2e/test_build_sample.py checks it equals `dvc repro`'s build; the view tests serve
+    its outputs. Read only."""
+    root = clean_checkout(tmp_path_factory.mktemp("cli"))
+    rwpost = [sys.executable, "-m", "rwpost.cli"]
+    run_command_as_user([*rwpost, "crawl", "--no-throttle"], root)
+    run_command_as_user([*rwpost, "reformat"], root)
+    run_command_as_user([*rwpost, "extract"], root)
+    run_command_as_user([*rwpost, "filter", "run"], root)
+    for stage in ("assemble", "annotate_merge", "split"):
+        run_command_as_user([sys.executable, "-m", f"pipelines.{stage}"], root)
+    return root
