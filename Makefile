@@ -17,26 +17,32 @@ TORCH := torch==2.13.0
 # uv installs it in about 12 s, where pip takes 85 s for the same packages.
 install: $(VENV)/.installed
 
+# uv reads no pip configuration: pip's find-links folders (where this machine keeps torch) are handed to it.
+UV_INSTALL = links=""; for folder in $$($(BIN)/python -m pip config get global.find-links 2>/dev/null); do \
+	  links="$$links --find-links $$folder"; done; \
+	$(BIN)/uv pip install --quiet --python $(BIN)/python $$links
+# From wheels only, but the two pure-Python sources named above.
+WHEELS_ONLY := --only-binary :all: --no-binary antlr4-python3-runtime --no-binary jstyleson
+
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip uv
-	links=""; for folder in $$($(BIN)/python -m pip config get global.find-links 2>/dev/null); do \
-	  links="$$links --find-links $$folder"; done; \
-	$(BIN)/uv pip install --quiet --python $(BIN)/python $$links --only-binary :all: \
-	  --no-binary antlr4-python3-runtime --no-binary jstyleson -e ".[build,embed]" "$(TORCH)"
+	$(UV_INSTALL) $(WHEELS_ONLY) -e ".[build,embed]" "$(TORCH)"
 	touch $@
 
 # Everything the tests and benchmarks need, rwpost[dev] (the pipeline, annotation sync, test tools),
-# installed by pip as CI always has; it includes the pipeline's packages, so it marks install done too.
+# installed by uv as `make install` does (about a minute, where pip took 4-5); it includes the pipeline's
+# packages, so it marks install done too.
 install-dev: $(VENV)/.installed-dev
 
 $(VENV)/.installed-dev: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]" "$(TORCH)"
-	# rapidocr pulls opencv-python, label-studio-sdk opencv-python-headless; both write cv2/. Reinstall the
-	# headless build last so `import cv2` never depends on the install order or on a system libGL.
-	$(BIN)/python -m pip install --quiet --force-reinstall --no-deps "opencv-python-headless>=4.12,<4.13"
+	$(BIN)/python -m pip install --quiet --upgrade pip uv
+	$(UV_INSTALL) $(WHEELS_ONLY) -e ".[dev]" "$(TORCH)"
+	# rapidocr pulls opencv-python, label-studio-sdk opencv-python-headless; both write cv2/ (uv installs
+	# in parallel, in no set order). Reinstall the headless build last so `import cv2` never depends on the
+	# install order or on a system libGL.
+	$(UV_INSTALL) --only-binary :all: --reinstall --no-deps "opencv-python-headless>=4.12,<4.13"
 	touch $@ $(VENV)/.installed
 
 # Headless Chromium for the Label Studio UI tests (Debian packages; installed only when missing).

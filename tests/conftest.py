@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import shutil
 import socket
+import subprocess
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -234,12 +237,20 @@ def params_with(section: str, **values: object) -> dict:
 
 
 @pytest.fixture(scope="session")
-def sample_pipeline(tmp_path_factory) -> Path:
-    """The sample site crawled by the real spider, then the reformat and offline extract stages (the kill
-    tests' input)."""
-    root = tmp_path_factory.mktemp("pipeline")
+def sample_crawl(tmp_path_factory) -> Path:
+    """One uninterrupted crawl of the sample site by the real spider (``crawl_options``): the store that a
+    stopped and resumed crawl must equal, and the kill tests' pipeline input. Read only."""
+    out = tmp_path_factory.mktemp("pipeline") / "crawl"
     with SampleServer(SITE) as server:
-        run_crawl(crawl_options(server, root / "crawl"))
+        run_crawl(crawl_options(server, out))
+    return out
+
+
+@pytest.fixture(scope="session")
+def sample_pipeline(sample_crawl) -> Path:
+    """:func:`sample_crawl`, then the reformat and offline extract stages beside it (the kill tests'
+    input)."""
+    root = sample_crawl.parent
     params = write_params(
         root,
         reformat={"crawl": str(root / "crawl"), "out": str(root / "tagged")},
@@ -252,4 +263,59 @@ def sample_pipeline(tmp_path_factory) -> Path:
     )
     for stage in ("reformat", "extract"):
         run_to_end(stage_command(stage, params), cwd=ROOT, env=child_env())
+    return root
+
+
+@pytest.fixture(scope="session")
+def live(tmp_path_factory):
+    """The session's one real Label Studio (tests/annotate_live.py), shared by the live annotation tests of
+    every module: starting one takes about a minute."""
+    from tests.annotate_live import running_label_studio
+
+    with running_label_studio(tmp_path_factory.mktemp("label-studio")) as server:
+        yield server
+
+
+def run_command_as_user(cmd: list[str], cwd: Path) -> str:
+    """Run ``cmd`` in ``cwd`` as a user would (this Python's tools first, offline, no LLM key); its output."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RWPOST_LLM_"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = str(cwd)
+    env["HF_DATASETS_OFFLINE"] = "1"
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+def clean_checkout(dest: Path) -> Path:
+    """The repository's committed and new (not ignored) files copied to ``dest``, with no build outputs."""
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    for rel in files:
+        if (ROOT / rel).is_symlink():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).symlink_to(os.readlink(ROOT / rel))
+        elif (ROOT / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+    (dest / "dvc.lock").unlink(missing_ok=True)
+    run_command_as_user(["git", "init", "-q"], dest)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def cli_built_sample(tmp_path_factory) -> Path:
+    """A clean checkout in which the bundled sample is built from the command line, every option at its
+    default but --no-throttle (the site is served on 127.0.0.1, where waiting between requests only slows
+    the build). tests/e2e/test_build_sample.py checks it equals `dvc repro`'s build; the view tests serve
+    its outputs. Read only."""
+    root = clean_checkout(tmp_path_factory.mktemp("cli"))
+    rwpost = [sys.executable, "-m", "rwpost.cli"]
+    run_command_as_user([*rwpost, "crawl", "--no-throttle"], root)
+    run_command_as_user([*rwpost, "reformat"], root)
+    run_command_as_user([*rwpost, "extract"], root)
+    run_command_as_user([*rwpost, "filter", "run"], root)
+    for stage in ("assemble", "annotate_merge", "split"):
+        run_command_as_user([sys.executable, "-m", f"pipelines.{stage}"], root)
     return root

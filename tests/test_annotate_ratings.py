@@ -1,7 +1,8 @@
 """The long tail of ratings reviewed in Label Studio: ``rwpost annotate push-ratings STORE`` (one task per
 site, language and unmapped rating), two annotators, disagreements to an adjudicator, and
 ``rwpost annotate pull-ratings`` writing the next version of the reviewed rating table that the rating
-tables then read. The live test runs a real Label Studio (the fixture of test_annotate_sync.py)."""
+tables then read. The live test runs on the session's one real Label Studio (the ``live`` fixture of
+conftest.py)."""
 
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ from rwpost.sites.rating_table import (
 )
 from rwpost.sites.ratings import map_record, unmapped_rating_rows
 from rwpost.sites.registry import packaged_registry
+from tests.annotate_live import ANNOTATORS, CONFIGS, GUIDELINES, annotator_clients
 from tests.conftest import one_line, run_cli
-from tests.test_annotate_sync import ANNOTATORS, CONFIGS, GUIDELINES, _annotator_clients, live  # noqa: F401
 
 # (site, language, wording, pages): wordings no packaged table maps
 LONG_TAIL = [
@@ -239,7 +240,7 @@ def test_pull_ratings_refuses_an_existing_table_or_a_bad_base_and_writes_nothing
 
 
 @pytest.mark.slow
-def test_push_answer_adjudicate_and_pull_ratings_through_a_real_label_studio(live, store, tmp_path):  # noqa: F811
+def test_push_answer_adjudicate_and_pull_ratings_through_a_real_label_studio(live, store, tmp_path):
     from rwpost.annotate import sync
     from rwpost.annotate.tasks import PROJECTS
     from rwpost.cli import main as rwpost_main
@@ -258,7 +259,7 @@ def test_push_answer_adjudicate_and_pull_ratings_through_a_real_label_studio(liv
     assert rwpost_main(push) == 0  # a rerun imports nothing twice
     assert len(list(live.client.tasks.list(project=project.id))) == 4
 
-    annotators = _annotator_clients(live)
+    annotators = annotator_clients(live)
     a, b, judge = (annotators[e] for e in ANNOTATORS)
 
     def answer(client, rating: str, label: str) -> None:

@@ -11,13 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import stat
-import subprocess
-import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -39,86 +34,22 @@ from annotate_data import (
 from rwpost.annotate import sync, workflow
 from rwpost.annotate.agreement import validation_agreement
 from rwpost.annotate.merge import merge_verdicts, resolve_verdicts
-from rwpost.annotate.server import Credentials, LabelStudioError, ensure_venv, load_credentials
 from rwpost.annotate.sources import read_annotation_samples
 from rwpost.annotate.tasks import PROJECTS
 from rwpost.cli import main as rwpost_main
 from rwpost.records import ExplanationItem, ExplanationOutput, Sample
-from tests.conftest import free_port
+from tests.annotate_live import (
+    ANNOTATORS,
+    CONFIGS,
+    GUIDELINES,
+    RELEASED,
+    ROOT,
+    Live,
+    annotator_clients,
+    login_token,
+)
 
 pytestmark = pytest.mark.slow
-
-ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ROOT / "annotation" / "configs"
-GUIDELINES = ROOT / "annotation" / "guidelines"
-RELEASED = ROOT / "data" / "sample" / "released" / "rwpost_dev_main.head.jsonl"
-LS_VENV = ROOT / "state" / "label-studio" / "venv"
-ANNOTATORS = ("ann-a@rwpost.test", "ann-b@rwpost.test", "judge@rwpost.test")
-
-
-@dataclass
-class Live:
-    url: str
-    port: int
-    state: Path
-    creds: Credentials
-    serve_output: str
-    client: object
-    samples: list[Sample]
-    annotators: dict[str, str]
-
-
-@pytest.fixture(scope="session")
-def live(tmp_path_factory) -> Live:
-    try:
-        ensure_venv(LS_VENV)
-    except LabelStudioError as exc:
-        pytest.skip(f"Label Studio cannot be installed here, so the live annotation tests cannot run: {exc}")
-    state = tmp_path_factory.mktemp("label-studio")
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LABEL_STUDIO_")}
-    out_path = state / "serve.out"
-    cmd = [sys.executable, "-m", "rwpost", "annotate", "serve", "--port", str(port), "--state", str(state)]
-    cmd += ["--venv", str(LS_VENV)]
-    with open(out_path, "wb") as out:
-        serve = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
-    try:
-        deadline = time.monotonic() + 300
-        while "Press Ctrl-C to stop" not in out_path.read_text(errors="replace"):
-            if serve.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"rwpost annotate serve did not start:\n{out_path.read_text(errors='replace')}")
-            time.sleep(0.5)
-        creds = load_credentials(state / "credentials.json")
-        url = f"http://127.0.0.1:{port}"
-        yield Live(
-            url=url,
-            port=port,
-            state=state,
-            creds=creds,
-            serve_output=out_path.read_text(errors="replace"),
-            client=sync.connect(url, creds.token),
-            samples=list(read_annotation_samples(RELEASED))[:10],
-            annotators={},
-        )
-    finally:
-        serve.send_signal(signal.SIGTERM)
-        try:
-            serve.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-
-
-def login_token(url: str, email: str, password: str) -> str:
-    """Log in with a password through the login form and return that user's API token (to act as the
-    annotator)."""
-    with httpx.Client(base_url=url, timeout=60) as session:
-        reply = sync._form_post(session, "/user/login/", {"email": email, "password": password})
-        if reply.status_code != 302:
-            raise LabelStudioError(f"logging in as {email} failed (HTTP {reply.status_code})")
-        token = session.get("/api/current-user/token")
-        if token.status_code != 200:
-            raise LabelStudioError(f"no API token for {email} (HTTP {token.status_code})")
-        return str(token.json()["token"])
 
 
 def _push(live: Live) -> sync.PushResult:
@@ -134,14 +65,6 @@ def _push(live: Live) -> sync.PushResult:
 def _tasks_by_record(live: Live, key: str) -> dict[str, int]:
     project = sync.find_project(live.client, PROJECTS[key].title)
     return sync.task_ids_by_record(live.client, project.id)
-
-
-def _annotator_clients(live: Live) -> dict[str, object]:
-    passwords = sync.ensure_annotators(live.client, live.url, list(ANNOTATORS), live.annotators)
-    live.annotators.update(passwords)
-    return {
-        email: sync.connect(live.url, login_token(live.url, email, passwords[email])) for email in ANNOTATORS
-    }
 
 
 def test_serve_prints_url_and_login_but_never_the_token(live):
@@ -214,7 +137,7 @@ def test_labeling_ui_shows_the_claim_and_the_choices(live, tmp_path):
 
 
 def test_two_annotators_agreement_adjudication_and_merge(live):
-    annotators = _annotator_clients(live)
+    annotators = annotator_clients(live)
     a, b, judge = (annotators[e] for e in ANNOTATORS)
     tasks = _tasks_by_record(live, "validation")
     for i, sample in enumerate(live.samples):  # A answers every task before B: A is Cohen's first rater
@@ -284,7 +207,7 @@ def _check_explanation_ui(live: Live, task_id: int, claim: str, tmp_path: Path) 
 
 
 def test_explanation_scores_are_unblinded_and_reported(live, tmp_path):
-    annotators = _annotator_clients(live)
+    annotators = annotator_clients(live)
     items = [
         ExplanationItem(
             id=s.id,

@@ -16,14 +16,14 @@ from starlette.testclient import TestClient
 from rwpost.view.app import build_app
 from tests.conftest import free_port
 from tests.killing import child_env
-from tests.view_helpers import ROOT, SECRET, build_bundled, outputs_folder
+from tests.view_helpers import ROOT, SECRET, bundled_outputs
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    return build_bundled(outputs_folder(tmp_path_factory))
+def built(tmp_path_factory, request) -> Path:
+    return bundled_outputs(tmp_path_factory, request)
 
 
 @pytest.fixture(scope="module")

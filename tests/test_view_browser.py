@@ -18,15 +18,15 @@ import pytest
 from tests.conftest import free_port
 from tests.killing import child_env
 from tests.screenshot import CHROMIUM_FLAGS, find_browser
-from tests.view_helpers import ROOT, SECRET, build_bundled, outputs_folder
+from tests.view_helpers import ROOT, SECRET, bundled_outputs
 
 pytestmark = pytest.mark.slow
 DOCS = ROOT / "docs" / "view"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    built = build_bundled(outputs_folder(tmp_path_factory))
+def server(tmp_path_factory, request):
+    built = bundled_outputs(tmp_path_factory, request)
     port = free_port()
     folders = [built / "data" / "rwpost" / "v0.1.0", built / "data" / "work", built / "reports"]
     process = subprocess.Popen(

@@ -1,5 +1,6 @@
-"""What the view tests look at: the bundled sample built by the pipeline's own stages (as `dvc repro`
-runs them, from a params.yaml whose paths are relative to a temporary folder), two cheap runs of
+"""What the view tests look at: the bundled sample's stage outputs (copied from the session's command-line
+build, conftest's ``cli_built_sample``, which tests/e2e shows equal to `dvc repro`'s; or built by the
+pipeline's own stages from a params.yaml whose paths are relative to a temporary folder), two cheap runs of
 `rwpost evaluate` on it, and an AgentFact run against the loopback LLM and search servers (a
 transcript with model calls, searches and the leakage guard's drops)."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -29,22 +31,34 @@ def outputs_folder(tmp_path_factory) -> Path:
     return Path(kept) if kept else tmp_path_factory.getbasetemp() / "view-bundled"
 
 
+def bundled_outputs(tmp_path_factory, request) -> Path:
+    """:func:`build_bundled` in :func:`outputs_folder`, from the session's command-line build of the sample
+    (built only when the outputs are not complete yet)."""
+
+    def staged() -> Path:
+        return request.getfixturevalue("cli_built_sample")
+
+    return build_bundled(outputs_folder(tmp_path_factory), staged)
+
+
 def _env() -> dict[str, str]:
     from tests.killing import child_env
 
     return child_env()
 
 
-def build_bundled(folder: Path) -> Path:
+def build_bundled(folder: Path, staged: Callable[[], Path] | None = None) -> Path:
     """The bundled sample's outputs under ``folder`` (data/rwpost/<version>, data/work, reports/evaluate),
-    built once per session (a marker file says it is complete)."""
+    built once per session (a marker file says it is complete). ``staged()``, when given, is a checkout
+    where the pipeline's stages already ran (conftest's ``cli_built_sample``): its data/work and published
+    version are copied instead of running the stages again."""
     done = folder / ".built"
     if done.exists():
         return folder
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     version = folder / params["dataset"]["root"] / params["dataset"]["version"]
     if not (folder / ".stages").exists():
-        _stages(folder, params)
+        _stages(folder, params, staged)
     if (folder / "reports").exists():
         shutil.rmtree(folder / "reports")
     for detector in ("majority", "category-prior"):
@@ -87,12 +101,18 @@ def build_bundled(folder: Path) -> Path:
     return folder
 
 
-def _stages(folder: Path, params: dict) -> None:
+def _stages(folder: Path, params: dict, staged: Callable[[], Path] | None) -> None:
     if folder.exists():
         shutil.rmtree(folder)
     (folder / "data").mkdir(parents=True)
     (folder / "data" / "sample").symlink_to(ROOT / "data" / "sample")
     (folder / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    if staged is not None:
+        built = staged()
+        for part in ("data/work", params["dataset"]["root"]):
+            shutil.copytree(built / part, folder / part, symlinks=True)
+        (folder / ".stages").write_text("ok\n", encoding="utf-8")
+        return
     for stage in STAGES:
         command = [sys.executable, "-m", f"pipelines.{stage}", "--params", str(folder / "params.yaml")]
         ran = subprocess.run(command, cwd=folder, env=_env(), capture_output=True, text=True, check=False)

@@ -15,8 +15,6 @@ import yaml
 
 pytestmark = pytest.mark.slow
 
-RWPOST = [sys.executable, "-m", "rwpost.cli"]
-
 
 def _ids(path: Path) -> list[str]:
     return [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines()]
@@ -28,17 +26,9 @@ def _version_dir(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def by_cli(tmp_path_factory, make_checkout, run_command) -> Path:
-    """A clean checkout built from the command line, every option at its default but --no-throttle (the
-    bundled sample is served on 127.0.0.1, where waiting between requests only slows the build)."""
-    root = make_checkout(tmp_path_factory.mktemp("cli"))
-    run_command([*RWPOST, "crawl", "--no-throttle"], root)
-    run_command([*RWPOST, "reformat"], root)
-    run_command([*RWPOST, "extract"], root)
-    run_command([*RWPOST, "filter", "run"], root)
-    for stage in ("assemble", "annotate_merge", "split"):
-        run_command([sys.executable, "-m", f"pipelines.{stage}"], root)
-    return root
+def by_cli(cli_built_sample) -> Path:
+    """A clean checkout built from the command line (conftest's ``cli_built_sample``)."""
+    return cli_built_sample
 
 
 @pytest.fixture(scope="module")
