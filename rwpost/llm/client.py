@@ -1,7 +1,8 @@
 """The OpenAI-compatible client: structured answers, bounded concurrency, retries, cache, cost.
 
 It speaks the chat completions API through the ``openai`` SDK to any compatible server (OpenAI, vLLM,
-Ollama, llama.cpp). Credentials are explicit arguments; only the edges read them from the environment
+Ollama, llama.cpp); under the SDK, the connections are :class:`rwpost.llm.transport.LeanTransport`'s.
+Credentials are explicit arguments; only the edges read them from the environment
 (:func:`rwpost.llm.config.settings_from_env`). See the package docstring for an example.
 """
 
@@ -401,6 +402,8 @@ class LLMClient:
         if self._loop is not loop or self._sdk is None or self._semaphore is None:
             import openai
 
+            from rwpost.llm.transport import LeanTransport
+
             self._loop = loop
             self._sdk = openai.AsyncOpenAI(
                 api_key=self._api_key or "no-key",
@@ -408,7 +411,7 @@ class LLMClient:
                 timeout=self.timeout_s,
                 max_retries=self.max_retries,
                 http_client=openai.DefaultAsyncHttpxClient(
-                    event_hooks={"request": [_count_attempt]}, verify=_tls()
+                    event_hooks={"request": [_count_attempt]}, verify=_tls(), transport=LeanTransport(_tls())
                 ),
             )
             self._semaphore = asyncio.Semaphore(self.concurrency)
