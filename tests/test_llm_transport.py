@@ -33,6 +33,7 @@ class RawServer:
         self.answer = answer
         self.requests = 0
         self.connections = 0
+        self.on_head: Callable[[bytes], object] = lambda head: None
         self._socket = socket.create_server(("127.0.0.1", 0))
         self.base_url = f"http://127.0.0.1:{self._socket.getsockname()[1]}/v1"
         threading.Thread(target=self._accept, daemon=True).start()
@@ -61,6 +62,7 @@ class RawServer:
                     if line.lower().startswith(b"content-length:")
                 )
                 reader.read(length)
+                self.on_head(head)
                 self.requests += 1
                 data, close = self.answer(n)
                 conn.sendall(data)
@@ -162,3 +164,18 @@ def test_a_gzipped_answer_is_decoded(serve):
     server = serve(lambda n: (_head(extra) + packed, False))
     [result] = _client(server).run(_requests(1))
     assert result.data == RATIONALE
+
+
+def test_a_proxy_named_in_the_environment_is_still_used(serve, monkeypatch):
+    """With ``HTTP_PROXY`` set, the request goes to the proxy (httpx's own transport: it reads no proxy
+    once given one), here a server that answers in place of the unreachable API."""
+    seen: list[bytes] = []
+    proxy = serve(lambda n: (_head(b"Content-Length: %d\r\n\r\n" % len(COMPLETION)) + COMPLETION, False))
+    proxy.on_head = seen.append
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", proxy.base_url.removesuffix("/v1"))
+    client = LLMClient(model="m", base_url="http://127.0.0.1:9/v1", api_key="k", timeout_s=5.0, max_retries=0)
+    [result] = client.run(_requests(1))
+    assert result.data == RATIONALE
+    assert seen[0].startswith(b"POST http://127.0.0.1:9/v1/chat/completions HTTP/1.1")

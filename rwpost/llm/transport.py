@@ -1,8 +1,9 @@
 """A lean HTTP/1.1 transport under the ``openai`` SDK: the LLM client's connections without httpcore.
 
 The SDK keeps everything it does above the transport: the request it builds, its retries and waits
-(``Retry-After``), its timeouts (passed in each request's ``timeout`` extension), its errors, the event
-hooks, and the proxies of the environment (httpx mounts a proxy's own transport ahead of this one). Below
+(``Retry-After``), its timeouts (passed in each request's ``timeout`` extension), its errors and the event
+hooks. A proxy named in the environment (``HTTPS_PROXY``, ...) is httpx's to reach, so with one set the
+SDK keeps its own transport (:func:`lean_transport`). Below
 it, httpcore's connection pool, h11 state machine and anyio streams cost about a third of a call's CPU
 (``benchmarks/llm_cpu.py``); this transport writes the request in one piece on an asyncio stream, reads
 the answer's head and body with two reads, and keeps the connection for the next request.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import urllib.request
 
 try:  # the SDK's own HTTP library (httpx2 since openai 3); plain httpx before
     import httpx2
@@ -210,3 +212,16 @@ class LeanTransport(httpx2.AsyncBaseTransport):
             for connection in idle:
                 connection.close()
         self._idle.clear()
+
+
+PROXY_VARIABLES = frozenset({"http", "https", "all"})
+"""The ``<scheme>_PROXY`` variables httpx reads (``NO_PROXY`` only narrows them)."""
+
+
+def lean_transport(ssl_context: ssl.SSLContext) -> LeanTransport | None:
+    """The transport for the SDK's HTTP client: :class:`LeanTransport`, or None (httpx's own, which goes
+    through the proxies of the environment) when the environment names a proxy. httpx reads no proxy from
+    the environment once it is given a transport, so the lean one is used only where there is none."""
+    if PROXY_VARIABLES & set(urllib.request.getproxies_environment()):
+        return None
+    return LeanTransport(ssl_context)
