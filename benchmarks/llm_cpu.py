@@ -9,7 +9,7 @@ FIFO ceiling at 200 ms (``benchmarks.extract.ceiling``). Each round runs twice: 
 CPU-bound process (a pure-Python busy loop) beside it ("busy"). Min and median of ``--repeats``, the load
 beside each. Goal (issue 40): <= 1 ms of CPU per call at 32 in flight, >= 90 % of the ceiling when busy.
 Then one more run of each tree under cProfile (CPU time) gives where a call's CPU goes, as shares by layer
-(:data:`LAYERS`: the transport, the SDK, httpx, httpcore/h11/anyio, jsonschema, rwpost, asyncio).
+(:data:`LAYERS`: aiohttp's connections, the SDK, httpx, httpcore/h11/anyio, jsonschema, rwpost, asyncio).
 
     python -m benchmarks.llm_cpu [--repeats 3] [--smoke]
 
@@ -73,7 +73,10 @@ if __name__ == "__main__":
 """
 
 LAYERS = (
-    ("rwpost.llm.transport", "/rwpost/llm/transport.py"),
+    (
+        "aiohttp (connections), yarl, multidict",
+        ("/aiohttp/", "/httpx_aiohttp/", "/yarl/", "/multidict/", "aiohttp."),
+    ),
     ("jsonschema (answer validation)", "/jsonschema/"),
     ("rwpost (client, extractor)", "/rwpost/"),
     ("openai SDK", "/openai/"),

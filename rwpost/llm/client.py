@@ -1,8 +1,7 @@
 """The OpenAI-compatible client: structured answers, bounded concurrency, retries, cache, cost.
 
 It speaks the chat completions API through the ``openai`` SDK to any compatible server (OpenAI, vLLM,
-Ollama, llama.cpp); under the SDK, the connections are :mod:`rwpost.llm.transport`'s (httpx's own when
-the environment names a proxy).
+Ollama, llama.cpp); under the SDK, the connections are aiohttp's (:mod:`rwpost.llm.connections`).
 Credentials are explicit arguments; only the edges read them from the environment
 (:func:`rwpost.llm.config.settings_from_env`). See the package docstring for an example.
 """
@@ -403,7 +402,7 @@ class LLMClient:
         if self._loop is not loop or self._sdk is None or self._semaphore is None:
             import openai
 
-            from rwpost.llm.transport import lean_transport
+            from rwpost.llm.connections import Connections
 
             self._loop = loop
             self._sdk = openai.AsyncOpenAI(
@@ -411,9 +410,7 @@ class LLMClient:
                 base_url=self.base_url,
                 timeout=self.timeout_s,
                 max_retries=self.max_retries,
-                http_client=openai.DefaultAsyncHttpxClient(
-                    event_hooks={"request": [_count_attempt]}, verify=_tls(), transport=lean_transport(_tls())
-                ),
+                http_client=Connections(event_hooks={"request": [_count_attempt]}, verify=_tls()),
             )
             self._semaphore = asyncio.Semaphore(self.concurrency)
         return self._sdk, self._semaphore

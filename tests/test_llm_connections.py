@@ -1,6 +1,7 @@
-"""The LLM client's own HTTP/1.1 transport (rwpost.llm.transport) against a raw socket server on 127.0.0.1
-that writes its answers byte by byte as scripted: chunked and close-delimited bodies, a kept-alive
-connection the server closed meanwhile, and a server that hangs up without answering."""
+"""The LLM client's connections (the SDK's aiohttp backend, rwpost.llm.connections) against a raw socket
+server on 127.0.0.1 that writes its answers byte by byte as scripted: chunked and close-delimited bodies, a
+kept-alive connection the server closed meanwhile, a server that hangs up without answering or answers with
+no HTTP, and a proxy named in the environment."""
 
 from __future__ import annotations
 
@@ -131,17 +132,19 @@ def test_an_answer_that_ends_when_the_server_closes_is_read_whole(serve):
     assert (server.requests, server.connections) == (2, 2)
 
 
-def test_a_kept_connection_the_server_closed_is_replaced_without_a_retry(serve):
+def test_a_kept_connection_the_server_closed_is_replaced_and_nothing_is_asked_twice(serve):
     """The server answers with keep-alive, then closes each connection after its first answer: the next
-    request finds the kept connection dead and goes out on a fresh one, as one attempt."""
+    request goes out on a fresh one. aiohttp drops a kept connection whose close it has seen; one whose close
+    is still in flight fails the POST before the server reads it (aiohttp resends no POST), and the SDK's
+    retry sends it again: at most one extra attempt, and the server answers each request once."""
     length = b"Content-Length: %d\r\n\r\n" % len(COMPLETION)
     server = serve(lambda n: (_head(length) + COMPLETION, True))
     client = _client(server, concurrency=1)
     results = client.run(_requests(3))
     assert [r.data for r in results] == [RATIONALE] * 3
-    assert [r.attempts for r in results] == [1, 1, 1]
-    assert client.report()["total"]["http_calls"] == 3
-    assert server.connections == 3
+    assert all(r.attempts in (1, 2) for r in results)
+    assert client.report()["total"]["http_calls"] == sum(r.attempts for r in results)
+    assert server.requests == 3
 
 
 def test_a_server_that_hangs_up_without_answering_is_a_transport_failure_retried(serve):
@@ -167,8 +170,8 @@ def test_a_gzipped_answer_is_decoded(serve):
 
 
 def test_a_proxy_named_in_the_environment_is_still_used(serve, monkeypatch):
-    """With ``HTTP_PROXY`` set, the request goes to the proxy (httpx's own transport: it reads no proxy
-    once given one), here a server that answers in place of the unreachable API."""
+    """With ``HTTP_PROXY`` set, the request goes to the proxy (httpx2 picks it, aiohttp reaches it), here a
+    server that answers in place of the unreachable API."""
     seen: list[bytes] = []
     proxy = serve(lambda n: (_head(b"Content-Length: %d\r\n\r\n" % len(COMPLETION)) + COMPLETION, False))
     proxy.on_head = seen.append

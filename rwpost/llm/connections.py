@@ -1,0 +1,54 @@
+"""The LLM client's connections: the ``openai`` SDK's aiohttp backend (``openai[aiohttp]``).
+
+The SDK keeps everything it does above the transport: the request it builds, its retries and waits
+(``Retry-After``), its timeouts, its errors and the event hooks; httpx2 picks the proxy of the environment
+(``HTTPS_PROXY``, ``NO_PROXY``, ...) and aiohttp reaches it. aiohttp's connections cost about a quarter less
+CPU per call than httpx's own (``benchmarks/llm_cpu.py``). One thing is ours: the SDK's adapter maps a
+server that hangs up without answering to a *connect timeout* and lets a reply that is no HTTP escape as
+aiohttp's own error (out of the SDK's retries, as a traceback); :class:`_Errors` makes both httpx's
+``RemoteProtocolError``, as httpx's own transport reports them (retried, then ``APIConnectionError``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+import httpx2
+import openai
+
+
+class _Errors(httpx2.AsyncBaseTransport):
+    """The adapter's transport, with the two aiohttp errors it maps wrongly or not at all made httpx's."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return await self._inner.handle_async_request(request)
+        except httpx2.ConnectTimeout as exc:
+            cause = exc.__cause__
+            if isinstance(cause, aiohttp.ServerDisconnectedError):  # a hang-up, not a timeout
+                raise httpx2.RemoteProtocolError(
+                    f"server disconnected without answering ({cause})"
+                ) from cause
+            if isinstance(cause, aiohttp.ClientOSError):  # e.g. a reset connection
+                raise httpx2.ReadError(str(cause) or type(cause).__name__) from cause
+            raise
+        except aiohttp.ClientResponseError as exc:  # a reply aiohttp cannot parse as HTTP
+            message = " ".join(str(exc.message).split())[:200]
+            raise httpx2.RemoteProtocolError(f"the server's reply is not HTTP: {message}") from exc
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class Connections(openai.DefaultAioHttpClient):  # type: ignore[misc,valid-type]
+    """The SDK's aiohttp client, its transports (direct and through proxies) wrapped in :class:`_Errors`."""
+
+    def _init_transport(self, *args: Any, **kwargs: Any) -> httpx2.AsyncBaseTransport:
+        return _Errors(super()._init_transport(*args, **kwargs))
+
+    def _init_proxy_transport(self, *args: Any, **kwargs: Any) -> httpx2.AsyncBaseTransport:
+        return _Errors(super()._init_proxy_transport(*args, **kwargs))
