@@ -21,7 +21,7 @@ from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import write_json
 from rwpost.llm.cache import LLMCache, cache_key
 from rwpost.llm.config import LLMSettings
-from rwpost.llm.schemas import for_response_format
+from rwpost.llm.schemas import answer_check, for_response_format
 from rwpost.llm.types import LLMRequest, LLMResult, PriceTable, Usage
 from rwpost.secrets import redact, register
 from rwpost.urls import split_url
@@ -124,7 +124,10 @@ def parse_answer(content: str | None, schema: dict[str, Any]) -> tuple[dict[str,
         return None, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
     if not isinstance(data, dict):
         return None, f"expected a JSON object, found {type(data).__name__}"
-    import jsonschema
+    check = answer_check(schema)
+    if check is not None and check(data):  # the usual case: a valid answer, without jsonschema's walk
+        return data, ""
+    import jsonschema  # the reason an answer is refused is jsonschema's words
 
     error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(data))
     if error is not None:
