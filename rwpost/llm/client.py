@@ -403,12 +403,10 @@ class LLMClient:
         """The SDK client and semaphore of the running loop (each ``asyncio.run`` gets fresh ones)."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._sdk is None or self._semaphore is None:
-            import openai
-
-            from rwpost.llm.connections import Connections
+            from rwpost.llm.connections import SDK, Connections
 
             self._loop = loop
-            self._sdk = openai.AsyncOpenAI(
+            self._sdk = SDK(
                 api_key=self._api_key or "no-key",
                 base_url=self.base_url,
                 timeout=self.timeout_s,
