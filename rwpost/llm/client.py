@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # the SDK is imported on the first call: importing it is most
     import ssl
 
     import openai
-    from openai import AsyncOpenAI
+
+    from rwpost.llm.connections import SDK
 
 ResponseMode = Literal["auto", "json_schema", "json_object"]
 
@@ -212,7 +213,7 @@ class LLMClient:
         self.in_flight = 0
         self.max_in_flight = 0
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._sdk: AsyncOpenAI | None = None
+        self._sdk: SDK | None = None
         self._semaphore: asyncio.Semaphore | None = None
 
     def __repr__(self) -> str:  # never shows the key
@@ -399,7 +400,7 @@ class LLMClient:
         price = self.prices.get(self.model)
         return price.cost(prompt_tokens, completion_tokens) if price else 0.0
 
-    def _bind(self) -> tuple[AsyncOpenAI, asyncio.Semaphore]:
+    def _bind(self) -> tuple[SDK, asyncio.Semaphore]:
         """The SDK client and semaphore of the running loop (each ``asyncio.run`` gets fresh ones)."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._sdk is None or self._semaphore is None:
@@ -468,7 +469,7 @@ class LLMClient:
                     try:
                         # the SDK's plain POST (its retries, waits and errors) without its request-typing
                         # walk and response models: those were most of a call's CPU (benchmarks/llm_cpu.py)
-                        raw = await sdk.post("/chat/completions", body=kwargs, cast_to=bytes)
+                        raw = await sdk.post_json("/chat/completions", kwargs)
                     finally:
                         self.in_flight -= 1
             except openai.APIError as exc:  # the SDK's retries are spent, or the status is final
