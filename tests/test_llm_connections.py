@@ -5,6 +5,7 @@ no HTTP, and a proxy named in the environment."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import socket
@@ -182,3 +183,16 @@ def test_a_proxy_named_in_the_environment_is_still_used(serve, monkeypatch):
     [result] = client.run(_requests(1))
     assert result.data == RATIONALE
     assert seen[0].startswith(b"POST http://127.0.0.1:9/v1/chat/completions HTTP/1.1")
+
+
+def test_the_connections_of_an_ended_event_loop_are_closed_by_the_next_one(serve):
+    """A client used from two ``asyncio.run`` calls without ``aclose``: the second closes the first loop's
+    SDK client (else aiohttp reports an unclosed session when it is collected)."""
+    server = serve(lambda n: (_head(b"Content-Length: %d\r\n\r\n" % len(COMPLETION)) + COMPLETION, False))
+    client = _client(server)
+    first, second = _requests(2)
+    assert asyncio.run(client.complete(first)).data == RATIONALE
+    ended = client._sdk
+    assert ended is not None and not ended.is_closed()
+    assert asyncio.run(client.complete(second)).data == RATIONALE
+    assert ended.is_closed() and client._sdk is not ended

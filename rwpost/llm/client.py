@@ -400,12 +400,15 @@ class LLMClient:
         price = self.prices.get(self.model)
         return price.cost(prompt_tokens, completion_tokens) if price else 0.0
 
-    def _bind(self) -> tuple[SDK, asyncio.Semaphore]:
-        """The SDK client and semaphore of the running loop (each ``asyncio.run`` gets fresh ones)."""
+    async def _bind(self) -> tuple[SDK, asyncio.Semaphore]:
+        """The SDK client and semaphore of the running loop (each ``asyncio.run`` gets fresh ones). Those of
+        an event loop that has ended without :meth:`aclose` are closed here (aiohttp would complain of an
+        unclosed session when they are collected)."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._sdk is None or self._semaphore is None:
             from rwpost.llm.connections import SDK, Connections
 
+            ended = self._sdk if self._loop is not None and self._loop.is_closed() else None
             self._loop = loop
             self._sdk = SDK(
                 api_key=self._api_key or "no-key",
@@ -415,6 +418,10 @@ class LLMClient:
                 http_client=Connections(event_hooks={"request": [_count_attempt]}, verify=_tls()),
             )
             self._semaphore = asyncio.Semaphore(self.concurrency)
+            sdk, semaphore = self._sdk, self._semaphore
+            if ended is not None:  # its sockets went with its loop: this only marks the session closed
+                await ended.close()
+            return sdk, semaphore
         return self._sdk, self._semaphore
 
     def _messages(self, request: LLMRequest, mode: ResponseMode) -> list[dict[str, Any]]:
@@ -447,7 +454,7 @@ class LLMClient:
         """One answer from the server: (content, prompt tokens, completion tokens, HTTP attempts)."""
         import openai
 
-        sdk, semaphore = self._bind()
+        sdk, semaphore = await self._bind()
         usage = self._usage(request.task)
         while True:
             mode: ResponseMode = "json_schema" if self.response_mode == "auto" else self.response_mode
