@@ -8,6 +8,8 @@ divided by the server's chat requests is the client's CPU per call; calls/s is d
 FIFO ceiling at 200 ms (``benchmarks.extract.ceiling``). Each round runs twice: alone, and with a
 CPU-bound process (a pure-Python busy loop) beside it ("busy"). Min and median of ``--repeats``, the load
 beside each. Goal (issue 40): <= 1 ms of CPU per call at 32 in flight, >= 90 % of the ceiling when busy.
+Then one more run of each tree under cProfile (CPU time) gives where a call's CPU goes, as shares by layer
+(:data:`LAYERS`: aiohttp's connections, the SDK, httpx, httpcore/h11/anyio, jsonschema, rwpost, asyncio).
 
     python -m benchmarks.llm_cpu [--repeats 3] [--smoke]
 
@@ -35,7 +37,7 @@ BASELINE = "7a62fe2"
 LATENCY_S = 0.2
 
 CHILD = """
-import json, sys, time
+import cProfile, json, pstats, sys, time
 from pathlib import Path
 from benchmarks.extract import ServerProcess
 from benchmarks.extract_quality import load_sample
@@ -45,6 +47,7 @@ from rwpost.llm import LLMClient
 if __name__ == "__main__":
     site, count = Path(sys.argv[1]), int(sys.argv[2])
     latency, in_flight = float(sys.argv[3]), int(sys.argv[4])
+    profile = cProfile.Profile(time.process_time) if sys.argv[5:] == ["profile"] else None
     _, articles = load_sample(site)
     articles = articles[:count]
     with ServerProcess(latency) as server:
@@ -54,19 +57,62 @@ if __name__ == "__main__":
         client = LLMClient(model="bench", base_url=server.base_url, api_key="b", concurrency=in_flight)
         before, _ = server.counts(reset=True)
         cpu, wall = time.process_time(), time.perf_counter()
+        if profile is not None:
+            profile.enable()
         LLMExtractor(client).run(articles)
+        if profile is not None:
+            profile.disable()
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         calls = server.counts()[0] - before
-    print(json.dumps({"calls": calls, "cpu_s": cpu, "wall_s": wall}))
+    own = {}
+    if profile is not None:
+        for (path, _, name), row in pstats.Stats(profile).stats.items():
+            where = name if path == "~" else path  # a built-in: by its name
+            own[where] = own.get(where, 0.0) + row[2]
+    print(json.dumps({"calls": calls, "cpu_s": cpu, "wall_s": wall, "own_s_by_file": own}))
 """
 
+LAYERS = (
+    (
+        "aiohttp (connections), yarl, multidict",
+        ("/aiohttp/", "/httpx_aiohttp/", "/yarl/", "/multidict/", "aiohttp."),
+    ),
+    ("jsonschema (answer validation)", "/jsonschema/"),
+    ("rwpost (client, extractor)", "/rwpost/"),
+    ("openai SDK", "/openai/"),
+    ("httpx2 / httpx", "/httpx"),
+    ("httpcore2 / httpcore, h11, anyio", ("/httpcore", "/h11/", "/anyio/")),
+    ("asyncio and the event loop", "/asyncio/"),
+    ("socket and epoll system calls", ("_socket.socket", "select.epoll", "_ssl.")),
+    ("json (stdlib)", ("/json/", "_json.")),
+)
+"""Where the CPU of a profiled call goes: the first layer whose marker is in a function's file."""
 
-def one(tree: Path, articles: int, latency: float, in_flight: int, busy: bool) -> dict[str, Any]:
+
+def _tuple(marks: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (marks,) if isinstance(marks, str) else marks
+
+
+def layers(own_s_by_file: dict[str, float]) -> dict[str, float]:
+    """The profiled child's own CPU time, by layer (:data:`LAYERS`), as shares of the whole."""
+    total = sum(own_s_by_file.values()) or 1.0
+    shares: dict[str, float] = {}
+    for path, seconds in own_s_by_file.items():
+        found = (name for name, marks in LAYERS if any(m in path for m in _tuple(marks)))
+        name = next(found, "other (re, sqlite, other built-ins)")
+        shares[name] = shares.get(name, 0.0) + seconds / total
+    return {name: round(share, 3) for name, share in sorted(shares.items(), key=lambda kv: -kv[1])}
+
+
+def one(
+    tree: Path, articles: int, latency: float, in_flight: int, busy: bool, profile: bool = False
+) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
     load_before = load()
     try:
         args = [str(ROOT / "data" / "sample" / "site"), str(articles), str(latency), str(in_flight)]
+        args += ["profile"] if profile else []
         done = subprocess.run(
             [sys.executable, "-c", CHILD, *args], cwd=tree, env=env, capture_output=True, text=True
         )
@@ -78,6 +124,9 @@ def one(tree: Path, articles: int, latency: float, in_flight: int, busy: bool) -
         raise RuntimeError(f"the extraction child in {tree} failed:\n{done.stderr[-2000:]}")
     run = json.loads(done.stdout.strip().splitlines()[-1])
     top = ceiling(articles, in_flight, latency)
+    if profile:
+        profiled = round(1000 * run["cpu_s"] / run["calls"], 3)
+        return {"cpu_ms_per_call_profiled": profiled, **layers(run["own_s_by_file"])}
     return {
         "calls": run["calls"],
         "cpu_ms_per_call": round(1000 * run["cpu_s"] / run["calls"], 3),
@@ -115,6 +164,12 @@ def main(argv: list[str] | None = None) -> int:
                     row = one(trees[side], args.articles, latency, args.in_flight, busy)
                     runs.setdefault(case, []).append(row)
                     print(f"  {case} round {round_ + 1}: {row}", flush=True)
+        where = {  # one more run of each, profiled: where a call's CPU goes
+            side: one(tree, args.articles, latency, args.in_flight, False, profile=True)
+            for side, tree in trees.items()
+        }
+        for side, shares in where.items():
+            print(f"  where {side}'s CPU goes (cProfile, own time): {shares}", flush=True)
     table = {
         case: {
             "cpu_ms_per_call": _stats(rows, "cpu_ms_per_call"),
@@ -139,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         "articles": args.articles,
         "in_flight": args.in_flight,
         "cases": table,
+        "cpu_by_layer": where,
         "load": [started, load()],
     }
     result["goal"] = goal(text, started)

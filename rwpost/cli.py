@@ -134,8 +134,23 @@ def load_commands(module: str) -> dict[str, Any]:
     return dict(get_group(sub).commands)
 
 
+def _plain_help(command: Any, ctx: Any) -> Any:
+    """``command``'s ``--help`` flag, and that of each group under it, False when not given, not None.
+
+    typer coerces a None flag through a pydantic validator that it builds on first use (a tenth of a
+    second of imports), and each group a subcommand runs under reads its own absent ``--help``: so
+    ``rwpost CMD --help`` imported pydantic. A bool flag holding a bool is not coerced."""
+    option = command.get_help_option(ctx)  # made once per command, then kept
+    if option is not None and option.default is None:
+        option.default = False
+    for sub in getattr(command, "commands", {}).values():
+        _plain_help(sub, ctx)
+    return option
+
+
 class _LazyGroup(TyperGroup):
-    """The root command: a subcommand's module is imported the first time the command is looked up."""
+    """The root command: a subcommand's module is imported the first time the command is looked up. No
+    ``--help`` on the way to a command's imports pydantic (:func:`_plain_help`)."""
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
@@ -147,7 +162,15 @@ class _LazyGroup(TyperGroup):
         if isinstance(command, _Unloaded):
             self.commands.update(load_commands(command.module))
             command = self.commands.get(cmd_name)
+        if command is not None:
+            _plain_help(command, ctx)
         return command
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        if option is not None and option.default is None:
+            option.default = False  # the root's own flag, as _plain_help's
+        return option
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """click's command list, from the summaries (listing the commands imports none of them)."""

@@ -1,9 +1,11 @@
 """The command line starts at once: a command's module is imported only when the command is looked up, and
-``rwpost --help`` and each ``rwpost CMD --help`` import none of the heavy libraries (checked in a fresh
-interpreter through ``sys.modules``; the start-up time itself is ``benchmarks/cli_start.py``'s)."""
+``rwpost --help`` and each ``rwpost CMD [SUB] --help`` import none of the heavy libraries, pydantic and Rich
+included (checked in a fresh interpreter through ``sys.modules``; the start-up time itself is
+``benchmarks/cli_start.py``'s)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from rwpost.cli import COMMANDS, load_commands
+from rwpost.commands import STAGE_DEFAULTS
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = (
@@ -34,8 +37,21 @@ HEAVY = (
     "aiohttp",
     "sklearn",
     "label_studio_sdk",
+    "pydantic",
+    "rich",
 )
-"""Libraries that cost a start-up tenth of a second or more each and that no command's help needs."""
+"""Libraries that cost a start-up tenth of a second or more each (pydantic and Rich: several hundredths)
+and that no command's help needs."""
+
+
+def _subcommands() -> list[str]:
+    """Each subcommand of a group, as ``GROUP SUB`` (``filter run``, ``annotate push``, ...)."""
+    found = []
+    for module in sorted({module for module, _ in COMMANDS.values()}):
+        for name, command in load_commands(module).items():
+            found += [f"{name} {sub}" for sub in getattr(command, "commands", {})]
+    return found
+
 
 PROBE = """
 import json, sys
@@ -76,12 +92,20 @@ def test_the_top_level_help_lists_every_command_and_imports_none() -> None:
     assert (code, heavy, commands) == (0, [], set())
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS))
+@pytest.mark.parametrize("name", sorted(COMMANDS) + _subcommands())
 def test_each_commands_help_imports_its_own_module_and_no_heavy_library(name: str) -> None:
-    code, heavy, commands = _modules_after(name, "--help")
+    code, heavy, commands = _modules_after(*name.split(), "--help")
     assert code == 0
     assert heavy == []
-    assert commands <= {COMMANDS[name][0], "tables"}  # tables: evaluate's console table helper
+    assert commands <= {COMMANDS[name.split()[0]][0], "tables"}  # tables: evaluate's console table helper
+
+
+def test_the_defaults_help_shows_are_the_stage_params_own() -> None:
+    """``--help`` shows a stage's defaults from plain text (so no help imports the stage and pydantic); the
+    text is each ``Params`` field's own default, as :meth:`StageParams.default_text` writes it."""
+    for stage, fields in STAGE_DEFAULTS.items():
+        params = importlib.import_module(f"rwpost.stages.{stage}").Params
+        assert {name: params.default_text(name) for name in fields} == fields, stage
 
 
 def test_the_summaries_are_the_commands_own_and_every_command_is_listed() -> None:

@@ -9,6 +9,41 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+STAGE_DEFAULTS: dict[str, dict[str, str]] = {
+    "crawl": {
+        "out": "data/work/crawl",
+        "sample_site": "data/sample/site",
+        "max_articles": "0",
+        "throttle": "True",
+        "resume": "True",
+        "download_images": "True",
+        "max_image_bytes": "10485760",
+    },
+    "reformat": {"crawl": "data/work/crawl", "out": "data/work/tagged", "min_words": "50"},
+    "extract": {
+        "input": "data/work/tagged/articles.jsonl",
+        "out": "data/work/extract",
+        "backend": "auto",
+        "cache": "data/cache/llm.sqlite",
+    },
+    "filter": {
+        "tagged": "data/work/tagged/articles.jsonl",
+        "extractions": "data/work/extract/extractions.jsonl",
+        "crawl": "data/work/crawl",
+        "out": "data/work/filter",
+    },
+}
+"""The defaults a stage command's ``--help`` shows, as plain text: stage -> field of its ``Params`` -> the
+field's :meth:`~rwpost.stages.base.StageParams.default_text`. Text, so that ``rwpost CMD --help`` imports
+neither the stage nor pydantic; the ``Params`` models stay the defaults' home, and a test holds this table
+equal to them (``tests/test_cli_start.py``)."""
+
+
+def stage_default(stage: str, name: str) -> str:
+    """``rwpost.stages.<stage>.Params.<name>``'s default as ``--help`` shows it (:data:`STAGE_DEFAULTS`)."""
+    return STAGE_DEFAULTS[stage][name]
+
+
 def bundled_sample(path: Path | None) -> Path | None:
     """Typer callback of a path argument: a ``data/sample/...`` path that this folder lacks is read from the
     bundled sample (:func:`rwpost.sample.build.bundled`), so the README's examples work from any folder."""

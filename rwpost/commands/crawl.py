@@ -7,8 +7,7 @@ from pathlib import Path
 
 import typer
 
-from rwpost.commands import LazyConsole
-from rwpost.stages import crawl as crawl_stage
+from rwpost.commands import LazyConsole, stage_default
 
 console = LazyConsole()
 sample_app = typer.Typer(
@@ -93,7 +92,7 @@ def sample_serve(
 
 
 def _default(name: str) -> str:
-    return crawl_stage.Params.default_text(name)
+    return stage_default("crawl", name)
 
 
 def crawl(
@@ -215,6 +214,8 @@ def crawl(
     from rich.console import Console
     from rich.live import Live
     from rich.table import Table
+
+    from rwpost.stages import crawl as crawl_stage
 
     if from_html is not None:
         from rwpost.crawl import run_import_html

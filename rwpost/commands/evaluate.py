@@ -7,16 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
-from rwpost.commands import bundled_sample
+from rwpost.commands import LazyConsole, bundled_sample
 from rwpost.commands.tables import print_table
 from rwpost.errors import ConfigError, interrupted_exit, interrupted_line, sigterm_interrupts
 
 if TYPE_CHECKING:
     from rwpost.evaluate.log import RunMetrics
 
-console = Console(stderr=True)
+console = LazyConsole(stderr=True)
 
 
 def evaluate(
@@ -362,6 +361,8 @@ def leaderboard(
         from rwpost.evaluate.recipes import beside_paper
 
         text = "\n".join(beside_paper([r.run for r in rows], chosen)[0])
+        from rich.console import Console
+
         Console().print(text, highlight=False, markup=False, soft_wrap=True)
 
 

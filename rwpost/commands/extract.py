@@ -5,14 +5,15 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from rwpost.commands import LazyConsole
+from rwpost.commands import LazyConsole, stage_default
 from rwpost.errors import interrupted_exit, interrupted_line, sigterm_interrupts
-from rwpost.extract.shards import price_table
-from rwpost.stages import extract as extract_stage
-from rwpost.stages import reformat as reformat_stage
+
+if TYPE_CHECKING:
+    from rwpost.stages import extract as extract_stage
 
 console = LazyConsole()
 err_console = LazyConsole(stderr=True)
@@ -25,17 +26,17 @@ def reformat(
         None,
         "--in",
         help="Crawl store: articles.jsonl + html/<sha>.html.gz.",
-        show_default=reformat_stage.Params.default_text("crawl"),
+        show_default=stage_default("reformat", "crawl"),
     ),
     out: Path = typer.Option(
-        None, "--out", help="Output folder.", show_default=reformat_stage.Params.default_text("out")
+        None, "--out", help="Output folder.", show_default=stage_default("reformat", "out")
     ),
     min_words: int = typer.Option(
         None,
         "--min-words",
         min=0,
         help="Reject bodies with fewer words.",
-        show_default=reformat_stage.Params.default_text("min_words"),
+        show_default=stage_default("reformat", "min_words"),
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the outputs of an earlier run."),
@@ -45,6 +46,7 @@ def reformat(
     Example: rwpost reformat --in data/work/crawl --out data/work/tagged
     """
     from rwpost.io import check_outputs
+    from rwpost.stages import reformat as reformat_stage
 
     params = reformat_stage.Params.of(crawl=crawl_dir, out=out, min_words=min_words)
     check_outputs(
@@ -62,7 +64,7 @@ def reformat(
 
 
 def _default(name: str) -> str:
-    return extract_stage.Params.default_text(name)
+    return stage_default("extract", name)
 
 
 def extract(
@@ -125,6 +127,7 @@ def extract(
 
     from rwpost.io import check_outputs, iter_lines
     from rwpost.llm import settings_from_env
+    from rwpost.stages import extract as extract_stage
 
     prices = None
     if (price_in is None) != (price_out is None):
@@ -195,6 +198,7 @@ def extract(
 
 def _params_prices(path: Path = Path("params.yaml")) -> dict:
     """``extract.prices`` of the params file in this folder ({} without one, or without prices)."""
+    from rwpost.stages import extract as extract_stage
     from rwpost.stages.base import load_params
 
     if not path.is_file():
@@ -210,6 +214,7 @@ def _dry_run(params: extract_stage.Params, as_json: bool) -> None:
     """What the llm backend would ask for the articles to do, in tokens and cost; calls nothing."""
     from rwpost.extract.llm import LLMExtractor
     from rwpost.extract.run import make_extractor
+    from rwpost.extract.shards import price_table
     from rwpost.io import read_records
     from rwpost.llm import settings_from_env
     from rwpost.records import TaggedArticle

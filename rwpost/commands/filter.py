@@ -10,14 +10,14 @@ from typing import Any
 import typer
 
 from rwpost.commands import LazyConsole
+from rwpost.commands import stage_default as _stage_default
 from rwpost.errors import ConfigError
-from rwpost.stages import filter as filter_stage
 
 console = LazyConsole()
 
 
 def stage_default(name: str) -> str:
-    return filter_stage.Params.default_text(name)
+    return _stage_default("filter", name)
 
 
 filter_app = typer.Typer(

@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from rwpost.commands import LazyConsole
 from rwpost.commands.tables import print_table
 from rwpost.errors import ConfigError, RwpostError
 
-console = Console()
+console = LazyConsole()
 
 
 def sites(
@@ -39,7 +38,7 @@ def sites(
         for s in registry.sites
     ]
     headers = ["site", "publisher", "domains", "language", "own ratings", "terms"]
-    print_table("sites.yaml", headers, rows, console)
+    print_table("sites.yaml", headers, rows, console.get())
     console.print(f"{len(registry.sites)} sites (sites.yaml version {registry.version})")
 
 
@@ -59,6 +58,8 @@ def site_labels(site_name: str, ratings: list[str], *, language: str | None, as_
     if as_json:
         typer.echo(json.dumps({r: m.label and str(m.label) for r, m in mappings.items()}, ensure_ascii=False))
         return
+    from rich.table import Table
+
     title = f"ratings of {site.publisher if site else site_name} ({language or 'any language'})"
     table = Table("rating", "RW-Post label", "by", title=title)
     for rating, mapping in mappings.items():
@@ -92,6 +93,8 @@ def unknown_site_ratings(store: Path, as_json: bool) -> bool:
     if not counts:
         console.print(f"every rating of the {read} multi-site articles in {store} maps to a label")
         return True
+    from rich.table import Table
+
     table = Table(
         "site", "language", "unmapped rating", "articles", title=f"ratings of {store} no table maps"
     )

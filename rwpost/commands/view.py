@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-err_console = Console(stderr=True)
+from rwpost.commands import LazyConsole
+
+err_console = LazyConsole(stderr=True)
 
 
 def view(

@@ -1,7 +1,8 @@
 """The OpenAI-compatible client: structured answers, bounded concurrency, retries, cache, cost.
 
 It speaks the chat completions API through the ``openai`` SDK to any compatible server (OpenAI, vLLM,
-Ollama, llama.cpp). Credentials are explicit arguments; only the edges read them from the environment
+Ollama, llama.cpp); under the SDK, the connections are aiohttp's (:mod:`rwpost.llm.connections`).
+Credentials are explicit arguments; only the edges read them from the environment
 (:func:`rwpost.llm.config.settings_from_env`). See the package docstring for an example.
 """
 
@@ -20,7 +21,7 @@ from rwpost.errors import ConfigError, RwpostError
 from rwpost.io import write_json
 from rwpost.llm.cache import LLMCache, cache_key
 from rwpost.llm.config import LLMSettings
-from rwpost.llm.schemas import for_response_format
+from rwpost.llm.schemas import answer_check, for_response_format
 from rwpost.llm.types import LLMRequest, LLMResult, PriceTable, Usage
 from rwpost.secrets import redact, register
 from rwpost.urls import split_url
@@ -29,7 +30,8 @@ if TYPE_CHECKING:  # the SDK is imported on the first call: importing it is most
     import ssl
 
     import openai
-    from openai import AsyncOpenAI
+
+    from rwpost.llm.connections import SDK
 
 ResponseMode = Literal["auto", "json_schema", "json_object"]
 
@@ -123,7 +125,10 @@ def parse_answer(content: str | None, schema: dict[str, Any]) -> tuple[dict[str,
         return None, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
     if not isinstance(data, dict):
         return None, f"expected a JSON object, found {type(data).__name__}"
-    import jsonschema
+    check = answer_check(schema)
+    if check is not None and check(data):  # the usual case: a valid answer, without jsonschema's walk
+        return data, ""
+    import jsonschema  # the reason an answer is refused is jsonschema's words
 
     error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(data))
     if error is not None:
@@ -208,7 +213,7 @@ class LLMClient:
         self.in_flight = 0
         self.max_in_flight = 0
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._sdk: AsyncOpenAI | None = None
+        self._sdk: SDK | None = None
         self._semaphore: asyncio.Semaphore | None = None
 
     def __repr__(self) -> str:  # never shows the key
@@ -395,23 +400,28 @@ class LLMClient:
         price = self.prices.get(self.model)
         return price.cost(prompt_tokens, completion_tokens) if price else 0.0
 
-    def _bind(self) -> tuple[AsyncOpenAI, asyncio.Semaphore]:
-        """The SDK client and semaphore of the running loop (each ``asyncio.run`` gets fresh ones)."""
+    async def _bind(self) -> tuple[SDK, asyncio.Semaphore]:
+        """The SDK client and semaphore of the running loop (each ``asyncio.run`` gets fresh ones). Those of
+        an event loop that has ended without :meth:`aclose` are closed here (aiohttp would complain of an
+        unclosed session when they are collected)."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._sdk is None or self._semaphore is None:
-            import openai
+            from rwpost.llm.connections import SDK, Connections
 
+            ended = self._sdk if self._loop is not None and self._loop.is_closed() else None
             self._loop = loop
-            self._sdk = openai.AsyncOpenAI(
+            self._sdk = SDK(
                 api_key=self._api_key or "no-key",
                 base_url=self.base_url,
                 timeout=self.timeout_s,
                 max_retries=self.max_retries,
-                http_client=openai.DefaultAsyncHttpxClient(
-                    event_hooks={"request": [_count_attempt]}, verify=_tls()
-                ),
+                http_client=Connections(event_hooks={"request": [_count_attempt]}, verify=_tls()),
             )
             self._semaphore = asyncio.Semaphore(self.concurrency)
+            sdk, semaphore = self._sdk, self._semaphore
+            if ended is not None:  # its sockets went with its loop: this only marks the session closed
+                await ended.close()
+            return sdk, semaphore
         return self._sdk, self._semaphore
 
     def _messages(self, request: LLMRequest, mode: ResponseMode) -> list[dict[str, Any]]:
@@ -444,7 +454,7 @@ class LLMClient:
         """One answer from the server: (content, prompt tokens, completion tokens, HTTP attempts)."""
         import openai
 
-        sdk, semaphore = self._bind()
+        sdk, semaphore = await self._bind()
         usage = self._usage(request.task)
         while True:
             mode: ResponseMode = "json_schema" if self.response_mode == "auto" else self.response_mode
@@ -466,7 +476,7 @@ class LLMClient:
                     try:
                         # the SDK's plain POST (its retries, waits and errors) without its request-typing
                         # walk and response models: those were most of a call's CPU (benchmarks/llm_cpu.py)
-                        raw = await sdk.post("/chat/completions", body=kwargs, cast_to=bytes)
+                        raw = await sdk.post_json("/chat/completions", kwargs)
                     finally:
                         self.in_flight -= 1
             except openai.APIError as exc:  # the SDK's retries are spent, or the status is final
