@@ -97,9 +97,16 @@ def test_the_closures_keep_their_own_bounds():
         assert check(value) == validator.is_valid(value), value
 
 
-def test_a_schema_with_other_keywords_is_left_to_jsonschema():
+def test_a_schema_the_fast_check_cannot_compile_is_left_to_jsonschema_and_nothing_is_fetched():
+    remote = {"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/a.json"}}}
+    assert answer_check(remote) is None  # the handlers refuse the URL: no request leaves the process
+    assert answer_check({"type": "string", "pattern": "("}) is None
+
+
+def test_other_keywords_are_checked_as_jsonschema_checks_them():
     schema = {"type": "object", "properties": {"a": {"type": "string", "minLength": 3}}, "required": ["a"]}
-    assert answer_check(schema) is None
+    check = answer_check(schema)
+    assert check is not None and check({"a": "abcd"}) and not check({"a": "ab"}) and not check({})
     assert parse_answer('{"a": "abcd"}', schema) == ({"a": "abcd"}, "")
     data, problem = parse_answer('{"a": "ab"}', schema)
     assert data is None and problem == "does not match the schema at a: 'ab' is too short"
