@@ -147,10 +147,7 @@ class OcrEngine:
         return _Page(boxes, rapid.get_crop_img_list(image, boxes), record, height, width)
 
     def _boxes(self, image: Any) -> Any:
-        """rapidocr's detection (``auto_text_det``), its input normalised in float32: the same bytes as
-        its float64 arithmetic for its mean and std of 0.5 (``x * (1/255) - 0.5`` is exact in float64,
-        so rounding it to float32 once equals float32's one rounding; halving is exact), in a fifth
-        of the time."""
+        """rapidocr's detection (``auto_text_det``), its input normalised by :func:`det_input`."""
         import numpy as np
 
         det = self.rapid.text_det
@@ -159,14 +156,7 @@ class OcrEngine:
         resized = prepare.resize(image)
         if resized is None:
             return None
-        if np.all(prepare.mean == 0.5) and np.all(prepare.std == 0.5):
-            tensor = resized.astype(np.float32)
-            tensor *= np.float32(prepare.scale)
-            tensor -= np.float32(0.5)
-            tensor /= np.float32(0.5)
-        else:  # pragma: no cover - rapidocr's packaged config has 0.5 and 0.5
-            tensor = prepare.normalize(resized).astype(np.float32)
-        tensor = np.ascontiguousarray(tensor.transpose((2, 0, 1))[np.newaxis])
+        tensor = np.ascontiguousarray(det_input(resized, prepare).transpose((2, 0, 1))[np.newaxis])
         preds = det.infer(tensor)[0]
         boxes, _scores = det.postprocess_op(preds, shape)
         boxes = det.filter_tag_det_res(boxes, shape)
@@ -215,6 +205,22 @@ class OcrEngine:
         ]
         lines.sort(key=lambda line: (min(p[1] for p in line["box"]), min(p[0] for p in line["box"])))
         return lines
+
+
+def det_input(resized: Any, prepare: Any) -> Any:
+    """rapidocr's ``DetPreProcess.normalize`` of an HWC uint8 image as float32, in float32: the same bytes
+    as its float64 arithmetic for its mean and std of 0.5 (``x * (1/255) - 0.5`` is exact in float64,
+    so rounding it to float32 once equals float32's one rounding; halving is exact), in a fifth of the
+    time."""
+    import numpy as np
+
+    if not (np.all(prepare.mean == 0.5) and np.all(prepare.std == 0.5)):  # pragma: no cover
+        return prepare.normalize(resized).astype(np.float32)  # rapidocr's packaged config has 0.5, 0.5
+    tensor = resized.astype(np.float32)
+    tensor *= np.float32(prepare.scale)
+    tensor -= np.float32(0.5)
+    tensor /= np.float32(0.5)
+    return tensor
 
 
 def get_engine() -> OcrEngine:
