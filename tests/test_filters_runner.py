@@ -7,6 +7,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 from skimage import data as skdata
 
+from rwpost.filters.base import FilterDecision
 from rwpost.filters.cache import MeasurementCache
 from rwpost.filters.neardup import NearDuplicateFilter
 from rwpost.filters.necessity import NecessityFilter
@@ -150,3 +151,41 @@ def test_necessity_keeps_only_yes_and_reads_yaml_booleans() -> None:
     assert flt.decide(yes, keep).keep and not flt.decide(unsure, keep).keep
     assert flt.decide(unsure, flt.Params(keep_answers=["yes", "uncertain"])).keep
     assert flt.decide(said, flt.Params()).reason == "image_required_no"
+
+
+class _Batched:
+    """A filter that measures many records per call (as the watermark filter's OCR does)."""
+
+    name = "batched"
+    Params = NecessityFilter.Params
+    version = "1"
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def input_key(self, candidate: Candidate) -> str:
+        return candidate.claim or ""
+
+    def measure(self, candidate: Candidate) -> dict:
+        return self.measure_many([candidate])[0]
+
+    def measure_many(self, candidates: list[Candidate]) -> list[dict]:
+        self.calls.append(len(candidates))
+        return [{"claim": c.claim} for c in candidates]
+
+    def decide(self, measurement: dict, params: object) -> FilterDecision:
+        return FilterDecision(keep=True, reason="ok", details=measurement)
+
+
+def test_a_filter_that_measures_many_gets_batches_each_cached(tmp_path: Path) -> None:
+    from rwpost.filters.runner import MEASURE_BATCH
+
+    records = [Candidate(id=f"rw-{i}", claim=f"c{i % 20}") for i in range(25)]  # 20 keys, 5 repeats
+    flt = _Batched()
+    with MeasurementCache(tmp_path / "cache.sqlite") as cache:
+        result = run_filters(records, [flt], {}, cache=cache, progress=False)
+        assert flt.calls == [MEASURE_BATCH, 20 - MEASURE_BATCH] and cache.count("batched") == 20
+    assert [d.details["claim"] for d in result.decisions] == [r.claim for r in records]
+    threaded = _Batched()  # worker threads measure a record each
+    run_filters(records, [threaded], {}, workers=2, progress=False)
+    assert threaded.calls == [1] * 20

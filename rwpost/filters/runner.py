@@ -103,6 +103,12 @@ class FilterResult:
         return {"input": len(self.verdicts), "kept": sum(v.keep for v in self.verdicts)}
 
 
+MEASURE_BATCH = 16
+"""Records per call of a filter that measures many at once (``measure_many``: the watermark filter's OCR
+recognises the text boxes of all their images together) with one worker; each batch is cached when it
+is done."""
+
+
 def _measure_all(
     flt: Filter,
     candidates: Sequence[Candidate],
@@ -114,7 +120,7 @@ def _measure_all(
 
     Each distinct input key is measured once: records whose key another record of this run already
     has (the same image bytes reposted) share its measurement (``repeats``), and a key the cache holds
-    is read once."""
+    is read once. A filter with ``measure_many`` measures :data:`MEASURE_BATCH` keys per call."""
     keys = {c.id: flt.input_key(c) for c in candidates}
     by_key: dict[str, dict[str, Any]] = {}
     todo: dict[str, Candidate] = {}  # key -> the first record with it that the cache lacks
@@ -128,29 +134,35 @@ def _measure_all(
         else:
             by_key[key] = hit
 
-    def one(item: tuple[str, Candidate]) -> tuple[str, dict[str, Any]]:
-        key, candidate = item
-        measurement = flt.measure(candidate)
-        if cache:
-            cache.put(flt.name, flt.version, key, measurement)
-        return key, measurement
+    many = getattr(flt, "measure_many", None)
+    # worker threads measure a record each (an LLM judge's calls overlap); one thread, a batch per call
+    size = MEASURE_BATCH if many is not None and workers == 1 else 1
+
+    def batch(items: list[tuple[str, Candidate]]) -> list[tuple[str, dict[str, Any]]]:
+        found = many([c for _, c in items]) if many is not None else [flt.measure(items[0][1])]
+        for (key, _), measurement in zip(items, found, strict=True):
+            if cache:
+                cache.put(flt.name, flt.version, key, measurement)
+        return [(key, measurement) for (key, _), measurement in zip(items, found, strict=True)]
 
     from rich.console import Console
     from rich.progress import Progress
 
+    pending = list(todo.items())
+    batches = [pending[i : i + size] for i in range(0, len(pending), size)]
     bar = Progress(console=Console(stderr=True), transient=True, disable=not progress or not todo)
     with bar:
         task = bar.add_task(f"measure {flt.name}", total=len(todo))
         if workers > 1 and len(todo) > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                for key, measurement in pool.map(one, todo.items()):
-                    by_key[key] = measurement
-                    bar.advance(task)
+                for done in pool.map(batch, batches):
+                    by_key.update(done)
+                    bar.advance(task, len(done))
         else:
-            for item in todo.items():
-                key, measurement = one(item)
-                by_key[key] = measurement
-                bar.advance(task)
+            for items in batches:
+                done = batch(items)
+                by_key.update(done)
+                bar.advance(task, len(done))
     from_cache = sum(1 for c in candidates if keys[c.id] not in todo)
     use = {
         "filter": flt.name,

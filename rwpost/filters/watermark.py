@@ -8,7 +8,7 @@ under the thresholds in params, combined with the LLM answer when there is one. 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
@@ -26,7 +26,7 @@ from rwpost.filters.base import (
 )
 from rwpost.filters.keywords import find_keywords, matched_keywords
 from rwpost.filters.llm import VisionJudge, parse_watermark_answer, prompt_version, watermark_prompt
-from rwpost.filters.ocr import engine_version, ocr_image
+from rwpost.filters.ocr import cuda_offered, engine_version, ocr_images
 from rwpost.images import ImageRefused
 from rwpost.records import Candidate
 
@@ -59,33 +59,45 @@ class WatermarkFilter:
         self.judge = judge
         self.prompt = watermark_prompt()
         llm = f"+llm:{judge_id or 'judge'}:{prompt_version(self.prompt)}" if judge else ""
-        self.version = f"1+rapidocr-{engine_version()}{llm}"
+        # CUDA's arithmetic is not the CPU's: its measurements are cached apart
+        device = "+cuda" if cuda_offered() else ""
+        self.version = f"1+rapidocr-{engine_version()}{device}{llm}"
 
     def input_key(self, candidate: Candidate) -> str:
         given = candidate.ocr_text if self.use_given_ocr else None
         return content_key({"ocr_text": given, **image_inputs(candidate)})
 
     def measure(self, candidate: Candidate) -> dict[str, Any]:
-        out: dict[str, Any] = {"ocr_source": "none", "ocr_text": "", "ocr_lines": [], "llm": None}
-        if self.use_given_ocr and candidate.ocr_text is not None:
-            out.update(ocr_source="given", ocr_text=candidate.ocr_text)
-        elif candidate.image_path and Path(candidate.image_path).is_file():
-            try:
-                lines = ocr_image(candidate.image_path)
-            except ImageRefused as exc:
-                out["error"] = f"{exc.status}: {exc}"
+        return self.measure_many([candidate])[0]
+
+    def measure_many(self, candidates: Sequence[Candidate]) -> list[dict[str, Any]]:
+        """:meth:`measure` of each candidate, OCR's recognition batched over all their images."""
+        outs: list[dict[str, Any]] = []
+        to_read: list[tuple[dict[str, Any], str]] = []
+        for candidate in candidates:
+            out: dict[str, Any] = {"ocr_source": "none", "ocr_text": "", "ocr_lines": [], "llm": None}
+            if self.use_given_ocr and candidate.ocr_text is not None:
+                out.update(ocr_source="given", ocr_text=candidate.ocr_text)
+            elif candidate.image_path and Path(candidate.image_path).is_file():
+                to_read.append((out, candidate.image_path))
             else:
-                out.update(
-                    ocr_source="rapidocr", ocr_lines=lines, ocr_text="\n".join(x["text"] for x in lines)
-                )
-        else:
-            out["error"] = "no image file"
-        if self.judge is not None and candidate.image_path and Path(candidate.image_path).is_file():
-            try:
-                out["llm"] = parse_watermark_answer(self.judge(self.prompt, Path(candidate.image_path)))
-            except RwpostError as exc:
-                out["llm"] = {"error": str(exc)}
-        return out
+                out["error"] = "no image file"
+            outs.append(out)
+        if to_read:
+            for (out, _path), lines in zip(to_read, ocr_images([p for _, p in to_read]), strict=True):
+                if isinstance(lines, ImageRefused):
+                    out["error"] = f"{lines.status}: {lines}"
+                else:
+                    out.update(
+                        ocr_source="rapidocr", ocr_lines=lines, ocr_text="\n".join(x["text"] for x in lines)
+                    )
+        for candidate, out in zip(candidates, outs, strict=True):
+            if self.judge is not None and candidate.image_path and Path(candidate.image_path).is_file():
+                try:
+                    out["llm"] = parse_watermark_answer(self.judge(self.prompt, Path(candidate.image_path)))
+                except RwpostError as exc:
+                    out["llm"] = {"error": str(exc)}
+        return outs
 
     def decide(self, measurement: Mapping[str, Any], params: Params) -> FilterDecision:
         lines = measurement.get("ocr_lines") or []
