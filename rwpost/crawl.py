@@ -69,6 +69,12 @@ def _day(value: Any) -> date | None:
         ) from None
 
 
+def _delay(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+        raise PydanticCustomError("delay", "expected 0 or more seconds, got {value}", {"value": value})
+    return value
+
+
 def _count(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and value < 0:
         raise PydanticCustomError("count", "expected 0 (no limit) or more, got {value}", {"value": value})
@@ -100,6 +106,9 @@ class CrawlConfig(BaseModel):
     """Required for a live crawl; appended to the User-Agent."""
     throttle: bool = True
     """AutoThrottle and delays; false only for loopback sites."""
+    delay: Annotated[float, BeforeValidator(_delay)] = 1.0
+    """Seconds between two requests to a site (jittered +-50%), and AutoThrottle's start delay (it then
+    adapts to the site's latency, never below this); no effect with ``throttle: false``."""
     allow_loopback: bool = False
     download_images: bool = True
     max_image_bytes: PositiveInt = MAX_IMAGE_BYTES

@@ -1,7 +1,7 @@
 """Scrapy settings of the rwpost crawler: polite by default (robots.txt, AutoThrottle, one site slot).
 
 ``snopes_crawler.run`` overrides the few that a run chooses (output folder, User-Agent, throttling,
-image limits); everything else is fixed here, read once at the edge (STYLE.md 4).
+the polite delay, image limits); everything else is fixed here, read once at the edge (STYLE.md 4).
 """
 
 from rwpost import __version__
