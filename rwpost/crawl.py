@@ -37,7 +37,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PositiveInt,
 from pydantic_core import PydanticCustomError
 
 from rwpost.errors import ConfigError, RwpostError
-from rwpost.images import MAX_IMAGE_BYTES
+from rwpost.images import FETCH_DELAY, MAX_IMAGE_BYTES
 from rwpost.snopes.listing import SITEMAP_HOSTS
 from rwpost.urls import ip_host, url_host, url_parts
 
@@ -106,7 +106,7 @@ class CrawlConfig(BaseModel):
     """Required for a live crawl; appended to the User-Agent."""
     throttle: bool = True
     """AutoThrottle and delays; false only for loopback sites."""
-    delay: Annotated[float, BeforeValidator(_delay)] = 1.0
+    delay: Annotated[float, BeforeValidator(_delay)] = FETCH_DELAY
     """Seconds between two requests to a site (jittered +-50%), and AutoThrottle's start delay (it then
     adapts to the site's latency, never below this); no effect with ``throttle: false``."""
     allow_loopback: bool = False
