@@ -37,7 +37,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PositiveInt,
 from pydantic_core import PydanticCustomError
 
 from rwpost.errors import ConfigError, RwpostError
-from rwpost.images import MAX_IMAGE_BYTES
+from rwpost.images import FETCH_DELAY, MAX_IMAGE_BYTES
 from rwpost.snopes.listing import SITEMAP_HOSTS
 from rwpost.urls import ip_host, url_host, url_parts
 
@@ -67,6 +67,12 @@ def _day(value: Any) -> date | None:
         raise PydanticCustomError(
             "day", "expected a date like 2017-01-01 (or 'any'), got {value}", {"value": repr(value)}
         ) from None
+
+
+def _delay(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+        raise PydanticCustomError("delay", "expected 0 or more seconds, got {value}", {"value": value})
+    return value
 
 
 def _count(value: Any) -> Any:
@@ -100,6 +106,9 @@ class CrawlConfig(BaseModel):
     """Required for a live crawl; appended to the User-Agent."""
     throttle: bool = True
     """AutoThrottle and delays; false only for loopback sites."""
+    delay: Annotated[float, BeforeValidator(_delay)] = FETCH_DELAY
+    """Seconds between two requests to a site (jittered +-50%), and AutoThrottle's start delay (it then
+    adapts to the site's latency, never below this); no effect with ``throttle: false``."""
     allow_loopback: bool = False
     download_images: bool = True
     max_image_bytes: PositiveInt = MAX_IMAGE_BYTES

@@ -48,6 +48,7 @@ class TestCliErrors:
             (["--start-url", "https://www.snopes.com/"], "--contact is required for a crawl of the real web"),
             ([*LOOP, "--since", "2030-13-01"], "--since: expected a date like 2017-01-01"),
             ([*LOOP, "--max-articles", "-3"], "--max-articles: expected 0 (no limit) or more, got -3"),
+            ([*LOOP, "--delay", "-0.5"], "--delay: expected 0 or more seconds, got -0.5"),
             (
                 [*LOOP, "--since", "2020-01-01", "--until", "2010-01-01"],
                 "--until 2010-01-01 is before --since",

@@ -70,10 +70,13 @@ def identities(records: list[dict]) -> set[str]:
     return {urlsplit(r["url"]).path if r["url"].startswith("http://127.0.0.1") else r["id"] for r in records}
 
 
+def is_article(path: str) -> bool:
+    """An article page of the sample site (``/fact-check/<slug>/``; not a listing or category page)."""
+    return path.startswith("/fact-check/") and path.count("/") == 3
+
+
 def article_requests(server: SampleServer) -> list[str]:
-    return [
-        path for _, path, _ in server.requests if path.startswith("/fact-check/") and path.count("/") == 3
-    ]
+    return [path for _, path, _ in server.requests if is_article(path)]
 
 
 @pytest.fixture(scope="module")
@@ -367,8 +370,15 @@ def store_digest(out: Path) -> dict[str, str]:
     return killing.tree_digest(out, HASHED)
 
 
+STOP_AT = 5
+"""Records a crawl stores before a test stops it; the sample site then holds every other article."""
+
+
 def cli_crawl(server: SampleServer, out: Path) -> subprocess.Popen:
-    """``rwpost crawl`` at one request per 100 ms (slow enough to be stopped mid-way)."""
+    """``rwpost crawl`` with AutoThrottle at ``--delay 0.05``, which cannot finish: once it has stored
+    :data:`STOP_AT` records the server holds every article request until the test releases it."""
+    store = out / "articles.jsonl"
+    server.hold(lambda path: is_article(path) and line_count(store) >= STOP_AT)
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     return subprocess.Popen(
         [
@@ -383,6 +393,8 @@ def cli_crawl(server: SampleServer, out: Path) -> subprocess.Popen:
             "--allow-loopback",
             "--since",
             "any",
+            "--delay",
+            "0.05",
             "--site-origin",
             HOSTILE_HOST,
             "--json",
@@ -407,13 +419,26 @@ def crawl_children(parent: int) -> list[int]:
     return children
 
 
+def line_count(path: Path) -> int:
+    return len(path.read_bytes().splitlines()) if path.exists() else 0
+
+
 def wait_for_lines(path: Path, lines: int, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if path.exists() and len(path.read_bytes().splitlines()) >= lines:
+        if line_count(path) >= lines:
             return
         time.sleep(0.05)
     raise AssertionError(f"{path}: fewer than {lines} lines after {timeout} s")
+
+
+def wait_for_text(path: Path, text: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and text in path.read_text(encoding="utf-8", errors="replace"):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path}: no {text!r} after {timeout} s")
 
 
 def gone(pid: int, timeout: float = 60) -> bool:
@@ -502,10 +527,13 @@ def test_a_signal_to_rwpost_crawl_stops_its_child_gracefully_and_a_rerun_finishe
     out = tmp_path / "out"
     with SampleServer(SITE) as server:
         parent = cli_crawl(server, out)
-        wait_for_lines(out / "articles.jsonl", 5)
+        wait_for_lines(out / "articles.jsonl", STOP_AT)
         children = crawl_children(parent.pid)
         assert children
         parent.send_signal(signum)
+        # Once the child has taken the signal, the held articles are answered and the graceful stop ends.
+        wait_for_text(out / "crawl.log", f"Received {signum.name}, shutting down gracefully")
+        server.release()
         _, stderr = parent.communicate(timeout=120)
         assert parent.returncode == 128 + signum
         assert "stopped" in stderr and "rerun to resume" in stderr
@@ -524,7 +552,7 @@ def test_the_child_dies_with_a_killed_parent(tmp_path):
     out = tmp_path / "out"
     with SampleServer(SITE) as server:
         parent = cli_crawl(server, out)
-        wait_for_lines(out / "articles.jsonl", 5)
+        wait_for_lines(out / "articles.jsonl", STOP_AT)
         children = crawl_children(parent.pid)
         assert children
         parent.kill()

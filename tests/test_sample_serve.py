@@ -4,6 +4,7 @@ sitemaps only on their own host."""
 from __future__ import annotations
 
 import re
+import threading
 import urllib.error
 import urllib.request
 
@@ -75,3 +76,44 @@ def test_live_site_sitemaps_are_served_only_on_the_sitemap_host():
     monthly = sorted((SITE / "sitemaps").glob("sitemap-articles-*.xml"))
     listed = [loc for path in monthly for loc in re.findall(r"<loc>[^<]+</loc>", path.read_text())]
     assert len(listed) == len(set(listed)) == sum(1 for g in gold if g["date"]) + 2
+
+
+def test_a_held_request_is_answered_only_once_released_and_stopping_releases_it():
+    """What a crawl test stops mid-way relies on: a held page cannot be answered before ``release``."""
+
+    def get_in_thread(url: str, answers: list[int]) -> threading.Thread:
+        def get() -> None:
+            with urllib.request.urlopen(url, timeout=120) as response:
+                answers.append(response.status)
+
+        thread = threading.Thread(target=get)
+        thread.start()
+        return thread
+
+    with SampleServer(SITE) as server:
+        asked = threading.Event()
+
+        def when(path: str) -> bool:
+            if path == "/fact-check/":
+                asked.set()
+                return True
+            return False
+
+        server.hold(when)
+        answers: list[int] = []
+        thread = get_in_thread(f"{server.base_url}/fact-check/", answers)
+        assert asked.wait(timeout=120)  # the request reached the hold
+        assert fetch(f"{server.base_url}/robots.txt")[0] == 200  # what is not held is answered meanwhile
+        assert answers == [] and [p for _, p, _ in server.requests] == ["/robots.txt"]
+        server.release()
+        thread.join(timeout=120)
+        assert answers == [200]
+        assert fetch(f"{server.base_url}/fact-check/")[0] == 200  # released: held no more
+
+        held = threading.Event()
+        server.hold(lambda path: held.set() or True)
+        stopped: list[int] = []
+        thread = get_in_thread(f"{server.base_url}/fact-check/page/2/", stopped)
+        assert held.wait(timeout=120)
+    thread.join(timeout=120)  # the server stopped with the request held: it was answered, not left hanging
+    assert not thread.is_alive() and stopped == [200]

@@ -59,6 +59,10 @@ def crawl_settings(config: CrawlConfig) -> Settings:
         "RWPOST_DOWNLOAD_VIDEOS": config.download_videos,
         "RWPOST_MAX_VIDEO_BYTES": config.max_video_bytes,
         "RWPOST_PROGRESS_INTERVAL": config.progress_interval,
+        # The polite delay: Scrapy's DOWNLOAD_DELAY is AutoThrottle's floor, and its start delay follows.
+        "DOWNLOAD_DELAY": config.delay,
+        "AUTOTHROTTLE_START_DELAY": config.delay,
+        "AUTOTHROTTLE_MAX_DELAY": max(settings.getfloat("AUTOTHROTTLE_MAX_DELAY"), config.delay),
     }
     if config.sitemap_hosts:
         overrides["RWPOST_SITEMAP_HOSTS"] = [

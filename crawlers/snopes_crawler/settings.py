@@ -1,12 +1,12 @@
 """Scrapy settings of the rwpost crawler: polite by default (robots.txt, AutoThrottle, one site slot).
 
 ``snopes_crawler.run`` overrides the few that a run chooses (output folder, User-Agent, throttling,
-image limits); everything else is fixed here, read once at the edge (STYLE.md 4).
+the polite delay, image limits); everything else is fixed here, read once at the edge (STYLE.md 4).
 """
 
 from rwpost import __version__
 from rwpost.crawl import MAX_VIDEO_BYTES
-from rwpost.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
+from rwpost.images import FETCH_DELAY, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
 from rwpost.snopes.listing import SITEMAP_HOSTS
 
 BOT_NAME = "rwpost"
@@ -18,10 +18,10 @@ USER_AGENT = f"rwpost-crawler/{__version__} (research crawler for the RW-Post fa
 ROBOTSTXT_OBEY = True
 CONCURRENT_REQUESTS = 8
 CONCURRENT_REQUESTS_PER_DOMAIN = 2
-DOWNLOAD_DELAY = 1.0
+DOWNLOAD_DELAY = FETCH_DELAY  # a run's --delay (CrawlConfig.delay) replaces it, and the start delay
 # DOWNLOAD_DELAY is jittered by +-50% by default (DOWNLOAD_DELAY_JITTER), so requests do not beat a rhythm.
 AUTOTHROTTLE_ENABLED = True
-AUTOTHROTTLE_START_DELAY = 1.0
+AUTOTHROTTLE_START_DELAY = FETCH_DELAY
 AUTOTHROTTLE_MAX_DELAY = 60.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
 COOKIES_ENABLED = False

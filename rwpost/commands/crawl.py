@@ -134,6 +134,13 @@ def crawl(
         help="AutoThrottle and delays (polite).",
         show_default=_default("throttle"),
     ),
+    delay: float = typer.Option(
+        None,
+        "--delay",
+        help="Seconds between two requests to the site (jittered +-50%; AutoThrottle starts there and "
+        "never goes below it); ignored with --no-throttle.",
+        show_default=_default("delay"),
+    ),
     resume: bool = typer.Option(
         None,
         "--resume/--no-resume",
@@ -251,6 +258,7 @@ def crawl(
         user_agent=user_agent,
         contact=contact,
         throttle=throttle,
+        delay=delay,
         allow_loopback=allow_loopback,
         download_images=images,
         max_image_bytes=max_image_bytes,

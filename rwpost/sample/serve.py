@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -44,6 +45,7 @@ class _SiteHandler(LoopbackHandler):
         server: SampleServer = self.owner
         path = url_parts(self.path).path
         host = url_host("//" + self.headers.get("Host", ""))
+        server.wait_if_held(path)
         status, headers, body = server.respond(path, host)
         with server._lock:
             server.requests.append(("GET", path, status))
@@ -55,7 +57,9 @@ class SampleServer(LoopbackServer):
 
     It records every request (method, path, status) in :attr:`requests` so tests can check what the
     crawler fetched. ``synthetic`` adds that many generated article pages (for the benchmark), listed
-    under ``/synthetic/`` with pagination.
+    under ``/synthetic/`` with pagination. :meth:`hold` keeps chosen requests waiting until
+    :meth:`release`: a test that stops a crawl mid-way holds the rest of the site, so the crawl cannot have
+    finished before it is stopped, however fast the machine.
     """
 
     handler = _SiteHandler
@@ -75,7 +79,30 @@ class SampleServer(LoopbackServer):
         self._hits: dict[str, int] = {}
         self._lock = threading.Lock()
         self._template: str | None = None
+        self._held: Callable[[str], bool] | None = None
+        self._released = threading.Event()
         super().__init__(port)
+
+    def hold(self, when: Callable[[str], bool]) -> None:
+        """From now until :meth:`release`, a request whose path ``when`` accepts waits before it is answered
+        (``when`` runs in the request's thread, for each request, and may look at anything)."""
+        self._released.clear()
+        self._held = when
+
+    def release(self) -> None:
+        """Answer the held requests and hold no more (stopping the server releases them too)."""
+        self._held = None
+        self._released.set()
+
+    def wait_if_held(self, path: str) -> None:
+        """Block the calling request thread while ``path`` is held."""
+        when = self._held
+        if when is not None and when(path):
+            self._released.wait()
+
+    def stop(self) -> None:
+        self.release()
+        super().stop()
 
     def hit(self, path: str) -> int:
         """Count a request to ``path``; returns how many there have been, this one included."""
