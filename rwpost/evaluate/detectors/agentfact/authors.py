@@ -188,7 +188,6 @@ class AuthorsWorkflow(Workflow):
     async def code_images(self, sample: Sample, trace: Trace) -> list[dict[str, Any]]:
         """Agent-IR as their ``main_workflow.py`` step 2 means it (module docstring)."""
         from rwpost.evaluate.search.http import SearchError
-        from rwpost.llm import ImageInput
 
         tools, o = self.tools, self.options
         if tools is None or tools.image is None or self.post_image is None or "ir" in o.ablate:
@@ -212,20 +211,12 @@ class AuthorsWorkflow(Workflow):
                 title, body = page.title or title, page.text[:1000]
             source = await self.code_source(sample, trace, match.page_url)
             item: dict[str, Any] = {"source_judgment_result": source.get("updated_answer") or {}}
-            fetched = await tools.image.fetch_image(match.image_url) if match.image_url else None
-            if fetched:
-                data = await self._ask(
-                    trace,
-                    "agent-ir-match",
-                    sample.id,
-                    attach=(self.post_image, ImageInput(data=fetched)),
-                    **self._post(sample),
-                )
-                if data:
-                    item["image_tampering_analysis_result"] = {
-                        "tampering_probability": data.get("tampering_probability", ""),
-                        "tampering_reasoning": data.get("tampering_reasoning", ""),
-                    }
+            data = await self._match_image(trace, sample, match.image_url, **self._post(sample))
+            if data:
+                item["image_tampering_analysis_result"] = {
+                    "tampering_probability": data.get("tampering_probability", ""),
+                    "tampering_reasoning": data.get("tampering_reasoning", ""),
+                }
             if len(title) > 1 or len(body) > 1:
                 data = await self._ask(
                     trace,

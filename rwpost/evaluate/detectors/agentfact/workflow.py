@@ -295,6 +295,18 @@ class Workflow:
             trace.errors.append(error)
         return data
 
+    async def _match_image(self, trace: Trace, sample: Sample, image_url: str | None, **prompt: str):
+        """Agent-IR's comparison of the post's image with an image reverse search found: None where that
+        image cannot be fetched or the agent gives no answer."""
+        from rwpost.llm import ImageInput
+
+        assert self.tools is not None and self.tools.image is not None
+        fetched = await self.tools.image.fetch_image(image_url) if image_url else None
+        if not fetched:
+            return None
+        attach = (self.post_image, ImageInput(data=fetched))
+        return await self._ask(trace, "agent-ir-match", sample.id, attach=attach, **prompt)
+
     def _common(self, sample: Sample) -> dict[str, str]:
         o = self.options
         claim_time = sample.claim_time.isoformat() if sample.claim_time else "unknown"
@@ -409,7 +421,6 @@ class Workflow:
     async def analyse_image(self, sample: Sample, trace: Trace) -> None:
         """Agent-IR: reverse image search, matching and tampering, miscaption (open-web, image present)."""
         from rwpost.evaluate.search.http import SearchError
-        from rwpost.llm import ImageInput
 
         tools = self.tools
         if tools is None or tools.image is None or self.post_image is None or "ir" in self.options.ablate:
@@ -437,22 +448,14 @@ class Workflow:
             if match.image_url and tools.leakage_guard.blocklist.blocked_domain(match.image_url):
                 continue
             result: dict[str, Any] = {"id": f"I{n}", "page_url": match.page_url, "match": match.match}
-            fetched = await tools.image.fetch_image(match.image_url) if match.image_url else None
-            if fetched:
-                data = await self._ask(
-                    trace,
-                    "agent-ir-match",
-                    sample.id,
-                    attach=(self.post_image, ImageInput(data=fetched)),
-                    page_title=match.page_title or "(no title)",
-                    page_url=match.page_url,
-                )
-                if data:
-                    result["relationship"] = data.get("relationship")
-                    result["tampering_score"] = as_score(data.get("tampering_probability"))
-                    result["tampering_reasoning"] = data.get("tampering_reasoning", "")
-                    if "no close" in str(data.get("relationship", "")).lower():
-                        continue
+            page = {"page_title": match.page_title or "(no title)", "page_url": match.page_url}
+            data = await self._match_image(trace, sample, match.image_url, **page)
+            if data:
+                result["relationship"] = data.get("relationship")
+                result["tampering_score"] = as_score(data.get("tampering_probability"))
+                result["tampering_reasoning"] = data.get("tampering_reasoning", "")
+                if "no close" in str(data.get("relationship", "")).lower():
+                    continue
             data = await self._ask(
                 trace,
                 "agent-ir-miscaption",
