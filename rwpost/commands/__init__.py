@@ -15,6 +15,7 @@ STAGE_DEFAULTS: dict[str, dict[str, str]] = {
         "sample_site": "data/sample/site",
         "max_articles": "0",
         "throttle": "True",
+        "delay": "1.0",
         "resume": "True",
         "download_images": "True",
         "max_image_bytes": "10485760",
