@@ -114,7 +114,7 @@ class ApiChatModel:
         ``n`` answers without calling the server. Once one fails for good at the transport level (an
         outage: the client's retries spent), its siblings are not asked any further: the answers got so
         far and that failure are returned (fewer than ``n``)."""
-        from rwpost.llm.client import is_transport_failure
+        from rwpost.llm.client import is_transport_failure, siblings_stop_on_outage
 
         if n == 1:
             return [await self.complete(request)]
@@ -126,9 +126,10 @@ class ApiChatModel:
                 raise _Outage
 
         try:
-            async with asyncio.TaskGroup() as group:
-                for i in range(n):
-                    group.create_task(one(i))
+            with siblings_stop_on_outage():  # the tasks copy the context, and with it the group's flag
+                async with asyncio.TaskGroup() as group:
+                    for i in range(n):
+                        group.create_task(one(i))
         except* _Outage:  # the group cancelled the siblings still waiting or retrying
             pass
         return [finished[i] for i in sorted(finished)]

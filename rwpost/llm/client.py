@@ -12,7 +12,8 @@ import asyncio
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -147,6 +148,22 @@ def _refuses_schema(exc: Exception) -> bool:
 
 _attempts: ContextVar[list[int] | None] = ContextVar("rwpost_llm_attempts", default=None)
 """The HTTP attempts of the request in flight in this asyncio task (set around each SDK call)."""
+
+_outage: ContextVar[list[bool] | None] = ContextVar("rwpost_llm_outage", default=None)
+"""The outage flag of a group of sibling calls (:func:`siblings_stop_on_outage`)."""
+
+
+@contextmanager
+def siblings_stop_on_outage() -> Iterator[None]:
+    """Within it, the calls of the tasks started there are siblings: once one fails for good at the
+    transport (its retries spent), a sibling that gets its turn afterwards is cancelled before it sends.
+    The flag is set before the failed call gives up its place, so no sibling's request can slip out
+    between the failure and the group's cancellation."""
+    token = _outage.set([False])
+    try:
+        yield
+    finally:
+        _outage.reset(token)
 
 
 async def _count_attempt(request: object) -> None:
@@ -469,8 +486,11 @@ class LLMClient:
                 kwargs["max_tokens"] = request.max_tokens
             counter = [0]
             token = _attempts.set(counter)
+            outage = _outage.get()
             try:
                 async with semaphore:
+                    if outage is not None and outage[0]:  # a sibling's outage: the group is cancelling us
+                        raise asyncio.CancelledError
                     self.in_flight += 1
                     self.max_in_flight = max(self.max_in_flight, self.in_flight)
                     try:
@@ -490,6 +510,8 @@ class LLMClient:
                         "OPENAI_BASE_URL and the model name"
                     ) from None
                 if not isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+                    if outage is not None:
+                        outage[0] = True
                     raise LLMCallError(
                         f"{request.key}: {type(exc).__name__} after {attempts} attempt(s): {exc}"
                     ) from exc
