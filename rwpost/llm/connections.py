@@ -7,7 +7,9 @@ The SDK keeps everything it does above the transport: the request it builds, its
 CPU per call than httpx's own (``benchmarks/llm_cpu.py``). One thing is ours: the SDK's adapter maps a
 server that hangs up without answering to a *connect timeout* and lets a reply that is no HTTP escape as
 aiohttp's own error (out of the SDK's retries, as a traceback); :class:`_Errors` makes both httpx's
-``RemoteProtocolError``, as httpx's own transport reports them (retried, then ``APIConnectionError``).
+``RemoteProtocolError``, as httpx's own transport reports them (retried, then ``APIConnectionError``), and
+sends a base URL's credentials as httpx does (the Basic ``Authorization`` header its auth flow set, the URL
+without them: aiohttp refuses a request carrying both).
 :class:`SDK` parses each route's URL once per client, and builds a POST's options once per route.
 """
 
@@ -22,12 +24,15 @@ from openai._models import FinalRequestOptions
 
 
 class _Errors(httpx2.AsyncBaseTransport):
-    """The adapter's transport, with the two aiohttp errors it maps wrongly or not at all made httpx's."""
+    """The adapter's transport: the two aiohttp errors it maps wrongly or not at all made httpx's, and a URL's
+    credentials sent only as the header httpx's auth flow made of them."""
 
     def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
         self._inner = inner
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.url.userinfo:  # httpx's auth flow made them the Basic Authorization header already;
+            request.url = request.url.copy_with(userinfo=b"")  # aiohttp refuses both at once
         try:
             return await self._inner.handle_async_request(request)
         except httpx2.ConnectTimeout as exc:
