@@ -65,7 +65,7 @@ lint: install-dev
 	$(BIN)/lint-imports
 
 test: lint system-deps
-	PATH="$(CURDIR)/$(BIN):$$PATH" HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q --durations=30
+	PATH="$(CURDIR)/$(BIN):$$PATH" HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=30
 
 # The benchmarks, each against its baseline in the same run; `dvc repro` first builds the published sample
 # that the evaluate_stage benchmark scores (its goal is stated for that stage on the sample).

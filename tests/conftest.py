@@ -319,3 +319,22 @@ def cli_built_sample(tmp_path_factory) -> Path:
     for stage in ("assemble", "annotate_merge", "split"):
         run_command_as_user([sys.executable, "-m", f"pipelines.{stage}"], root)
     return root
+
+
+# The suite runs on two workers (pytest-xdist, `--dist loadgroup`: the Makefile's test command). A test that
+# uses one of the session's expensive fixtures goes to the worker of its group, so each is built once per run
+# (one Label Studio server, one crawled or built sample), as on one worker.
+SESSION_GROUPS = {
+    "live": "label-studio",
+    "sample_crawl": "sample",
+    "sample_pipeline": "sample",
+    "cli_built_sample": "built-sample",
+    "checkout": "checkout",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        groups = {SESSION_GROUPS[name] for name in getattr(item, "fixturenames", ()) if name in SESSION_GROUPS}
+        if groups:
+            item.add_marker(pytest.mark.xdist_group("+".join(sorted(groups))))
