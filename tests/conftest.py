@@ -335,6 +335,7 @@ SESSION_GROUPS = {
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        groups = {SESSION_GROUPS[name] for name in getattr(item, "fixturenames", ()) if name in SESSION_GROUPS}
+        names = getattr(item, "fixturenames", ())
+        groups = {SESSION_GROUPS[name] for name in names if name in SESSION_GROUPS}
         if groups:
             item.add_marker(pytest.mark.xdist_group("+".join(sorted(groups))))
