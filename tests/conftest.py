@@ -333,9 +333,24 @@ SESSION_GROUPS = {
 }
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the marks into the groups' node ids
 def pytest_collection_modifyitems(config, items):
     for item in items:
         names = getattr(item, "fixturenames", ())
         groups = {SESSION_GROUPS[name] for name in names if name in SESSION_GROUPS}
         if groups:
             item.add_marker(pytest.mark.xdist_group("+".join(sorted(groups))))
+
+
+def pytest_runtest_setup(item):
+    """On a worker of `--dist loadgroup`, a grouped test's node id must carry its group: when it does not (as
+    with pytest 9.2 and pytest-xdist 3.8, pytest-xdist#1386), the group's tests are scattered over the workers
+    and fail by order, so each fails here with the reason instead."""
+    mark = item.get_closest_marker("xdist_group")
+    grouping = getattr(item.config.option, "loadgroup", False)
+    if grouping and mark and not item.nodeid.endswith(f"@{mark.args[0]}"):
+        pytest.fail(
+            f"pytest-xdist did not keep group {mark.args[0]!r}: this pytest and pytest-xdist do not work"
+            " together for --dist loadgroup (pytest-xdist#1386); install the dev extra's pins",
+            pytrace=False,
+        )
