@@ -321,9 +321,11 @@ def cli_built_sample(tmp_path_factory) -> Path:
     return root
 
 
-# The suite runs on two workers (pytest-xdist, `--dist loadgroup`: the Makefile's test command). A test that
-# uses one of the session's expensive fixtures goes to the worker of its group, so each is built once per run
-# (one Label Studio server, one crawled or built sample), as on one worker.
+# The suite runs on two workers (pytest-xdist, `--dist loadgroup`: the Makefile's test command). Tests that
+# use one of the session's expensive fixtures go to one worker, so each fixture is built once per run (one
+# Label Studio server, one crawled or built sample, one e2e checkout), as on one worker; fixtures that one
+# test uses together (the built sample and the checkout) are one group. A test that asks for such a fixture
+# at run time (request.getfixturevalue) names it with the marker `session_fixtures("name", ...)`.
 SESSION_GROUPS = {
     "live": "label-studio",
     "sample_crawl": "sample",
@@ -333,13 +335,24 @@ SESSION_GROUPS = {
 }
 
 
+def _session_groups(item) -> set[str]:
+    names = set(getattr(item, "fixturenames", ()))
+    for mark in item.iter_markers("session_fixtures"):
+        names.update(mark.args)
+    return {SESSION_GROUPS[name] for name in names if name in SESSION_GROUPS}
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the marks into the groups' node ids
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        names = getattr(item, "fixturenames", ())
-        groups = {SESSION_GROUPS[name] for name in names if name in SESSION_GROUPS}
+    joined = {group: {group} for group in SESSION_GROUPS.values()}  # each group's connected component
+    found = [(item, _session_groups(item)) for item in items]
+    for _, groups in found:
+        component = set().union(*(joined[group] for group in groups)) if groups else set()
+        for group in component:
+            joined[group] = component
+    for item, groups in found:
         if groups:
-            item.add_marker(pytest.mark.xdist_group("+".join(sorted(groups))))
+            item.add_marker(pytest.mark.xdist_group("+".join(sorted(joined[next(iter(groups))]))))
 
 
 def pytest_runtest_setup(item):

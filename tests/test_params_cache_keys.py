@@ -6,18 +6,15 @@ cached - skipping run"), published the old samples and recorded the new value in
 The every-leaf test changes each leaf of params.yaml in turn and computes, with DVC's own stage loading,
 params reading and hash (``dvc.stage.cache._get_cache_hash`` over ``to_single_stage_lockfile``, as
 ``StageCache`` does), the run-cache key of every stage: each stage whose typed ``Params`` read the
-changed value must get a new key. One real ``dvc repro`` in a copy shows a changed ``min_words`` reaching
-the published version.
+changed value must get a new key. One real ``dvc repro`` shows a changed ``min_words`` reaching the
+published version (tests/e2e/test_dvc_pipeline.py, in the e2e checkout the other `dvc repro` tests built).
 """
 
 from __future__ import annotations
 
 import copy
 import importlib
-import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -203,41 +200,3 @@ def test_every_leaf_of_params_yaml_reaches_the_run_cache_key_of_each_stage_that_
     assert not any(f"- {section}" in dvc_params for section in WHO_RUNS)  # and DVC is not told otherwise
     assert not unread, f"leaves no stage reads: {unread}"
     assert not unchanged, f"changed without a new run-cache key, so dvc repro would skip the run: {unchanged}"
-
-
-def _repro(project: Path, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "dvc", "repro", *args],
-        cwd=project,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done.stdout
-
-
-def _published(project: Path, version: str) -> int:
-    """How many samples a version of the copy published (its manifest's categories)."""
-    manifest = json.loads((project / "data/rwpost" / version / "manifest.json").read_text(encoding="utf-8"))
-    return sum(manifest["categories"].values())
-
-
-@pytest.mark.slow
-def test_a_changed_min_words_changes_the_published_version_through_dvc_repro(tmp_path):
-    project = tmp_path / "project"
-    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True)
-    for name in files.stdout.splitlines():
-        if (ROOT / name).is_file():
-            (project / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, project / name)
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    _repro(project, "split")
-    published = _published(project, "v0.1.0")
-
-    text = (project / "params.yaml").read_text(encoding="utf-8")
-    assert "size_limits: {min_words: 90," in text
-    text = text.replace("size_limits: {min_words: 90,", "size_limits: {min_words: 300,")
-    (project / "params.yaml").write_text(text.replace("version: v0.1.0", "version: v0.2.0"), encoding="utf-8")
-    log = _repro(project, "split")
-    assert "Stage 'filter' is cached" not in log
-    assert _published(project, "v0.2.0") < published

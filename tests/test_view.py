@@ -18,7 +18,7 @@ from tests.conftest import free_port
 from tests.killing import child_env
 from tests.view_helpers import ROOT, SECRET, bundled_outputs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.session_fixtures("cli_built_sample")]
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from tests.killing import child_env
 from tests.screenshot import CHROMIUM_FLAGS, find_browser
 from tests.view_helpers import ROOT, SECRET, bundled_outputs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.session_fixtures("cli_built_sample")]
 DOCS = ROOT / "docs" / "view"
 
 

@@ -45,6 +45,7 @@ def test_repro_builds_loadable_verified_splits_then_does_nothing(checkout, run_c
 
 
 def test_changing_a_filter_threshold_reruns_only_downstream_stages_from_cache(checkout, run_command):
+    run_command([sys.executable, "-m", "dvc", "repro"], checkout)  # built: nothing to do after the test above
     params_path = checkout / "params.yaml"
     params = yaml.safe_load(params_path.read_text())
     params["filter"]["neardup"]["text_jaccard"] = 0.9
@@ -62,3 +63,27 @@ def test_changing_a_filter_threshold_reruns_only_downstream_stages_from_cache(ch
     stored = len((checkout / "data" / "work" / "crawl" / "articles.jsonl").read_text().splitlines())
     assert f"| reformat (crawl store -> tagged articles) | {stored} |" in card
     assert "| extract (post, rationale, evidence) |" in card
+
+
+def test_a_changed_min_words_changes_the_published_version(checkout, run_command):
+    """Issue 27: DVC's run cache leaves keys named ``size`` out of a stage's key, so with the size filter's
+    thresholds under ``filter.size`` a changed ``min_words`` found the old run ("Stage 'filter' is cached")
+    and published the old samples (tests/test_params_cache_keys.py checks every leaf of params.yaml)."""
+    run_command([sys.executable, "-m", "dvc", "repro"], checkout)
+    before = _published(_version_dir(checkout))
+    params_path = checkout / "params.yaml"
+    params = yaml.safe_load(params_path.read_text())
+    assert params["filter"]["size_limits"]["min_words"] == 90
+    params["filter"]["size_limits"]["min_words"] = 300
+    params["dataset"]["version"] = "v0.2.0"
+    params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+    log = run_command([sys.executable, "-m", "dvc", "repro"], checkout)
+    assert "Stage 'filter' is cached" not in log and "Running stage 'filter'" in log
+    assert _version_dir(checkout).name == "v0.2.0"
+    assert _published(_version_dir(checkout)) < before
+
+
+def _published(version: Path) -> int:
+    """How many samples a published version holds (its manifest's categories)."""
+    manifest = json.loads((version / "manifest.json").read_text(encoding="utf-8"))
+    return sum(manifest["categories"].values())
