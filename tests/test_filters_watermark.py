@@ -121,15 +121,19 @@ def test_passes_read_what_rapidocr_reads_alone_or_batched(tmp_path: Path) -> Non
 
 
 def test_float32_detection_input_is_rapidocrs_float64_arithmetic() -> None:
-    # every byte value, through rapidocr's own normalisation and through the engine's
+    # every byte value in each channel (a different order per channel, so a channel mix-up shows), through
+    # rapidocr's own preprocessing (normalise, HWC to CHW, a batch of one, float32) and through the engine's
     from rapidocr_onnxruntime.ch_ppocr_det.utils import DetPreProcess
 
     from rwpost.filters.ocr import det_input
 
-    values = np.arange(256, dtype=np.uint8).reshape(1, 256, 1).repeat(3, axis=2)
+    ramp = np.arange(256, dtype=np.uint8).reshape(2, 128)
+    values = np.stack([ramp, ramp[::-1], np.roll(ramp, 77)], axis=2)
     prepare = DetPreProcess(736, "min", [0.5] * 3, [0.5] * 3)
-    theirs = prepare.normalize(values).astype(np.float32)
-    assert np.array_equal(theirs, det_input(values, prepare))
+    theirs = np.expand_dims(prepare.permute(prepare.normalize(values)), axis=0).astype(np.float32)
+    ours = det_input(values, prepare)
+    assert ours.shape == (1, 3, 2, 128) and ours.dtype == np.float32 and ours.flags.c_contiguous
+    assert ours.tobytes() == theirs.tobytes()
 
 
 def test_cuda_asked_for_without_a_cuda_provider_runs_on_the_cpu() -> None:

@@ -147,17 +147,14 @@ class OcrEngine:
         return _Page(boxes, rapid.get_crop_img_list(image, boxes), record, height, width)
 
     def _boxes(self, image: Any) -> Any:
-        """rapidocr's detection (``auto_text_det``), its input normalised by :func:`det_input`."""
-        import numpy as np
-
+        """rapidocr's detection (``auto_text_det``), its input made by :func:`det_input`."""
         det = self.rapid.text_det
         shape = image.shape[0], image.shape[1]
         prepare = det.get_preprocess(max(shape))
         resized = prepare.resize(image)
         if resized is None:
             return None
-        tensor = np.ascontiguousarray(det_input(resized, prepare).transpose((2, 0, 1))[np.newaxis])
-        preds = det.infer(tensor)[0]
+        preds = det.infer(det_input(resized, prepare))[0]
         boxes, _scores = det.postprocess_op(preds, shape)
         boxes = det.filter_tag_det_res(boxes, shape)
         if boxes is None or len(boxes) < 1:
@@ -208,15 +205,19 @@ class OcrEngine:
 
 
 def det_input(resized: Any, prepare: Any) -> Any:
-    """rapidocr's ``DetPreProcess.normalize`` of an HWC uint8 image as float32, in float32: the same bytes
-    as its float64 arithmetic for its mean and std of 0.5 (``x * (1/255) - 0.5`` is exact in float64,
-    so rounding it to float32 once equals float32's one rounding; halving is exact), in a fifth of the
-    time."""
+    """rapidocr's detector input (``DetPreProcess``: normalise, HWC to CHW, a batch of one, float32) for an
+    HWC uint8 image, in float32 and in one copy: the cast and the transpose fill the CHW array at once
+    (rapidocr makes an HWC float array, then copies it to CHW), then the arithmetic runs in place. The same
+    bytes as its float64 arithmetic for its mean and std of 0.5 (``x * (1/255) - 0.5`` is exact in
+    float64, so rounding it to float32 once equals float32's one rounding; halving is exact), in about a
+    tenth of the time (2-3 against 30 ms for a 736 x 1312 input; a separate HWC cast and CHW copy take 7)."""
     import numpy as np
 
     if not (np.all(prepare.mean == 0.5) and np.all(prepare.std == 0.5)):  # pragma: no cover
-        return prepare.normalize(resized).astype(np.float32)  # rapidocr's packaged config has 0.5, 0.5
-    tensor = resized.astype(np.float32)
+        chw = prepare.permute(prepare.normalize(resized))  # rapidocr's packaged config has 0.5, 0.5
+        return np.ascontiguousarray(chw[np.newaxis]).astype(np.float32)
+    tensor = np.empty((1, resized.shape[2], *resized.shape[:2]), dtype=np.float32)
+    tensor[0] = resized.transpose((2, 0, 1))
     tensor *= np.float32(prepare.scale)
     tensor -= np.float32(0.5)
     tensor /= np.float32(0.5)
