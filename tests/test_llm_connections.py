@@ -248,6 +248,7 @@ def test_a_base_urls_credentials_go_as_the_basic_header_and_the_url_without_them
         (429, {"retry-after": "0.3"}, 0.3),
         (503, {"retry-after-ms": "250", "retry-after": "9"}, 0.25),  # milliseconds first
         (429, {"retry-after": str(int(MAX_RETRY_AFTER_S) + 1)}, None),  # too long a wait: not retried
+        (429, {"retry-after": "1e999"}, None),  # an overflowing wait is a long one
         (400, {}, None),
         (404, {"retry-after": "1"}, None),
         (400, {"x-should-retry": "true", "retry-after": "2"}, 2.0),

@@ -106,7 +106,8 @@ def _validator(schema: str) -> Any:
 @functools.cache
 def _tls() -> ssl.SSLContext:
     """One verifying TLS context for every client (loading the CA bundle costs 0.1-0.2 s each time), from
-    the SDK's own HTTP library: the same defaults (certifi, SSL_CERT_FILE / SSL_CERT_DIR)."""
+    httpx2, the SDK's HTTP library: the defaults the SDK verifies with (certifi, SSL_CERT_FILE /
+    SSL_CERT_DIR)."""
     from httpx2 import create_ssl_context
 
     return create_ssl_context()

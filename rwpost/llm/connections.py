@@ -3,7 +3,7 @@
 
 The SDK built an httpx request and response around each aiohttp exchange (headers normalised several
 times over, options deep-copied, the URL joined again): two fifths of a call's CPU, and a private override
-or two to trim it (``benchmarks/llm_cpu.py``). :func:`post_json` sends the same JSON body over one
+or two to trim it (``benchmarks/llm_cpu.py``). :meth:`Connections.post_json` sends the same JSON body over one
 :class:`aiohttp.ClientSession` per event loop, and keeps what the SDK gave:
 
 - its retry policy (:func:`retry_wait`): 408, 409, 429 and 5xx, timeouts and connection errors are
@@ -27,13 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import email.utils
 import json
-import math
 import os
 import random
 import ssl
-import time
 import urllib.request
 from collections.abc import Mapping
 from typing import Any
@@ -42,6 +39,8 @@ import aiohttp
 import httpx2
 import openai
 from yarl import URL
+
+from rwpost.http import retry_after_seconds
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """The server when neither ``base_url`` nor ``OPENAI_BASE_URL`` names one (the SDK's default)."""
@@ -64,26 +63,15 @@ _STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
 
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """The wait a reply asks for, in seconds: ``retry-after-ms``, else ``Retry-After`` as seconds (a float
-    allowed) or as an HTTP date; None where it asks for none that can be read."""
-    for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
-        value = headers.get(name)
-        if value is None:
-            continue
+    """The wait a reply asks for, in seconds: its ``retry-after-ms``, else its ``Retry-After``
+    (:func:`rwpost.http.retry_after_seconds`); None where it asks for none that can be read."""
+    value = headers.get("retry-after-ms")
+    if value is not None:
         try:
-            delay = float(value)
+            return float(value) / 1000
         except ValueError:
-            continue
-        if delay == math.inf and value.strip().lower() not in ("inf", "+inf", "infinity", "+infinity"):
-            return MAX_RETRY_AFTER_S + 1  # an overflowing number is a long wait, not a malformed one
-        return delay / divisor
-    date = email.utils.parsedate_tz(headers.get("retry-after") or "")
-    if date is None:
-        return None
-    try:
-        return float(email.utils.mktime_tz(date) - time.time())
-    except (OverflowError, ValueError, OSError):
-        return None
+            pass
+    return retry_after_seconds(headers.get("retry-after"))
 
 
 def retry_wait(retries_taken: int, status: int | None, headers: Mapping[str, str] | None) -> float | None:
@@ -93,12 +81,12 @@ def retry_wait(retries_taken: int, status: int | None, headers: Mapping[str, str
     retried). The caller counts the retries left."""
     after = retry_after_s(headers) if headers is not None else None
     if status is not None and headers is not None:
-        if after is not None and math.isfinite(after) and after > MAX_RETRY_AFTER_S:
+        if after is not None and after > MAX_RETRY_AFTER_S:
             return None
         should = headers.get("x-should-retry")
         if should == "false" or (should != "true" and status not in (408, 409, 429) and status < 500):
             return None
-    if after is not None and math.isfinite(after) and 0 < after <= MAX_RETRY_AFTER_S:
+    if after is not None and 0 < after <= MAX_RETRY_AFTER_S:
         return after
     backoff = min(INITIAL_RETRY_S * 2.0 ** min(retries_taken, 1000), MAX_RETRY_S)
     return backoff * (1 - 0.25 * random.random())
