@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import random
 import ssl
 import urllib.request
@@ -43,7 +42,8 @@ from yarl import URL
 from rwpost.http import retry_after_seconds
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-"""The server when neither ``base_url`` nor ``OPENAI_BASE_URL`` names one (the SDK's default)."""
+"""The server of ``base_url=None`` (the SDK's default; the environment is read at the edges only,
+:func:`rwpost.llm.config.settings_from_env`)."""
 
 MAX_RETRY_AFTER_S = 120.0
 """The longest ``Retry-After`` waited; a reply asking for longer is not retried (the SDK's bound)."""
@@ -131,7 +131,7 @@ class Connections:
     def __init__(
         self, *, base_url: str | None, api_key: str, timeout_s: float, max_retries: int, tls: ssl.SSLContext
     ) -> None:
-        base = URL((base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/"))
+        base = URL((base_url or DEFAULT_BASE_URL).rstrip("/"))
         if base.user is not None or base.password is not None:  # httpx's auth flow: the Basic header
             pair = f"{base.user or ''}:{base.password or ''}".encode()
             self._authorization = f"Basic {base64.b64encode(pair).decode()}"
