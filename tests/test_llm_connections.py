@@ -190,6 +190,18 @@ def test_a_proxy_named_in_the_environment_is_still_used(serve, monkeypatch):
     assert seen[0].startswith(b"POST http://127.0.0.1:9/v1/chat/completions HTTP/1.1")
 
 
+def test_a_host_named_in_no_proxy_is_reached_directly(serve, monkeypatch):
+    """``NO_PROXY`` wins over the proxy the environment names (as httpx read it): the unreachable proxy is
+    never tried and the server answers."""
+    server = serve(lambda n: (_head(b"Content-Length: %d\r\n\r\n" % len(COMPLETION)) + COMPLETION, False))
+    for name in ("no_proxy", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    [result] = _client(server, max_retries=0).run(_requests(1))
+    assert result.data == RATIONALE and server.requests == 1
+
+
 def test_the_connections_of_an_ended_event_loop_are_closed_by_the_next_one(serve):
     """A client used from two ``asyncio.run`` calls without ``aclose``: the second closes the first loop's
     connections (else aiohttp reports an unclosed session when it is collected)."""
