@@ -1,7 +1,6 @@
-"""Small HTTP helpers shared by rwpost's own clients (the crawler's middlewares, the search backends).
-
-The LLM client needs none of them: the ``openai`` SDK retries and reads ``Retry-After`` itself.
-"""
+"""Small HTTP helpers shared by rwpost's own clients (the crawler's middlewares, the search backends, the
+LLM client's ``Retry-After``; the LLM client's retry policy is the ``openai`` SDK's,
+:func:`rwpost.llm.connections.retry_wait`)."""
 
 from __future__ import annotations
 
@@ -26,15 +25,20 @@ class RetriesSpent(RwpostError):
 
 
 def retry_after_seconds(value: str | bytes | None, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header value (delta-seconds or HTTP-date), None if absent."""
+    """Seconds to wait from a ``Retry-After`` header value (delta-seconds, a fraction allowed as some servers
+    send, or an HTTP-date), None if absent, negative or unreadable."""
     if value is None:
         return None
     text = value.decode("latin-1") if isinstance(value, bytes) else value
     text = text.strip()
     if not text:
         return None
-    if text.isdigit():
-        return float(text)
+    try:
+        seconds = float(text)  # an overflowing number is infinite: a wait longer than any bound
+    except ValueError:
+        pass
+    else:
+        return seconds if seconds >= 0 else None  # NaN too
     try:
         when = parsedate_to_datetime(text)
     except (TypeError, ValueError):

@@ -128,6 +128,35 @@ def test_the_sdks_retries_are_counted_in_the_report():
     assert client.report()["tasks"]["rationale"]["http_calls"] == 3
 
 
+@pytest.mark.parametrize(
+    ("reply", "words"),
+    [
+        (
+            Reply.server_error(503),
+            "InternalServerError after 1 attempt(s): Error code: 503 - server error 503",
+        ),
+        (
+            Reply(status=409, error="a conflict"),
+            "ConflictError after 1 attempt(s): Error code: 409 - a conflict",
+        ),
+        (Reply.rate_limited(), "RateLimitError after 1 attempt(s): Error code: 429 - rate limit reached"),
+        (Reply.answer(RATIONALE).slow(1.0), "APITimeoutError after 1 attempt(s): Request timed out."),
+        (Reply(status=400, error="too long"), "server refused the request: Error code: 400 - too long"),
+        (
+            Reply.raw("<html>bad gateway</html>", status=502),
+            "InternalServerError after 1 attempt(s): Error code: 502",
+        ),
+    ],
+    ids=["503", "409", "429", "timeout", "400", "502-html"],
+)
+def test_a_failed_call_is_worded_as_the_sdk_words_it(reply, words):
+    """The ``openai`` error's class and message, as stored failures and resumed runs recognise them."""
+    with FakeLLMServer([reply]) as server:
+        [result] = make_client(server, max_retries=0, timeout_s=0.3).run([make_request()])
+    assert not result.ok and result.error is not None
+    assert result.error.startswith(f"rw-1: {words}"), result.error
+
+
 def test_spent_retries_fail_the_call_with_every_attempt_counted():
     with FakeLLMServer(lambda body: Reply.server_error(503)) as server:
         client = make_client(server, max_retries=2)

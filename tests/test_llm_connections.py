@@ -1,20 +1,24 @@
-"""The LLM client's connections (the SDK's aiohttp backend, rwpost.llm.connections) against a raw socket
+"""The LLM client's connections (aiohttp, rwpost.llm.connections) against a raw socket
 server on 127.0.0.1 that writes its answers byte by byte as scripted: chunked and close-delimited bodies, a
 kept-alive connection the server closed meanwhile, a server that hangs up without answering or answers with
-no HTTP, and a proxy named in the environment."""
+no HTTP, a proxy named in the environment; the request's head and body; and the SDK's retry policy."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
 import json
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
+from email.utils import formatdate
 
 import pytest
 
 from rwpost.llm import LLMClient, LLMRequest, load_llm_schema
+from rwpost.llm.connections import MAX_RETRY_AFTER_S, retry_wait
 
 RATIONALE = {"reasoning_logic": "The photo predates the event.", "key_points": ["1. a", "2. b", "3. c"]}
 COMPLETION = json.dumps(
@@ -35,6 +39,7 @@ class RawServer:
         self.answer = answer
         self.requests = 0
         self.connections = 0
+        self.bodies: list[bytes] = []
         self.on_head: Callable[[bytes], object] = lambda head: None
         self._socket = socket.create_server(("127.0.0.1", 0))
         self.base_url = f"http://127.0.0.1:{self._socket.getsockname()[1]}/v1"
@@ -63,7 +68,7 @@ class RawServer:
                     for line in head.split(b"\r\n")
                     if line.lower().startswith(b"content-length:")
                 )
-                reader.read(length)
+                self.bodies.append(reader.read(length))
                 self.on_head(head)
                 self.requests += 1
                 data, close = self.answer(n)
@@ -185,14 +190,95 @@ def test_a_proxy_named_in_the_environment_is_still_used(serve, monkeypatch):
     assert seen[0].startswith(b"POST http://127.0.0.1:9/v1/chat/completions HTTP/1.1")
 
 
+def test_a_host_named_in_no_proxy_is_reached_directly(serve, monkeypatch):
+    """``NO_PROXY`` wins over the proxy the environment names (as httpx read it): the unreachable proxy is
+    never tried and the server answers."""
+    server = serve(lambda n: (_head(b"Content-Length: %d\r\n\r\n" % len(COMPLETION)) + COMPLETION, False))
+    for name in ("no_proxy", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    [result] = _client(server, max_retries=0).run(_requests(1))
+    assert result.data == RATIONALE and server.requests == 1
+
+
 def test_the_connections_of_an_ended_event_loop_are_closed_by_the_next_one(serve):
     """A client used from two ``asyncio.run`` calls without ``aclose``: the second closes the first loop's
-    SDK client (else aiohttp reports an unclosed session when it is collected)."""
+    connections (else aiohttp reports an unclosed session when it is collected)."""
     server = serve(lambda n: (_head(b"Content-Length: %d\r\n\r\n" % len(COMPLETION)) + COMPLETION, False))
     client = _client(server)
     first, second = _requests(2)
     assert asyncio.run(client.complete(first)).data == RATIONALE
-    ended = client._sdk
+    ended = client._connections
     assert ended is not None and not ended.is_closed()
     assert asyncio.run(client.complete(second)).data == RATIONALE
-    assert ended.is_closed() and client._sdk is not ended
+    assert ended.is_closed() and client._connections is not ended
+
+
+def _answering(n: int) -> tuple[bytes, bool]:
+    return _head(b"Content-Length: %d\r\n\r\n" % len(COMPLETION)) + COMPLETION, False
+
+
+def _fields(head: bytes) -> tuple[str, dict[str, str]]:
+    """A request's line and its header fields (names in lower case)."""
+    line, *rest = head.decode("latin-1").split("\r\n")
+    return line, {k.lower(): v.strip() for k, _, v in (field.partition(":") for field in rest if field)}
+
+
+def test_the_request_is_one_json_post_with_the_key_as_bearer(serve):
+    heads: list[bytes] = []
+    server = serve(_answering)
+    server.on_head = heads.append
+    [result] = _client(server, max_retries=0).run(_requests(1))
+    assert result.ok
+    line, fields = _fields(heads[0])
+    assert line == "POST /v1/chat/completions HTTP/1.1"
+    assert fields["authorization"] == "Bearer k"
+    assert fields["content-type"] == "application/json" and fields["accept"] == "application/json"
+    body = server.bodies[0]
+    assert json.loads(body)["model"] == "m" and json.loads(body)["messages"][1]["content"] == "article 0"
+    assert body == json.dumps(json.loads(body), ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def test_a_base_urls_credentials_go_as_the_basic_header_and_the_url_without_them(serve):
+    """As httpx sends them: ``user:password`` percent-decoded, UTF-8, base64; no Bearer header beside it."""
+    heads: list[bytes] = []
+    server = serve(_answering)
+    server.on_head = heads.append
+    url = server.base_url.replace("http://", "http://us%20%C3%A9r:p%40ss@")
+    [result] = LLMClient(model="m", base_url=url, api_key="k", timeout_s=5.0, max_retries=0).run(_requests(1))
+    assert result.ok
+    line, fields = _fields(heads[0])
+    assert line == "POST /v1/chat/completions HTTP/1.1"
+    assert fields["authorization"] == "Basic " + base64.b64encode("us ér:p@ss".encode()).decode()
+    assert "Bearer" not in heads[0].decode("latin-1")
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "expected"),
+    [
+        (429, {"retry-after": "0.3"}, 0.3),
+        (503, {"retry-after-ms": "250", "retry-after": "9"}, 0.25),  # milliseconds first
+        (429, {"retry-after": str(int(MAX_RETRY_AFTER_S) + 1)}, None),  # too long a wait: not retried
+        (429, {"retry-after": "1e999"}, None),  # an overflowing wait is a long one
+        (400, {}, None),
+        (404, {"retry-after": "1"}, None),
+        (400, {"x-should-retry": "true", "retry-after": "2"}, 2.0),
+        (503, {"x-should-retry": "false"}, None),
+        (408, {"retry-after": "1"}, 1.0),
+        (409, {"retry-after": "1"}, 1.0),
+        (500, {"retry-after": "1"}, 1.0),
+    ],
+)
+def test_the_retry_policy_is_the_sdks(status, headers, expected):
+    assert retry_wait(0, status, headers) == expected
+
+
+def test_without_a_servers_wait_the_backoff_doubles_from_half_a_second_to_eight_with_jitter():
+    for retries_taken, full in ((0, 0.5), (1, 1.0), (3, 4.0), (4, 8.0), (9, 8.0)):
+        no_wait_given = retry_wait(retries_taken, 503, {"retry-after": "0"})
+        for wait in (retry_wait(retries_taken, None, None), no_wait_given):
+            assert wait is not None and 0.75 * full <= wait <= full
+    later = formatdate(time.time() + 30, usegmt=True)  # an HTTP date
+    wait = retry_wait(0, 429, {"retry-after": later})
+    assert wait is not None and 25 < wait <= 30

@@ -12,3 +12,5 @@ def test_retry_after_reads_seconds_and_http_dates():
     now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
     assert retry_after_seconds("Thu, 01 Jan 2026 12:00:30 GMT", now=now) == 30.0
     assert retry_after_seconds(None) is None and retry_after_seconds("soon") is None
+    assert retry_after_seconds("0.25") == 0.25  # a fraction, as the OpenAI API and some gateways send
+    assert retry_after_seconds("-3") is None and retry_after_seconds("1e999") == float("inf")

@@ -37,8 +37,9 @@ Example::
     client.write_report("cost.json")             # tokens, calls, cache hits, cost per task
     print(client.estimate([request]))            # --dry-run: tokens and cost without calling
 
-Transport errors (429, 5xx, timeouts) are retried by the ``openai`` SDK itself, honouring
-``Retry-After``; an answer that breaks its schema is asked again by the client.
+Transport errors (429, 5xx, timeouts) are retried as the ``openai`` SDK retries them, honouring
+``Retry-After`` (:mod:`rwpost.llm.connections`); an answer that breaks its schema is asked again by the
+client.
 
 For tests and offline reports, :mod:`rwpost.testing.llm` has a scripted OpenAI-compatible server.
 

@@ -1,7 +1,8 @@
 """The OpenAI-compatible client: structured answers, bounded concurrency, retries, cache, cost.
 
-It speaks the chat completions API through the ``openai`` SDK to any compatible server (OpenAI, vLLM,
-Ollama, llama.cpp); under the SDK, the connections are aiohttp's (:mod:`rwpost.llm.connections`).
+It speaks the chat completions API to any compatible server (OpenAI, vLLM, Ollama, llama.cpp) with
+aiohttp, retrying and failing as the ``openai`` SDK does, with the SDK's own errors
+(:mod:`rwpost.llm.connections`).
 Credentials are explicit arguments; only the edges read them from the environment
 (:func:`rwpost.llm.config.settings_from_env`). See the package docstring for an example.
 """
@@ -32,7 +33,7 @@ if TYPE_CHECKING:  # the SDK is imported on the first call: importing it is most
 
     import openai
 
-    from rwpost.llm.connections import SDK
+    from rwpost.llm.connections import Connections
 
 ResponseMode = Literal["auto", "json_schema", "json_object"]
 
@@ -105,7 +106,8 @@ def _validator(schema: str) -> Any:
 @functools.cache
 def _tls() -> ssl.SSLContext:
     """One verifying TLS context for every client (loading the CA bundle costs 0.1-0.2 s each time), from
-    the SDK's own HTTP library: the same defaults (certifi, SSL_CERT_FILE / SSL_CERT_DIR)."""
+    httpx2, the SDK's HTTP library: the defaults the SDK verifies with (certifi, SSL_CERT_FILE /
+    SSL_CERT_DIR)."""
     from httpx2 import create_ssl_context
 
     return create_ssl_context()
@@ -145,9 +147,6 @@ def _refuses_schema(exc: Exception) -> bool:
     return any(word in str(exc).lower() for word in _SCHEMA_REFUSAL)
 
 
-_attempts: ContextVar[list[int] | None] = ContextVar("rwpost_llm_attempts", default=None)
-"""The HTTP attempts of the request in flight in this asyncio task (set around each SDK call)."""
-
 _outage: ContextVar[list[bool] | None] = ContextVar("rwpost_llm_outage", default=None)
 """The outage flag of a group of sibling calls (:func:`siblings_stop_on_outage`)."""
 
@@ -165,13 +164,6 @@ def siblings_stop_on_outage() -> Iterator[None]:
         _outage.reset(token)
 
 
-async def _count_attempt(request: object) -> None:
-    """An httpx request hook: count one HTTP attempt (the first or one of the SDK's retries)."""
-    counter = _attempts.get()
-    if counter is not None:
-        counter[0] += 1
-
-
 def _error_message(exc: openai.APIError) -> str:
     """The server's own words of an error response, on one line and short."""
     body = exc.body if isinstance(exc.body, dict) else {}
@@ -182,12 +174,12 @@ def _error_message(exc: openai.APIError) -> str:
 class LLMClient:
     """Asks an OpenAI-compatible server for JSON answers that satisfy a JSON Schema.
 
-    - at most ``concurrency`` requests in flight (an ``asyncio.Semaphore``, held through the SDK's
-      retries of a request);
-    - 429, 5xx, 408/409, timeouts and connection errors are retried up to ``max_retries`` times by
-      the ``openai`` SDK itself, with its own waits (a server's ``Retry-After`` / ``retry-after-ms``
-      above 0, else exponential backoff with jitter); every HTTP attempt is counted in the report
-      (an httpx request hook, so retries the SDK made before giving up count too);
+    - at most ``concurrency`` requests in flight (an ``asyncio.Semaphore``, held through the retries
+      of a request);
+    - 429, 5xx, 408/409, timeouts and connection errors are retried up to ``max_retries`` times with
+      the ``openai`` SDK's waits (a server's ``Retry-After`` / ``retry-after-ms`` above 0, else
+      exponential backoff with jitter: :func:`rwpost.llm.connections.retry_wait`); every HTTP attempt
+      is counted in the report (retries made before giving up too);
     - an answer that is not JSON or does not satisfy the schema is asked again ``invalid_retries``
       times, then the result comes back with ``ok=False`` and every raw reply, for a rejects file;
     - validated answers go to the :class:`LLMCache`, so a rerun makes no HTTP call;
@@ -229,7 +221,7 @@ class LLMClient:
         self.in_flight = 0
         self.max_in_flight = 0
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._sdk: SDK | None = None
+        self._connections: Connections | None = None
         self._semaphore: asyncio.Semaphore | None = None
 
     def __repr__(self) -> str:  # never shows the key
@@ -375,9 +367,9 @@ class LLMClient:
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the current event loop."""
-        if self._sdk is not None:
-            await self._sdk.close()
-        self._sdk, self._semaphore, self._loop = None, None, None
+        if self._connections is not None:
+            await self._connections.close()
+        self._connections, self._semaphore, self._loop = None, None, None
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -416,29 +408,29 @@ class LLMClient:
         price = self.prices.get(self.model)
         return price.cost(prompt_tokens, completion_tokens) if price else 0.0
 
-    async def _bind(self) -> tuple[SDK, asyncio.Semaphore]:
-        """The SDK client and semaphore of the running loop (each ``asyncio.run`` gets fresh ones). Those of
+    async def _bind(self) -> tuple[Connections, asyncio.Semaphore]:
+        """The connections and semaphore of the running loop (each ``asyncio.run`` gets fresh ones). Those of
         an event loop that has ended without :meth:`aclose` are closed here (aiohttp would complain of an
         unclosed session when they are collected)."""
         loop = asyncio.get_running_loop()
-        if self._loop is not loop or self._sdk is None or self._semaphore is None:
-            from rwpost.llm.connections import SDK, Connections
+        if self._loop is not loop or self._connections is None or self._semaphore is None:
+            from rwpost.llm.connections import Connections
 
-            ended = self._sdk if self._loop is not None and self._loop.is_closed() else None
+            ended = self._connections if self._loop is not None and self._loop.is_closed() else None
             self._loop = loop
-            self._sdk = SDK(
-                api_key=self._api_key or "no-key",
+            self._connections = Connections(
                 base_url=self.base_url,
-                timeout=self.timeout_s,
+                api_key=self._api_key or "no-key",
+                timeout_s=self.timeout_s,
                 max_retries=self.max_retries,
-                http_client=Connections(event_hooks={"request": [_count_attempt]}, verify=_tls()),
+                tls=_tls(),
             )
             self._semaphore = asyncio.Semaphore(self.concurrency)
-            sdk, semaphore = self._sdk, self._semaphore
+            connections, semaphore = self._connections, self._semaphore
             if ended is not None:  # its sockets went with its loop: this only marks the session closed
                 await ended.close()
-            return sdk, semaphore
-        return self._sdk, self._semaphore
+            return connections, semaphore
+        return self._connections, self._semaphore
 
     def _messages(self, request: LLMRequest, mode: ResponseMode) -> list[dict[str, Any]]:
         system = request.system
@@ -470,7 +462,7 @@ class LLMClient:
         """One answer from the server: (content, prompt tokens, completion tokens, HTTP attempts)."""
         import openai
 
-        sdk, semaphore = await self._bind()
+        connections, semaphore = await self._bind()
         usage = self._usage(request.task)
         while True:
             mode: ResponseMode = "json_schema" if self.response_mode == "auto" else self.response_mode
@@ -484,7 +476,6 @@ class LLMClient:
             if request.max_tokens is not None:
                 kwargs["max_tokens"] = request.max_tokens
             counter = [0]
-            token = _attempts.set(counter)
             outage = _outage.get()
             try:
                 async with semaphore:
@@ -493,12 +484,10 @@ class LLMClient:
                     self.in_flight += 1
                     self.max_in_flight = max(self.max_in_flight, self.in_flight)
                     try:
-                        # the SDK's plain POST (its retries, waits and errors) without its request-typing
-                        # walk and response models: those were most of a call's CPU (benchmarks/llm_cpu.py)
-                        raw = await sdk.post_json("/chat/completions", kwargs)
+                        raw = await connections.post_json("/chat/completions", kwargs, counter)
                     finally:
                         self.in_flight -= 1
-            except openai.APIError as exc:  # the SDK's retries are spent, or the status is final
+            except openai.APIError as exc:  # the retries are spent, or the status is final
                 attempts = counter[0]
                 usage.http_calls += attempts
                 if self._refuses_access(exc):
@@ -518,8 +507,6 @@ class LLMClient:
                     self.response_mode = "json_object"  # the server lacks json_schema support
                     continue
                 raise LLMCallError(f"{request.key}: server refused the request: {exc}") from exc
-            finally:
-                _attempts.reset(token)
             attempts = counter[0]
             usage.http_calls += attempts
             try:  # a proxy's HTML page or an error object sent with status 200 is no chat completion

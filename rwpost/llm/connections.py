@@ -1,88 +1,192 @@
-"""The LLM client's SDK and connections: ``openai.AsyncOpenAI`` over the SDK's aiohttp backend
-(``openai[aiohttp]``).
+"""The LLM client's HTTP: the chat completions POST spoken with aiohttp directly, retried and reported as the
+``openai`` SDK does.
 
-The SDK keeps everything it does above the transport: the request it builds, its retries and waits
-(``Retry-After``), its timeouts, its errors and the event hooks; httpx2 picks the proxy of the environment
-(``HTTPS_PROXY``, ``NO_PROXY``, ...) and aiohttp reaches it. aiohttp's connections cost about a quarter less
-CPU per call than httpx's own (``benchmarks/llm_cpu.py``). One thing is ours: the SDK's adapter maps a
-server that hangs up without answering to a *connect timeout* and lets a reply that is no HTTP escape as
-aiohttp's own error (out of the SDK's retries, as a traceback); :class:`_Errors` makes both httpx's
-``RemoteProtocolError``, as httpx's own transport reports them (retried, then ``APIConnectionError``), and
-sends a base URL's credentials as httpx does (the Basic ``Authorization`` header its auth flow set, the URL
-without them: aiohttp refuses a request carrying both).
-:class:`SDK` parses each route's URL once per client, and builds a POST's options once per route.
+The SDK built an httpx request and response around each aiohttp exchange (headers normalised several
+times over, options deep-copied, the URL joined again): two fifths of a call's CPU, and a private override
+or two to trim it (``benchmarks/llm_cpu.py``). :meth:`Connections.post_json` sends the same JSON body over one
+:class:`aiohttp.ClientSession` per event loop, and keeps what the SDK gave:
+
+- its retry policy (:func:`retry_wait`): 408, 409, 429 and 5xx, timeouts and connection errors are
+  retried up to ``max_retries`` times, waiting the server's ``retry-after-ms`` / ``Retry-After`` (seconds
+  or an HTTP date) when above 0 and at most :data:`MAX_RETRY_AFTER_S`, else 0.5 s doubling up to 8 s, less
+  up to a quarter of jitter; ``x-should-retry: true|false`` overrides the status;
+- its errors, the ``openai`` exception classes themselves (``APIConnectionError``, ``APITimeoutError``,
+  ``RateLimitError``, ``InternalServerError``, ...) with the SDK's messages (``Error code: 503 - <the
+  server's message>``), which the client's failures are named after;
+- its timeout: ``timeout_s`` for each of connecting, waiting for a free connection and each read;
+- its redirects (followed), its proxy (the environment's ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``ALL_PROXY``
+  unless ``NO_PROXY`` names the host, read when the session starts, as httpx reads it when its client
+  starts) and its credentials: ``Authorization: Bearer <key>``, or the Basic header of a base URL's own
+  ``user:password`` (UTF-8, as httpx makes it), that URL then sent without them.
+
+A hang-up without an answer and a reply that is no HTTP are connection errors (retried, then
+``APIConnectionError``), never a traceback.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import json
+import random
+import ssl
+import urllib.request
+from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
 import httpx2
 import openai
-from openai._models import FinalRequestOptions
+from yarl import URL
+
+from rwpost.http import retry_after_seconds
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""The server of ``base_url=None`` (the SDK's default; the environment is read at the edges only,
+:func:`rwpost.llm.config.settings_from_env`)."""
+
+MAX_RETRY_AFTER_S = 120.0
+"""The longest ``Retry-After`` waited; a reply asking for longer is not retried (the SDK's bound)."""
+
+INITIAL_RETRY_S, MAX_RETRY_S = 0.5, 8.0
+"""The backoff without a server's ``Retry-After``: 0.5 s doubling at each retry, at most 8 s."""
+
+_STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
+    400: openai.BadRequestError,
+    401: openai.AuthenticationError,
+    403: openai.PermissionDeniedError,
+    404: openai.NotFoundError,
+    409: openai.ConflictError,
+    422: openai.UnprocessableEntityError,
+    429: openai.RateLimitError,
+}
 
 
-class _Errors(httpx2.AsyncBaseTransport):
-    """The adapter's transport: the two aiohttp errors it maps wrongly or not at all made httpx's, and a URL's
-    credentials sent only as the header httpx's auth flow made of them."""
-
-    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
-        self._inner = inner
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        if request.url.userinfo:  # httpx's auth flow made them the Basic Authorization header already;
-            request.url = request.url.copy_with(userinfo=b"")  # aiohttp refuses both at once
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """The wait a reply asks for, in seconds: its ``retry-after-ms``, else its ``Retry-After``
+    (:func:`rwpost.http.retry_after_seconds`); None where it asks for none that can be read."""
+    value = headers.get("retry-after-ms")
+    if value is not None:
         try:
-            return await self._inner.handle_async_request(request)
-        except httpx2.ConnectTimeout as exc:
-            cause = exc.__cause__
-            if isinstance(cause, aiohttp.ServerDisconnectedError):  # a hang-up, not a timeout
-                raise httpx2.RemoteProtocolError(
-                    f"server disconnected without answering ({cause})"
-                ) from cause
-            if isinstance(cause, aiohttp.ClientOSError):  # e.g. a reset connection
-                raise httpx2.ReadError(str(cause) or type(cause).__name__) from cause
-            raise
-        except aiohttp.ClientResponseError as exc:  # a reply aiohttp cannot parse as HTTP
-            message = " ".join(str(exc.message).split())[:200]
-            raise httpx2.RemoteProtocolError(f"the server's reply is not HTTP: {message}") from exc
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+            return float(value) / 1000
+        except ValueError:
+            pass
+    return retry_after_seconds(headers.get("retry-after"))
 
 
-class Connections(openai.DefaultAioHttpClient):  # type: ignore[misc,valid-type]
-    """The SDK's aiohttp client, its transports (direct and through proxies) wrapped in :class:`_Errors`."""
+def retry_wait(retries_taken: int, status: int | None, headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait before asking again after attempt ``retries_taken + 1``, or None: no retry.
 
-    def _init_transport(self, *args: Any, **kwargs: Any) -> httpx2.AsyncBaseTransport:
-        return _Errors(super()._init_transport(*args, **kwargs))
+    ``status`` and ``headers`` are the reply's; both None for a timeout or a connection error (always
+    retried). The caller counts the retries left."""
+    after = retry_after_s(headers) if headers is not None else None
+    if status is not None and headers is not None:
+        if after is not None and after > MAX_RETRY_AFTER_S:
+            return None
+        should = headers.get("x-should-retry")
+        if should == "false" or (should != "true" and status not in (408, 409, 429) and status < 500):
+            return None
+    if after is not None and 0 < after <= MAX_RETRY_AFTER_S:
+        return after
+    backoff = min(INITIAL_RETRY_S * 2.0 ** min(retries_taken, 1000), MAX_RETRY_S)
+    return backoff * (1 - 0.25 * random.random())
 
-    def _init_proxy_transport(self, *args: Any, **kwargs: Any) -> httpx2.AsyncBaseTransport:
-        return _Errors(super()._init_proxy_transport(*args, **kwargs))
+
+def _status_error(status: int, headers: Mapping[str, str], content: bytes, url: URL) -> openai.APIStatusError:
+    """The SDK's error of a final error reply: its class by status, its message, the body it keeps."""
+    text = content.decode("utf-8", "replace").strip()
+    message, body = f"Error code: {status}", text
+    try:
+        body = json.loads(text)
+    except ValueError:
+        pass
+    else:
+        error = body.get("error", body) if isinstance(body, dict) else None
+        said = error.get("message") if isinstance(error, dict) else None
+        if isinstance(said, str) and said:
+            message += f" - {said}"
+    data = body.get("error", body) if isinstance(body, dict) else body
+    response = httpx2.Response(status, headers=list(headers.items()), content=content, request=_request(url))
+    kind = _STATUS_ERRORS.get(status, openai.InternalServerError if status >= 500 else openai.APIStatusError)
+    return kind(message, response=response, body=data)
 
 
-class SDK(openai.AsyncOpenAI):
-    """The SDK's client, each route's URL (``/chat/completions`` joined to the base URL) parsed once: the
-    SDK parses and joins it on every call and retry (about a tenth of its request building, profiled)."""
+def _request(url: URL) -> httpx2.Request:
+    """The request an ``openai`` error names (its method and URL, never its headers)."""
+    return httpx2.Request("POST", str(url))
 
-    _urls: dict[tuple[int, str], tuple[httpx2.URL, httpx2.URL]]
 
-    async def post_json(self, path: str, body: dict[str, Any]) -> bytes:
-        """``post(path, body=body, cast_to=bytes)`` from options built once per route and copied with the
-        body (the SDK builds them anew on each call, deep-copying each field's default)."""
-        templates = self.__dict__.setdefault("_posts", {})
-        template = templates.get(path)
-        if template is None:
-            template = templates[path] = FinalRequestOptions.construct(
-                method="post", url=path, json_data=None, content=None, files=None
-            )
-        return await self.request(bytes, template.model_copy(update={"json_data": body}))
+def _proxy(url: URL) -> str | None:
+    """The proxy the environment names for ``url`` (its scheme's, else ``ALL_PROXY``), None where there is
+    none or ``NO_PROXY`` names the host."""
+    proxies = urllib.request.getproxies()
+    if not proxies or (url.host and urllib.request.proxy_bypass(url.host)):
+        return None
+    return proxies.get(url.scheme) or proxies.get("all") or None
 
-    def _prepare_url(self, url: str) -> httpx2.URL:
-        urls = self.__dict__.setdefault("_urls", {})
-        base = self.base_url  # a new object whenever the base URL is set
-        found = urls.get((id(base), url))
-        if found is None or found[0] is not base:
-            found = urls[(id(base), url)] = (base, super()._prepare_url(url))
-        return found[1]
+
+class Connections:
+    """The connections of one event loop to one OpenAI-compatible server, and its chat completions POST."""
+
+    def __init__(
+        self, *, base_url: str | None, api_key: str, timeout_s: float, max_retries: int, tls: ssl.SSLContext
+    ) -> None:
+        base = URL((base_url or DEFAULT_BASE_URL).rstrip("/"))
+        if base.user is not None or base.password is not None:  # httpx's auth flow: the Basic header
+            pair = f"{base.user or ''}:{base.password or ''}".encode()
+            self._authorization = f"Basic {base64.b64encode(pair).decode()}"
+            base = base.with_user(None)
+        else:
+            self._authorization = f"Bearer {api_key}"
+        self.base_url = base
+        self.max_retries = max_retries
+        self._proxy = _proxy(base)
+        self._urls: dict[str, URL] = {}
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=timeout_s, sock_connect=timeout_s, sock_read=timeout_s
+        )
+        connector = aiohttp.TCPConnector(ssl=tls, limit=1000, keepalive_timeout=5.0)
+        self._session = aiohttp.ClientSession(connector=connector, timeout=timeout)
+
+    def is_closed(self) -> bool:
+        return self._session.closed
+
+    async def close(self) -> None:
+        await self._session.close()
+
+    async def post_json(self, path: str, body: dict[str, Any], attempts: list[int]) -> bytes:
+        """The body of the 2xx reply to ``body`` POSTed as JSON to ``path`` under the base URL, after the
+        SDK's retries (:func:`retry_wait`); ``attempts[0]`` counts each HTTP attempt. Raises the ``openai``
+        error of the last attempt once the retries are spent or the status is final."""
+        url = self._urls.get(path)
+        if url is None:
+            url = self._urls[path] = self.base_url / path.lstrip("/")
+        data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        headers = {
+            "Authorization": self._authorization,
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+        }
+        retries_taken = 0
+        while True:
+            attempts[0] += 1
+            try:
+                async with self._session.post(url, data=data, headers=headers, proxy=self._proxy) as response:
+                    content = await response.read()
+                    status, got = response.status, response.headers
+            except TimeoutError as exc:  # aiohttp's connect, pool and read timeouts
+                wait = retry_wait(retries_taken, None, None)
+                if retries_taken >= self.max_retries:
+                    raise openai.APITimeoutError(request=_request(url)) from exc
+            except aiohttp.ClientError as exc:  # refused, reset, a hang-up, a reply that is no HTTP
+                wait = retry_wait(retries_taken, None, None)
+                if retries_taken >= self.max_retries:
+                    raise openai.APIConnectionError(request=_request(url)) from exc
+            else:
+                if 200 <= status < 300:
+                    return content
+                wait = retry_wait(retries_taken, status, got)
+                if wait is None or retries_taken >= self.max_retries:
+                    raise _status_error(status, got, content, url) from None
+            await asyncio.sleep(wait or 0.0)
+            retries_taken += 1

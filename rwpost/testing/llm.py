@@ -42,8 +42,9 @@ Responder = Callable[[dict[str, Any]], "Reply"]
 
 
 FAST_RETRY_S = 0.001
-"""The ``Retry-After`` of scripted 429 and 5xx replies: the ``openai`` SDK waits a server's ``Retry-After``
-when it is above 0 (else its own backoff from 0.5 s), so tests retry in a millisecond."""
+"""The ``Retry-After`` of scripted 429 and 5xx replies: the client waits a server's ``Retry-After`` when it
+is above 0 (else the ``openai`` SDK's backoff from 0.5 s, :func:`rwpost.llm.connections.retry_wait`), so
+tests retry in a millisecond."""
 
 
 def _retry_after(seconds: float | None) -> dict[str, str]:
