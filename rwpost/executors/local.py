@@ -10,6 +10,7 @@ pickled) and spawned elsewhere; they report progress through a queue.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -100,7 +101,13 @@ class LocalExecutor:
             initargs=(job.run, None if context.get_start_method() == "fork" else driver_threads(), queue),
         )
         try:
-            futures: dict[str, Future[str]] = {shard: pool.submit(_one, shard) for shard in shards}
+            # the first submit forks the workers: objects frozen here are left out of a worker's garbage
+            # collections, which would otherwise touch (and so copy) every page of this process's heap
+            gc.freeze()
+            try:
+                futures: dict[str, Future[str]] = {shard: pool.submit(_one, shard) for shard in shards}
+            finally:
+                gc.unfreeze()
             failures: list[tuple[str, str]] = []
             errors: list[BaseException] = []
             for shard, future in futures.items():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -120,13 +120,19 @@ def _store(settings: ExtractSettings) -> ShardStore:
 
 
 def run_shard(
-    settings: ExtractSettings, shard: str, *, progress: Callable[[int], None] | None = None
+    settings: ExtractSettings,
+    shard: str,
+    *,
+    progress: Callable[[int], None] | None = None,
+    key: str | None = None,
 ) -> None:
     """Extract one shard's articles into its folder and mark it done; a shard already done on the same
-    input is skipped (unless ``retry_rejects``). A local model is the one the worker holds, if it holds
-    one (:mod:`rwpost.executors.held`)."""
+    input is skipped (unless ``retry_rejects``). ``key``: the shard's input key when the job has it
+    (:func:`shard_keys` of the input, read here otherwise). A local model is the one the worker holds, if
+    it holds one (:mod:`rwpost.executors.held`)."""
     index, count = shard_index(shard)
-    store, key = _store(settings), shard_keys(settings.input, count)[shard]
+    store = _store(settings)
+    key = key if key is not None else shard_keys(settings.input, count)[shard]
     if store.done(shard, key) and not settings.retry_rejects:
         return
     store.clear(shard)
@@ -144,11 +150,12 @@ def run_shard(
     store.finish(shard, key, [folder / name for name in (*OUTPUT_FILES, "cost.json")])
 
 
-def merge(settings: ExtractSettings) -> dict[str, Any]:
+def merge(settings: ExtractSettings, keys: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Join the finished shards into ``out`` (records in id order); returns the bill. Refused, naming them,
-    while any shard has no completion marker for the current input."""
+    while any shard has no completion marker for the current input (``keys``: the shards' input keys when
+    the caller has just read them, as :func:`run_sharded` has)."""
     store = _store(settings)
-    keys = shard_keys(settings.input, settings.executor.shards)
+    keys = keys if keys is not None else shard_keys(settings.input, settings.executor.shards)
     store.require(keys, f"extract {settings.input}")
     return merge_outputs([store.folder(shard) for shard in keys], settings.out)
 
@@ -168,7 +175,7 @@ def run_sharded(
         name="extract",
         keys=keys,
         pending=list(keys) if settings.retry_rejects else store.pending(keys),
-        run=functools.partial(_run_one, settings),
+        run=functools.partial(_run_one, settings, keys),
         root=store.root,
         models=frozenset(keys) if settings.backend == "local" else frozenset(),
         module=module,
@@ -178,11 +185,13 @@ def run_sharded(
         progress=progress,
     )
     submitted = run_job(executor, job)
-    return submitted if submitted is not None else merge(settings)
+    return submitted if submitted is not None else merge(settings, keys)
 
 
-def _run_one(settings: ExtractSettings, shard: str, progress: Callable[[int], None] | None) -> None:
-    run_shard(settings, shard, progress=progress)
+def _run_one(
+    settings: ExtractSettings, keys: Mapping[str, str], shard: str, progress: Callable[[int], None] | None
+) -> None:
+    run_shard(settings, shard, progress=progress, key=keys[shard])
 
 
 def record_lines(path: Path) -> int:
