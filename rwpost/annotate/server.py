@@ -102,8 +102,10 @@ def ensure_venv(venv: Path, *, python: str = sys.executable, spec: str = LABEL_S
     """Create ``venv`` with Label Studio installed unless it already is; returns the command's path.
 
     The install uses uv when there is one (about a minute, where pip takes several), else pip; uv reads no
-    pip configuration, so when it fails pip installs as before. A marker file is written last, so an
-    install cut short is redone on the next call.
+    pip configuration, so when it fails pip installs as before. Both write the packages' bytecode at install
+    (pip does by default, uv is asked to): where PYTHONDONTWRITEBYTECODE is set, Python never writes it
+    itself, and each start of the server would compile Django and Label Studio from source again. A marker
+    file is written last, so an install cut short is redone on the next call.
     """
     exe = executable(venv)
     marker = venv / ".rwpost-installed"
@@ -113,7 +115,7 @@ def ensure_venv(venv: Path, *, python: str = sys.executable, spec: str = LABEL_S
     _install_step([python, "-m", "venv", str(venv)], venv)
     venv_python = str(venv / "bin" / "python")
     uv = _installer(python)
-    with_uv = [str(uv), "pip", "install", "--quiet", "--python", venv_python, spec]
+    with_uv = [str(uv), "pip", "install", "--quiet", "--compile-bytecode", "--python", venv_python, spec]
     if uv is None or subprocess.run(with_uv, capture_output=True).returncode != 0:
         pip = [venv_python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", spec]
         _install_step(pip, venv)
