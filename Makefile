@@ -17,17 +17,17 @@ TORCH := torch==2.13.0
 # uv installs it in about 12 s, where pip takes 85 s for the same packages.
 install: $(VENV)/.installed
 
+# Each module's bytecode is written (into __pycache__/, which git ignores) by the first process of these
+# commands that imports it, and read by the later ones. Where PYTHONDONTWRITEBYTECODE is set, as on this
+# project's machines, Python writes none, and every process of a run (each `dvc repro` stage, each command a
+# test starts) compiled all it imported from source again: a third of the evaluate stage's CPU time.
+# Compiling every installed package at install instead (uv --compile-bytecode) costs more than it saves.
+export PYTHONDONTWRITEBYTECODE :=
+
 # uv reads no pip configuration: pip's find-links folders (where this machine keeps torch) are handed to it.
-# --compile-bytecode: the packages' .pyc files are written once, here. Where PYTHONDONTWRITEBYTECODE is set (as
-# on this project's machines) Python never writes them itself, and every process of a run (each `dvc repro`
-# stage, each command a test starts) compiled every module it imported from source again: a third of the
-# evaluate stage's CPU time.
 UV_INSTALL = links=""; for folder in $$($(BIN)/python -m pip config get global.find-links 2>/dev/null); do \
 	  links="$$links --find-links $$folder"; done; \
-	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python $$links
-# This checkout's own code, installed editable: compiled after the install too (into __pycache__/, which git
-# ignores; a module changed since is compiled in memory as before).
-OWN_CODE := rwpost pipelines crawlers
+	$(BIN)/uv pip install --quiet --python $(BIN)/python $$links
 # From wheels only, but the two pure-Python sources named above.
 WHEELS_ONLY := --only-binary :all: --no-binary antlr4-python3-runtime --no-binary jstyleson
 
@@ -35,7 +35,6 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip uv
 	$(UV_INSTALL) $(WHEELS_ONLY) -e ".[build,embed]" "$(TORCH)"
-	$(BIN)/python -m compileall -q -j 0 $(OWN_CODE) >/dev/null
 	touch $@
 
 # Everything the tests and benchmarks need, rwpost[dev] (the pipeline, annotation sync, test tools),
@@ -51,7 +50,6 @@ $(VENV)/.installed-dev: pyproject.toml
 	# in parallel, in no set order). Reinstall the headless build last so `import cv2` never depends on the
 	# install order or on a system libGL.
 	$(UV_INSTALL) --only-binary :all: --reinstall --no-deps "opencv-python-headless>=4.12,<4.13"
-	$(BIN)/python -m compileall -q -j 0 $(OWN_CODE) tests benchmarks >/dev/null
 	touch $@ $(VENV)/.installed
 
 # Headless Chromium for the Label Studio UI tests (Debian packages; installed only when missing).
