@@ -95,17 +95,13 @@ def retry_wait(retries_taken: int, status: int | None, headers: Mapping[str, str
 def _status_error(status: int, headers: Mapping[str, str], content: bytes, url: URL) -> openai.APIStatusError:
     """The SDK's error of a final error reply: its class by status, its message, the body it keeps."""
     text = content.decode("utf-8", "replace").strip()
-    message, body = f"Error code: {status}", text
     try:
         body = json.loads(text)
     except ValueError:
-        pass
-    else:
-        error = body.get("error", body) if isinstance(body, dict) else None
-        said = error.get("message") if isinstance(error, dict) else None
-        if isinstance(said, str) and said:
-            message += f" - {said}"
+        body = text
     data = body.get("error", body) if isinstance(body, dict) else body
+    said = data.get("message") if isinstance(data, dict) else None
+    message = f"Error code: {status}" + (f" - {said}" if isinstance(said, str) and said else "")
     response = httpx2.Response(status, headers=list(headers.items()), content=content, request=_request(url))
     kind = _STATUS_ERRORS.get(status, openai.InternalServerError if status >= 500 else openai.APIStatusError)
     return kind(message, response=response, body=data)
@@ -134,10 +130,15 @@ class Connections:
         base = URL((base_url or DEFAULT_BASE_URL).rstrip("/"))
         if base.user is not None or base.password is not None:  # httpx's auth flow: the Basic header
             pair = f"{base.user or ''}:{base.password or ''}".encode()
-            self._authorization = f"Basic {base64.b64encode(pair).decode()}"
+            authorization = f"Basic {base64.b64encode(pair).decode()}"
             base = base.with_user(None)
         else:
-            self._authorization = f"Bearer {api_key}"
+            authorization = f"Bearer {api_key}"
+        self._headers = {
+            "Authorization": authorization,
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+        }
         self.base_url = base
         self.max_retries = max_retries
         self._proxy = _proxy(base)
@@ -162,26 +163,20 @@ class Connections:
         if url is None:
             url = self._urls[path] = self.base_url / path.lstrip("/")
         data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        headers = {
-            "Authorization": self._authorization,
-            "Accept": "application/json",
-            "Content-Type": "application/json",
-        }
-        retries_taken = 0
+        headers, retries_taken = self._headers, 0
         while True:
             attempts[0] += 1
             try:
                 async with self._session.post(url, data=data, headers=headers, proxy=self._proxy) as response:
                     content = await response.read()
                     status, got = response.status, response.headers
-            except TimeoutError as exc:  # aiohttp's connect, pool and read timeouts
-                wait = retry_wait(retries_taken, None, None)
+            # aiohttp's connect, pool and read timeouts; refused, reset, a hang-up, a reply that is no HTTP
+            except (TimeoutError, aiohttp.ClientError) as exc:
                 if retries_taken >= self.max_retries:
-                    raise openai.APITimeoutError(request=_request(url)) from exc
-            except aiohttp.ClientError as exc:  # refused, reset, a hang-up, a reply that is no HTTP
+                    timed_out = isinstance(exc, TimeoutError)
+                    kind = openai.APITimeoutError if timed_out else openai.APIConnectionError
+                    raise kind(request=_request(url)) from exc
                 wait = retry_wait(retries_taken, None, None)
-                if retries_taken >= self.max_retries:
-                    raise openai.APIConnectionError(request=_request(url)) from exc
             else:
                 if 200 <= status < 300:
                     return content
