@@ -111,7 +111,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -420,12 +420,18 @@ class Trace:
     """Set once a model call of the sample failed for good at the transport level (the client's retries
     spent): the sample's other calls are not asked, and it fails with this reason."""
 
-    def answered(self, result: Any, model: str, *, agent: str | None = None, images: int = 0) -> None:
+    def answered(
+        self, result: Any, model: str, *, agent: str | None = None, images: int = 0, **fields: Any
+    ) -> Call:
         """The ledger row of one model answer (:class:`~rwpost.llm.ChatResult`) with ``images`` sent
-        (the sample's image, sent with many calls, counts once: :attr:`images_sent`)."""
+        (the sample's image, sent with many calls, counts once: :attr:`images_sent`); ``fields`` set or
+        override the row's others (a local model's ``cost_usd=0.0``, a batch's share of ``latency_s``).
+        Returns the row."""
         if images:
             self.images_sent = 1
-        self.calls.append(Call.of_result(result, model, agent=agent))
+        call = Call.of_result(result, model, agent=agent, **fields)
+        self.calls.append(call)
+        return call
 
     def drop(self, url: str, reason: str, **where: str) -> None:
         """A result set aside before any agent saw it: kept with its reason (and ``where``: the tool or
@@ -441,6 +447,9 @@ class Trace:
         for dropped in screened.dropped:
             self.drop(dropped.result.url, dropped.reason, **where)
         return screened.kept
+
+
+T = TypeVar("T", bound=Trace)
 
 
 class NoTools:
@@ -518,11 +527,15 @@ class RunContext:
             )
         return self.models[key]
 
-    def transcript(self, key: str) -> Trace:
-        """The transcript of sample ``key`` (made on first use): what the detector records there (model
-        answers with :meth:`Trace.answered`, guard drops with :meth:`Trace.screen`) becomes the ledger
-        rows of its prediction when the prediction carries none itself, and its images are counted."""
-        return self.transcripts.setdefault(key, Trace())
+    def transcript(self, key: str, kind: type[T] = Trace) -> T:  # type: ignore[assignment]
+        """The transcript of sample ``key`` (made on first use, a ``kind``: a detector's own subclass of
+        :class:`Trace` when it keeps more per sample): what the detector records there (model answers with
+        :meth:`Trace.answered`, guard drops with :meth:`Trace.screen`) becomes the ledger rows of its
+        prediction when the prediction carries none itself, and its images are counted."""
+        trace = self.transcripts.setdefault(key, kind())
+        if not isinstance(trace, kind):
+            raise TypeError(f"the transcript of {key!r} is a {type(trace).__name__}, not a {kind.__name__}")
+        return trace
 
     def image(self, sample: Sample) -> Any:
         """The sample's image (:class:`rwpost.llm.ImageInput`) from its bytes or file; None if neither."""
