@@ -17,7 +17,7 @@ import re
 import signal
 import stat
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -645,11 +645,15 @@ def read_records(
     *,
     rejects: list[Reject] | None = None,
     stage: str = "read",
+    select: Callable[[str], bool] | None = None,
 ) -> Iterator[M]:
     """Validated ``model`` records of a JSONL file.
 
     A row that does not validate raises :class:`RecordError` naming the file, line, record id and field;
     when ``rejects`` is given it is set aside there instead, as a ``Reject`` of ``stage`` with its data.
+    ``select(id)`` (``""`` for a row without a string id) keeps the rows it accepts; the others are not
+    validated (a shard reads only its own records). A line that is not JSON has no id to select by: it is
+    raised or set aside as without ``select``.
     """
     source = str(path)
 
@@ -660,6 +664,10 @@ def read_records(
         )
 
     for line, row in iter_jsonl(path, on_error=None if rejects is None else bad_line):
+        if select is not None:
+            rid = row.get("id") if isinstance(row, dict) else None
+            if not select(rid if isinstance(rid, str) else ""):
+                continue
         try:
             yield model.model_validate(row)
         except ValidationError as exc:
@@ -688,6 +696,26 @@ def sorted_rejects(rejects: Iterable[Reject]) -> list[Reject]:
     return sorted(rejects, key=lambda r: (r.id or "", r.source or "", r.line or 0, r.reason))
 
 
+def _keyed_lines(path: Path, fields: tuple[str, ...]) -> list[tuple[tuple[str, ...], bytes]] | None:
+    """``(key, line)`` of each non-blank line of a JSONL file, every line ending in a newline; None when a
+    line is not JSON (the caller leaves the file's order as it is)."""
+    keyed = []
+    for _number, raw in iter_lines(path):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            return None
+        values = tuple(str(row.get(f) or "") if isinstance(row, dict) else "" for f in fields)
+        keyed.append((values, raw if raw.endswith(b"\n") else raw + b"\n"))
+    return keyed
+
+
+def _by_key(keyed: list[tuple[tuple[str, ...], bytes]]) -> list[tuple[tuple[str, ...], bytes]]:
+    return sorted(keyed, key=lambda pair: pair[0])  # stable: lines of one key keep their order
+
+
 def sort_jsonl_by_id(path: str | os.PathLike[str], fields: tuple[str, ...] = ("id",)) -> None:
     """Rewrite an append-only JSONL file (lines kept byte for byte) in ``fields`` order, atomically.
 
@@ -698,16 +726,36 @@ def sort_jsonl_by_id(path: str | os.PathLike[str], fields: tuple[str, ...] = ("i
     target = Path(path)
     if not target.exists():
         return
-    keyed = []
-    for number, raw in iter_lines(target):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            return
-        values = tuple(str(row.get(f) or "") if isinstance(row, dict) else "" for f in fields)
-        keyed.append((values, number, raw if raw.endswith(b"\n") else raw + b"\n"))
-    ordered = sorted(keyed)
+    keyed = _keyed_lines(target, fields)
+    if keyed is None:
+        return
+    ordered = _by_key(keyed)
     if ordered != keyed:
-        write_bytes(target, b"".join(raw for _key, _number, raw in ordered))
+        write_bytes(target, b"".join(raw for _key, raw in ordered))
+
+
+def merge_jsonl_by_id(
+    sources: Sequence[str | os.PathLike[str]],
+    target: str | os.PathLike[str],
+    fields: tuple[str, ...] = ("id",),
+) -> int:
+    """Write the lines of ``sources`` into ``target`` in ``fields`` order, atomically, in one write: the
+    bytes :func:`sort_jsonl_by_id` leaves after the files are joined one after the other (lines of one key
+    in source order; blank lines dropped; with a line that is not JSON, joined in source order alone).
+    Returns the lines written."""
+    keyed: list[tuple[tuple[str, ...], bytes]] = []
+    in_order = True
+    for source in sources:
+        lines = _keyed_lines(Path(source), fields) if in_order else None
+        if lines is None:  # a bad line: no order is kept, the files are joined as they are
+            in_order = False
+            lines = [((), raw if raw.endswith(b"\n") else raw + b"\n") for raw in _plain_lines(source)]
+        keyed.extend(lines)
+    if in_order:
+        keyed = _by_key(keyed)
+    write_bytes(target, b"".join(raw for _key, raw in keyed))
+    return len(keyed)
+
+
+def _plain_lines(path: str | os.PathLike[str]) -> Iterator[bytes]:
+    return (raw for _number, raw in iter_lines(path) if raw.strip())

@@ -8,7 +8,15 @@ import signal
 import pytest
 
 from rwpost.errors import sigterm_interrupts
-from rwpost.io import check_output, overlap, sort_jsonl_by_id, write_jsonl, write_text
+from rwpost.io import (
+    check_output,
+    merge_jsonl_by_id,
+    overlap,
+    read_records,
+    sort_jsonl_by_id,
+    write_jsonl,
+    write_text,
+)
 
 
 @pytest.mark.overwrite
@@ -50,6 +58,46 @@ def test_sort_jsonl_by_id_keeps_lines_byte_for_byte_and_later_duplicates_last(tm
     torn.write_bytes(b'{"id": "b"}\n{"id": "a"')  # a write cut short: left for the reader to report
     sort_jsonl_by_id(torn)
     assert torn.read_bytes() == b'{"id": "b"}\n{"id": "a"'
+
+
+def test_merge_jsonl_by_id_is_the_sort_of_the_files_joined(tmp_path):
+    parts = [tmp_path / f"{i}.jsonl" for i in range(3)]
+    parts[0].write_bytes(b'{"id": "b", "v": 1}\n\n{"id": "d"}\n')
+    parts[1].write_bytes(b'{"id": "a",  "v": 2}\n{"id": "b", "v": 3}')  # no newline at the end
+    parts[2].write_bytes(b"")
+    merged, joined = tmp_path / "merged.jsonl", tmp_path / "joined.jsonl"
+    assert merge_jsonl_by_id(parts, merged) == 4
+    joined.write_bytes(
+        b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in parts[:2]).replace(b"\n\n", b"\n")
+    )
+    sort_jsonl_by_id(joined)
+    assert (
+        merged.read_bytes()
+        == joined.read_bytes()
+        == (b'{"id": "a",  "v": 2}\n{"id": "b", "v": 1}\n{"id": "b", "v": 3}\n{"id": "d"}\n')
+    )
+    # a line that is not JSON: no order can be kept, so the files are joined as they are
+    parts[2].write_bytes(b'{"id": "0"}\n{"id": \n')
+    merge_jsonl_by_id(parts, merged)
+    assert merged.read_bytes() == (
+        b'{"id": "b", "v": 1}\n{"id": "d"}\n{"id": "a",  "v": 2}\n{"id": "b", "v": 3}\n{"id": "0"}\n{"id": \n'
+    )
+
+
+def test_read_records_select_validates_only_the_rows_it_keeps(tmp_path):
+    from rwpost.records import Reject
+
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(
+        b'{"id": "keep", "stage": "s", "reason": "r"}\n'
+        b'{"id": "other", "stage": 1}\n'  # invalid, but not this reader's: not validated, not set aside
+        b'{"id": "keep2"}\n'  # invalid and selected: set aside
+        b"not json\n"  # no id to select by: set aside as without select
+    )
+    rejects: list[Reject] = []
+    rows = list(read_records(path, Reject, rejects=rejects, select=lambda rid: rid.startswith("keep")))
+    assert [row.id for row in rows] == ["keep"]
+    assert [(r.id, r.line) for r in rejects] == [("keep2", 3), (None, 4)]
 
 
 class TestSignals:

@@ -20,7 +20,6 @@ from rwpost.executors.params import ExecutorParams, RayParams, SlurmParams
 from rwpost.executors.run import executor_of, run_job
 from rwpost.executors.shards import (
     ShardStore,
-    concat_files,
     shard_index,
     shard_keys,
     shard_name,
@@ -39,7 +38,6 @@ __all__ = [
     "SlurmParams",
     "Submitted",
     "check_shard_count",
-    "concat_files",
     "executor_of",
     "run_job",
     "shard_index",

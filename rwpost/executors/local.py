@@ -100,6 +100,7 @@ class LocalExecutor:
             # a forked worker has this process's thread settings already; a spawned one is told them
             initargs=(job.run, None if context.get_start_method() == "fork" else driver_threads(), queue),
         )
+        answered = False
         try:
             # the first submit forks the workers: objects frozen here are left out of a worker's garbage
             # collections, which would otherwise touch (and so copy) every page of this process's heap
@@ -116,12 +117,15 @@ class LocalExecutor:
                 except Exception as exc:  # the shard's own error, or its worker died (BrokenProcessPool)
                     failures.append((shard, one_line(exc)))
                     errors.append(exc)
+            answered = True
         except BaseException:  # Ctrl-C or SIGTERM here: stop the workers' shards too (a rerun resumes them)
             for process in list(getattr(pool, "_processes", {}).values()):  # no public way before 3.14
                 process.terminate()
             raise
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            # every shard answered: the workers only have to exit, which the pool's own thread waits for
+            # while the stage merges (stopped or failed: wait until they have)
+            pool.shutdown(wait=not answered, cancel_futures=True)
             if queue is not None and relay is not None:
                 queue.put(None)
                 relay.join()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -119,17 +119,3 @@ class ShardStore:
                 f"{what}: {len(missing)} of {len(keys)} shards have not finished ({shown}; markers in "
                 f"{self.root / 'done'}); nothing was merged: run them again (a rerun does only these)"
             )
-
-
-def concat_files(sources: Sequence[Path], target: Path) -> int:
-    """Write the files ``sources`` one after the other into ``target`` (atomically); returns the lines."""
-    from rwpost.io import atomic_open
-
-    lines = 0
-    with atomic_open(target, "wb") as out:
-        for source in sources:
-            for _, raw in iter_lines(source):
-                if raw.strip():
-                    out.write(raw if raw.endswith(b"\n") else raw + b"\n")
-                    lines += 1
-    return lines

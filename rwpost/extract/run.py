@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError, Interrupted, RecordError, signal_name
-from rwpost.executors import concat_files
 from rwpost.extract.llm import ExtractionFailure, LLMExtractor
 from rwpost.extract.offline import OfflineExtractor
 from rwpost.io import (
@@ -23,6 +22,7 @@ from rwpost.io import (
     drop_torn_tail,
     folder_lock,
     iter_jsonl,
+    merge_jsonl_by_id,
     read_json,
     read_records,
     sort_jsonl_by_id,
@@ -174,9 +174,9 @@ def _extract_locked(
         write_jsonl(rejects_path, kept_rejects)
     done = _done_ids(out_path) if retry_rejects else _done_ids(out_path, rejects_path)
     input_rejects: list[Reject] = []
-    articles = read_records(in_path, TaggedArticle, rejects=input_rejects, stage="extract")
-    todo = [a for a in articles if a.id not in done and (select is None or select(a.id))]
-    if select is not None:
+    articles = read_records(in_path, TaggedArticle, rejects=input_rejects, stage="extract", select=select)
+    todo = [a for a in articles if a.id not in done]
+    if select is not None:  # lines that are not JSON: the shard of "" has them
         input_rejects = [r for r in input_rejects if select(r.id or "")]
     if limit is not None:
         todo = todo[:limit]
@@ -291,8 +291,7 @@ def merge_outputs(parts: Sequence[Path], out_dir: Path) -> dict[str, Any]:
         sources = [part / name for part in parts if (part / name).exists()]
         target = out_dir / name
         if sources:
-            concat_files(sources, target)
-            sort_jsonl_by_id(target)
+            merge_jsonl_by_id(sources, target)
         else:  # a file no shard wrote (no rejects): as a single run leaves it, absent
             target.unlink(missing_ok=True)
     bills = [read_json(part / "cost.json") for part in parts]
