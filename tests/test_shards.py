@@ -194,3 +194,47 @@ def test_evaluation_slurm_tasks_run_here_and_merge(version, tmp_path):
     _, plain = evaluate_params(version, tmp_path / "plain")
     evaluate.run(plain)
     assert board(tmp_path / "reports") == board(tmp_path / "plain")
+
+
+def test_the_evaluate_command_writes_slurm_tasks_that_run_here_and_merge_to_its_local_run(tmp_path, capsys):
+    """``rwpost evaluate --executor slurm`` (the command, not the stage): its job's tasks run the command's
+    planned runs, and the merge writes the leaderboard the local run writes."""
+    from rwpost.cli import main
+    from rwpost.executors.__main__ import main as executors_main
+    from rwpost.io import write_jsonl
+    from rwpost.labels import Label
+    from tests.evaluate_helpers import make_sample
+
+    labels = [Label.FALSE, Label.TRUE, Label.FALSE, Label.FALSE, Label.UNPROVEN, Label.FALSE]
+    data = tmp_path / "samples.jsonl"
+    write_jsonl(data, [make_sample(i, g) for i, g in enumerate(labels)])
+    common = ["evaluate", "--data", str(data), "--setting", "T", "--bootstrap", "0", "--no-progress"]
+    common += [
+        "--no-key-points",
+        "--detector",
+        "majority",
+        "--detector",
+        "stratified",
+        "--train-fraction",
+        "0.5",
+    ]
+    assert main([*common, "--out", str(tmp_path / "slurm"), "--executor", "slurm"]) == 0
+    job = tmp_path / "slurm.shards" / "slurm" / "job.json"
+    said = capsys.readouterr()
+    assert (
+        f"evaluate: 2 of 2 runs to run; submit with: bash {job.parent / 'submit.sh'}" in said.out + said.err
+    )
+    assert not (tmp_path / "slurm" / "leaderboard").exists()  # nothing ran here
+    assert executors_main(["merge", str(job)]) == 1  # refused: no run finished
+    for index in range(2):  # what each array task runs (the script's last line)
+        assert executors_main(["shard", str(job), str(index)]) == 0
+    assert executors_main(["merge", str(job)]) == 0
+    assert main([*common, "--out", str(tmp_path / "local")]) == 0
+    boards = [
+        json.loads((tmp_path / o / "leaderboard" / "leaderboard.json").read_text())
+        for o in ("slurm", "local")
+    ]
+    assert [[(r["system"], r["macro_f1"], r["n"]) for r in b] for b in boards[:1]] == [
+        [(r["system"], r["macro_f1"], r["n"]) for r in boards[1]]
+    ]
+    assert len(boards[0]) == 2

@@ -146,8 +146,9 @@ def evaluate(
     executor: str = typer.Option(
         "local",
         "--executor",
-        help="local | ray (each run a Ray task with a completion marker; pip install 'rwpost[ray]'). "
-        "Slurm arrays: the evaluate stage with executor.name slurm.",
+        help="local | ray (each run a Ray task with a completion marker; pip install 'rwpost[ray]') | "
+        "slurm (writes a job array, one task per run, and its merge job under <out>.shards/slurm: "
+        "submit it with the bash line printed; nothing runs here).",
     ),
     gpus: float = typer.Option(
         0,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from rwpost.evaluate.registry import resolve_detector
 from rwpost.evaluate.run import evaluate
 from rwpost.evaluate.runner import RunSpec
 from rwpost.evaluate.task import Cell, EvidenceSource, check_evidence_k, grid
-from rwpost.executors import ExecutorParams, ShardJob, ShardStore, run_job
+from rwpost.executors import ExecutorParams, ShardJob, ShardStore, Submitted, run_job
 
 
 class DetectorEntry(BaseModel):
@@ -263,7 +263,8 @@ def run_plan(
     executor: ExecutorParams | None = None,
     store: ShardStore | None = None,
     plots: bool = False,
-) -> list[tuple[PlannedRun, RunMetrics]]:
+    job: tuple[str, Mapping[str, Any]] | None = None,
+) -> list[tuple[PlannedRun, RunMetrics]] | Submitted:
     """Evaluate every planned run on ``data``, in order, each run's typed ``metrics.json``
     (:class:`~rwpost.evaluate.log.RunMetrics`); ``done(run, metrics)`` after each. With
     ``where`` (``evaluate main``), a refusal names it and the run (``evaluate main/majority/T: ...``);
@@ -272,7 +273,9 @@ def run_plan(
     With an ``executor`` other than one local shard, each run is a shard with a completion marker in
     ``store``: the runs without one are run by the executor (:class:`rwpost.executors.Executor`), and the
     results are read back from the runs' ``metrics.json`` once every run has its marker (else one line
-    names those missing)."""
+    names those missing). ``job``: the module whose ``run_shard(params, shard)`` and ``merge(params)`` a
+    scheduler's tasks call, and those params; a scheduler's executor (Slurm) returns the job it wrote
+    (:class:`~rwpost.executors.Submitted`), and nothing has run yet."""
     for planned in plan:  # a k beyond every sample's evidence is refused before any run writes
         try:
             check_evidence_k(planned.spec.setting, data.test)
@@ -296,7 +299,7 @@ def run_plan(
     keys = {shard_id(p): run_key(p, data) for p in plan}
     by_id = {shard_id(p): p for p in plan}
     options["progress"] = False  # runs in workers: no progress bars
-    job = ShardJob(
+    shard_job = ShardJob(
         name=where or "evaluate",
         keys=keys,
         pending=list(keys) if overwrite else store.pending(keys),
@@ -305,8 +308,12 @@ def run_plan(
         # runs of a local model go to model replicas that each hold the model (one per GPU on Ray)
         models=frozenset(shard for shard, p in by_id.items() if uses_local_model(p.spec)),
         gpus=executor.gpus,
+        module=job[0] if job is not None else None,
+        params=job[1] if job is not None else None,
     )
-    run_job(executor, job)
+    submitted = run_job(executor, shard_job)
+    if submitted is not None:
+        return submitted
     store.require(keys, where or "evaluate")
     for planned in plan:
         metrics = read_log(planned.out / "metrics.json", RunMetrics)

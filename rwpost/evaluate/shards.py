@@ -488,11 +488,8 @@ def command_settings(
     ):
         if option in given and given[option] not in allowed:
             raise ConfigError(f"--{option.replace('_', '-')} {given[option]!r}: give {' or '.join(allowed)}")
-    if executor not in ("local", "ray"):
-        raise ConfigError(
-            f"--executor {executor!r}: give local or ray (a Slurm job array: set executor.name: slurm "
-            "in params.yaml and run the evaluate stage)"
-        )
+    if executor not in ("local", "ray", "slurm"):
+        raise ConfigError(f"--executor {executor!r}: give local, ray or slurm")
     if prices is not None:
         given["prices"] = read_price_file(prices)
     given = {key: value for key, value in given.items() if value is not None}
@@ -519,21 +516,16 @@ class CommandResult:
     plan: list[PlannedRun]
     done: list[tuple[PlannedRun, RunMetrics]]
     toolset: Path | None = None
+    submitted: Submitted | None = None
+    """The Slurm job written (``--executor slurm``): nothing ran here yet."""
 
 
-def evaluate_command(
-    command: EvaluateCommand,
-    *,
-    done: Callable[[PlannedRun, RunMetrics], None] | None = None,
-    note: Callable[[str], None] = print,
-    beside_paper: bool = True,
-) -> CommandResult:
-    """Run ``rwpost evaluate``: its data read (the samples without an RW-Post label counted and left out),
-    the runs planned as the stage plans its own (:func:`plan_for`) and run by its executor
-    (:func:`rwpost.evaluate.plan.run_plan`), then a leaderboard over several runs or a recipe's (with the
-    paper's figures beside ours). ``done(run, metrics)`` after each run; ``note`` says the rest. With
-    ``select_tools`` the detector's toolset is chosen instead (nothing is run)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local model folders only, never a download
+def command_data(
+    command: EvaluateCommand, note: Callable[[str], None] = print
+) -> tuple[EvaluateCommand, EvalData]:
+    """The command's data read as ``rwpost evaluate`` scores it (the samples without an RW-Post label
+    counted and left out; the authors' denominators where asked), and the command with the data's media
+    folder as its image root when it names none."""
     c = command
     loaded = load_eval_data(c.data, train=c.train, train_fraction=c.train_fraction, seed=c.seed)
     if loaded.info.get("excluded_unlabelled"):
@@ -550,7 +542,30 @@ def evaluate_command(
             f"authors' denominators: {left_out} of {left_out + len(loaded.test)} "
             "claims left out of every cell (no post image, or it does not open: their loader's rule)"
         )
-    plan = plan_for(c, c.entries, out=c.out, name=c.name, single_in_out=True)
+    return c, loaded
+
+
+def command_plan(command: EvaluateCommand) -> list[PlannedRun]:
+    """The runs of ``rwpost evaluate``: its entries planned as the stage plans its own (:func:`plan_for`)."""
+    return plan_for(command, command.entries, out=command.out, name=command.name, single_in_out=True)
+
+
+def evaluate_command(
+    command: EvaluateCommand,
+    *,
+    done: Callable[[PlannedRun, RunMetrics], None] | None = None,
+    note: Callable[[str], None] = print,
+    beside_paper: bool = True,
+) -> CommandResult:
+    """Run ``rwpost evaluate``: its data read (:func:`command_data`), the runs planned as the stage plans
+    its own (:func:`command_plan`) and run by its executor (:func:`rwpost.evaluate.plan.run_plan`), then a
+    leaderboard over several runs or a recipe's (with the paper's figures beside ours). ``done(run,
+    metrics)`` after each run; ``note`` says the rest. With ``select_tools`` the detector's toolset is
+    chosen instead (nothing is run); with ``--executor slurm`` the job's scripts are written
+    (:mod:`rwpost.evaluate.command_job` is what its tasks call) and nothing runs here."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local model folders only, never a download
+    c, loaded = command_data(command, note)
+    plan = command_plan(c)
     if c.select_tools:
         from rwpost.evaluate.select import select_for_plan
 
@@ -567,13 +582,27 @@ def evaluate_command(
         overwrite=c.overwrite,
         plots=c.plots,
         done=done,
+        job=("rwpost.evaluate.command_job", command.model_dump(mode="json")),
     )
-    recipe = _recipe(c)
+    if isinstance(ran, Submitted):
+        note(ran.message("evaluate", unit="runs"))
+        return CommandResult(plan, [], submitted=ran)
+    command_leaderboard(c, plan, note, beside_paper=beside_paper)
+    return CommandResult(plan, ran)
+
+
+def command_leaderboard(
+    command: EvaluateCommand, plan: Sequence[PlannedRun], note: Callable[[str], None], *, beside_paper: bool
+) -> None:
+    """The leaderboard over the command's runs when it planned several or follows a recipe (with the
+    paper's figures beside ours when ``beside_paper``)."""
+    recipe = _recipe(command)
     if len(plan) > 1 or recipe is not None:
-        write_leaderboard([p.out for p in plan], c.out / "leaderboard", plot=c.plots, recipe=recipe)
-        note(f"{len(plan)} runs; leaderboard in {c.out / 'leaderboard'}")
+        write_leaderboard(
+            [p.out for p in plan], command.out / "leaderboard", plot=command.plots, recipe=recipe
+        )
+        note(f"{len(plan)} runs; leaderboard in {command.out / 'leaderboard'}")
     if recipe is not None and beside_paper:
         from rwpost.evaluate.recipes import beside_paper as paper_lines
 
         note("\n".join(paper_lines([p.out for p in plan], recipe)[0]))
-    return CommandResult(plan, ran)
