@@ -261,3 +261,54 @@ def test_an_open_web_run_without_its_search_key_writes_nothing_so_the_corrected_
         # the corrected command: not "a different run"
         metrics = evaluate(samples, spec, out, encode=None).dump()
     assert metrics["accuracy"] == 1.0
+
+
+TOOLED = '''
+from pydantic import BaseModel, ConfigDict
+
+from rwpost.evaluate.contract import Detector, Prediction
+
+
+class Tooled(Detector):
+    """A plug-in with a tool set: which tools it is given decides its answer."""
+
+    name = "tooled"
+
+    class Config(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        tools: list[str] = []
+
+    def toolset(self):
+        return ["Wikipedia", "Search", "Noise"]
+
+    def usable_tools(self, cell):
+        return self.toolset()
+
+    def predict(self, samples, task, ctx):
+        tools = set(self.options.tools)
+        label = "True" if "Noise" in tools else "False" if "Search" in tools else "Unproven"
+        return [Prediction(id=s.id, label=label) for s in samples]
+'''
+
+
+def test_select_tools_chooses_the_toolset_of_any_detector_with_a_tool_set(
+    tmp_path, data, monkeypatch, capsys
+):
+    """Algorithm 2 is the harness's: a plug-in that says which tools a cell can run (``usable_tools``) and
+    takes the choice as ``tools`` gets ``--select-tools`` as T2Agent does."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "rwpost_tooled.py").write_text(textwrap.dedent(TOOLED))
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    out = tmp_path / "select"
+    args = ["evaluate", "--data", str(data), "--detector", "rwpost_tooled:Tooled", "--select-tools"]
+    assert main([*args, "--out", str(out), *COMMON]) == 0
+    chosen = json.loads((out / "toolset.json").read_text())
+    # base Wikipedia (the paper's default among its tools): Unproven, 1 of 6 right; + Search: False, 4 of 6
+    # (kept); + Noise: True, 1 of 6 (dropped)
+    assert chosen["tools"] == ["Wikipedia", "Search"]
+    assert [(s["tools"], round(s["accuracy"], 3), s["kept"]) for s in chosen["steps"]] == [
+        (["Wikipedia"], 0.167, True),
+        (["Wikipedia", "Search"], 0.667, True),
+        (["Wikipedia", "Search", "Noise"], 0.167, False),
+    ]
+    assert "toolset Wikipedia, Search in" in capsys.readouterr().err
