@@ -197,27 +197,30 @@ class AgentM3DDetector(Detector):
         cases, failed = cases_of(samples, task, ctx)
         try:
             answers = await asyncio.gather(
-                *(self._one(asker, reward, toolbox, case, options) for case in cases)
+                *(
+                    self._one(asker, reward, toolbox, case, options, ctx.transcript(case.key))
+                    for case in cases
+                )
             )
         finally:
             await model.aclose()
             if self.reward is not None:
                 await self.reward.aclose()
             await toolbox.aclose()
-        ctx.sent_images(sum(trace.images_sent for _, trace in answers))
-        by_id = {p.id: p for p, _ in answers} | failed
+        by_id = {p.id: p for p in answers} | failed
         return [by_id[s.id] for s in samples]
 
     async def _one(
-        self, asker: Asker, reward: Any, toolbox: Toolbox, case: Case, options: CascadeOptions
-    ) -> tuple[Prediction, Trace]:
-        trace = Trace()
+        self, asker: Asker, reward: Any, toolbox: Toolbox, case: Case, options: CascadeOptions, trace: Trace
+    ) -> Prediction:
+        """The prediction of one case; its calls are recorded in ``trace``, the sample's transcript of the
+        run (which counts the images it sent)."""
         try:
             result = await Cascade(asker, reward, toolbox, case, options, trace).run()
         except (ToolFailed, ModelFailed) as exc:
-            return Prediction(id=case.key, calls=trace.calls, error=str(exc)), trace
+            return Prediction(id=case.key, calls=trace.calls, error=str(exc))
         self.results[case.key] = result
-        return self.prediction(case.key, result), trace
+        return self.prediction(case.key, result)
 
     def prediction(self, sample_id: str, result: Result) -> Prediction:
         """The runner's :class:`Prediction` of one finished cascade."""

@@ -345,16 +345,19 @@ class T2AgentDetector(Detector):
         toolbox = self.toolbox(task.cell, ctx, asker)
         cases, failed = cases_of(samples, task, ctx)
         try:
-            answers = await asyncio.gather(*(self._one(asker, toolbox, case) for case in cases))
+            answers = await asyncio.gather(
+                *(self._one(asker, toolbox, case, ctx.transcript(case.key)) for case in cases)
+            )
         finally:
             await asker.model.aclose()
             await toolbox.aclose()
-        ctx.sent_images(sum(trace.images_sent for _, trace in answers))
-        by_id = {p.id: p for p, _ in answers} | failed
+        by_id = {p.id: p for p in answers} | failed
         return [by_id[s.id] for s in samples]
 
-    async def _one(self, backbone: Asker, toolbox: Toolbox, case: Case) -> tuple[Prediction, Trace]:
-        o, trace = self.options, Trace()
+    async def _one(self, backbone: Asker, toolbox: Toolbox, case: Case, trace: Trace) -> Prediction:
+        """The prediction of one case; its calls are recorded in ``trace``, the sample's transcript of the
+        run (which counts the images it sent)."""
+        o = self.options
         try:
             result = await run_case(
                 backbone,
@@ -367,9 +370,9 @@ class T2AgentDetector(Detector):
                 subtasks=self.subtasks,
             )
         except (ToolFailed, ModelFailed) as exc:
-            return Prediction(id=case.key, calls=trace.calls, error=str(exc)), trace
+            return Prediction(id=case.key, calls=trace.calls, error=str(exc))
         self.results[case.key] = result
-        return self.prediction(case.key, result), trace
+        return self.prediction(case.key, result)
 
     def prediction(self, sample_id: str, result: Result) -> Prediction:
         """The runner's :class:`Prediction` of one finished search."""
