@@ -433,11 +433,19 @@ class Trace:
         self.calls.append(call)
         return call
 
+    def set_aside(self, name: str) -> Call:
+        """The zero-cost ledger row of one result set aside before any agent saw it, ``name`` saying by
+        what and why (the leakage guard's ``leakage-guard:dropped:<reason>``, a tool's own source filter's
+        ``<tool>:excluded:<reason>``). Returns the row."""
+        call = Call(kind="tool", name=name, cost_usd=0.0)
+        self.calls.append(call)
+        return call
+
     def drop(self, url: str, reason: str, **where: str) -> None:
         """A result set aside before any agent saw it: kept with its reason (and ``where``: the tool or
         query), and a zero-cost ledger row the leakage report counts."""
         self.dropped.append({"url": url, "reason": reason, **where})
-        self.calls.append(Call(kind="tool", name=f"{DROPPED}{reason}", cost_usd=0.0))
+        self.set_aside(f"{DROPPED}{reason}")
 
     def screen(
         self, guard: LeakageGuard, results: list[SearchResult], claim_time: date | None, **where: str
