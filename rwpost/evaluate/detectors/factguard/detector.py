@@ -61,6 +61,7 @@ class Turns:
     sample: Sample
     case: Case
     trace: Trace = field(default_factory=Trace)
+    """The sample's transcript of the run (:meth:`RunContext.transcript`), which counts the images sent."""
     video: Video | None = None
     overview: ImageInput | None = None
     first: dict[str, Any] = field(default_factory=dict)
@@ -188,7 +189,10 @@ class FactGuardDetector(Detector):
         path = o.tool_cache_path or o.cache_path
         toolbox = Toolbox(tools, SqliteStore(path) if path else None)
         folder, labels = self.video_folder(ctx), verdicts(o.view)
-        states = [Turns(s, Case(s.id, news_text(s, task.cell), None, s.claim_time)) for s in samples]
+        states = [
+            Turns(s, Case(s.id, news_text(s, task.cell), None, s.claim_time), ctx.transcript(s.id))
+            for s in samples
+        ]
         try:  # phase by phase, so each turn of every sample meets the others in one local batch
             await asyncio.gather(*(self._open(st, folder) for st in states))
             await asyncio.gather(*(self._first(asker, toolbox, st, labels) for st in states if st.live))
@@ -197,7 +201,6 @@ class FactGuardDetector(Detector):
         finally:
             await model.aclose()
             await toolbox.aclose()
-        ctx.sent_images(sum(st.trace.images_sent for st in states))
         return [st.answer for st in states]
 
     @staticmethod
