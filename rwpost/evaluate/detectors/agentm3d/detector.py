@@ -42,6 +42,7 @@ from rwpost.evaluate.toolkit.tools import (
     ToolFailed,
     Trace,
 )
+from rwpost.labels import MAIN_LABELS
 from rwpost.records import Sample
 
 
@@ -58,6 +59,8 @@ class AgentM3DDetector(Detector):
 
     name = "agentm3d"
     capabilities = Capabilities(retrieves=True, reads_images=True)
+    labels = MAIN_LABELS
+    labels_hint = "evaluate it on the main set (or MMFakeBench's binary view)"
 
     class Config(ChatOptions):
         tool_cache_path: str | None = None
@@ -177,7 +180,6 @@ class AgentM3DDetector(Detector):
         return Toolbox(tools, SqliteStore(path) if path else None)
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
-        task.require_labels("agentm3d", hint="evaluate it on the main set (or MMFakeBench's binary view)")
         model = self.chat_model(ctx)
         if task.cell.image and not getattr(model, "reads_images", True):
             raise ConfigError(

@@ -27,7 +27,7 @@ from rwpost.evaluate.toolkit.ask import Asker, ModelFailed
 from rwpost.evaluate.toolkit.cases import news_text
 from rwpost.evaluate.toolkit.tools import Case, Toolbox, ToolFailed, Trace
 from rwpost.evaluate.video import Video, VideoRefused, find_video, frames, probe, tile
-from rwpost.labels import Label
+from rwpost.labels import MAIN_LABELS, Label
 from rwpost.llm.types import ImageInput
 from rwpost.prompts import load_prompt
 from rwpost.records import Sample
@@ -88,6 +88,7 @@ class FactGuardDetector(Detector):
 
     name = "factguard"
     capabilities = Capabilities(retrieves=True)
+    labels = MAIN_LABELS
 
     class Config(ChatOptions):
         video_dir: str | None = None
@@ -172,7 +173,6 @@ class FactGuardDetector(Detector):
         return self.chat
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
-        task.require_labels("factguard")
         return asyncio.run(self._predict(self.chat_model(ctx), samples, task, ctx))
 
     async def _predict(

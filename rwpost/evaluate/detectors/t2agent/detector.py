@@ -47,6 +47,7 @@ from rwpost.evaluate.toolkit.tools import (
     Trace,
 )
 from rwpost.evaluate.toolkit.toolsets import read_toolset
+from rwpost.labels import MAIN_LABELS
 from rwpost.records import Sample
 
 VIEWS = {
@@ -117,6 +118,8 @@ class T2AgentDetector(Detector):
 
     name = "t2agent"
     capabilities = Capabilities(retrieves=True, reads_images=True)
+    labels = MAIN_LABELS
+    labels_hint = "evaluate it on the main set (or MMFakeBench's binary view)"
 
     class Config(ChatOptions):
         tool_cache_path: str | None = None
@@ -335,7 +338,6 @@ class T2AgentDetector(Detector):
         return Toolbox(tools, SqliteStore(path) if path else None)
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
-        task.require_labels("t2agent", hint="evaluate it on the main set (or MMFakeBench's binary view)")
         return asyncio.run(self._predict(samples, task, ctx))
 
     async def _predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
