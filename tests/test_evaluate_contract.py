@@ -22,7 +22,9 @@ from rwpost.evaluate import RunSpec, evaluate
 from rwpost.evaluate.data import split_train_test
 from rwpost.evaluate.plan import DetectorEntry, plan_runs
 from rwpost.evaluate.registry import make_detector
+from rwpost.evaluate.runner import run
 from rwpost.evaluate.task import Cell, EvalTask
+from rwpost.labels import Label
 from rwpost.stages.evaluate import Params
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,3 +149,52 @@ def test_run_tools_come_from_the_detectors_search_settings_behind_the_runs_guard
         ctx.tools.reverse_image()
     with pytest.raises(ConfigError, match="has no search tools: build it with .*run_context"):
         contract.RunContext().tools.search()
+
+
+class Fixed(contract.Detector):
+    """A detector whose labels are declared on the class: it answers ``self.answer`` for every sample."""
+
+    name = "fixed"
+    labels = (Label.TRUE, Label.FALSE, Label.UNPROVEN)
+    labels_hint = "evaluate it on the main set"
+    answer = Label.TRUE
+
+    def predict(self, samples, task, ctx):
+        return [
+            contract.Prediction(id=s.id, label=self.answer, probabilities={self.answer: 1.0}) for s in samples
+        ]
+
+
+def _labelled(labels) -> list:
+    from tests.evaluate_helpers import make_sample
+
+    return [make_sample(i, label) for i, label in enumerate(labels)]
+
+
+def test_a_task_outside_the_declared_labels_is_refused_before_anything_is_written(tmp_path):
+    samples = _labelled([Label.MIXTURE, Label.OUTDATED, Label.MIXTURE])
+    spec = RunSpec("fixed", setting="T", n_resamples=0)
+    with pytest.raises(ConfigError, match=r"^the fixed detector answers True, False, Unproven, not Mixture, "
+                       r"Outdated: evaluate it on the main set$"):  # fmt: skip
+        run(samples, spec, tmp_path / "run", make=lambda name, options: Fixed.build(options))
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_answer_outside_the_declared_labels_fails_its_sample_naming_it(tmp_path):
+    class Stray(Fixed):
+        answer = Label.MIXTURE
+
+    samples = _labelled([Label.TRUE, Label.FALSE, Label.UNPROVEN])
+    spec = RunSpec("stray", setting="T", n_resamples=0)
+    [predictions] = run(
+        samples, spec, tmp_path / "run", make=lambda name, options: Stray.build(options)
+    ).predictions
+    assert all(p.label is None and p.probabilities is None for p in predictions)
+    assert (
+        predictions[0].error
+        == "detector 'fixed' answered Mixture, outside the labels it declares (True, False, Unproven)"
+    )
+    answered = run(
+        samples, spec, tmp_path / "ok", make=lambda name, options: Fixed.build(options)
+    ).predictions
+    assert [p.label for p in answered[0]] == [Label.TRUE] * 3

@@ -266,7 +266,9 @@ def test_each_turn_of_every_sample_is_one_local_batch(tmp_path):
     ctx = RunContext(seed=1)
     predictions = detector.predict([task.blind(s) for s in samples], task, ctx)
     assert [p.label for p in predictions] == [Label.FALSE, Label.FALSE], [p.error for p in predictions]
-    assert ctx.images_sent == 2  # per sample (the overview in turn 1, the overview and grid in turn 2)
+    # per sample (the overview in turn 1, the overview and grid in turn 2), in the run's transcripts (the
+    # runner counts them as it takes their rows)
+    assert sum(ctx.transcript(s.id).images_sent for s in samples) == 2
     report = detector.chat.report()
     assert report["batches"] == 2 and report["device"] == "cpu"
     for p in predictions:  # the two rows of a turn share their batch's time

@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 
 from rwpost.evaluate import RunSpec, evaluate
-from rwpost.evaluate.contract import RunContext
 from rwpost.evaluate.detectors.t2agent import T2AgentDetector
 from rwpost.evaluate.detectors.t2agent.labels import decide
-from rwpost.evaluate.runner import read_predictions
+from rwpost.evaluate.runner import read_predictions, run
 from rwpost.evaluate.search import make_backend
 from rwpost.evaluate.task import EvalTask
 from rwpost.evaluate.toolkit.tools import run_context
@@ -368,10 +367,12 @@ def test_unknown_tools_and_challenging_labels_are_refused(tmp_path):
 
     with pytest.raises(ConfigError, match="unknown tools \\['TinEye'\\]"):
         T2AgentDetector.build({"model": "m", "base_url": "http://127.0.0.1:9/v1", "tools": ["TinEye"]})
-    detector = T2AgentDetector.build({"model": "m", "base_url": "http://127.0.0.1:9/v1"})
     sample = make_sample(8, Label.MIXTURE)
-    with pytest.raises(ConfigError, match="not Mixture, Outdated"):
-        detector.predict([sample], EvalTask.of("T", [sample]), RunContext())
+    config = {"model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    mixture = RunSpec("t2agent", config=config, setting="T", n_resamples=0, secrets={"api_key": "k"})
+    with pytest.raises(ConfigError, match="not Mixture, Outdated"):  # by the runner, from its declared labels
+        run([sample], mixture, tmp_path / "run")
+    assert not (tmp_path / "run").exists()
 
 
 # --- MMFakeBench -------------------------------------------------------------------------------------

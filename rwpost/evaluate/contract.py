@@ -2,7 +2,9 @@
 
 A detector subclasses :class:`Detector` and declares three things as class attributes: its ``name``, its
 :class:`Capabilities` (searches the web, reads images, needs training, uses a GPU) and a pydantic
-``Config`` (its options, validated once when it is built: a wrong key or type is one error naming it).
+``Config`` (its options, validated once when it is built: a wrong key or type is one error naming it);
+a detector whose answers are a fixed set of labels declares them too (``labels``: a task whose label space
+holds another is refused before anything is written, and an answer outside them fails its sample).
 The runner then calls ``prepare(ctx)`` before it writes anything (a detector refuses there what would
 fail every sample, such as a missing API key), ``fit(samples, task, ctx)`` (only when it needs training)
 and ``predict(samples, task, ctx)`` with batches of *blinded* samples (no label, rationale or key points,
@@ -433,11 +435,19 @@ class Trace:
         self.calls.append(call)
         return call
 
+    def set_aside(self, name: str) -> Call:
+        """The zero-cost ledger row of one result set aside before any agent saw it, ``name`` saying by
+        what and why (the leakage guard's ``leakage-guard:dropped:<reason>``, a tool's own source filter's
+        ``<tool>:excluded:<reason>``). Returns the row."""
+        call = Call(kind="tool", name=name, cost_usd=0.0)
+        self.calls.append(call)
+        return call
+
     def drop(self, url: str, reason: str, **where: str) -> None:
         """A result set aside before any agent saw it: kept with its reason (and ``where``: the tool or
         query), and a zero-cost ledger row the leakage report counts."""
         self.dropped.append({"url": url, "reason": reason, **where})
-        self.calls.append(Call(kind="tool", name=f"{DROPPED}{reason}", cost_usd=0.0))
+        self.set_aside(f"{DROPPED}{reason}")
 
     def screen(
         self, guard: LeakageGuard, results: list[SearchResult], claim_time: date | None, **where: str
@@ -559,6 +569,12 @@ class Detector:
     name: ClassVar[str] = ""
     capabilities: ClassVar[Capabilities] = Capabilities()
     Config: ClassVar[type[BaseModel]] = NoOptions
+    labels: ClassVar[tuple[Label, ...] | None] = None
+    """The labels the detector answers when they are fixed (an agent whose own verdicts map to RW-Post's):
+    the runner refuses a task whose label space holds any other before anything is written, and an answer
+    outside them fails its sample. None: it answers in the task's label space (:attr:`EvalTask.labels`)."""
+    labels_hint: ClassVar[str] = ""
+    """What to evaluate instead, said when a task's label space is refused."""
     device: str = "cpu"
     """Where the detector runs (``cpu``, ``cuda``, ``remote (<url>)``), for the manifest."""
 
@@ -591,6 +607,21 @@ class Detector:
     def inputs(self) -> DetectorInputs:
         """Files and prompt/schema hashes that enter the run identity besides :meth:`config`."""
         return DetectorInputs()
+
+    def check_labels(self, task: EvalTask) -> None:
+        """Refuse, in one line, a task whose label space holds a label outside :attr:`labels`."""
+        if self.labels is not None:
+            task.require_labels(self.name, self.labels, hint=self.labels_hint)
+
+    def outside_labels(self, prediction: Prediction) -> Prediction:
+        """``prediction`` failed, naming its label, when the label is outside :attr:`labels`."""
+        if self.labels is None or prediction.label is None or prediction.label in self.labels:
+            return prediction
+        declared = ", ".join(map(str, self.labels))
+        error = (
+            f"detector {self.name!r} answered {prediction.label}, outside the labels it declares ({declared})"
+        )
+        return prediction.model_copy(update={"label": None, "probabilities": None, "error": error})
 
     def fit(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> None:
         """Learn from labelled training samples (blinded as the evaluated ones, the label kept)."""

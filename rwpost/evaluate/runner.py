@@ -183,7 +183,7 @@ def predict_all(
             rows = []
             for s in batch:
                 missing = Prediction(id=s.id, error=f"detector {detector.name!r} gave no answer")
-                pred = by_id.get(s.id) or missing
+                pred = detector.outside_labels(by_id.get(s.id) or missing)
                 trace = ctx.transcripts.pop(s.id, None)  # what the detector recorded in ctx.transcript
                 if trace is not None:
                     ctx.sent_images(trace.images_sent)
@@ -314,6 +314,7 @@ def run(
 
         check_batchable(first)  # a multi-step detector is refused before anything is paid
     task = spec.task(samples, data_info)
+    first.check_labels(task)  # a label space with a label the detector never answers
     # so are a cell the detector cannot run, unloadable images and samples it cannot read (no video)
     allow = spec.allow_missing_images
     images = check_cell(first, task.cell, samples, image_root=spec.image_root, allow_missing_images=allow)

@@ -310,6 +310,19 @@ def parse_data_spec(text: str | Path) -> DataSpec | None:
     return DataSpec(adapter, folder, split)
 
 
+def record_object(row: Any, path: Path, line: int) -> tuple[dict[str, Any], Callable[..., RecordError]]:
+    """A JSON record of ``path`` (starting on ``line``) as an object, with ``bad(problem, field=None)``: the
+    :class:`~rwpost.errors.RecordError` naming the file, line and field of a problem in it. A record that is
+    no object is refused with that error."""
+
+    def bad(problem: str, field: str | None = None) -> RecordError:
+        return RecordError(problem, source=str(path), line=line, field=field)
+
+    if not isinstance(row, dict):
+        raise bad(f"expected an object, found {type(row).__name__}")
+    return row, bad
+
+
 def json_records(path: Path, key: str | None = None) -> list[tuple[int, object]]:
     """The elements of the JSON array in ``path`` (or of its top-level object's ``key``), each with the line
     it starts on; a file that is not such an array is one :class:`~rwpost.errors.RecordError`."""
@@ -343,4 +356,5 @@ __all__ = [
     "LabelSpace",
     "json_records",
     "parse_data_spec",
+    "record_object",
 ]

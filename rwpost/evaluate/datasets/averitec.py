@@ -34,8 +34,8 @@ from datetime import date, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from rwpost.errors import ConfigError, RecordError
-from rwpost.evaluate.datasets import json_records
+from rwpost.errors import ConfigError
+from rwpost.evaluate.datasets import json_records, record_object
 from rwpost.evaluate.datasets.spaces import space_of_labels
 from rwpost.io import sha256_hex
 from rwpost.labels import Label
@@ -104,11 +104,7 @@ def _evidence(questions: Any) -> list[Evidence]:
 
 
 def _sample(name: str, row: Any, path: Path, line: int, split: str) -> Sample | None:
-    def bad(problem: str, field: str | None = None) -> RecordError:
-        return RecordError(problem, source=str(path), line=line, field=field)
-
-    if not isinstance(row, dict):
-        raise bad(f"expected an object, found {type(row).__name__}")
+    row, bad = record_object(row, path, line)
     field = "claim_text" if "claim_text" in row else "claim"
     claim = row.get(field)
     if not isinstance(claim, str) or not claim.strip():

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
-from rwpost.evaluate.datasets import json_records
+from rwpost.evaluate.datasets import json_records, record_object
 from rwpost.evaluate.datasets.spaces import space_of_labels
 from rwpost.io import sha256_hex
 from rwpost.labels import Label
@@ -62,11 +62,7 @@ def split_file(root: str | Path, split: str = "test") -> Path:
 
 
 def _sample(row: Any, path: Path, line: int, split: str) -> Sample:
-    def bad(problem: str, field: str | None = None) -> RecordError:
-        return RecordError(problem, source=str(path), line=line, field=field)
-
-    if not isinstance(row, dict):
-        raise bad(f"expected an object, found {type(row).__name__}")
+    row, bad = record_object(row, path, line)
     text = row.get("text")
     if not isinstance(text, str) or not text.strip():
         raise bad(f"expected text, found {text!r}", "text")

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
+from rwpost.evaluate.datasets import record_object
 from rwpost.evaluate.datasets.spaces import LabelSpace, space_of_labels
 from rwpost.io import iter_jsonl, iter_lines
 from rwpost.labels import Label
@@ -145,12 +146,7 @@ def published(value: Any) -> datetime | None:
 
 def _record(layout: Layout, row: Any, path: Path, line: int) -> tuple[Sample, datetime | None]:
     """The sample of one record and its publish time."""
-
-    def bad(problem: str, field: str | None = None) -> RecordError:
-        return RecordError(problem, source=str(path), line=line, field=field)
-
-    if not isinstance(row, dict):
-        raise bad(f"expected an object, found {type(row).__name__}")
+    row, bad = record_object(row, path, line)
     video_id = row.get("video_id")
     if isinstance(video_id, int) and not isinstance(video_id, bool):
         video_id = str(video_id)

@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
-from rwpost.evaluate.datasets import json_records
+from rwpost.evaluate.datasets import json_records, record_object
 from rwpost.evaluate.datasets.fakesv import video_folder
 from rwpost.evaluate.datasets.spaces import LabelSpace
 from rwpost.io import sha256_hex
@@ -71,11 +71,7 @@ def split_file(root: str | Path, split: str = "test") -> Path:
 
 
 def _sample(row: Any, path: Path, line: int) -> Sample:
-    def bad(problem: str, field: str | None = None) -> RecordError:
-        return RecordError(problem, source=str(path), line=line, field=field)
-
-    if not isinstance(row, dict):
-        raise bad(f"expected an object, found {type(row).__name__}")
+    row, bad = record_object(row, path, line)
     messages = row.get("messages")
     turns = (
         {m.get("role"): m.get("content") for m in messages if isinstance(m, dict)}

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError, RecordError
+from rwpost.evaluate.datasets import record_object
 from rwpost.evaluate.datasets.spaces import LabelSpace
 from rwpost.io import iter_jsonl, read_text
 from rwpost.labels import Label
@@ -67,11 +68,7 @@ def _text(row: dict, key: str) -> str | None:
 
 
 def _sample(row: Any, path: Path, line: int) -> Sample:
-    def bad(problem: str, field: str | None = None) -> RecordError:
-        return RecordError(problem, source=str(path), line=line, field=field)
-
-    if not isinstance(row, dict):
-        raise bad(f"expected an object, found {type(row).__name__}")
+    row, bad = record_object(row, path, line)
     sid, label = _text(row, "id"), _text(row, "label")
     if sid is None:
         raise bad(f"expected an id, found {row.get('id')!r}", "id")

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rwpost.errors import ConfigError, RecordError
-from rwpost.evaluate.datasets import json_records
+from rwpost.errors import ConfigError
+from rwpost.evaluate.datasets import json_records, record_object
 from rwpost.evaluate.datasets.spaces import LabelSpace, head_answer
 from rwpost.io import sha256_hex
 from rwpost.labels import Label
@@ -69,11 +69,7 @@ def split_file(root: str | Path, split: str) -> Path:
 
 
 def _sample(row: Any, path: Path, line: int, split: str) -> Sample:
-    def bad(problem: str, field: str | None = None) -> RecordError:
-        return RecordError(problem, source=str(path), line=line, field=field)
-
-    if not isinstance(row, dict):
-        raise bad(f"expected an object, found {type(row).__name__}")
+    row, bad = record_object(row, path, line)
     for key in ("image_path", "text"):
         if not isinstance(row.get(key), str) or not row[key].strip():
             raise bad(f"expected text, found {row.get(key)!r}", key)

@@ -30,8 +30,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from rwpost.errors import ConfigError, RecordError
-from rwpost.evaluate.datasets import json_records
+from rwpost.errors import ConfigError
+from rwpost.evaluate.datasets import json_records, record_object
 from rwpost.evaluate.datasets.spaces import LabelSpace
 from rwpost.labels import Label
 from rwpost.records import Image, Provenance, Sample
@@ -87,11 +87,7 @@ def _score(verdict: dict, key: str, bad) -> float | None:
 
 
 def _sample(row: Any, path: Path, line: int, split: str) -> Sample:
-    def bad(problem: str, field: str | None = None) -> RecordError:
-        return RecordError(problem, source=str(path), line=line, field=field)
-
-    if not isinstance(row, dict):
-        raise bad(f"expected an object, found {type(row).__name__}")
+    row, bad = record_object(row, path, line)
     if row.get("id") in (None, ""):
         raise bad("expected an id, found none", "id")
     text = row.get("data")

@@ -38,6 +38,7 @@ from rwpost.evaluate.contract import (
     PromptName,
     RunContext,
     Temperature,
+    Trace,
 )
 from rwpost.evaluate.detectors.chat import ChatOptions
 from rwpost.evaluate.task import Cell, EvalTask, EvidenceSource
@@ -232,17 +233,22 @@ class VLMDetector(Detector):
             max_tokens=self.options.answer_limit(self.options.max_tokens),  # local: max_new_tokens bounds it
         )
 
-    def prediction(self, sample_id: str, result: Any, labels: Sequence[str], share_s: float) -> Prediction:
-        """The prediction of one answer. Its ledger row: a local model's share of its batch's wall time
-        at no cost, or an API call's share of the concurrent calls' wall time (0 for a cache hit), priced
-        by the run's table."""
+    def prediction(
+        self, request: Any, result: Any, labels: Sequence[str], share_s: float, trace: Trace
+    ) -> Prediction:
+        """The prediction of the answer to ``request``. Its ledger row, recorded in ``trace`` (the sample's
+        transcript, which counts the image the request carried): a local model's share of its batch's wall
+        time at no cost, or an API call's share of the concurrent calls' wall time (0 for a cache hit),
+        priced by the run's table."""
+        sample_id = request.key
         error = result.error or "no answer"
         if error.startswith("image unreadable"):  # refused before any model call
             return Prediction(id=sample_id, error=error)
         local = self.options.local
-        call = Call.of_result(
+        call = trace.answered(
             result,
             self.model.name if self.model is not None else self.options.llm.model,
+            images=len(request.images),
             latency_s=result.latency_s if local else 0.0 if result.cached else share_s,
             cost_usd=0.0 if local else None,
         )
@@ -278,14 +284,13 @@ class VLMDetector(Detector):
         began = time.perf_counter()
         results = model.run(requests) if requests else []
         share = (time.perf_counter() - began) / max(len(requests), 1)
-        unread = sum(bool(r.error and r.error.startswith("image unreadable")) for r in results)
-        ctx.sent_images(sum(bool(r.images) for r in requests) - unread)
         batch = getattr(self, "batch", None)  # --batch-api: the calls its batch answered, at its rate
         for request, result in zip(requests, results, strict=True):
-            prediction = self.prediction(request.key, result, task.label_names, share)
+            trace = ctx.transcript(request.key)
+            prediction = self.prediction(request, result, task.label_names, share, trace)
             if batch is not None and prediction.calls:
-                calls = [batch_call(c, result.cache_key, batch, ctx.prices) for c in prediction.calls]
-                prediction = prediction.model_copy(update={"calls": calls})
+                trace.calls[:] = [batch_call(c, result.cache_key, batch, ctx.prices) for c in trace.calls]
+                prediction = prediction.model_copy(update={"calls": list(trace.calls)})
             out[request.key] = prediction
         return [out[s.id] for s in samples]
 

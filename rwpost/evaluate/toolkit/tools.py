@@ -185,6 +185,11 @@ class Tool:
             failed=failed,
         )
 
+    def excluded(self, trace: Trace, reason: str) -> Call:
+        """The ledger row of one result the tool's own source filter excluded (the leakage guard's drops
+        are :meth:`Trace.drop`): ``<tool>:excluded:<reason>`` at no cost, recorded in ``trace``."""
+        return trace.set_aside(f"{self.card.name.lower()}:excluded:{reason}")
+
     def observe(self, raw: Any, argument: str, case: Case, trace: Trace) -> Observed:
         """The observation the agent sees of a raw result."""
         raise NotImplementedError

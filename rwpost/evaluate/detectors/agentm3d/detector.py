@@ -42,6 +42,7 @@ from rwpost.evaluate.toolkit.tools import (
     ToolFailed,
     Trace,
 )
+from rwpost.labels import MAIN_LABELS
 from rwpost.records import Sample
 
 
@@ -58,6 +59,8 @@ class AgentM3DDetector(Detector):
 
     name = "agentm3d"
     capabilities = Capabilities(retrieves=True, reads_images=True)
+    labels = MAIN_LABELS
+    labels_hint = "evaluate it on the main set (or MMFakeBench's binary view)"
 
     class Config(ChatOptions):
         tool_cache_path: str | None = None
@@ -177,7 +180,6 @@ class AgentM3DDetector(Detector):
         return Toolbox(tools, SqliteStore(path) if path else None)
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
-        task.require_labels("agentm3d", hint="evaluate it on the main set (or MMFakeBench's binary view)")
         model = self.chat_model(ctx)
         if task.cell.image and not getattr(model, "reads_images", True):
             raise ConfigError(
@@ -197,27 +199,30 @@ class AgentM3DDetector(Detector):
         cases, failed = cases_of(samples, task, ctx)
         try:
             answers = await asyncio.gather(
-                *(self._one(asker, reward, toolbox, case, options) for case in cases)
+                *(
+                    self._one(asker, reward, toolbox, case, options, ctx.transcript(case.key))
+                    for case in cases
+                )
             )
         finally:
             await model.aclose()
             if self.reward is not None:
                 await self.reward.aclose()
             await toolbox.aclose()
-        ctx.sent_images(sum(trace.images_sent for _, trace in answers))
-        by_id = {p.id: p for p, _ in answers} | failed
+        by_id = {p.id: p for p in answers} | failed
         return [by_id[s.id] for s in samples]
 
     async def _one(
-        self, asker: Asker, reward: Any, toolbox: Toolbox, case: Case, options: CascadeOptions
-    ) -> tuple[Prediction, Trace]:
-        trace = Trace()
+        self, asker: Asker, reward: Any, toolbox: Toolbox, case: Case, options: CascadeOptions, trace: Trace
+    ) -> Prediction:
+        """The prediction of one case; its calls are recorded in ``trace``, the sample's transcript of the
+        run (which counts the images it sent)."""
         try:
             result = await Cascade(asker, reward, toolbox, case, options, trace).run()
         except (ToolFailed, ModelFailed) as exc:
-            return Prediction(id=case.key, calls=trace.calls, error=str(exc)), trace
+            return Prediction(id=case.key, calls=trace.calls, error=str(exc))
         self.results[case.key] = result
-        return self.prediction(case.key, result), trace
+        return self.prediction(case.key, result)
 
     def prediction(self, sample_id: str, result: Result) -> Prediction:
         """The runner's :class:`Prediction` of one finished cascade."""

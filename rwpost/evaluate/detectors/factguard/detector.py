@@ -27,7 +27,7 @@ from rwpost.evaluate.toolkit.ask import Asker, ModelFailed
 from rwpost.evaluate.toolkit.cases import news_text
 from rwpost.evaluate.toolkit.tools import Case, Toolbox, ToolFailed, Trace
 from rwpost.evaluate.video import Video, VideoRefused, find_video, frames, probe, tile
-from rwpost.labels import Label
+from rwpost.labels import MAIN_LABELS, Label
 from rwpost.llm.types import ImageInput
 from rwpost.prompts import load_prompt
 from rwpost.records import Sample
@@ -61,6 +61,7 @@ class Turns:
     sample: Sample
     case: Case
     trace: Trace = field(default_factory=Trace)
+    """The sample's transcript of the run (:meth:`RunContext.transcript`), which counts the images sent."""
     video: Video | None = None
     overview: ImageInput | None = None
     first: dict[str, Any] = field(default_factory=dict)
@@ -87,6 +88,7 @@ class FactGuardDetector(Detector):
 
     name = "factguard"
     capabilities = Capabilities(retrieves=True)
+    labels = MAIN_LABELS
 
     class Config(ChatOptions):
         video_dir: str | None = None
@@ -171,7 +173,6 @@ class FactGuardDetector(Detector):
         return self.chat
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
-        task.require_labels("factguard")
         return asyncio.run(self._predict(self.chat_model(ctx), samples, task, ctx))
 
     async def _predict(
@@ -188,7 +189,10 @@ class FactGuardDetector(Detector):
         path = o.tool_cache_path or o.cache_path
         toolbox = Toolbox(tools, SqliteStore(path) if path else None)
         folder, labels = self.video_folder(ctx), verdicts(o.view)
-        states = [Turns(s, Case(s.id, news_text(s, task.cell), None, s.claim_time)) for s in samples]
+        states = [
+            Turns(s, Case(s.id, news_text(s, task.cell), None, s.claim_time), ctx.transcript(s.id))
+            for s in samples
+        ]
         try:  # phase by phase, so each turn of every sample meets the others in one local batch
             await asyncio.gather(*(self._open(st, folder) for st in states))
             await asyncio.gather(*(self._first(asker, toolbox, st, labels) for st in states if st.live))
@@ -197,7 +201,6 @@ class FactGuardDetector(Detector):
         finally:
             await model.aclose()
             await toolbox.aclose()
-        ctx.sent_images(sum(st.trace.images_sent for st in states))
         return [st.answer for st in states]
 
     @staticmethod

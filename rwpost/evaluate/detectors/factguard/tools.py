@@ -16,12 +16,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from rwpost.evaluate.contract import Call
 from rwpost.evaluate.leakage import BlockList
 from rwpost.evaluate.toolkit.tools import (
     Case,
     Observed,
     SearchTool,
+    Tool,
     ToolCard,
     Trace,
     _results,
@@ -63,7 +63,8 @@ class FactProbe(SearchTool):
     def observe(self, raw: Any, argument: str, case: Case, trace: Trace) -> Observed:
         results = _results(raw)
         social = [r for r in results if SOCIAL.blocked_domain(r.url)]
-        trace.calls += [Call(kind="tool", name="factprobe:excluded:social", cost_usd=0.0) for _ in social]
+        for _ in social:
+            self.excluded(trace, "social")
         kept = trace.screen(
             self.guard, [r for r in results if r not in social], case.claim_time, tool="FactProbe"
         )
@@ -77,23 +78,26 @@ class FactProbe(SearchTool):
         return Observed("\n".join(lines)[:REPORT_CHARS], [r.url for r in kept])
 
 
+class ClipScout(Tool):
+    """ClipScout[interval] as a ledger sees it: a local tool at no cost, its rows ``clipscout`` of the agent
+    ``tool:ClipScout`` (:meth:`Tool.call_row`); :func:`clip_scout` runs it."""
+
+    card = ToolCard("ClipScout", "interval", CLIPSCOUT.removeprefix("ClipScout: "), ("video",))
+    cost_usd = 0.0
+
+
+CLIP_SCOUT = ClipScout()
+
+
 def clip_scout(video: Video, start_s: float, end_s: float, trace: Trace) -> tuple[ImageInput, str]:
     """ClipScout: the 2 x 2 grid of 4 frames of ``[start_s, end_s]`` and a line saying which; its ledger
     row goes to ``trace`` (raises :class:`~rwpost.evaluate.video.VideoRefused`)."""
     began = time.perf_counter()
     grid = tile(frames(video, start_s, end_s, 4))
-    trace.calls.append(
-        Call(
-            kind="tool",
-            name="clipscout",
-            agent="tool:ClipScout",
-            latency_s=time.perf_counter() - began,
-            cost_usd=0.0,
-        )
-    )
+    trace.calls.append(CLIP_SCOUT.call_row(False, time.perf_counter() - began))
     return ImageInput(
         grid, "image/jpeg"
     ), f"ClipScout: 4 frames of {start_s:g}-{end_s:g} s, attached (2 x 2)."
 
 
-__all__ = ["CLIPSCOUT", "FACTPROBE", "SOCIAL_DOMAINS", "FactProbe", "clip_scout"]
+__all__ = ["CLIPSCOUT", "CLIP_SCOUT", "FACTPROBE", "SOCIAL_DOMAINS", "ClipScout", "FactProbe", "clip_scout"]

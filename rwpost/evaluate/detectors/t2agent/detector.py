@@ -47,6 +47,7 @@ from rwpost.evaluate.toolkit.tools import (
     Trace,
 )
 from rwpost.evaluate.toolkit.toolsets import read_toolset
+from rwpost.labels import MAIN_LABELS
 from rwpost.records import Sample
 
 VIEWS = {
@@ -117,6 +118,8 @@ class T2AgentDetector(Detector):
 
     name = "t2agent"
     capabilities = Capabilities(retrieves=True, reads_images=True)
+    labels = MAIN_LABELS
+    labels_hint = "evaluate it on the main set (or MMFakeBench's binary view)"
 
     class Config(ChatOptions):
         tool_cache_path: str | None = None
@@ -335,7 +338,6 @@ class T2AgentDetector(Detector):
         return Toolbox(tools, SqliteStore(path) if path else None)
 
     def predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
-        task.require_labels("t2agent", hint="evaluate it on the main set (or MMFakeBench's binary view)")
         return asyncio.run(self._predict(samples, task, ctx))
 
     async def _predict(self, samples: Sequence[Sample], task: EvalTask, ctx: RunContext) -> list[Prediction]:
@@ -345,16 +347,19 @@ class T2AgentDetector(Detector):
         toolbox = self.toolbox(task.cell, ctx, asker)
         cases, failed = cases_of(samples, task, ctx)
         try:
-            answers = await asyncio.gather(*(self._one(asker, toolbox, case) for case in cases))
+            answers = await asyncio.gather(
+                *(self._one(asker, toolbox, case, ctx.transcript(case.key)) for case in cases)
+            )
         finally:
             await asker.model.aclose()
             await toolbox.aclose()
-        ctx.sent_images(sum(trace.images_sent for _, trace in answers))
-        by_id = {p.id: p for p, _ in answers} | failed
+        by_id = {p.id: p for p in answers} | failed
         return [by_id[s.id] for s in samples]
 
-    async def _one(self, backbone: Asker, toolbox: Toolbox, case: Case) -> tuple[Prediction, Trace]:
-        o, trace = self.options, Trace()
+    async def _one(self, backbone: Asker, toolbox: Toolbox, case: Case, trace: Trace) -> Prediction:
+        """The prediction of one case; its calls are recorded in ``trace``, the sample's transcript of the
+        run (which counts the images it sent)."""
+        o = self.options
         try:
             result = await run_case(
                 backbone,
@@ -367,9 +372,9 @@ class T2AgentDetector(Detector):
                 subtasks=self.subtasks,
             )
         except (ToolFailed, ModelFailed) as exc:
-            return Prediction(id=case.key, calls=trace.calls, error=str(exc)), trace
+            return Prediction(id=case.key, calls=trace.calls, error=str(exc))
         self.results[case.key] = result
-        return self.prediction(case.key, result), trace
+        return self.prediction(case.key, result)
 
     def prediction(self, sample_id: str, result: Result) -> Prediction:
         """The runner's :class:`Prediction` of one finished search."""
