@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
 from rwpost.errors import RwpostError
@@ -85,36 +85,57 @@ async def together(*calls: Awaitable[Any]) -> list[Any]:
     return [t.result() for t in tasks]
 
 
+def runs_locally(model: Any) -> bool:
+    """Whether ``model`` runs in this process (a local model folder,
+    :class:`~rwpost.llm.local.LocalChatModel`, whose config says ``backend: local``) rather than behind
+    an API."""
+    config = getattr(model, "config", None)
+    return callable(config) and (config() or {}).get("backend") == "local"
+
+
 class Asker:
     """A detector's prompts (files of ``rwpost/prompts/``) over one :class:`~rwpost.llm.chat.ChatModel`:
     each answer is a ledger row in the sample's :class:`Trace`, tagged with the agent or step that asked.
     ``task`` prefixes the cost report's task (``<task>-<agent>``); ``temperature`` is the default of every
-    request (a request may set its own); ``max_tokens`` bounds every answer (None: the model's own)."""
+    request (a request may set its own; None: not sent, the server's default); ``max_tokens`` bounds every
+    answer (None: the model's own). A local model's answers cost nothing (their rows carry
+    ``cost_usd=0``); an API model's are priced by the run's price table (``local``: None, told by the
+    model, :func:`runs_locally`)."""
 
     def __init__(
-        self, model: Any, *, task: str, temperature: float = 0.0, max_tokens: int | None = None
+        self,
+        model: Any,
+        *,
+        task: str,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        local: bool | None = None,
     ) -> None:
         self.model, self.task, self.temperature, self.max_tokens = model, task, temperature, max_tokens
+        self.local = runs_locally(model) if local is None else local
 
     def request(
         self,
-        prompt_name: str,
+        prompt_name: str | Prompt,
         key: str,
         *,
         agent: str,
         images: Sequence[Any] = (),
         schema: dict[str, Any] | None = None,
         temperature: float | None | str = "default",
+        fill: Mapping[str, str] | None = None,
         **values: str,
     ) -> Any:
-        """The :class:`~rwpost.llm.LLMRequest` of prompt ``prompt_name`` filled with ``values``, at the
-        asker's temperature unless ``temperature`` is given (None: not sent, the server's default)."""
-        prompt = load_prompt(prompt_name)
+        """The :class:`~rwpost.llm.LLMRequest` of prompt ``prompt_name`` (or a prompt a detector loaded
+        from its own profile) filled with ``values`` (and ``fill``: values named like this method's
+        keywords, e.g. an ``images`` text beside the attached ``images``), at the asker's temperature unless
+        ``temperature`` is given (None: not sent, the server's default)."""
+        prompt = load_prompt(prompt_name) if isinstance(prompt_name, str) else prompt_name
         return prompt_request(
             prompt,
             key,
             task=f"{self.task}-{agent}",
-            user=prompt.render_user(**values),
+            user=prompt.render_user(**{**(fill or {}), **values}),
             schema=schema,
             images=images,
             temperature=self.temperature if temperature == "default" else temperature,  # type: ignore[arg-type]
@@ -122,9 +143,18 @@ class Asker:
         )
 
     def record(self, results: Sequence[Any], request: Any, agent: str, trace: Trace) -> None:
-        """One ledger row per answer (a local model's answers carry their share of the batch's time)."""
+        """One ledger row per answer (a local model's answers carry their share of the batch's time, and
+        cost nothing)."""
+        free = {"cost_usd": 0.0} if self.local else {}
         for result in results:
-            trace.answered(result, self.model.name, agent=agent, images=len(request.images))
+            trace.answered(result, self.model.name, agent=agent, images=len(request.images), **free)
+
+    async def complete(self, request: Any, agent: str, trace: Trace) -> Any:
+        """The answer to ``request``, its ledger row recorded; it never raises (the caller reads
+        ``result.ok``, and no outage stops the sample: a detector that goes on without an answer)."""
+        result = await self.model.complete(request)
+        self.record([result], request, agent, trace)
+        return result
 
     async def sample(self, request: Any, n: int, agent: str, trace: Trace) -> list[Any]:
         """``n`` answers to ``request`` (n > 1: one batched ``sample`` call at the request's temperature).
@@ -164,6 +194,7 @@ __all__ = [
     "ModelFailed",
     "ModelUnavailable",
     "outage_of",
+    "runs_locally",
     "together",
     "prompt_hashes",
     "prompt_request",
