@@ -3,8 +3,10 @@
 Each agent is one versioned prompt file with its answer schema: ``rwpost/prompts/agentfact_*.md`` (the
 appendix's wording, profile ``paper``) or ``agentfact_code_*.md`` (the authors' released prompts, profile
 ``authors-code``); every call becomes a :class:`~rwpost.evaluate.contract.Call` named by the model and
-tagged with the agent (``name="gpt-4o-mini", agent="agent-sp"``), so the runner's price table prices it as
-any model call and the ledger's ``by_agent`` splits calls, tokens, cache hits and cost by agent.
+tagged with the agent (``name="gpt-4o-mini", agent="agent-sp"``) in the sample's transcript, asked and
+recorded by the toolkit's :class:`~rwpost.evaluate.toolkit.ask.Asker` as every agentic detector's calls,
+so the runner's price table prices it as any model call (a local model's cost nothing) and the ledger's
+``by_agent`` splits calls, tokens, cache hits and cost by agent.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rwpost.evaluate.contract import Call
-from rwpost.evaluate.toolkit.ask import prompt_request
+from rwpost.evaluate.contract import Trace
+from rwpost.evaluate.toolkit.ask import Asker
+from rwpost.evaluate.toolkit.ask import prompt_hashes as toolkit_prompt_hashes
 from rwpost.labels import Label
 from rwpost.llm.chat import ChatModel
 from rwpost.prompts import Prompt, load_prompt
@@ -54,7 +57,7 @@ PROFILE_PROMPTS = {"paper": PROMPTS, "authors-code": CODE_PROMPTS}
 
 def prompt_hashes(profile: str = "paper") -> dict[str, str]:
     """The hash of every prompt file the profile's agents use, by prompt name (for the run identity)."""
-    return {name: load_prompt(name).sha256 for name in dict.fromkeys(PROFILE_PROMPTS[profile].values())}
+    return toolkit_prompt_hashes(list(dict.fromkeys(PROFILE_PROMPTS[profile].values())))
 
 
 RELIABILITY = ("reliable", "unreliable", "satire", "unsure", "factcheck")
@@ -110,8 +113,10 @@ VERDICT_KEY = "3-class_authenticity_label"
 
 
 class Agents:
-    """The agents' calls through one chat model: the API client (cache, concurrency, retries and token
-    counts are its job) or a local model folder (which batches the calls that arrive together)."""
+    """The agents' calls through one chat model, by the toolkit's
+    :class:`~rwpost.evaluate.toolkit.ask.Asker` (task ``agentfact``; a local model's answers cost nothing):
+    the API client (cache, concurrency, retries and token counts are its job) or a local model folder
+    (which batches the calls that arrive together). The prompts and answer schemas are the profile's."""
 
     def __init__(
         self,
@@ -120,19 +125,19 @@ class Agents:
         temperature: float | None = 0.0,
         max_tokens: int | None = 1200,
         profile: str = "paper",
-        local: bool = False,
     ) -> None:
         from rwpost.llm import load_llm_schema
 
-        self.model = model
-        self.local = local
-        """A local model's calls cost nothing; an API model's are priced by the run's table."""
-        self.temperature, self.max_tokens = temperature, max_tokens
-        """None: the server's default temperature (not sent), as the authors' code calls the API."""
+        self.asker = Asker(model, task="agentfact", temperature=temperature, max_tokens=max_tokens)
+        """``temperature`` None: the server's default (not sent), as the authors' code calls the API."""
         self.prompts: dict[str, Prompt] = {
             agent: load_prompt(name) for agent, name in PROFILE_PROMPTS[profile].items()
         }
         self.schemas = {p.schema_name: load_llm_schema(p.schema_name) for p in self.prompts.values()}
+
+    @property
+    def model(self) -> ChatModel:
+        return self.asker.model
 
     def labelled(self, agent: str, labels: Sequence[str]) -> dict[str, Any]:
         """``agent``'s answer schema with the verdict's enum (``validation_result`` ->
@@ -150,29 +155,29 @@ class Agents:
 
     async def ask(
         self,
+        trace: Trace,
         agent: str,
         key: str,
         attach: Sequence[Any] = (),
-        temperature: float | None | str = "agents",
+        temperature: float | None | str = "default",
         schema: dict[str, Any] | None = None,
         **values: str,
-    ) -> tuple[dict[str, Any] | None, Call, str | None]:
-        """One agent call: ``(answer or None, its ledger row, why there is no answer)``; ``temperature``
-        other than ``"agents"`` overrides the agents' one (the authors summarise at 0.1); ``schema``, when
-        given, replaces the prompt's answer schema (a narrowed copy of it)."""
+    ) -> tuple[dict[str, Any] | None, str | None]:
+        """One agent call, its ledger row recorded in ``trace``: ``(answer or None, why there is none)``;
+        ``temperature`` other than ``"default"`` overrides the agents' one (the authors summarise at 0.1);
+        ``schema``, when given, replaces the prompt's answer schema (a narrowed copy of it). A failed call
+        leaves the agent without an answer: the workflow goes on (no outage stops the sample)."""
         prompt = self.prompts[agent]  # (its values may hold an "images" text: the attachments are apart)
-        request = prompt_request(
+        request = self.asker.request(
             prompt,
             key,
-            task=f"agentfact-{agent}",
-            user=prompt.render_user(**values),
-            schema=schema or self.schemas[prompt.schema_name],
+            agent=agent,
             images=attach,
-            temperature=self.temperature if temperature == "agents" else temperature,  # type: ignore[arg-type]
-            max_tokens=self.max_tokens,
+            schema=schema or self.schemas[prompt.schema_name],
+            temperature=temperature,
+            fill=values,
         )
-        result = await self.model.complete(request)
-        call = Call.of_result(result, self.model.name, agent=agent, cost_usd=0.0 if self.local else None)
+        result = await self.asker.complete(request, agent, trace)
         if not result.ok or result.data is None:
-            return None, call, f"{agent}: {result.error}"
-        return result.data, call, None
+            return None, f"{agent}: {result.error}"
+        return result.data, None

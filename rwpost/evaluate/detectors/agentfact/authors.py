@@ -262,8 +262,7 @@ class AuthorsWorkflow(Workflow):
 
     # --- the loop ----------------------------------------------------------------------------------
 
-    async def run(self, sample: Sample, evidence: EvidenceSource) -> Trace:
-        trace = Trace()
+    async def run(self, sample: Sample, evidence: EvidenceSource, trace: Trace) -> Trace:
         o = self.options
         images = await self.code_images(sample, trace) if evidence is EvidenceSource.WEB else []
         last_answer: dict[str, Any] | None = None  # their sim_validation_result

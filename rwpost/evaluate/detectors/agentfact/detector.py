@@ -193,18 +193,16 @@ class AgentFactDetector(Detector):
             **(self.model.config() if o.local else {}),
         }
 
-    def agents(self, ctx: RunContext | None = None) -> Agents:
-        """The five agents over the chat model, built on first use (an API model with the run's key)."""
+    def agents(self, ctx: RunContext) -> Agents:
+        """The five agents over the chat model, built on first use: the run's model
+        (:meth:`RunContext.model`: an API model with the run's key and answer cache), or the local model
+        folder loaded when the detector was built."""
         if self._agents is None:
             o = self.options
             if self.model is None:
-                self.model = ctx.model(o) if ctx else o.chat_model({}, cache_path=o.cache_path)
+                self.model = ctx.model(o)
             self._agents = Agents(
-                self.model,
-                temperature=o.temperature,
-                max_tokens=o.max_tokens,
-                profile=o.profile,
-                local=o.local,
+                self.model, temperature=o.temperature, max_tokens=o.max_tokens, profile=o.profile
             )
         return self._agents
 
@@ -274,10 +272,12 @@ class AgentFactDetector(Detector):
             runs = []
             for sample in samples:
                 image = ctx.image(sample) if web else None
-                ctx.sent_images(int(image is not None and tools is not None and tools.image is not None))
+                trace = ctx.transcript(sample.id, kind=Trace)  # the run's transcript: the ledger
+                if image is not None and tools is not None and tools.image is not None:
+                    trace.images_sent = 1  # the post image goes to the reverse image search (Agent-IR)
                 kind = AuthorsWorkflow if self.options.profile == "authors-code" else Workflow
                 workflow = kind(agents, tools, self.workflow_options, task.label_names, post_image=image)
-                runs.append(workflow.run(sample, task.cell.evidence))
+                runs.append(workflow.run(sample, task.cell.evidence, trace))
             traces = await asyncio.gather(*runs)
         finally:
             await agents.model.aclose()

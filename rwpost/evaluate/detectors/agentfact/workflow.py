@@ -289,8 +289,7 @@ class Workflow:
         schema: dict[str, Any] | None = None,
         **values: str,
     ):
-        data, call, error = await self.agents.ask(agent, key, attach, schema=schema, **values)
-        trace.calls.append(call)
+        data, error = await self.agents.ask(trace, agent, key, attach, schema=schema, **values)
         if error:
             trace.errors.append(error)
         return data
@@ -558,8 +557,9 @@ class Workflow:
         plan = {"reasoning_steps": [], "validation_list": [{"sentence": sample.claim}], "search_list": []}
         return plan
 
-    async def run(self, sample: Sample, evidence: EvidenceSource) -> Trace:
-        trace = Trace()
+    async def run(self, sample: Sample, evidence: EvidenceSource, trace: Trace) -> Trace:
+        """The workflow over ``sample`` recorded in ``trace`` (the run's transcript of the sample:
+        :meth:`RunContext.transcript`), which it returns."""
         ablate = self.options.ablate
         image_task = None
         if evidence is EvidenceSource.WEB:
