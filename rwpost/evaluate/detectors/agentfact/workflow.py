@@ -44,7 +44,17 @@ from rwpost.evaluate.detectors.agentfact.pages import PageReader, article_text
 from rwpost.evaluate.detectors.agentfact.sources import EXCLUDED, SourceFilter
 from rwpost.evaluate.leakage import LeakageGuard, SearchResult, normalize_domain
 from rwpost.evaluate.task import EvidenceSource
-from rwpost.evaluate.toolkit.tools import Case, Observed, SearchTool, Toolbox, ToolFailed, _results
+from rwpost.evaluate.toolkit.tools import (
+    Case,
+    Observed,
+    ReverseImageTool,
+    SearchTool,
+    Tool,
+    Toolbox,
+    ToolCard,
+    ToolFailed,
+    _results,
+)
 from rwpost.labels import Label
 from rwpost.records import Sample
 
@@ -130,6 +140,13 @@ class Trace(AgentTrace):
     stopped: str = ""
     answer: dict[str, Any] | None = None
 
+    def exclude(self, url: str, reason: str, query: str) -> None:
+        """A result the authors' source filters set aside (not leakage): kept with its reason, and a
+        zero-cost ledger row ``source-filter:excluded:<reason>`` the report's notes count (a record of a
+        result, as :meth:`drop`'s rows, not a tool's call)."""
+        self.excluded.append({"url": url, "reason": reason, "query": query})
+        self.calls.append(Call(kind="tool", name=f"{EXCLUDED}{reason}", cost_usd=0.0))
+
 
 def screened(
     guard: LeakageGuard,
@@ -148,34 +165,61 @@ def screened(
         if why is None:
             kept.append(result)
             continue
-        trace.excluded.append({"url": result.url, "reason": why, "query": query})
-        trace.calls.append(Call(kind="tool", name=f"{EXCLUDED}{why}", cost_usd=0.0))
+        trace.exclude(result.url, why, query)
     return kept
 
 
-class SearchAgentTool(SearchTool):
+class AgentRows(Tool):
+    """A toolkit tool whose ledger rows (:meth:`Tool.call_row`) are tagged with the AgentFact agent that
+    calls it (:attr:`agent`) rather than ``tool:<Name>``."""
+
+    agent = ""
+
+    def call_row(self, cached: bool, latency_s: float, *, failed: bool = False) -> Call:
+        row = super().call_row(cached, latency_s, failed=failed)
+        row.agent = self.agent
+        return row
+
+
+class SearchAgentTool(AgentRows, SearchTool):
     """Google[query] as AgentFact's search agent (Agent-TR) calls it: the toolkit's search tool over the
     run's ``search`` plug-in (:meth:`WebTools.search`: cached by content in the tool store, a ledger row
     per call), its rows under the agent ``agent-tr-search``, its results screened by the run's leakage
     guard and the authors' source filters (:attr:`sources`) and handed back whole."""
 
+    agent = "agent-tr-search"
     sources: SourceFilter = SourceFilter()
-
-    def call_row(self, cached: bool, latency_s: float, *, failed: bool = False) -> Call:
-        row = super().call_row(cached, latency_s, failed=failed)
-        row.agent = "agent-tr-search"
-        return row
 
     def observe(self, raw: Any, argument: str, case: Case, trace: Any) -> Observed:
         kept = screened(self.guard, self.sources, _results(raw), case.claim_time, trace, argument)
         return Observed("", [r.url for r in kept], results=kept)
 
 
+class ReverseImageAgentTool(AgentRows, ReverseImageTool):
+    """The reverse image search as Agent-IR calls it (the plug-in's ``similar``, uncached): its ledger rows
+    ``reverse-image:<backend>`` under the agent ``agent-ir-search``."""
+
+    agent = "agent-ir-search"
+
+
+class PageTool(AgentRows):
+    """Reading a result's page for the summariser (profile ``authors-code``, :meth:`Tools.page_text`): its
+    ledger rows ``fetch:page`` under the agent ``agent-tr-fetch``, free."""
+
+    card = ToolCard("Fetch", "url", "Reads the article text of a web page.", ("text",), web=True)
+    agent = "agent-tr-fetch"
+    cost_usd = 0.0
+
+    def ledger_name(self) -> str:
+        return "fetch:page"
+
+
 class Tools:
     """The search side of a run: the toolkit's search tool (:class:`SearchAgentTool`, from
     :attr:`RunContext.tools`) in its :class:`Toolbox`, the reverse image backend, the tool store, the
     leakage guard, the authors' source filters (off in profile ``paper``) and the page reader (profile
-    ``authors-code``)."""
+    ``authors-code``). Each call's ledger row is its tool's :meth:`~Tool.call_row` (the search's, the
+    reverse image search's :class:`ReverseImageAgentTool`, the page reader's :class:`PageTool`)."""
 
     def __init__(
         self,
@@ -187,11 +231,14 @@ class Tools:
         pages: PageReader | None = None,
     ) -> None:
         self.image, self.leakage_guard, self.store = image, guard, store
+        self.reverse_image = ReverseImageAgentTool(image, guard) if image is not None else None
+        """The reverse image search's ledger rows (its backend is :attr:`image`)."""
         self.sources = sources or SourceFilter()
         search.sources = self.sources
         self.toolbox = Toolbox({search.card.name: search}, store)
         self.search_tool = search
         self.pages = pages
+        self.page_tool = PageTool()
 
     async def page_text(self, url: str, snippet: str, chars: int, trace: Trace) -> str:
         """The page behind a result as the authors' summariser reads it (:func:`.pages.article_text`), from
@@ -210,16 +257,7 @@ class Tools:
             row = asdict(page) if page is not None else {}
             if self.store is not None and page is not None:
                 self.store.put("search", key, row)
-        trace.calls.append(
-            Call(
-                kind="tool",
-                name="fetch:page",
-                agent="agent-tr-fetch",
-                latency_s=0.0 if cached else time.perf_counter() - began,
-                cached=cached,
-                cost_usd=0.0,
-            )
-        )
+        trace.calls.append(self.page_tool.call_row(cached, 0.0 if cached else time.perf_counter() - began))
         return article_text(Page(**row) if row else None, snippet, chars)
 
     async def aclose(self) -> None:
@@ -431,15 +469,8 @@ class Workflow:
         except SearchError as exc:
             trace.errors.append(f"reverse image search failed: {exc}")
             matches, failed = [], True
-        trace.calls.append(
-            Call(
-                kind="tool",
-                name=f"reverse-image:{tools.image.name}",
-                agent="agent-ir-search",
-                latency_s=time.perf_counter() - began,
-                failed=failed,
-            )
-        )
+        assert tools.reverse_image is not None
+        trace.calls.append(tools.reverse_image.call_row(False, time.perf_counter() - began, failed=failed))
         pages = [SearchResult(m.page_url, m.page_title) for m in matches]
         cut = self.options.cut(sample.claim_time)
         kept = {r.url for r in tools.guard(pages, cut, trace, "(reverse image search)")}
