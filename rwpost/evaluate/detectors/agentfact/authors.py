@@ -131,38 +131,31 @@ class AuthorsWorkflow(Workflow):
         data = await self._ask(trace, "agent-tr-query", sample.id, **self._post(sample), items=items)
         return _queries(data)
 
-    async def code_evidence(self, sample: Sample, trace: Trace, query: str) -> list[str]:
-        """One query's evidence (their ``get_evidence`` with one query): ``Title: ... Source url: + <url>.
-        Article content: <summary>`` items, at most ``max_summaries_per_query``."""
-        assert self.tools is not None
-        o = self.options
-        trace.searched.append(query)
-        results = await self.tools.search(query, o.results_per_query, o.cut(sample.claim_time), trace)
+    def _distinct(self, results: list[SearchResult]) -> list[SearchResult]:
+        """The results whose title was not seen before (their ``titles_seen``)."""
         seen: set[str] = set()
         unique: list[SearchResult] = []
-        for r in results:  # their titles_seen
+        for r in results:
             if r.title not in seen:
                 seen.add(r.title)
                 unique.append(r)
-        if not unique:
-            return []
-        documents, headers = {}, {}
-        for i, r in enumerate(unique):
-            text = r.snippet
-            if o.scrape_pages and self.tools.pages is not None:
-                text = await self.tools.page_text(r.url, r.snippet, o.page_chars, trace)
-            documents[str(i)] = text
-            headers[str(i)] = f"Title: {r.title}. Source url: + {r.url}. Article content: "
+        return unique
+
+    async def code_evidence(self, sample: Sample, trace: Trace, query: str) -> list[str]:
+        """One query's evidence (their ``get_evidence`` with one query): ``Title: ... Source url: + <url>.
+        Article content: <summary>`` items, at most ``max_summaries_per_query``."""
         import json
 
-        data = await self._ask(
-            trace,
-            "agent-tr-summarise",
-            sample.id,
-            temperature=o.summarise_temperature,
-            query=query,
-            documents=json.dumps(documents),
-        )
+        o = self.options
+        read = await self.search(sample, trace, query)
+        if not read:
+            return []
+        documents = {str(i): text for i, (_, text) in enumerate(read)}
+        headers = {
+            str(i): f"Title: {r.title}. Source url: + {r.url}. Article content: "
+            for i, (r, _) in enumerate(read)
+        }
+        data = await self._summary(sample, trace, query, documents=json.dumps(documents))
         items = [
             (headers[key] + (value if isinstance(value, str) else str(value)))[: o.page_chars]
             for key, value in (data or {}).items()

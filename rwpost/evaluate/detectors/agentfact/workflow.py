@@ -394,33 +394,46 @@ class Workflow:
             queries = [text] if text not in trace.searched else []
         found: list[EvidenceItem] = []
         for query in queries:
-            trace.searched.append(query)
-            cut = self.options.cut(sample.claim_time)
-            results = await self.tools.search(query, self.options.results_per_query, cut, trace)
-            if results:
-                found += await self.summarise(sample, trace, query, results)
+            read = await self.search(sample, trace, query)
+            if read:
+                found += await self.summarise(sample, trace, query, read)
         return found
 
-    async def summarise(
-        self, sample: Sample, trace: Trace, query: str, results: list[SearchResult]
-    ) -> list[EvidenceItem]:
+    async def search(self, sample: Sample, trace: Trace, query: str) -> list[tuple[SearchResult, str]]:
+        """Agent-TR's search of ``query`` (kept in ``trace.searched``), cut at the claim date, and the text
+        of each result it keeps (:meth:`_distinct`): its page (``scrape_pages``) or its snippet. Both
+        profiles retrieve through this."""
+        assert self.tools is not None
         o, tools = self.options, self.tools
-        texts = [r.snippet for r in results]
-        if o.scrape_pages and tools is not None and tools.pages is not None:
-            texts = [await tools.page_text(r.url, r.snippet, o.page_chars, trace) for r in results]
+        trace.searched.append(query)
+        results = self._distinct(
+            await tools.search(query, o.results_per_query, o.cut(sample.claim_time), trace)
+        )
+        if not (o.scrape_pages and tools.pages is not None):
+            return [(r, r.snippet) for r in results]
+        return [(r, await tools.page_text(r.url, r.snippet, o.page_chars, trace)) for r in results]
+
+    def _distinct(self, results: list[SearchResult]) -> list[SearchResult]:
+        """The search results the summariser reads (profile ``paper``: all)."""
+        return results
+
+    async def _summary(self, sample: Sample, trace: Trace, query: str, **values: str) -> Any:
+        """The summariser's answer (Agent-TR) on one query's results, at its own temperature."""
+        temperature = self.options.summarise_temperature
+        return await self._ask(
+            trace, "agent-tr-summarise", sample.id, temperature=temperature, query=query, **values
+        )
+
+    async def summarise(
+        self, sample: Sample, trace: Trace, query: str, read: list[tuple[SearchResult, str]]
+    ) -> list[EvidenceItem]:
+        o = self.options
+        results = [r for r, _ in read]
         listing = "\n".join(
             f"[{i}] {r.title} ({r.url}{', ' + str(r.published) if r.published else ''}): {text}"
-            for i, (r, text) in enumerate(zip(results, texts, strict=True), start=1)
+            for i, (r, text) in enumerate(read, start=1)
         )
-        data = await self._ask(
-            trace,
-            "agent-tr-summarise",
-            sample.id,
-            temperature=o.summarise_temperature,
-            query=query,
-            claim=sample.claim,
-            results=listing,
-        )
+        data = await self._summary(sample, trace, query, claim=sample.claim, results=listing)
         items: list[EvidenceItem] = []
         for row in (data or {}).get("items", []):
             if o.max_summaries_per_query is not None and len(items) >= o.max_summaries_per_query:
