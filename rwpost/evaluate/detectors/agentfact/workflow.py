@@ -142,10 +142,10 @@ class Trace(AgentTrace):
 
     def exclude(self, url: str, reason: str, query: str) -> None:
         """A result the authors' source filters set aside (not leakage): kept with its reason, and a
-        zero-cost ledger row ``source-filter:excluded:<reason>`` the report's notes count (a record of a
-        result, as :meth:`drop`'s rows, not a tool's call)."""
+        zero-cost ledger row ``source-filter:excluded:<reason>`` (:meth:`set_aside`, as the leakage
+        guard's drops) the report's notes count."""
         self.excluded.append({"url": url, "reason": reason, "query": query})
-        self.calls.append(Call(kind="tool", name=f"{EXCLUDED}{reason}", cost_usd=0.0))
+        self.set_aside(f"{EXCLUDED}{reason}")
 
 
 def screened(
