@@ -1,7 +1,8 @@
-"""DVC stage `stats`: ``python -m pipelines.stats`` runs :mod:`rwpost.stages.stats`."""
+"""DVC stage `stats`: ``python -m pipelines.stats`` runs :mod:`rwpost.stages.stats` (without the
+interpreter's teardown once it has ended: :func:`rwpost.stages.base.stage_main`'s ``fast_exit``)."""
 
 from rwpost.stages import stats as stage
 from rwpost.stages.base import stage_main
 
 if __name__ == "__main__":
-    stage_main(stage)
+    stage_main(stage, fast_exit=True)

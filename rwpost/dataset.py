@@ -147,8 +147,10 @@ def read_parquet(path: str | os.PathLike[str]) -> list[Sample]:
     source = str(path)
     if Path(path).is_dir():
         raise RecordError("is a directory, expected a Parquet file", source=source)
+    # one file: ParquetFile reads it as pq.read_table does, without pyarrow.dataset (which imports pandas)
     try:
-        table = pq.read_table(path)
+        with pq.ParquetFile(path) as file:
+            table = file.read()
         rows = table.to_pylist()
     except (OSError, pa.ArrowException) as exc:
         raise _unreadable(exc, source) from exc

@@ -8,10 +8,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-
-import httpx
+from typing import TYPE_CHECKING
 
 from rwpost.errors import RwpostError
+
+if TYPE_CHECKING:  # httpx is imported by send_with_retries: the crawler and the LLM client read only
+    import httpx  # retry_after_seconds, and httpx's import (its CLI's click, Rich, Pygments) is 0.4 s cold
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 """Statuses worth asking again: timeouts, conflicts, rate limits and server errors."""
@@ -57,6 +59,8 @@ async def send_with_retries(
     ``Retry-After`` when it gives one, else ``backoff_s`` doubling (both at most :data:`MAX_RETRY_WAIT_S`).
     Raises :class:`RetriesSpent` naming the last problem and the number of attempts.
     """
+    import httpx
+
     problem, wait = "", 0.0
     for attempt in range(max_retries + 1):
         if attempt:

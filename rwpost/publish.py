@@ -14,9 +14,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from huggingface_hub import DatasetCard, DatasetCardData
+from typing import TYPE_CHECKING, Any
 
 from rwpost.dataset import SUMS_LINE, features, read_parquet, write_parquet
 from rwpost.errors import RwpostError
@@ -24,6 +22,10 @@ from rwpost.io import sha256_file, sha256_hex, write_json, write_text
 from rwpost.labels import ALIASES, CHALLENGING_LABELS, MAIN_LABELS
 from rwpost.markdown import markdown_table
 from rwpost.records import SCHEMA_VERSION, Sample
+
+if TYPE_CHECKING:  # huggingface_hub is imported where a card is made: reading a version (the stats stage,
+    # `rwpost verify`) needs none of it, and its import (its HTTP client's httpx2, httpcore2, trio) is 0.2 s
+    from huggingface_hub import DatasetCardData
 
 SUBSETS: dict[str, tuple[str, ...]] = {
     "main": tuple(str(label) for label in MAIN_LABELS),
@@ -90,6 +92,8 @@ def write_version(samples: list[Sample], out_dir: Path, info: BuildInfo) -> dict
 
 def card_data(manifest: dict[str, Any]) -> DatasetCardData:
     """The card's metadata block: licence, tags and one ``configs`` entry per subset for ``load_dataset``."""
+    from huggingface_hub import DatasetCardData
+
     configs = [
         {
             "config_name": subset,
@@ -213,6 +217,8 @@ def render_card(manifest: dict[str, Any], info: BuildInfo) -> str:
         info.license_note or _DEFAULT_LICENSE,
         "",
     ]
+    from huggingface_hub import DatasetCard
+
     meta = card_data(manifest).to_yaml(original_order=_CARD_ORDER)
     return str(DatasetCard(f"---\n{meta}\n---\n" + "\n".join(lines)))
 
@@ -500,6 +506,8 @@ def render_multisite_card(manifest: dict[str, Any], info: SiteBuildInfo) -> str:
         "Research and non-commercial use only.",
         "",
     ]
+    from huggingface_hub import DatasetCard, DatasetCardData
+
     meta = DatasetCardData(
         pretty_name="RW-Post multisite",
         license="other",

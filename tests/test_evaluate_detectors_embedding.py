@@ -209,3 +209,17 @@ def test_the_encoder_device_is_torch_s_choice():
     from rwpost.llm.local import pick_device
 
     assert encoder_device() == pick_device() and encoder_device("cuda:1") == "cuda:1"
+
+
+def test_an_encoder_lets_openmp_threads_sleep_unless_told_otherwise(monkeypatch):
+    """Made before torch loads its OpenMP runtime, an encoder asks for idle threads that sleep instead of
+    spinning (OMP_WAIT_POLICY=PASSIVE); a policy the environment sets is kept."""
+    from rwpost.evaluate.encoders import SentenceEncoder
+
+    monkeypatch.setenv("OMP_WAIT_POLICY", "")
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    SentenceEncoder(device="cpu")
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    SentenceEncoder(device="cpu")
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"

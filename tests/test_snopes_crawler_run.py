@@ -30,3 +30,25 @@ def test_no_throttle_ignores_the_delay():
     unthrottled = settings_for(delay=3, throttle=False)
     assert unthrottled.getfloat("DOWNLOAD_DELAY") == 0
     assert not unthrottled.getbool("AUTOTHROTTLE_ENABLED")
+
+
+def test_components_switched_off_are_left_out_of_scrapy_s_lists():
+    """Scrapy imports every component its lists name (a None entry too) before the component says it is
+    off: the remote control (on by default since Scrapy 2.13: an aiohttp server running posted code), the
+    cookies middleware (tldextract) and the Telnet console are off, and named in no list."""
+    settings = settings_for()
+    assert not settings.getbool("REMOTE_CONTROL_ENABLED")
+    assert not settings.getbool("COOKIES_ENABLED") and not settings.getbool("TELNETCONSOLE_ENABLED")
+    named = {
+        *settings.getdict("EXTENSIONS_BASE"),
+        *settings.getdict("EXTENSIONS"),
+        *settings.getdict("DOWNLOADER_MIDDLEWARES_BASE"),
+        *settings.getdict("DOWNLOADER_MIDDLEWARES"),
+    }
+    off = {
+        "scrapy.extensions.remote_control.RemoteControl",
+        "scrapy.extensions.telnet.TelnetConsole",
+        "scrapy.downloadermiddlewares.cookies.CookiesMiddleware",
+    }
+    assert not named & off
+    assert "scrapy.extensions.corestats.CoreStats" in named  # the rest of Scrapy's lists stays

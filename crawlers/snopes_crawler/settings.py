@@ -4,6 +4,8 @@
 the polite delay, image limits); everything else is fixed here, read once at the edge (STYLE.md 4).
 """
 
+from scrapy.settings import default_settings
+
 from rwpost import __version__
 from rwpost.crawl import MAX_VIDEO_BYTES
 from rwpost.images import FETCH_DELAY, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
@@ -26,6 +28,10 @@ AUTOTHROTTLE_MAX_DELAY = 60.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
+# Scrapy (2.13+) starts its remote-control HTTP server in every crawl unless told not to: an aiohttp server on
+# a localhost port that runs the Python code posted to it, announced in a job file in the user's profile.
+# The crawler is driven by its runner only, so it is off.
+REMOTE_CONTROL_ENABLED = False
 
 # Robustness: retries with backoff honouring Retry-After, bounded redirects, size and time caps.
 RETRY_ENABLED = True
@@ -37,6 +43,21 @@ REDIRECT_MAX_TIMES = 5
 DOWNLOAD_TIMEOUT = 30
 DOWNLOAD_MAXSIZE = 5 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
+
+# The built-in components switched off above are left out of Scrapy's base lists: Scrapy imports every
+# listed component's module before the component says it is off, and a `None` entry in DOWNLOADER_MIDDLEWARES
+# or EXTENSIONS is imported too (to name it). The cookies middleware's module imports tldextract, requests
+# and urllib3; the remote control's aiohttp and its web server; the Telnet console's twisted.conch: 0.3-0.5 s
+# of each crawl's start, for nothing.
+_off = {
+    "scrapy.downloadermiddlewares.cookies.CookiesMiddleware",  # COOKIES_ENABLED = False
+    "scrapy.extensions.telnet.TelnetConsole",  # TELNETCONSOLE_ENABLED = False
+    "scrapy.extensions.remote_control.RemoteControl",  # REMOTE_CONTROL_ENABLED = False
+}
+DOWNLOADER_MIDDLEWARES_BASE = {
+    k: v for k, v in default_settings.DOWNLOADER_MIDDLEWARES_BASE.items() if k not in _off
+}
+EXTENSIONS_BASE = {k: v for k, v in default_settings.EXTENSIONS_BASE.items() if k not in _off}
 
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,

@@ -12,13 +12,16 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from rwpost.annotate.agreement import EXPLANATION_QUESTIONS, explanation_agreement
 from rwpost.markdown import markdown_table
 from rwpost.records import ExplanationScore
-from rwpost.resampling import mean_interval
+
+if TYPE_CHECKING:  # numpy (and rwpost.resampling, on it) are imported by the functions that compute: the
+    # annotate_merge stage imports this module (through rwpost.annotate.report) and, without explanation
+    # scores, computes nothing here
+    import numpy as np
 
 CRITERION_TITLES = {
     "reasoning_hallucination": "Reasoning",
@@ -47,6 +50,8 @@ def bootstrap_ci(
     diffs: np.ndarray, *, resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of paired differences (:mod:`rwpost.resampling`)."""
+    from rwpost.resampling import mean_interval
+
     if diffs.size == 0:
         return (math.nan, math.nan)
     if diffs.size == 1:  # one difference: every resample is that difference
@@ -58,6 +63,8 @@ def bootstrap_ci(
 
 def wilcoxon_p(diffs: np.ndarray) -> float:
     """Two-sided p-value of the Wilcoxon signed-rank test on paired differences (1.0 when all are zero)."""
+    import numpy as np
+
     if diffs.size == 0:
         return math.nan
     if not np.any(diffs):
@@ -71,6 +78,8 @@ def paired_comparison(
     means: dict[str, dict[str, float]], a: str, b: str, *, resamples: int = 10_000, seed: int = 0
 ) -> dict:
     """Delta = a - b on the original 0-2 scale over the instances both were scored on."""
+    import numpy as np
+
     common = sorted(set(means.get(a, {})) & set(means.get(b, {})))
     diffs = np.array([means[a][rid] - means[b][rid] for rid in common], dtype=float)
     low, high = bootstrap_ci(diffs, resamples=resamples, seed=seed)
@@ -92,6 +101,8 @@ def explanation_report(
     seed: int = 0,
 ) -> dict:
     """Table IV as data: normalised means per source and criterion, the paired comparison, agreement."""
+    import numpy as np
+
     sources = sorted({s.source for s in scores})
     table: dict[str, dict] = {}
     for criterion in EXPLANATION_QUESTIONS:

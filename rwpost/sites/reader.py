@@ -174,9 +174,7 @@ def read_page(
     reviews = claim_reviews_of(found.objects, "json-ld") + markup_claim_reviews(html, url)
     reviews, sources = merge_feed(reviews, feed or [])
     article = _article(found.objects)
-    canonical_link = first(page, *CANONICAL)
-    canonical, canonical_problem = _canonical(url, canonical_link) if canonical_link else (url, None)
-    site = registry.for_url(canonical) or registry.for_url(url)
+    canonical, canonical_problem, site = _canonical_site(page, url, registry)
     host = site_of(canonical)
     review = reviews[0] if reviews else None
     date_published, date_source = _date(review, article, page, html)
@@ -184,7 +182,7 @@ def read_page(
     headline = clean(first(page, *OG_TITLE)) or clean(
         article.get("headline") if isinstance(article.get("headline"), str) else None
     )
-    tagged = tag_main_content(html, base_url=canonical, selectors=tuple(site.selectors.body) if site else ())
+    tagged = _tagged(html, canonical, site)
     body_text = strip_tags(tagged.text)
     language, probability = detect_language(body_text)
     if language is None:  # no body: the headline and claim are all the text there is
@@ -215,6 +213,26 @@ def read_page(
         site_name=site.name if site else None,
         problems=problems,
     )
+
+
+def read_tagged(html: str, url: str, *, registry: Registry | None = None) -> TaggedText:
+    """The tagged main content of a page, as :func:`read_page` gives it, without reading the rest (the
+    ClaimReview markup, the language, the dates): what a stage that kept a page's fields needs again."""
+    registry = registry if registry is not None else packaged_registry()
+    canonical, _, site = _canonical_site(as_tree(html), url, registry)
+    return _tagged(html, canonical, site)
+
+
+def _canonical_site(page: Node, url: str, registry: Registry) -> tuple[str, str | None, Site | None]:
+    """A page's canonical address (its own where the canonical link is unusable, with the problem), and the
+    publisher of sites.yaml it belongs to, if any."""
+    canonical_link = first(page, *CANONICAL)
+    canonical, problem = _canonical(url, canonical_link) if canonical_link else (url, None)
+    return canonical, problem, registry.for_url(canonical) or registry.for_url(url)
+
+
+def _tagged(html: str, canonical: str, site: Site | None) -> TaggedText:
+    return tag_main_content(html, base_url=canonical, selectors=tuple(site.selectors.body) if site else ())
 
 
 def _names(value: Any) -> str | None:

@@ -43,7 +43,7 @@ from rwpost.records import (
 )
 from rwpost.sample.multisite import FEED_FILE, SITE_BASE
 from rwpost.sites.ratings import map_record
-from rwpost.sites.reader import read_page
+from rwpost.sites.reader import read_tagged
 from rwpost.sites.registry import packaged_registry
 from rwpost.snopes.page import parse_date
 from rwpost.splits import DEV_TEST_RATIO, assign_splits
@@ -131,7 +131,7 @@ def _tagged(record: CrawledArticle, store: Path) -> TaggedText | None:
     if not record.html_path:
         return None
     html = gzip.decompress((store / record.html_path).read_bytes()).decode("utf-8", errors="replace")
-    return read_page(html, record.url).tagged
+    return read_tagged(html, record.url)
 
 
 def _body_links(record: CrawledArticle, store: Path) -> list[tuple[str, str]]:
