@@ -19,13 +19,14 @@ from tests.evaluate_helpers import Agents, evidence, make_sample
 
 
 class Model:
-    """A chat model that answers every request ``{"ok": true}`` and keeps the requests; ``backend`` is
-    what its config says (``local``: a model folder in this process)."""
+    """A chat model that answers every request ``{"ok": true}`` and keeps the requests; ``backend``
+    ``local``: a model folder in this process."""
 
     name = "fake-model"
 
     def __init__(self, backend: str) -> None:
         self.backend, self.requests = backend, []
+        self.local = backend == "local"
 
     def config(self) -> dict:
         return {"backend": self.backend, "model": self.name}

@@ -62,6 +62,8 @@ class ChatModel(Protocol):
     """
 
     name: str
+    local: bool
+    """True: the model runs in this process (a local model folder), so its answers cost nothing."""
 
     def config(self) -> dict[str, Any]: ...
 
@@ -93,6 +95,8 @@ class _Outage(Exception):
 class ApiChatModel:
     """A :class:`ChatModel` over an OpenAI-compatible server: the project's :class:`LLMClient` (its
     answer cache, concurrency bound, transport and invalid-answer retries, tokens and cost)."""
+
+    local = False
 
     def __init__(self, client: LLMClient) -> None:
         self.client = client

@@ -241,6 +241,8 @@ class LocalChatModel:
     refuses a folder that holds no image-text-to-text model; ``cache_path`` is the answer cache (None: none).
     """
 
+    local = True
+
     def __init__(
         self,
         path: str | Path,

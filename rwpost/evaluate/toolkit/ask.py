@@ -86,11 +86,10 @@ async def together(*calls: Awaitable[Any]) -> list[Any]:
 
 
 def runs_locally(model: Any) -> bool:
-    """Whether ``model`` runs in this process (a local model folder,
-    :class:`~rwpost.llm.local.LocalChatModel`, whose config says ``backend: local``) rather than behind
-    an API."""
-    config = getattr(model, "config", None)
-    return callable(config) and (config() or {}).get("backend") == "local"
+    """Whether ``model`` runs in this process (:attr:`ChatModel.local <rwpost.llm.chat.ChatModel.local>`: a
+    local model folder, :class:`~rwpost.llm.local.LocalChatModel`) rather than behind an API; a model that
+    does not say is an API's."""
+    return getattr(model, "local", False) is True
 
 
 class Asker:
