@@ -101,11 +101,25 @@ def loopback_only(ray: Any) -> Iterator[None]:
             os.environ[LOCAL_ONLY] = before_env
 
 
+LOCAL_SYSTEM_CONFIG = {"worker_niceness": 0}
+"""The local Ray's workers run at this process's priority. Ray starts its workers at nice 15, so that a
+cluster node's raylet and GCS stay responsive. The local Ray that rwpost starts runs only rwpost's shards,
+and at nice 15 any other busy process on the machine starves them: the Ray evaluate test took 4.9 s on a
+quiet 2-core machine and 408-530 s beside four busy processes."""
+
+
 def init_local(ray: Any, **options: Any) -> None:
     """Start Ray on this machine, bound to 127.0.0.1 only (the raylet and GCS keep the setting for the
-    workers they start; this process's Ray needs it only while it starts them)."""
+    workers they start; this process's Ray needs it only while it starts them), its workers at this
+    process's priority (:data:`LOCAL_SYSTEM_CONFIG`)."""
     with loopback_only(ray):  # "local": a new Ray even where `ray start` left an address to connect to
-        ray.init(address="local", include_dashboard=False, log_to_driver=False, **options)
+        ray.init(
+            address="local",
+            include_dashboard=False,
+            log_to_driver=False,
+            _system_config=LOCAL_SYSTEM_CONFIG,
+            **options,
+        )
 
 
 class RayExecutor:
