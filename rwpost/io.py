@@ -708,8 +708,13 @@ def _keyed_lines(path: Path, fields: tuple[str, ...]) -> list[tuple[tuple[str, .
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             return None
         values = tuple(str(row.get(f) or "") if isinstance(row, dict) else "" for f in fields)
-        keyed.append((values, raw if raw.endswith(b"\n") else raw + b"\n"))
+        keyed.append((values, _ended(raw)))
     return keyed
+
+
+def _ended(raw: bytes) -> bytes:
+    """A line with its newline (a last line may have none)."""
+    return raw if raw.endswith(b"\n") else raw + b"\n"
 
 
 def _by_key(keyed: list[tuple[tuple[str, ...], bytes]]) -> list[tuple[tuple[str, ...], bytes]]:
@@ -749,13 +754,9 @@ def merge_jsonl_by_id(
         lines = _keyed_lines(Path(source), fields) if in_order else None
         if lines is None:  # a bad line: no order is kept, the files are joined as they are
             in_order = False
-            lines = [((), raw if raw.endswith(b"\n") else raw + b"\n") for raw in _plain_lines(source)]
+            lines = [((), _ended(raw)) for _number, raw in iter_lines(source) if raw.strip()]
         keyed.extend(lines)
     if in_order:
         keyed = _by_key(keyed)
     write_bytes(target, b"".join(raw for _key, raw in keyed))
     return len(keyed)
-
-
-def _plain_lines(path: str | os.PathLike[str]) -> Iterator[bytes]:
-    return (raw for _number, raw in iter_lines(path) if raw.strip())
