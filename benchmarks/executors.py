@@ -4,10 +4,10 @@ other in this process), both measured here in fresh folders, alternating, ``--re
 fastest of each is compared (the least disturbed by a shared machine). The outputs of both must be the
 bytes of one plain run, or the benchmark fails.
 
-The outputs go to the temp folder's disk, as a real run's do. A shard's records are flushed to disk once,
-at its end (a killed run still loses none: the kernel holds every appended line); until issue 35 each
-record was fsynced, about half of a run. ``--tmpfs`` writes to ``/dev/shm`` instead (fsync free: the CPUs'
-share alone, which needs 2 idle cores).
+The outputs go to the temp folder's disk, as a real run's do. A shard's files are not fsynced (its
+marker's SHA-256s vouch for them; the merged outputs are); until issue 35 each record was fsynced, about
+half of a run, and then each shard's five files. ``--tmpfs`` writes to ``/dev/shm`` instead (fsync free:
+the CPUs' share alone, which needs 2 idle cores).
 
 Goal: 2 workers take at most 0.6x the time of 1, on a machine with 2 free cores (the load is printed
 beside the figure: on a loaded machine the second worker finds no free core).

@@ -73,6 +73,15 @@ def test_local_pool_runs_shards_in_parallel_processes_and_names_each_failure(tmp
     assert len(pids) == 2 and str(os.getpid()) not in pids  # every shard ran, in two worker processes
 
 
+def test_shards_run_largest_first_so_none_starts_last_alone(tmp_path):
+    ran: list[str] = []
+    sizes = {"a": 10, "b": 70, "c": 30, "d": 70, "e": 0}  # e's size unknown to the job: it goes last
+    job = job_of(tmp_path, list("abcde"), lambda shard, progress: ran.append(shard), sizes=sizes)
+    assert job.for_plain() == ["b", "d", "c", "a", "e"]  # ties keep the job's order
+    run_job(ExecutorParams(workers=1), job)
+    assert ran == ["b", "d", "c", "a", "e"]
+
+
 STOPPED_POOL = """
 import os, sys, threading
 from pathlib import Path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 
@@ -10,6 +11,7 @@ import pytest
 from rwpost.errors import sigterm_interrupts
 from rwpost.io import (
     check_output,
+    json_for_fields,
     merge_jsonl_by_id,
     overlap,
     read_records,
@@ -82,6 +84,29 @@ def test_merge_jsonl_by_id_is_the_sort_of_the_files_joined(tmp_path):
     assert merged.read_bytes() == (
         b'{"id": "b", "v": 1}\n{"id": "d"}\n{"id": "a",  "v": 2}\n{"id": "b", "v": 3}\n{"id": "0"}\n{"id": \n'
     )
+
+
+def test_lines_are_keyed_by_the_standard_librarys_values_where_orjson_reads_otherwise(tmp_path):
+    # the fast parse (orjson) keys only lines whose key fields it reads as json does: an id json reads as
+    # an integer past 64 bits (orjson: a float), NaN, a lone surrogate (orjson refuses both) keep json's
+    # value, so the order is the one json.loads gives
+    lines = [
+        b'{"id": 18446744073709551617}',  # str(): "18446744073709551617", not "1.8446744073709552e+19"
+        b'{"id": "\\ud800", "v": NaN}',
+        b'{"id": "a", "v": 1e400}',
+        b'{"id": 2.5}',
+        b'{"id": "b"}',
+    ]
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    sort_jsonl_by_id(path)
+    by_json = sorted(lines, key=lambda raw: str(json.loads(raw).get("id") or ""))
+    assert path.read_bytes() == b"\n".join(by_json) + b"\n"
+    assert by_json[:2] == [lines[0], lines[3]]  # "1844..." < "2.5" < "a"
+    for raw in (*lines, b"[1, 2]", b'{"id": null}', b'{"x": "no id"}', b'{"id": "\xc3\xa9"}'):
+        assert json.dumps(json_for_fields(raw, ("id",))) == json.dumps(json.loads(raw))  # NaN != NaN
+    with pytest.raises(UnicodeDecodeError):
+        json_for_fields(b'{"id": "\xff"}', ("id",))  # what json.loads raises for bytes not UTF-8
 
 
 def test_read_records_select_validates_only_the_rows_it_keeps(tmp_path):

@@ -19,8 +19,10 @@ from rwpost.executors.base import Executor, ShardJob, Submitted, check_shard_cou
 from rwpost.executors.params import ExecutorParams, RayParams, SlurmParams
 from rwpost.executors.run import executor_of, run_job
 from rwpost.executors.shards import (
+    ShardInputs,
     ShardStore,
     shard_index,
+    shard_inputs,
     shard_keys,
     shard_name,
     shard_names,
@@ -32,6 +34,7 @@ __all__ = [
     "Executor",
     "ExecutorParams",
     "RayParams",
+    "ShardInputs",
     "ShardJob",
     "ShardStore",
     "SlurmJob",
@@ -41,6 +44,7 @@ __all__ = [
     "executor_of",
     "run_job",
     "shard_index",
+    "shard_inputs",
     "shard_keys",
     "shard_name",
     "shard_names",

@@ -131,7 +131,7 @@ class LocalExecutor:
                 relay.join()
         if len(errors) == 1:
             raise errors[0]
-        name_failures(job.name, len(shards), failures, shards)
+        name_failures(job.name, len(shards), failures, job.pending)
 
 
 def _relay(queue: Any, progress: Any) -> None:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rwpost.errors import ConfigError
 from rwpost.ids import stable_seed
-from rwpost.io import iter_lines, read_json, sha256_file, sha256_hex, write_json
+from rwpost.io import iter_lines, json_for_fields, read_json, sha256_file, sha256_hex, write_json
 
 
 def shard_name(index: int, count: int) -> str:
@@ -47,22 +48,44 @@ def shard_of(record_id: str | None, count: int) -> int:
 def row_id(raw: bytes) -> str:
     """The ``id`` of one JSONL line, ``""`` when the line has none or is no JSON object."""
     try:
-        row = json.loads(raw)
+        row = json_for_fields(raw, ("id",))
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return ""
     value = row.get("id") if isinstance(row, dict) else None
     return value if isinstance(value, str) else ""
 
 
-def shard_keys(path: Path, count: int) -> dict[str, str]:
-    """What each shard's input is: the SHA-256 of the input lines that fall in it (blank lines skipped).
-    A shard's key changes when one of its records does, or when records arrive or leave."""
-    digests: dict[int, list[bytes]] = defaultdict(list)
+@dataclass(frozen=True)
+class ShardInputs:
+    """What each shard of a split of one input file holds: its key and its size."""
+
+    keys: dict[str, str]
+    """Shard -> the SHA-256 of the input lines that fall in it (blank lines skipped). A shard's key changes
+    when one of its records does, or when records arrive or leave."""
+    sizes: dict[str, int]
+    """Shard -> the bytes of those lines (what :attr:`rwpost.executors.ShardJob.sizes` orders by)."""
+    records: int
+    """The input's non-blank lines (records, or lines set aside as such)."""
+
+
+def shard_inputs(path: Path, count: int) -> ShardInputs:
+    """Each shard's key and size, in one read of ``path``."""
+    lines: dict[int, list[bytes]] = defaultdict(list)
     if path.exists():
         for _, raw in iter_lines(path):
             if raw.strip():
-                digests[shard_of(row_id(raw), count)].append(raw.rstrip(b"\r\n"))
-    return {shard_name(i, count): sha256_hex(b"\n".join(digests.get(i, []))) for i in range(count)}
+                lines[shard_of(row_id(raw), count)].append(raw.rstrip(b"\r\n"))
+    names = {shard_name(i, count): lines.get(i, []) for i in range(count)}
+    return ShardInputs(
+        keys={name: sha256_hex(b"\n".join(held)) for name, held in names.items()},
+        sizes={name: sum(map(len, held)) for name, held in names.items()},
+        records=sum(map(len, lines.values())),
+    )
+
+
+def shard_keys(path: Path, count: int) -> dict[str, str]:
+    """Each shard's input key (:attr:`ShardInputs.keys`)."""
+    return shard_inputs(path, count).keys
 
 
 def safe_name(shard: str) -> str:

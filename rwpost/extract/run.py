@@ -285,7 +285,7 @@ OUTPUT_FILES = ("extractions.jsonl", "rejects.jsonl")
 
 def merge_outputs(parts: Sequence[Path], out_dir: Path) -> dict[str, Any]:
     """Join the extraction folders ``parts`` (finished shards, in shard order) into ``out_dir``: records
-    in id order (the same bytes as one unsharded run), ``summary.json`` from the merged files, and
+    in id order (the same bytes as one unsharded run), ``summary.json`` the shards' totals added up, and
     ``cost.json`` the shards' bills added up. Returns the merged bill, as :func:`extract_tagged` does."""
     for name in OUTPUT_FILES:
         sources = [part / name for part in parts if (part / name).exists()]
@@ -304,10 +304,23 @@ def merge_outputs(parts: Sequence[Path], out_dir: Path) -> dict[str, Any]:
     backend, prompt_version = kinds.pop() if kinds else ("offline", "")
     cost = _add_up(bills) if bills else {}
     cost.update(backend=backend, prompt_version=prompt_version, shards=len(parts))
-    cost["summary"] = output_summary(out_dir, backend, prompt_version)
+    cost["summary"] = _summed([bill.get("summary") for bill in bills]) or output_summary(
+        out_dir, backend, prompt_version
+    )
     write_json(out_dir / "summary.json", cost["summary"])
     write_json(out_dir / "cost.json", cost)
     return cost
+
+
+def _summed(summaries: Sequence[Any]) -> dict[str, Any] | None:
+    """The :func:`output_summary` of the merged files, from the shards' own (each in its ``cost.json``,
+    which its marker hashes): the merge joins the shards' lines, so the totals add up. None when a shard
+    has none (or there are no shards): the caller reads the merged files instead."""
+    if not summaries or not all(isinstance(summary, dict) for summary in summaries):
+        return None
+    total = _add_up(summaries)
+    total["set_aside_by_stage"] = dict(sorted(total["set_aside_by_stage"].items()))
+    return total
 
 
 _NOT_ADDED = frozenset({"model", "price_per_mtok", "response_mode", "backend", "prompt_version", "discount"})

@@ -26,11 +26,12 @@ from rwpost.executors import (
     check_shard_count,
     run_job,
     shard_index,
+    shard_inputs,
     shard_keys,
     shard_of,
 )
 from rwpost.extract.run import OUTPUT_FILES, check_resume, extract_tagged, make_extractor, merge_outputs
-from rwpost.io import iter_lines
+from rwpost.io import unsynced
 from rwpost.llm import Price, PriceTable, settings_from_env
 from rwpost.llm.batch import BatchRunner
 
@@ -138,16 +139,17 @@ def run_shard(
     store.clear(shard)
     folder = store.folder(shard)
     extractor = extractor_of(settings)
-    extract_tagged(
-        settings.input,
-        folder,
-        extractor,
-        batch=batch_of(settings, extractor),
-        retry_rejects=settings.retry_rejects,
-        progress=progress,
-        select=lambda record_id: shard_of(record_id, count) == index,
-    )
-    store.finish(shard, key, [folder / name for name in (*OUTPUT_FILES, "cost.json")])
+    with unsynced():  # the marker's hashes check the shard's files (a crash costs a rerun of the shard)
+        extract_tagged(
+            settings.input,
+            folder,
+            extractor,
+            batch=batch_of(settings, extractor),
+            retry_rejects=settings.retry_rejects,
+            progress=progress,
+            select=lambda record_id: shard_of(record_id, count) == index,
+        )
+        store.finish(shard, key, [folder / name for name in (*OUTPUT_FILES, "cost.json")])
 
 
 def merge(settings: ExtractSettings, keys: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -169,8 +171,9 @@ def run_sharded(
     if settings.limit is not None:
         raise ConfigError("extract.limit needs one local shard (executor local, shards 1)")
     executor, store = settings.executor, _store(settings)
-    check_shard_count(executor.shards, record_lines(settings.input), str(settings.input))
-    keys = shard_keys(settings.input, executor.shards)
+    split = shard_inputs(settings.input, executor.shards)
+    check_shard_count(executor.shards, split.records, str(settings.input))
+    keys = split.keys
     job = ShardJob(
         name="extract",
         keys=keys,
@@ -183,6 +186,7 @@ def run_sharded(
         gpus=executor.gpus,
         env={k: v for k, v in os.environ.items() if k.startswith(("OPENAI_", "RWPOST_LLM_"))},
         progress=progress,
+        sizes=split.sizes,
     )
     submitted = run_job(executor, job)
     return submitted if submitted is not None else merge(settings, keys)
@@ -192,8 +196,3 @@ def _run_one(
     settings: ExtractSettings, keys: Mapping[str, str], shard: str, progress: Callable[[int], None] | None
 ) -> None:
     run_shard(settings, shard, progress=progress, key=keys[shard])
-
-
-def record_lines(path: Path) -> int:
-    """The non-blank lines of the input (records, or lines set aside as such)."""
-    return sum(1 for _, raw in iter_lines(path) if raw.strip()) if path.exists() else 0
