@@ -12,7 +12,7 @@ the CPUs' share alone, which needs 2 idle cores).
 Goal: 2 workers take at most 0.6x the time of 1, on a machine with 2 free cores (the load is printed
 beside the figure: on a loaded machine the second worker finds no free core).
 
-    python -m benchmarks.executors [--smoke] [--repeats 7] [--shards 8]
+    python -m benchmarks.executors [--smoke] [--repeats 15] [--shards 8]
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ def _outputs(folder: Path) -> dict[str, bytes]:
 
 def main(argv: list[str] | None = None) -> dict | str:
     parser = arguments(__doc__)
-    parser.add_argument("--repeats", type=int, help="runs of each worker count (default 7; smoke 1)")
+    parser.add_argument("--repeats", type=int, help="runs of each worker count (default 15; smoke 1)")
     parser.add_argument("--shards", type=int, default=8, help="shards of the extraction")
     parser.add_argument("--tmpfs", action="store_true", help="write to /dev/shm, not the temp folder's disk")
     args = parser.parse_args(argv or [])
-    repeats = args.repeats or (1 if args.smoke else 7)
+    repeats = args.repeats or (1 if args.smoke else 15)
     from benchmarks.extract_quality import load_sample
     from rwpost.io import write_jsonl
     from rwpost.stages import extract as stage
