@@ -11,10 +11,9 @@ has finished.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from rwpost.evaluate.run import evaluate
 from rwpost.evaluate.runner import RunSpec
 from rwpost.evaluate.task import Cell, EvidenceSource, check_evidence_k, grid
 from rwpost.executors import ExecutorParams, ShardJob, ShardStore, Submitted, run_job
+from rwpost.io import read_json, write_json
 
 
 class DetectorEntry(BaseModel):
@@ -189,11 +189,11 @@ def _evaluate_one(
     planned: PlannedRun,
     data: EvalData,
     *,
-    encode: Callable[[list[str]], np.ndarray] | None,
-    progress: bool,
-    overwrite: bool,
-    on_change: str,
-    where: str | None,
+    encode: Callable[[list[str]], np.ndarray] | None = None,
+    progress: bool = False,
+    overwrite: bool = False,
+    on_change: str = "refuse",
+    where: str | None = None,
     plots: bool = False,
 ) -> RunMetrics:
     try:
@@ -215,24 +215,133 @@ def _evaluate_one(
         raise ConfigError(f"{where}/{planned.spec.system}: {exc}") from exc
 
 
-def evaluate_shard(planned: PlannedRun, data: EvalData, store: ShardStore, key: str, **options: Any) -> None:
-    """Evaluate one planned run as a shard: forget its marker, run it, mark it done (metrics.json hashed)."""
-    shard = shard_id(planned)
-    store.clear(shard)
-    _evaluate_one(planned, data, **options)
-    store.finish(shard, key, [planned.out / "metrics.json"])
+SET_ASIDE_FILE = "set_aside.json"
+"""A sharded run set aside: its reason, in the shard's folder of the store (the shard's marker holds it)."""
 
 
-def _shard_task(
-    by_id: dict[str, PlannedRun],
-    keys: dict[str, str],
-    data: EvalData,
-    store: ShardStore,
-    options: dict[str, Any],
-    shard: str,
-    progress: Any,
-) -> None:
-    evaluate_shard(by_id[shard], data, store, keys[shard], **options)
+@dataclass(frozen=True)
+class SetAside:
+    """A run set aside (a detector that cannot train on a split of one label): the reason. Its run is
+    named in the leaderboard and the summary, and the stage finishes (issue 39 §2)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunShard:
+    """One planned run as a shard: the run, the data it is scored on, and its subset (the stage's: its
+    refusals are named ``evaluate <subset>/<system>``; None: the command's, named by system alone)."""
+
+    planned: PlannedRun
+    data: EvalData
+    subset: str | None = None
+
+    @property
+    def spec(self) -> RunSpec:
+        return self.planned.spec
+
+    @property
+    def where(self) -> str | None:
+        return f"evaluate {self.subset}" if self.subset is not None else None
+
+
+@dataclass(frozen=True)
+class ShardedRuns:
+    """Planned runs as shards, one per run (its :func:`shard_id`), their completion markers in ``store``.
+
+    The one implementation, for the command's runs and the stage's, of a shard's input key
+    (:func:`run_key`), its skip when its marker says it is done on the current input, its run and marker,
+    the executor's job, the merge's refusal while a shard is missing, and a finished shard read back. The
+    local and Ray executors call :meth:`run` in their workers; a Slurm task builds the same object from its
+    job file (the command's settings, or the stage's params) and runs one shard.
+    """
+
+    shards: Mapping[str, RunShard]
+    store: ShardStore
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """How each run is evaluated (``encode``, ``overwrite``, ``on_change``, ``plots``; in a worker there is
+    never a progress bar). ``overwrite``: every shard runs again, done or not."""
+    set_aside: Callable[[ConfigError, EvalData], SetAside | None] | None = None
+    """Which refusals set a run aside (its reason written to the shard's :data:`SET_ASIDE_FILE`, which
+    its marker holds) instead of failing it; None: none do."""
+
+    @classmethod
+    def of(cls, plan: Sequence[PlannedRun], data: EvalData, store: ShardStore, **fields: Any) -> ShardedRuns:
+        """The runs of one plan on one data (the command's)."""
+        return cls({shard_id(p): RunShard(p, data) for p in plan}, store, **fields)
+
+    @property
+    def plan(self) -> list[PlannedRun]:
+        return [one.planned for one in self.shards.values()]
+
+    def keys(self) -> dict[str, str]:
+        """Every shard's input key."""
+        return {shard: run_key(one.planned, one.data) for shard, one in self.shards.items()}
+
+    def pick(self, shard: str) -> RunShard:
+        """The planned run ``shard``; refused in one line when the plan has none (a job written before
+        its command or params changed)."""
+        if shard not in self.shards:
+            raise ConfigError(
+                f"evaluate: no planned run {shard!r} (the command or params changed since the job was "
+                "written)"
+            )
+        return self.shards[shard]
+
+    def run(self, shard: str, progress: Any = None) -> None:
+        """Evaluate the run ``shard`` and mark it done (``metrics.json`` hashed); skipped when it is done on
+        the current input (a requeued or resent task), unless ``overwrite``. A refusal :attr:`set_aside`
+        names is marked done with its reason instead."""
+        one = self.pick(shard)
+        key = run_key(one.planned, one.data)
+        if self.store.done(shard, key) and not self.options.get("overwrite"):
+            return
+        self.store.clear(shard)
+        aside = self.store.folder(shard) / SET_ASIDE_FILE
+        aside.unlink(missing_ok=True)  # an earlier try's reason never outlives a new one
+        try:
+            _evaluate_one(one.planned, one.data, where=one.where, **{**self.options, "progress": False})
+        except ConfigError as exc:
+            reason = self.set_aside(exc, one.data) if self.set_aside is not None else None
+            if reason is None:
+                raise
+            write_json(aside, {"shard": shard, "reason": reason.reason})
+            self.store.finish(shard, key, [aside])
+            return
+        self.store.finish(shard, key, [one.planned.out / "metrics.json"])
+
+    def job(
+        self, name: str, *, gpus: float = 0, job: tuple[str, Mapping[str, Any]] | None = None
+    ) -> ShardJob:
+        """The executor's job: the shards not done (every one with ``overwrite``), each run by :meth:`run`;
+        the runs of a local model go to model replicas that each hold it (one per GPU on Ray). ``job``: the
+        module whose ``run_shard(params, shard)`` and ``merge(params)`` a scheduler's tasks call, and those
+        params."""
+        keys = self.keys()
+        return ShardJob(
+            name=name,
+            keys=keys,
+            pending=list(keys) if self.options.get("overwrite") else self.store.pending(keys),
+            run=self.run,
+            root=self.store.root,
+            models=frozenset(
+                shard for shard, one in self.shards.items() if uses_local_model(one.planned.spec)
+            ),
+            gpus=gpus,
+            module=job[0] if job is not None else None,
+            params=job[1] if job is not None else None,
+        )
+
+    def require(self, what: str) -> None:
+        """Refuse to merge while a shard has no valid marker: one line naming them."""
+        self.store.require(self.keys(), what)
+
+    def finished(self, shard: str) -> RunMetrics | SetAside:
+        """A finished shard's metrics, or the reason it was set aside."""
+        aside = self.store.folder(shard) / SET_ASIDE_FILE
+        if aside.exists():
+            return SetAside(str(read_json(aside)["reason"]))
+        return read_log(self.pick(shard).planned.out / "metrics.json", RunMetrics)
 
 
 def uses_local_model(spec: RunSpec) -> bool:
@@ -296,25 +405,13 @@ def run_plan(
         return results
     if store is None:
         raise ConfigError("a sharded evaluation needs a shard store for its completion markers")
-    keys = {shard_id(p): run_key(p, data) for p in plan}
-    by_id = {shard_id(p): p for p in plan}
-    options["progress"] = False  # runs in workers: no progress bars
-    shard_job = ShardJob(
-        name=where or "evaluate",
-        keys=keys,
-        pending=list(keys) if overwrite else store.pending(keys),
-        run=functools.partial(_shard_task, by_id, keys, data, store, options),
-        root=store.root,
-        # runs of a local model go to model replicas that each hold the model (one per GPU on Ray)
-        models=frozenset(shard for shard, p in by_id.items() if uses_local_model(p.spec)),
-        gpus=executor.gpus,
-        module=job[0] if job is not None else None,
-        params=job[1] if job is not None else None,
+    runs = ShardedRuns.of(
+        plan, data, store, options=dict(encode=encode, overwrite=overwrite, on_change=on_change, plots=plots)
     )
-    submitted = run_job(executor, shard_job)
+    submitted = run_job(executor, runs.job(where or "evaluate", gpus=executor.gpus, job=job))
     if submitted is not None:
         return submitted
-    store.require(keys, where or "evaluate")
+    runs.require(where or "evaluate")
     for planned in plan:
         metrics = read_log(planned.out / "metrics.json", RunMetrics)
         results.append((planned, metrics))
@@ -326,7 +423,10 @@ def run_plan(
 __all__ = [
     "DetectorEntry",
     "PlannedRun",
-    "evaluate_shard",
+    "RunShard",
+    "SET_ASIDE_FILE",
+    "SetAside",
+    "ShardedRuns",
     "folder_name",
     "plan_runs",
     "prediction_entries",

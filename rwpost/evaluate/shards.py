@@ -11,7 +11,6 @@ run has its marker, and :func:`publish` writes the leaderboard and the summary f
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,38 +26,26 @@ from rwpost.evaluate.data import Denominators, EvalData, authors_denominators, l
 from rwpost.evaluate.encoders import lazy_encoder
 from rwpost.evaluate.leaderboard import write_leaderboard
 from rwpost.evaluate.leakage import BlockList
-from rwpost.evaluate.log import RunMetrics, read_log
+from rwpost.evaluate.log import RunMetrics
 from rwpost.evaluate.plan import (
     DetectorEntry,
     PlannedRun,
-    evaluate_shard,
+    RunShard,
+    SetAside,
+    ShardedRuns,
     plan_runs,
     prediction_entries,
-    run_key,
     run_plan,
     shard_id,
-    uses_local_model,
 )
 from rwpost.evaluate.task import EVIDENCE_SEED, EvidenceKBeyond, EvidenceSampler
-from rwpost.executors import ExecutorParams, ShardJob, ShardStore, Submitted, run_job
-from rwpost.io import read_json, write_json
+from rwpost.executors import ExecutorParams, ShardStore, Submitted, run_job
+from rwpost.io import write_json
 from rwpost.llm.config import connection_from_env
 from rwpost.llm.types import PriceTable
 
-
-@dataclass(frozen=True)
-class SetAside:
-    """A run set aside (a detector that cannot train on a split of one label): the reason. Its run is
-    named in the leaderboard and the summary, and the stage finishes (issue 39 §2)."""
-
-    reason: str
-
-
 Result = tuple[str, PlannedRun, RunMetrics | SetAside]
 """One finished run: its subset, the run, its typed metrics (or why it was set aside)."""
-
-SET_ASIDE_FILE = "set_aside.json"
-"""A sharded run set aside: its reason, in the shard's folder of the store (the shard's marker holds it)."""
 
 
 def untrainable(exc: ConfigError, data: EvalData) -> SetAside | None:
@@ -298,87 +285,40 @@ def publish(settings: EvaluateSettings, results: list[Result]) -> dict[str, dict
 # --- shards (one per planned run): what the Slurm array's tasks and its merge job call -------------------
 
 
-def _runs(settings: EvaluateSettings) -> dict[str, tuple[str, PlannedRun]]:
+def _sharded(settings: EvaluateSettings, dataset: Version) -> ShardedRuns:
+    """Every planned run of every subset as a shard, each on its subset's data; a run that cannot train
+    on its split is set aside (:func:`untrainable`), as in the unsharded stage."""
     blocklist = BlockList.from_file(settings.blocked_domains)
-    return {
-        shard_id(planned): (subset, planned)
-        for subset in settings.subsets
-        for planned in _plan(settings, subset, blocklist)
-    }
+    shards = {}
+    for subset in settings.subsets:
+        data = _data(settings, dataset, subset)
+        for planned in _plan(settings, subset, blocklist):
+            shards[shard_id(planned)] = RunShard(planned, data, subset)
+    return ShardedRuns(shards, _store(settings), options=_options(settings), set_aside=untrainable)
 
 
 def run_shard(settings: EvaluateSettings, dataset: Version, shard: str) -> None:
     """Evaluate the planned run ``shard`` (its folder) and mark it done; skipped when already done."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    runs = _runs(settings)
-    if shard not in runs:
-        raise ConfigError(
-            f"evaluate: no planned run {shard!r} (the params changed since the job was written)"
-        )
-    subset, planned = runs[shard]
-    data, store = _data(settings, dataset, subset), _store(settings)
-    key = run_key(planned, data)
-    if not store.done(shard, key):
-        aside = store.folder(shard) / SET_ASIDE_FILE
-        aside.unlink(missing_ok=True)  # an earlier run's reason never outlives a new try
-        try:
-            evaluate_shard(
-                planned,
-                data,
-                store,
-                key,
-                progress=False,
-                overwrite=False,
-                where=f"evaluate {subset}",
-                **_options(settings),
-            )
-        except ConfigError as exc:  # as the unsharded stage: a run that cannot train is set aside
-            reason = untrainable(exc, data)
-            if reason is None:
-                raise
-            write_json(aside, {"shard": shard, "reason": reason.reason})
-            store.finish(shard, key, [aside])
+    _sharded(settings, dataset).run(shard)
 
 
-def merge(settings: EvaluateSettings, dataset: Version) -> list[Result]:
-    """Every planned run's metrics once each has its marker (else one line names those missing)."""
-    runs, store = _runs(settings), _store(settings)
-    data = {subset: _data(settings, dataset, subset) for subset in settings.subsets}
-    store.require({shard: run_key(p, data[subset]) for shard, (subset, p) in runs.items()}, "evaluate")
-    return [(subset, p, _finished(store, shard, p)) for shard, (subset, p) in runs.items()]
-
-
-def _finished(store: ShardStore, shard: str, planned: PlannedRun) -> RunMetrics | SetAside:
-    """A finished shard's metrics, or the reason it was set aside (:data:`SET_ASIDE_FILE`)."""
-    aside = store.folder(shard) / SET_ASIDE_FILE
-    if aside.exists():
-        return SetAside(str(read_json(aside)["reason"]))
-    return read_log(planned.out / "metrics.json", RunMetrics)
+def merge(settings: EvaluateSettings, dataset: Version, runs: ShardedRuns | None = None) -> list[Result]:
+    """Every planned run's metrics once each has its marker (else one line names those missing).
+    ``runs``: the stage's shards when the caller has them (its data read already)."""
+    runs = runs if runs is not None else _sharded(settings, dataset)
+    runs.require("evaluate")
+    return [(one.subset or "", one.planned, runs.finished(shard)) for shard, one in runs.shards.items()]
 
 
 def _run_sharded(settings: EvaluateSettings, dataset: Version, module: str) -> list[Result] | Submitted:
-    """One shard per planned run of every subset, run by the executor (each shard: :func:`run_shard`),
-    then merged; a scheduler's executor (Slurm) returns the job it wrote instead."""
-    runs, store = _runs(settings), _store(settings)
-    data = {subset: _data(settings, dataset, subset) for subset in settings.subsets}
-    keys = {shard: run_key(planned, data[subset]) for shard, (subset, planned) in runs.items()}
-    job = ShardJob(
-        name="evaluate",
-        keys=keys,
-        pending=store.pending(keys),
-        run=functools.partial(_run_one, settings, dataset),
-        root=store.root,
-        models=frozenset(shard for shard, (_, planned) in runs.items() if uses_local_model(planned.spec)),
-        module=module,
-        params=settings.model_dump(mode="json"),
-        gpus=settings.executor.gpus,
-    )
+    """One shard per planned run of every subset, run by the executor (each shard:
+    :meth:`~rwpost.evaluate.plan.ShardedRuns.run`), then merged; a scheduler's executor (Slurm) returns the
+    job it wrote instead."""
+    runs = _sharded(settings, dataset)
+    job = runs.job("evaluate", gpus=settings.executor.gpus, job=(module, settings.model_dump(mode="json")))
     submitted = run_job(settings.executor, job)
-    return submitted if submitted is not None else merge(settings, dataset)
-
-
-def _run_one(settings: EvaluateSettings, dataset: Version, shard: str, progress: Any) -> None:
-    run_shard(settings, dataset, shard)
+    return submitted if submitted is not None else merge(settings, dataset, runs)
 
 
 # --- the command's front door: `rwpost evaluate` builds these settings and makes this one call ---------
@@ -550,6 +490,27 @@ def command_plan(command: EvaluateCommand) -> list[PlannedRun]:
     return plan_for(command, command.entries, out=command.out, name=command.name, single_in_out=True)
 
 
+def _command_options(command: EvaluateCommand) -> dict[str, Any]:
+    """How the command's runs are evaluated, here or in a Slurm task."""
+    return {
+        "encode": lazy_encoder() if command.key_points else None,
+        "overwrite": command.overwrite,
+        "plots": command.plots,
+    }
+
+
+def _command_store(command: EvaluateCommand) -> ShardStore:
+    return ShardStore(command.executor.work_dir(command.out))
+
+
+def command_runs(command: EvaluateCommand, note: Callable[[str], None] = print) -> ShardedRuns:
+    """The command's runs as shards, as its sharded run makes them (what a Slurm task of ``rwpost evaluate
+    --executor slurm`` runs one of, and its merge job checks): its data read again and its runs planned
+    again (:func:`command_data`, :func:`command_plan`)."""
+    c, data = command_data(command, note)
+    return ShardedRuns.of(command_plan(c), data, _command_store(c), options=_command_options(c))
+
+
 def evaluate_command(
     command: EvaluateCommand,
     *,
@@ -576,13 +537,11 @@ def evaluate_command(
         plan,
         loaded,
         executor=c.executor,
-        store=ShardStore(c.executor.work_dir(c.out)),
-        encode=lazy_encoder() if c.key_points else None,
+        store=_command_store(c),
         progress=c.progress,
-        overwrite=c.overwrite,
-        plots=c.plots,
         done=done,
         job=("rwpost.evaluate.command_job", command.model_dump(mode="json")),
+        **_command_options(c),
     )
     if isinstance(ran, Submitted):
         note(ran.message("evaluate", unit="runs"))
