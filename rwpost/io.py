@@ -614,16 +614,22 @@ def read_json(path: str | os.PathLike[str], *, text: str | None = None) -> Any:
 
 
 def iter_jsonl(
-    path: str | os.PathLike[str], *, on_error: Callable[[RecordError, bytes], None] | None = None
+    path: str | os.PathLike[str],
+    *,
+    on_error: Callable[[RecordError, bytes], None] | None = None,
+    keep: Callable[[bytes], bool] | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, object)`` per non-empty line; a bad line raises :class:`RecordError`.
 
     A last line without a newline that does not parse is treated as a write cut short by a kill and
     reported like any other bad line, so callers decide (skip with a reject, or stop). With ``on_error``
-    a bad line (not UTF-8, not JSON) is handed to it with its raw bytes and reading goes on.
+    a bad line (not UTF-8, not JSON) is handed to it with its raw bytes and reading goes on. ``keep(raw)``
+    False skips a line before it is decoded.
     """
     source = str(path)
     for number, raw in iter_lines(path):
+        if keep is not None and not keep(raw):
+            continue
         try:
             text = decode_line(raw, source, number)
             if not text.strip():
@@ -689,7 +695,20 @@ def read_records(
             Reject(stage=stage, reason=str(error), source=source, line=error.line, data=data)
         )
 
-    for line, row in iter_jsonl(path, on_error=None if rejects is None else bad_line):
+    def maybe(raw: bytes) -> bool:
+        """False for a line ``select`` refuses, seen from its id read by orjson alone: the rows of other
+        shards are not decoded. Any line orjson does not read as json does (its id no string, or not
+        read at all: not JSON, a BOM, NaN) is decoded, and ``select`` decides on json's id below."""
+        try:
+            row = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return True
+        rid = row.get("id") if isinstance(row, dict) else None
+        return not (rid is None or isinstance(rid, str)) or select(rid or "")  # type: ignore[misc]
+
+    for line, row in iter_jsonl(
+        path, on_error=None if rejects is None else bad_line, keep=maybe if select is not None else None
+    ):
         if select is not None:
             rid = row.get("id") if isinstance(row, dict) else None
             if not select(rid if isinstance(rid, str) else ""):

@@ -125,6 +125,38 @@ def test_read_records_select_validates_only_the_rows_it_keeps(tmp_path):
     assert [(r.id, r.line) for r in rejects] == [("keep2", 3), (None, 4)]
 
 
+def test_a_shards_reader_selects_by_the_ids_json_reads_whatever_the_line(tmp_path):
+    # a shard skips the other shards' rows by their ids read fast (orjson); the lines orjson reads
+    # otherwise, or not at all, are decided on json's reading as before: every shard's rows together are
+    # the whole file's, once each, and its set-aside lines are those of the plain read
+    from rwpost.records import Reject
+
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(
+        b'\xef\xbb\xbf{"id": "bom", "stage": "s", "reason": "r"}\n'  # a BOM on line 1: json reads it
+        b'{"id": "a", "stage": "s", "reason": "r"}\n'
+        b'{"id": 18446744073709551617, "stage": "s", "reason": "r"}\n'  # no string id: the shard of ""
+        b'{"id": "nan", "stage": "s", "reason": "r", "x": NaN}\n'  # orjson refuses NaN, json reads it
+        b'{"id": "\\ud800", "stage": "s", "reason": "r"}\n'  # a lone surrogate: json's string
+        b'\xef\xbb\xbf{"id": "b", "stage": "s", "reason": "r"}\n'  # a BOM past line 1: not JSON
+        b'[1, 2]\n{"id": null, "stage": "s", "reason": "r"}\n{"id": "c", "stage": 1}\n{not json\n'
+    )
+    whole_rejects: list[Reject] = []
+    whole = [row.model_dump() for row in read_records(path, Reject, rejects=whole_rejects)]
+    ids = ["bom", "a", "nan", "\ud800", "b", "c", ""]
+    shards: list[dict] = []
+    shard_rejects: list[Reject] = []
+    for mine in (ids[:3], ids[3:]):
+        rejects: list[Reject] = []
+        rows = read_records(path, Reject, rejects=rejects, select=lambda rid, mine=mine: rid in mine)
+        shards.extend(row.model_dump() for row in rows)
+        shard_rejects.extend(r for r in rejects if (r.id or "") in mine)  # as extract keeps them
+    key = lambda row: json.dumps(row, sort_keys=True, default=str)  # noqa: E731
+    assert sorted(shards, key=key) == sorted(whole, key=key) and len(whole) == 4  # bom, a, \\ud800, null
+    lines = [3, 4, 6, 7, 9, 10]  # each set aside once: by its shard, or by the shard of ""
+    assert sorted(r.line for r in shard_rejects) == sorted(r.line for r in whole_rejects) == lines
+
+
 class TestSignals:
     """A SIGTERM or Ctrl-C never leaves a writer's temporary file behind (issue 39 §1: under load a
     ``.dev.parquet.XXXX.tmp`` survived the split stage's SIGTERM). The signal is a real one, raised at
