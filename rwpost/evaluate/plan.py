@@ -237,10 +237,6 @@ class RunShard:
     subset: str | None = None
 
     @property
-    def spec(self) -> RunSpec:
-        return self.planned.spec
-
-    @property
     def where(self) -> str | None:
         return f"evaluate {self.subset}" if self.subset is not None else None
 
