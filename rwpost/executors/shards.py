@@ -4,7 +4,9 @@ A record belongs to shard ``shard_of(id, count)`` (the SHA-256 of its id, so the
 machine, executor and rerun). A finished shard writes its outputs, then a marker naming a ``key`` (what
 its input was) and the SHA-256 of each output; :class:`ShardStore` says which shards are done (marker
 there, same key, outputs unchanged), and :meth:`ShardStore.require` refuses a merge while any shard is
-missing, naming it. Markers are written atomically, after the outputs, so a killed shard has none.
+missing, naming it. Markers are written atomically, after the outputs, so a killed shard has none. The
+hashes are what vouch for a shard's files, so a stage may write them without an fsync each
+(:func:`rwpost.io.unsynced`, as extract's shards do): files a machine crash cut short make the shard pending.
 """
 
 from __future__ import annotations
