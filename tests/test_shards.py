@@ -57,11 +57,19 @@ def test_a_rerun_does_only_the_shards_without_a_marker(tagged, plain, tmp_path):
     store.marker(lost).unlink()
     (store.folder(lost) / "extractions.jsonl").unlink()  # a shard that died before finishing
     done: list[int] = []
-    stage.run(params(tagged, out, shards=7), progress=done.append)
+    report = stage.run(params(tagged, out, shards=7), progress=done.append)
     in_shard = sum(1 for line in tagged.read_text().splitlines() if _shard_of_line(line, 7) == 3)
     assert 0 < len(done) <= in_shard  # only shard 3's articles were extracted again
     assert store.pending(keys) == []
     assert outputs(out) == plain
+    # the run's bill is this run's, as a resumed plain run's: the other shards' records were skipped
+    lines = len(tagged.read_text().splitlines())
+    assert report.counts["counts"]["extracted"] == len(done)
+    assert report.counts["counts"]["skipped"] == lines - in_shard
+    again = stage.run(params(tagged, out, shards=7)).counts
+    assert again["counts"]["extracted"] == 0 and again["counts"]["skipped"] == lines
+    assert again["total"] == {"cost_usd": 0.0, "requests": 0}
+    assert again["summary"] == report.counts["summary"]  # what the outputs hold: the same
 
 
 def test_a_shard_file_a_crash_cut_short_after_its_marker_is_done_again(tagged, plain, tmp_path):

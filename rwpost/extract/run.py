@@ -9,7 +9,7 @@ writes ``extractions.jsonl``, ``rejects.jsonl``, ``summary.json`` (totals of tho
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -283,10 +283,12 @@ OUTPUT_FILES = ("extractions.jsonl", "rejects.jsonl")
 """The record files of an extraction folder (a shard's or the stage's)."""
 
 
-def merge_outputs(parts: Sequence[Path], out_dir: Path) -> dict[str, Any]:
+def merge_outputs(parts: Sequence[Path], out_dir: Path, earlier: Collection[Path] = ()) -> dict[str, Any]:
     """Join the extraction folders ``parts`` (finished shards, in shard order) into ``out_dir``: records
     in id order (the same bytes as one unsharded run), ``summary.json`` the shards' totals added up, and
-    ``cost.json`` the shards' bills added up. Returns the merged bill, as :func:`extract_tagged` does."""
+    ``cost.json`` this run's bill: the bills of the shards it ran added up, and the records of the shards
+    done before it (``earlier``) counted as skipped, nothing asked or paid for them, as a resumed plain
+    run counts its records done before. Returns the merged bill, as :func:`extract_tagged` does."""
     for name in OUTPUT_FILES:
         sources = [part / name for part in parts if (part / name).exists()]
         target = out_dir / name
@@ -302,7 +304,12 @@ def merge_outputs(parts: Sequence[Path], out_dir: Path) -> dict[str, Any]:
             "rerun them with one backend and prompt version"
         )
     backend, prompt_version = kinds.pop() if kinds else ("offline", "")
-    cost = _add_up(bills) if bills else {}
+    ran = [bill for part, bill in zip(parts, bills, strict=True) if part not in earlier]
+    cost = _add_up(ran or [_nothing_spent(bills[0])]) if bills else {}
+    before = sum(_records(bill) for part, bill in zip(parts, bills, strict=True) if part in earlier)
+    if before:
+        counts = cost.setdefault("counts", {})
+        counts["skipped"] = counts.get("skipped", 0) + before
     cost.update(backend=backend, prompt_version=prompt_version, shards=len(parts))
     cost["summary"] = _summed([bill.get("summary") for bill in bills]) or output_summary(
         out_dir, backend, prompt_version
@@ -310,6 +317,22 @@ def merge_outputs(parts: Sequence[Path], out_dir: Path) -> dict[str, Any]:
     write_json(out_dir / "summary.json", cost["summary"])
     write_json(out_dir / "cost.json", cost)
     return cost
+
+
+def _records(bill: Any) -> int:
+    """The records a shard's outputs hold (extracted or set aside), from its bill's summary."""
+    summary = bill.get("summary") or {}
+    return int(summary.get("extracted") or 0) + int(summary.get("set_aside") or 0)
+
+
+def _nothing_spent(bill: Any) -> Any:
+    """A bill of the shape of ``bill`` with every count and cost 0 (its descriptions kept): a run that
+    asked nothing."""
+    if isinstance(bill, dict):
+        return {k: v if k in _NOT_ADDED else _nothing_spent(v) for k, v in bill.items() if k != "summary"}
+    if isinstance(bill, bool) or not isinstance(bill, int | float):
+        return bill
+    return type(bill)(0)
 
 
 def _summed(summaries: Sequence[Any]) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -152,14 +152,18 @@ def run_shard(
         store.finish(shard, key, [folder / name for name in (*OUTPUT_FILES, "cost.json")])
 
 
-def merge(settings: ExtractSettings, keys: Mapping[str, str] | None = None) -> dict[str, Any]:
+def merge(
+    settings: ExtractSettings, keys: Mapping[str, str] | None = None, ran: Collection[str] | None = None
+) -> dict[str, Any]:
     """Join the finished shards into ``out`` (records in id order); returns the bill. Refused, naming them,
     while any shard has no completion marker for the current input (``keys``: the shards' input keys when
-    the caller has just read them, as :func:`run_sharded` has)."""
+    the caller has just read them, as :func:`run_sharded` has). ``ran``: the shards this run ran (the
+    others' records count as skipped in its bill); None: every shard's bill (a Slurm job's merge)."""
     store = _store(settings)
     keys = keys if keys is not None else shard_keys(settings.input, settings.executor.shards)
     store.require(keys, f"extract {settings.input}")
-    return merge_outputs([store.folder(shard) for shard in keys], settings.out)
+    earlier = [store.folder(shard) for shard in keys if ran is not None and shard not in ran]
+    return merge_outputs([store.folder(shard) for shard in keys], settings.out, earlier)
 
 
 def run_sharded(
@@ -189,7 +193,7 @@ def run_sharded(
         sizes=split.sizes,
     )
     submitted = run_job(executor, job)
-    return submitted if submitted is not None else merge(settings, keys)
+    return submitted if submitted is not None else merge(settings, keys, ran=job.pending)
 
 
 def _run_one(
