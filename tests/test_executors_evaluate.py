@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from rwpost.errors import ConfigError
 from rwpost.evaluate.data import EvalData
 from rwpost.evaluate.encoders import lazy_encoder
 from rwpost.evaluate.plan import DetectorEntry, plan_runs, run_plan, uses_local_model
@@ -112,6 +113,24 @@ def test_sharded_local_runs_load_the_model_once_and_give_the_same_outputs(
     run_plan(runs, data, executor=executor, store=store, encode=lazy_encoder())
     assert len(loads) == 1  # two runs (T, T+E), one model held for both
     assert outputs(runs) == local
+
+
+def test_a_sharded_plan_refuses_a_bad_option_or_a_learner_without_training_data_before_any_shard(
+    data, tmp_path
+):
+    # as the unsharded run refuses them before it writes: no worker, no Ray, no log, no folder
+    store = ShardStore(tmp_path / "evaluate.shards")
+    executor = ExecutorParams(name="local", shards=2)
+    cases = [
+        (DetectorEntry(name="majority", config={"foo": 1}), r"bad configuration \(foo.*options: none$"),
+        (DetectorEntry(name="majority"), "detector 'majority' learns from labelled samples: give --train"),
+        (DetectorEntry(name="no-such-detector"), "no-such-detector"),
+    ]
+    for entry, refusal in cases:
+        runs = plan_runs([entry], ["T", "T+E"], out=tmp_path / "evaluate", n_resamples=10)
+        with pytest.raises(ConfigError, match=refusal):
+            run_plan(runs, data, executor=executor, store=store)
+        assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow

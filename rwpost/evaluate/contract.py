@@ -584,8 +584,14 @@ class Detector:
     @classmethod
     def build(cls, options: Mapping[str, Any] | None = None) -> Detector:
         """The detector with ``options`` validated by its ``Config`` (one error naming the bad option)."""
+        return cls(cls.checked_config(options))
+
+    @classmethod
+    def checked_config(cls, options: Mapping[str, Any] | None = None) -> BaseModel:
+        """``options`` validated by the ``Config``, without building the detector: one error naming the bad
+        option (a sharded run checks each run's options so before any shard starts)."""
         try:
-            config = cls.Config.model_validate(dict(options or {}))
+            return cls.Config.model_validate(dict(options or {}))
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or 'options'}: {e['msg'].removeprefix('Value error, ')}"
@@ -594,11 +600,10 @@ class Detector:
             given = ", ".join(sorted(options or {})) or "none"  # names only: values may hold a key
             valid = ""
             if any(e["type"] == "extra_forbidden" for e in exc.errors()):  # a misspelt or foreign option
-                valid = "; valid options: " + ", ".join(d.name for d in option_docs(cls.Config))
+                valid = "; valid options: " + (", ".join(d.name for d in option_docs(cls.Config)) or "none")
             raise ConfigError(
                 f"detector {cls.name!r}: bad configuration ({problems}); options given: {given}{valid}"
             ) from None
-        return cls(config)
 
     def config(self) -> dict[str, Any]:
         """The options that make two runs comparable, as resolved (JSON-able; in the manifest)."""

@@ -23,11 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 from rwpost.errors import ConfigError
 from rwpost.evaluate.contract import ModelOptions
 from rwpost.evaluate.data import EvalData
-from rwpost.evaluate.identity import shard_key
+from rwpost.evaluate.identity import PREDICTIONS_FILE, shard_key
 from rwpost.evaluate.log import RunMetrics, read_log
 from rwpost.evaluate.registry import resolve_detector
 from rwpost.evaluate.run import evaluate
-from rwpost.evaluate.runner import RunSpec
+from rwpost.evaluate.runner import RunSpec, untrained
 from rwpost.evaluate.task import Cell, EvidenceSource, check_evidence_k, grid
 from rwpost.executors import ExecutorParams, ShardJob, ShardStore, Submitted, run_job
 from rwpost.io import read_json, write_json
@@ -314,10 +314,12 @@ class ShardedRuns:
         module whose ``run_shard(params, shard)`` and ``merge(params)`` a scheduler's tasks call, and those
         params."""
         keys = self.keys()
+        pending = list(keys) if self.options.get("overwrite") else self.store.pending(keys)
+        self.check(pending)
         return ShardJob(
             name=name,
             keys=keys,
-            pending=list(keys) if self.options.get("overwrite") else self.store.pending(keys),
+            pending=pending,
             run=self.run,
             root=self.store.root,
             models=frozenset(
@@ -327,6 +329,20 @@ class ShardedRuns:
             module=job[0] if job is not None else None,
             params=job[1] if job is not None else None,
         )
+
+    def check(self, shards: Sequence[str]) -> None:
+        """Refuse, before any of ``shards`` starts or anything is written, what would fail a whole run (as
+        an unsharded run refuses it before it writes): its detector unknown, an option its ``Config``
+        refuses, or, where no rule sets such runs aside, a detector that learns given no training samples
+        (and no answers on disk). Each shard's runner checks these again, with the rest."""
+        for shard in shards:
+            one = self.pick(shard)
+            spec = one.planned.spec
+            detector = resolve_detector(spec.detector)
+            detector.checked_config(spec.config)
+            learns = detector.capabilities.needs_training and not one.data.train
+            if learns and self.set_aside is None and not (one.planned.out / PREDICTIONS_FILE).exists():
+                raise untrained(spec)
 
     def require(self, what: str) -> None:
         """Refuse to merge while a shard has no valid marker: one line naming them."""

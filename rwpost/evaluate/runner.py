@@ -271,6 +271,13 @@ def train_record(train: Sequence[Sample] | None, identity: Any) -> TrainRecord |
     return TrainRecord(samples=len(train), ids_sha256=ids, content_sha256=identity.train_sha256)
 
 
+def untrained(spec: RunSpec) -> ConfigError:
+    """The refusal of a detector that learns, given no training samples."""
+    return ConfigError(
+        f"detector {spec.detector!r} learns from labelled samples: give --train or --train-fraction"
+    )
+
+
 def run(
     samples: Sequence[Sample],
     spec: RunSpec,
@@ -324,9 +331,7 @@ def run(
     if first.capabilities.needs_training and not train:
         answered = read_predictions(path) if state == "resumed" else {}
         if not all((r, s.id) in answered for r in range(spec.repeats) for s in samples):
-            raise ConfigError(
-                f"detector {spec.detector!r} learns from labelled samples: give --train or --train-fraction"
-            )
+            raise untrained(spec)
     resumed = start_run(out, identity, state)
     retried = retry_transport_failures(path)
     done = read_predictions(path)
