@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,19 +49,28 @@ def test_seven_shards_give_the_bytes_of_one_plain_run(tagged, plain, tmp_path):
     assert len(list((tmp_path / "elsewhere" / "done").glob("*.json"))) == 2
 
 
-def test_a_rerun_does_only_the_shards_without_a_marker(tagged, plain, tmp_path):
+def _rerun_after(tagged: Path, tmp_path: Path, index: int, lose) -> tuple[Path, Any, list[int], int]:
+    """Run 7 shards, let ``lose(store, shard)`` damage shard ``index``, and run again: the output folder,
+    the rerun's report, the articles it extracted, and the input lines shard ``index`` holds. Only that
+    shard runs again, and afterwards every shard is done."""
     out = tmp_path / "extract"
     stage.run(params(tagged, out, shards=7))
     store = ShardStore(tmp_path / "extract.shards")
-    keys = shard_keys(tagged, 7)
-    lost = shard_names(7)[3]
-    store.marker(lost).unlink()
-    (store.folder(lost) / "extractions.jsonl").unlink()  # a shard that died before finishing
+    lose(store, shard_names(7)[index])
     done: list[int] = []
     report = stage.run(params(tagged, out, shards=7), progress=done.append)
-    in_shard = sum(1 for line in tagged.read_text().splitlines() if _shard_of_line(line, 7) == 3)
-    assert 0 < len(done) <= in_shard  # only shard 3's articles were extracted again
-    assert store.pending(keys) == []
+    in_shard = sum(1 for line in tagged.read_text().splitlines() if _shard_of_line(line, 7) == index)
+    assert 0 < len(done) <= in_shard  # only that shard's articles were extracted again
+    assert store.pending(shard_keys(tagged, 7)) == []
+    return out, report, done, in_shard
+
+
+def test_a_rerun_does_only_the_shards_without_a_marker(tagged, plain, tmp_path):
+    def died(store: ShardStore, shard: str) -> None:  # a shard that died before finishing
+        store.marker(shard).unlink()
+        (store.folder(shard) / "extractions.jsonl").unlink()
+
+    out, report, done, in_shard = _rerun_after(tagged, tmp_path, 3, died)
     assert outputs(out) == plain
     # the run's bill is this run's, as a resumed plain run's: the other shards' records were skipped
     lines = len(tagged.read_text().splitlines())
@@ -76,20 +86,13 @@ def test_a_shard_file_a_crash_cut_short_after_its_marker_is_done_again(tagged, p
     # a shard's files are written without fsync (io.unsynced): its marker's hashes vouch for them, so a
     # machine crash that leaves one cut short behind a marker on disk costs that shard a rerun, never a
     # wrong merge
-    out = tmp_path / "extract"
-    stage.run(params(tagged, out, shards=7))
-    store = ShardStore(tmp_path / "extract.shards")
-    keys = shard_keys(tagged, 7)
-    lost = shard_names(7)[2]
-    cut = store.folder(lost) / "extractions.jsonl"
-    data = cut.read_bytes()
-    cut.write_bytes(data[: len(data) // 2] + bytes(4096))  # what delayed allocation leaves: a prefix, zeros
-    assert store.pending(keys) == [lost]
-    done: list[int] = []
-    stage.run(params(tagged, out, shards=7), progress=done.append)
-    in_shard = sum(1 for line in tagged.read_text().splitlines() if _shard_of_line(line, 7) == 2)
-    assert 0 < len(done) <= in_shard  # only shard 2's articles were extracted again
-    assert store.pending(keys) == []
+    def crashed(store: ShardStore, shard: str) -> None:
+        cut = store.folder(shard) / "extractions.jsonl"
+        data = cut.read_bytes()
+        cut.write_bytes(data[: len(data) // 2] + bytes(4096))  # what delayed allocation leaves
+        assert store.pending(shard_keys(tagged, 7)) == [shard]
+
+    out, _report, _done, _in_shard = _rerun_after(tagged, tmp_path, 2, crashed)
     assert outputs(out) == plain
 
 
