@@ -699,12 +699,11 @@ def read_records(
         """False for a line ``select`` refuses, seen from its id read by orjson alone: the rows of other
         shards are not decoded. Any line orjson does not read as json does (its id no string, or not
         read at all: not JSON, a BOM, NaN) is decoded, and ``select`` decides on json's id below."""
-        try:
-            row = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+        row = _read_as_json_reads(raw, ("id",))
+        if row is None:
             return True
         rid = row.get("id") if isinstance(row, dict) else None
-        return not (rid is None or isinstance(rid, str)) or select(rid or "")  # type: ignore[misc]
+        return select(rid or "")  # type: ignore[misc]
 
     for line, row in iter_jsonl(
         path, on_error=None if rejects is None else bad_line, keep=maybe if select is not None else None
@@ -741,18 +740,26 @@ def sorted_rejects(rejects: Iterable[Reject]) -> list[Reject]:
     return sorted(rejects, key=lambda r: (r.id or "", r.source or "", r.line or 0, r.reason))
 
 
-def json_for_fields(raw: bytes, fields: tuple[str, ...]) -> Any:
-    """The JSON value of one line, parsed to read its string ``fields`` (a record's id): orjson's parse,
-    about twice the standard library's speed, where orjson accepts the line and each of ``fields`` is
-    absent, null or a string; else json's (orjson refuses NaN and lone surrogates, and reads integers past
-    64 bits as floats), so the fields' values are always json's. Raises what ``json.loads`` raises."""
+def _read_as_json_reads(raw: bytes, fields: tuple[str, ...]) -> Any:
+    """orjson's value of one line (about twice the standard library's speed) where it reads the line's
+    string ``fields`` as json does: it accepts the line and each of ``fields`` is absent, null or a string.
+    None where it does not (orjson refuses NaN, lone surrogates and a BOM, and reads integers past 64 bits
+    as floats), and for the line ``null``: the caller then asks json."""
     try:
         row = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return json.loads(raw)
+        return None
     if isinstance(row, dict) and not all(isinstance(row.get(f), str | None) for f in fields):
-        return json.loads(raw)
+        return None
     return row
+
+
+def json_for_fields(raw: bytes, fields: tuple[str, ...]) -> Any:
+    """The JSON value of one line, parsed to read its string ``fields`` (a record's id): orjson's where it
+    reads them as json does (:func:`_read_as_json_reads`), else json's, so the fields' values are always
+    json's. Raises what ``json.loads`` raises."""
+    row = _read_as_json_reads(raw, fields)
+    return row if row is not None else json.loads(raw)
 
 
 def _keyed_lines(path: Path, fields: tuple[str, ...]) -> list[tuple[tuple[str, ...], bytes]] | None:
