@@ -260,6 +260,9 @@ class ShardedRuns:
     set_aside: Callable[[ConfigError, EvalData], SetAside | None] | None = None
     """Which refusals set a run aside (its reason written to the shard's :data:`SET_ASIDE_FILE`, which
     its marker holds) instead of failing it; None: none do."""
+    _keys: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """The input keys computed so far (each hashes its run's data): the job's, its merge's and, in a
+    forked or sent worker, its shard's are one computation."""
 
     @classmethod
     def of(cls, plan: Sequence[PlannedRun], data: EvalData, store: ShardStore, **fields: Any) -> ShardedRuns:
@@ -270,9 +273,16 @@ class ShardedRuns:
     def plan(self) -> list[PlannedRun]:
         return [one.planned for one in self.shards.values()]
 
+    def key(self, shard: str) -> str:
+        """The input key of run ``shard`` (:func:`run_key`), computed once."""
+        if shard not in self._keys:
+            one = self.pick(shard)
+            self._keys[shard] = run_key(one.planned, one.data)
+        return self._keys[shard]
+
     def keys(self) -> dict[str, str]:
         """Every shard's input key."""
-        return {shard: run_key(one.planned, one.data) for shard, one in self.shards.items()}
+        return {shard: self.key(shard) for shard in self.shards}
 
     def pick(self, shard: str) -> RunShard:
         """The planned run ``shard``; refused in one line when the plan has none (a job written before
@@ -288,8 +298,7 @@ class ShardedRuns:
         """Evaluate the run ``shard`` and mark it done (``metrics.json`` hashed); skipped when it is done on
         the current input (a requeued or resent task), unless ``overwrite``. A refusal :attr:`set_aside`
         names is marked done with its reason instead."""
-        one = self.pick(shard)
-        key = run_key(one.planned, one.data)
+        one, key = self.pick(shard), self.key(shard)
         if self.store.done(shard, key) and not self.options.get("overwrite"):
             return
         self.store.clear(shard)
