@@ -304,9 +304,10 @@ def merge_outputs(parts: Sequence[Path], out_dir: Path, earlier: Collection[Path
             "rerun them with one backend and prompt version"
         )
     backend, prompt_version = kinds.pop() if kinds else ("offline", "")
-    ran = [bill for part, bill in zip(parts, bills, strict=True) if part not in earlier]
+    done_before = set(earlier)
+    ran = [bill for part, bill in zip(parts, bills, strict=True) if part not in done_before]
     cost = _add_up(ran or [_nothing_spent(bills[0])]) if bills else {}
-    before = sum(_records(bill) for part, bill in zip(parts, bills, strict=True) if part in earlier)
+    before = sum(_records(bill) for part, bill in zip(parts, bills, strict=True) if part in done_before)
     if before:
         counts = cost.setdefault("counts", {})
         counts["skipped"] = counts.get("skipped", 0) + before
